@@ -1,0 +1,73 @@
+// The service's operations, independent of transport. REST routes and MCP tools both call
+// these with already-validated input, so the two surfaces cannot drift apart.
+import type { Config } from '../shared/config.js';
+import type {
+  ConsolidateResult, CreateEntityInput, EndEpisodeInput, EndEpisodeResult, EntityRecord, EpisodeMessageInput,
+  ForgetResult, InspectInput, InspectResult, RecallGroupedInput, RecallGroupedResult, RecallInput, RecallResult,
+  RememberInput, StartEpisodeInput, StartEpisodeResult, StatsResult, StoredFactRecord,
+} from '../shared/schemas.js';
+import type { WriterClient } from '../writer/client.js';
+import type { ReadPool } from '../workers/pool.js';
+import { ServiceError } from '../shared/errors.js';
+
+export class MemoryOperations {
+  constructor(
+    private readonly config: Config,
+    private readonly writer: WriterClient,
+    private readonly pool: ReadPool,
+  ) {}
+
+  createEntity(input: CreateEntityInput): Promise<EntityRecord> {
+    return this.writer.send({ type: 'ensureEntity', name: input.name, kind: input.kind ?? 'user' });
+  }
+
+  remember(input: RememberInput): Promise<StoredFactRecord> {
+    return this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence ?? 0.8 });
+  }
+
+  recall(input: RecallInput): Promise<RecallResult> {
+    return this.pool.run({ op: 'recall', input });
+  }
+
+  async recallGrouped(input: RecallGroupedInput): Promise<RecallGroupedResult> {
+    try {
+      return await this.pool.run({ op: 'recallGrouped', input });
+    } catch (error) {
+      // The spec names this failure: the recall pipeline failed → 500 with {error}.
+      const failure = ServiceError.from(error);
+      throw failure.status >= 500 ? new ServiceError('RECALL_FAILED', `recall pipeline failed: ${failure.message}`) : failure;
+    }
+  }
+
+  startEpisode(input: StartEpisodeInput): Promise<StartEpisodeResult> {
+    return this.writer.send({ type: 'startEpisode', participants: input.participants });
+  }
+
+  addMessage(episodeId: string, input: EpisodeMessageInput): Promise<{ status: 'ok' }> {
+    return this.writer.send({ type: 'addMessage', episodeId, role: input.role, content: input.content });
+  }
+
+  /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
+  async endEpisode(episodeId: string, input: EndEpisodeInput): Promise<EndEpisodeResult> {
+    const outcome = input.outcome ?? null;
+    const { memories } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
+    return this.writer.send({ type: 'endEpisode', episodeId, outcome, memories });
+  }
+
+  forget(entity: string): Promise<ForgetResult> {
+    return this.writer.send({ type: 'forget', entity });
+  }
+
+  inspect(input: InspectInput): Promise<InspectResult> {
+    return this.pool.run({ op: 'inspect', input });
+  }
+
+  stats(): Promise<StatsResult> {
+    return this.pool.run({ op: 'stats' });
+  }
+
+  async consolidate(): Promise<ConsolidateResult> {
+    // Promotion, decay and archiving arrive with the consolidation work (issue 4).
+    return { promoted: 0, decayed: 0, archived: 0 };
+  }
+}

@@ -1,0 +1,36 @@
+// Writing responses. Everything written after the handler's synchronous part must be corked
+// (uWS batches the writes into one syscall), and nothing may touch a response the client
+// aborted — uWS would crash the process.
+import type { HttpResponse } from 'uWebSockets.js';
+import { ServiceError } from '../shared/errors.js';
+
+export interface Exchange {
+  readonly res: HttpResponse;
+  aborted: boolean;
+  /** Set once a response was sent; guards against a second one. */
+  done: boolean;
+  /** Ask the client to close the connection after this response (used while draining). */
+  closeAfter: boolean;
+}
+
+const STATUS_TEXT: Record<number, string> = {
+  200: '200 OK', 201: '201 Created', 400: '400 Bad Request', 401: '401 Unauthorized', 404: '404 Not Found',
+  405: '405 Method Not Allowed', 413: '413 Payload Too Large', 422: '422 Unprocessable Entity',
+  429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+};
+
+export function sendJson(ex: Exchange, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (ex.aborted || ex.done) return;
+  ex.done = true;
+  const payload = JSON.stringify(body);
+  ex.res.cork(() => {
+    ex.res.writeStatus(STATUS_TEXT[status] ?? String(status));
+    ex.res.writeHeader('Content-Type', 'application/json');
+    for (const [name, value] of Object.entries(headers)) ex.res.writeHeader(name, value);
+    ex.res.end(payload, ex.closeAfter);
+  });
+}
+
+export function sendError(ex: Exchange, error: ServiceError, headers: Record<string, string> = {}): void {
+  sendJson(ex, error.status, { error: error.message, code: error.code }, headers);
+}

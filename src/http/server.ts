@@ -1,0 +1,165 @@
+// The HTTP front end on uWebSockets.js. Per request, in this order: draining check → auth →
+// rate limit → body (size-limited) → JSON → validation → operation → response. Everything
+// needed from `req` is read synchronously first: uWS invalidates it at the first await.
+import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
+import type { Config } from '../shared/config.js';
+import { ServiceError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { ApiKeyAuth } from './auth.js';
+import { parseJson, readBody } from './body.js';
+import type { MemoryOperations } from './operations.js';
+import { RateLimiter } from './rate-limit.js';
+import { sendError, sendJson, type Exchange } from './respond.js';
+import type { Route } from './routes.js';
+
+interface Captured {
+  authorization: string;
+  contentLength: number | null;
+  client: string;
+  rawParams: string[];
+}
+
+export class HttpServer {
+  private readonly app: TemplatedApp;
+  private readonly auth: ApiKeyAuth;
+  readonly limiter: RateLimiter;
+  private listenSocket: us_listen_socket | null = null;
+  private draining = false;
+  private inflight = 0;
+  private drained: (() => void) | null = null;
+
+  constructor(
+    private readonly config: Config,
+    private readonly ops: MemoryOperations,
+    routes: Route[],
+    private readonly log: Logger,
+  ) {
+    this.auth = new ApiKeyAuth(config.apiKeys);
+    this.limiter = new RateLimiter(config.rateLimitPerMinute);
+    this.app = uWS.App();
+    for (const route of routes) this.app[route.method](route.path, (res, req) => this.accept(res, req, route));
+    this.registerFallbacks(routes);
+  }
+
+  listen(): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.app.listen(this.config.host, this.config.port, (socket) => {
+        if (!socket) {
+          reject(new Error(`could not listen on ${this.config.host}:${this.config.port} (in use or not permitted)`));
+          return;
+        }
+        this.listenSocket = socket;
+        resolve(uWS.us_socket_local_port(socket as unknown as uWS.us_socket));
+      });
+    });
+  }
+
+  /** Stop accepting connections, answer late requests with 503, wait for in-flight ones. */
+  async close(graceMs: number): Promise<void> {
+    this.draining = true;
+    if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
+    this.listenSocket = null;
+    this.limiter.close();
+    if (this.inflight === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, graceMs);
+      this.drained = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  private registerFallbacks(routes: Route[]): void {
+    const methodsByPath = new Map<string, string[]>();
+    for (const route of routes) {
+      const name = route.method === 'del' ? 'DELETE' : route.method.toUpperCase();
+      methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), name]);
+    }
+    for (const [path, methods] of methodsByPath) {
+      this.app.any(path, (res, req) => {
+        const method = req.getMethod().toUpperCase();
+        this.reject(res, new ServiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${methods.join(', ')}`), { Allow: methods.join(', ') });
+      });
+    }
+    this.app.any('/*', (res, req) => {
+      this.reject(res, new ServiceError('ROUTE_NOT_FOUND', `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`));
+    });
+  }
+
+  /** Immediate answer from the synchronous part of a handler (already corked by uWS). */
+  private reject(res: HttpResponse, error: ServiceError, headers: Record<string, string> = {}): void {
+    sendError({ res, aborted: false, done: false, closeAfter: this.draining }, error, headers);
+  }
+
+  private accept(res: HttpResponse, req: HttpRequest, route: Route): void {
+    const exchange: Exchange = { res, aborted: false, done: false, closeAfter: this.draining };
+    res.onAborted(() => {
+      exchange.aborted = true;
+    });
+    const length = req.getHeader('content-length');
+    const captured: Captured = {
+      authorization: req.getHeader('authorization'),
+      contentLength: length === '' ? null : Number(length),
+      client: Buffer.from(res.getRemoteAddressAsText()).toString(),
+      rawParams: [...route.path.matchAll(/:\w+/g)].map((_, i) => req.getParameter(i)),
+    };
+    void this.dispatch(exchange, route, captured);
+  }
+
+  private async dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> {
+    this.inflight++;
+    try {
+      if (this.draining) {
+        ex.closeAfter = true;
+        throw new ServiceError('SHUTTING_DOWN', 'service is shutting down');
+      }
+      let client = captured.client;
+      if (this.auth.enabled) {
+        const key = this.auth.authenticate(captured.authorization);
+        if (key === null) {
+          sendError(ex, new ServiceError('UNAUTHORIZED', 'missing or invalid Bearer token'), { 'WWW-Authenticate': 'Bearer' });
+          return;
+        }
+        client = `key:${key}`;
+      }
+      const decision = this.limiter.take(client);
+      if (!decision.allowed) {
+        sendError(ex, new ServiceError('RATE_LIMITED', `rate limit of ${this.config.rateLimitPerMinute} requests per minute exceeded`), {
+          'Retry-After': String(decision.retryAfterSeconds),
+        });
+        return;
+      }
+      const params = captured.rawParams.map(decodeSegment);
+      let body: unknown;
+      if (route.body) {
+        const raw = await readBody(ex.res, captured.contentLength, this.config.maxBodyBytes);
+        body = route.body.parse(parseJson(raw));
+      }
+      const result = await route.handle(this.ops, { body, params });
+      sendJson(ex, route.status, result);
+    } catch (thrown) {
+      const error = ServiceError.from(thrown);
+      if (error.code === 'BODY_TOO_LARGE') ex.closeAfter = true; // the rest of the body is not read
+      if (error.code === 'INTERNAL') {
+        this.log.error({ err: thrown, route: route.path }, 'request failed');
+        sendError(ex, new ServiceError('INTERNAL', 'internal server error'));
+      } else {
+        if (error.status >= 500) this.log.error({ code: error.code, route: route.path, reason: error.message }, 'request failed');
+        sendError(ex, error);
+      }
+    } finally {
+      this.inflight--;
+      if (this.draining && this.inflight === 0) this.drained?.();
+    }
+  }
+}
+
+/** One path segment, percent-decoded exactly once. */
+function decodeSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new ServiceError('INVALID_PATH', `path segment '${raw}' is not valid percent-encoding`);
+  }
+}

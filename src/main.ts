@@ -1,0 +1,26 @@
+// Process entry point: `node dist/src/main.js` (what `npm start` runs).
+import { loadConfig, ConfigError } from './shared/config.js';
+import { createLogger } from './shared/logger.js';
+import { startService } from './service.js';
+
+const log = createLogger();
+
+try {
+  const service = await startService(loadConfig(), log);
+  const stop = (signal: string) => {
+    log.info({ signal }, 'shutting down');
+    service.close().then(
+      () => process.exit(0),
+      (error) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+} catch (error) {
+  if (error instanceof ConfigError) log.fatal(`invalid configuration: ${error.message}`);
+  else log.fatal({ err: error }, 'start-up failed');
+  process.exit(1);
+}

@@ -1,0 +1,55 @@
+// Wires the parts together: writer thread → read pool → operations → HTTP server.
+// Shutdown runs in the reverse order: stop listening, drain, close pool, close writer.
+import { readFileSync } from 'node:fs';
+import type { Config } from './shared/config.js';
+import { createLogger, type Logger } from './shared/logger.js';
+import { WriterClient } from './writer/client.js';
+import { ReadPool } from './workers/pool.js';
+import { MemoryOperations } from './http/operations.js';
+import { buildRoutes } from './http/routes.js';
+import { HttpServer } from './http/server.js';
+import { assertNativeUws } from './http/native-check.js';
+
+export const VERSION: string = JSON.parse(
+  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+).version;
+
+export interface RunningService {
+  readonly port: number;
+  readonly config: Config;
+  readonly operations: MemoryOperations;
+  close(): Promise<void>;
+}
+
+export async function startService(config: Config, log: Logger = createLogger()): Promise<RunningService> {
+  assertNativeUws();
+  const writer = await WriterClient.start(config);
+  const pool = new ReadPool(config, writer.namespaceId);
+  const operations = new MemoryOperations(config, writer, pool);
+  const server = new HttpServer(config, operations, buildRoutes(VERSION), log);
+  let port: number;
+  try {
+    port = await server.listen();
+  } catch (error) {
+    await pool.close();
+    await writer.close();
+    throw error;
+  }
+  log.info({ port, host: config.host, db: config.dbPath, namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
+
+  let closing: Promise<void> | null = null;
+  return {
+    port,
+    config,
+    operations,
+    close() {
+      closing ??= (async () => {
+        await server.close(config.shutdownGraceMs);
+        await pool.close();
+        await writer.close();
+        log.info('stopped');
+      })();
+      return closing;
+    },
+  };
+}

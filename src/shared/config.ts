@@ -1,0 +1,112 @@
+// Configuration is read from the environment exactly once, validated, and frozen.
+// A bad value stops start-up with a message naming the variable (fail fast), so an
+// operator never runs a service that silently ignored a setting.
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+
+export interface Config {
+  readonly host: string;
+  readonly port: number;
+  /** Absolute path of the SQLite database file. */
+  readonly dbPath: string;
+  /** Folder holding deletion snapshots (`snapshots/` beside the database). */
+  readonly snapshotDir: string;
+  readonly namespace: string;
+  /** Empty when authentication is off. */
+  readonly apiKeys: readonly string[];
+  /** Requests per minute per key (or per client address when auth is off); 0 disables. */
+  readonly rateLimitPerMinute: number;
+  readonly extractorUrl: string;
+  readonly extractorModel: string;
+  readonly extractorApiKey: string | undefined;
+  readonly extractorTimeoutMs: number;
+  /** Inactivity after which an episode expires. */
+  readonly episodeTtlMs: number;
+  /** Worker threads in the read/CPU pool. */
+  readonly poolThreads: number;
+  /** `FULL` (default) makes every acknowledged write survive power loss; `NORMAL` trades that for speed. */
+  readonly synchronous: 'FULL' | 'NORMAL';
+  /** Largest accepted request body. */
+  readonly maxBodyBytes: number;
+  /** Milliseconds graceful shutdown waits for in-flight requests. */
+  readonly shutdownGraceMs: number;
+}
+
+export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
+export const DEFAULT_DB_FILE = 'memory.db';
+
+export class ConfigError extends Error {
+  constructor(variable: string, problem: string) {
+    super(`${variable}: ${problem}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const value = Number(raw.trim());
+  if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function text(env: Env, name: string, fallback: string): string {
+  const raw = env[name];
+  return raw === undefined || raw.trim() === '' ? fallback : raw.trim();
+}
+
+function url(env: Env, name: string, fallback: string): string {
+  const value = text(env, name, fallback);
+  try {
+    const parsed = new URL(value);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error();
+  } catch {
+    throw new ConfigError(name, `must be an http(s) URL, got "${value}"`);
+  }
+  return value;
+}
+
+/**
+ * SERVICE_PATH names the database file. When it names an existing folder (or ends with a
+ * slash) the file is `memory.db` inside it; the default folder is `~/.memory-runtime/gateway`.
+ */
+function databasePath(env: Env): string {
+  const raw = env.SERVICE_PATH;
+  if (raw === undefined || raw.trim() === '') return join(homedir(), '.memory-runtime', 'gateway', DEFAULT_DB_FILE);
+  const path = resolve(raw.trim());
+  const isFolder = /[\\/]$/.test(raw.trim()) || (existsSync(path) && statSync(path).isDirectory());
+  return isFolder ? join(path, DEFAULT_DB_FILE) : path;
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const dbPath = databasePath(env);
+  const apiKeys = (env.SERVICE_API_KEYS ?? '').split(',').map((k) => k.trim()).filter((k) => k.length > 0);
+  const synchronous = text(env, 'SERVICE_SYNCHRONOUS', 'FULL').toUpperCase();
+  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+    throw new ConfigError('SERVICE_SYNCHRONOUS', `must be FULL or NORMAL, got "${synchronous}"`);
+  }
+  const namespace = text(env, 'SERVICE_NAMESPACE', 'default');
+  if (namespace.length > 128) throw new ConfigError('SERVICE_NAMESPACE', 'must be at most 128 characters');
+  return Object.freeze({
+    host: text(env, 'HOST', '0.0.0.0'),
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    dbPath,
+    snapshotDir: join(dbPath, '..', 'snapshots'),
+    namespace,
+    apiKeys: Object.freeze(apiKeys),
+    rateLimitPerMinute: integer(env, 'SERVICE_RATE_LIMIT', 300, 0, 100_000_000),
+    extractorUrl: url(env, 'SERVICE_EXTRACTOR_URL', 'http://localhost:8888/v1'),
+    extractorModel: text(env, 'SERVICE_EXTRACTOR_MODEL', DEFAULT_EXTRACTOR_MODEL),
+    extractorApiKey: env.SERVICE_EXTRACTOR_API_KEY?.trim() || undefined,
+    extractorTimeoutMs: integer(env, 'SERVICE_EXTRACTOR_TIMEOUT_MS', 20_000, 1, 600_000),
+    episodeTtlMs: integer(env, 'SERVICE_EPISODE_TTL_SECONDS', 1800, 1, 31_536_000) * 1000,
+    poolThreads: integer(env, 'SERVICE_POOL_THREADS', 2, 1, 64),
+    synchronous,
+    maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+  });
+}

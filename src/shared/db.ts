@@ -1,0 +1,24 @@
+// Opening connections. The writer thread opens the only read-write connection; every pool
+// worker opens its own read-only one. Both load sqlite-vec so vec0 tables are readable.
+import Database from 'better-sqlite3';
+import * as sqliteVec from 'sqlite-vec';
+
+export type Db = Database.Database;
+
+export interface OpenOptions {
+  readonly: boolean;
+  synchronous?: 'FULL' | 'NORMAL';
+}
+
+export function openDatabase(path: string, options: OpenOptions): Db {
+  const db = new Database(path, { readonly: options.readonly, fileMustExist: options.readonly });
+  sqliteVec.load(db);
+  // Readers wait for a checkpoint instead of failing with SQLITE_BUSY.
+  db.pragma('busy_timeout = 5000');
+  if (!options.readonly) {
+    db.pragma('journal_mode = WAL');
+    db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+    db.pragma('foreign_keys = ON');
+  }
+  return db;
+}

@@ -1,0 +1,60 @@
+// One error catalogue: stable code → HTTP status. Every failure the service reports is a
+// ServiceError with one of these codes; it crosses threads as a plain {code, message}
+// (structured clone drops class identity) and leaves the HTTP layer as {error, code}.
+
+export const ERROR_STATUS = {
+  MALFORMED_BODY: 422, // not JSON, not an object, missing field, wrong JSON type
+  INVALID_VALUE: 400, // right shape, value not allowed
+  INVALID_PATH: 400, // bad percent-encoding in a path segment
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  BODY_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  RATE_LIMITED: 429,
+  SNAPSHOT_FAILED: 500,
+  RECALL_FAILED: 500,
+  INTERNAL: 500,
+  SHUTTING_DOWN: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The form an error takes on a cross-thread message. */
+export interface WireError {
+  code: ErrorCode;
+  message: string;
+}
+
+export class ServiceError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = 'ServiceError';
+    this.code = code;
+  }
+
+  get status(): number {
+    return ERROR_STATUS[this.code];
+  }
+
+  toWire(): WireError {
+    return { code: this.code, message: this.message };
+  }
+
+  static fromWire(wire: WireError): ServiceError {
+    return new ServiceError(wire.code in ERROR_STATUS ? wire.code : 'INTERNAL', wire.message);
+  }
+
+  /** Anything thrown that is not a ServiceError is an internal fault; its text is kept for logs. */
+  static from(error: unknown): ServiceError {
+    if (error instanceof ServiceError) return error;
+    const message = error instanceof Error ? error.message : String(error);
+    return new ServiceError('INTERNAL', message);
+  }
+}
+
+export function toWireError(error: unknown): WireError {
+  return ServiceError.from(error).toWire();
+}

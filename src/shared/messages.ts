@@ -1,0 +1,81 @@
+// Every message that crosses a thread boundary is one of these typed objects. Requests carry
+// an id; replies carry the same id; errors cross as a plain WireError.
+import type { WireError } from './errors.js';
+import type {
+  EntityKind, EntityRecord, ForgetResult, MemoryType, Outcome, StoredFactRecord, StartEpisodeResult, EndEpisodeResult,
+} from './schemas.js';
+
+/** A memory produced by extraction, ready for the writer to store. */
+export interface ExtractedMemory {
+  content: string;
+  memory_type: Exclude<MemoryType, 'episodic'>;
+  confidence: number;
+  /** 1 = rule-based, 2 = LLM. */
+  extraction_tier: number;
+  /** Entity names the memory is about; the first is its owner. */
+  entities: string[];
+}
+
+/** Writes, handled by the single writer thread. Each maps to its result in WriterResults. */
+export type WriterCommand =
+  | { type: 'ensureEntity'; name: string; kind: EntityKind }
+  | { type: 'remember'; entity: string; fact: string; confidence: number }
+  | { type: 'startEpisode'; participants: string[] }
+  | { type: 'addMessage'; episodeId: string; role: string; content: string }
+  | { type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[] }
+  | { type: 'forget'; entity: string };
+
+export interface WriterResults {
+  ensureEntity: EntityRecord;
+  remember: StoredFactRecord;
+  startEpisode: StartEpisodeResult;
+  addMessage: { status: 'ok' };
+  endEpisode: EndEpisodeResult;
+  forget: ForgetResult;
+}
+
+export type WriterCommandType = WriterCommand['type'];
+export type CommandOf<T extends WriterCommandType> = Extract<WriterCommand, { type: T }>;
+
+export interface WriterRequest {
+  id: number;
+  command: WriterCommand;
+}
+
+export type WriterReply =
+  | { id: number; ok: true; result: unknown }
+  | { id: number; ok: false; error: WireError };
+
+/** Sent once by the writer when its connection is open and migrated. */
+export interface WriterReady {
+  type: 'ready';
+  namespaceId: number;
+}
+
+/** Outcome of a pool task: errors are returned, not thrown, so their code survives. */
+export type TaskResult<T> = { ok: true; value: T } | { ok: false; error: WireError };
+
+/** Reads and CPU work, run in the Piscina pool against a read-only connection. */
+export type PoolTask =
+  | { op: 'recall'; input: import('./schemas.js').RecallInput }
+  | { op: 'recallGrouped'; input: import('./schemas.js').RecallGroupedInput }
+  | { op: 'inspect'; input: import('./schemas.js').InspectInput }
+  | { op: 'stats' }
+  | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null };
+
+export interface PoolResults {
+  recall: import('./schemas.js').RecallResult;
+  recallGrouped: import('./schemas.js').RecallGroupedResult;
+  inspect: import('./schemas.js').InspectResult;
+  stats: import('./schemas.js').StatsResult;
+  prepareEpisodeEnd: { memories: ExtractedMemory[] };
+}
+
+export type PoolOp = PoolTask['op'];
+export type TaskOf<T extends PoolOp> = Extract<PoolTask, { op: T }>;
+
+/** What each pool worker is started with. */
+export interface PoolWorkerData {
+  config: import('./config.js').Config;
+  namespaceId: number;
+}

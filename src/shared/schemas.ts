@@ -1,0 +1,195 @@
+// One TypeBox schema per operation. These drive REST validation, MCP tool input schemas,
+// the client's types and the OpenAPI document — a body is never described twice.
+import Type, { type Static } from 'typebox';
+
+export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural'] as const;
+export const ENTITY_KINDS = ['agent', 'user', 'team', 'tool'] as const;
+export const OUTCOMES = ['success', 'failure', 'partial'] as const;
+export const GROUP_ORDERS = ['chronological', 'relevance'] as const;
+
+export const MAX_LIMIT = 1000;
+export const MAX_NAME_LENGTH = 512;
+export const MAX_CONTENT_LENGTH = 100_000;
+export const MAX_QUERY_LENGTH = 10_000;
+export const MAX_PARTICIPANTS = 100;
+
+export type MemoryType = (typeof MEMORY_TYPES)[number];
+export type EntityKind = (typeof ENTITY_KINDS)[number];
+export type Outcome = (typeof OUTCOMES)[number];
+export type GroupOrder = (typeof GROUP_ORDERS)[number];
+
+const EntityName = Type.String({
+  minLength: 1,
+  maxLength: MAX_NAME_LENGTH,
+  description: 'Entity name: any UTF-8 text, 1–512 characters',
+});
+const Limit = (fallback: number) =>
+  Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: fallback, description: `Maximum results (1–${MAX_LIMIT})` });
+const Confidence = Type.Number({ minimum: 0, maximum: 1 });
+const MemoryTypeName = Type.Enum([...MEMORY_TYPES]);
+
+// ---------------------------------------------------------------- requests
+
+export const CreateEntityBody = Type.Object({
+  name: EntityName,
+  kind: Type.Optional(Type.Enum([...ENTITY_KINDS], { default: 'user' })),
+});
+
+export const RememberBody = Type.Object({
+  entity: EntityName,
+  fact: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
+  confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.8 })),
+});
+
+export const RecallBody = Type.Object({
+  query: Type.String({ minLength: 1, maxLength: MAX_QUERY_LENGTH }),
+  entity: Type.Optional(Type.Union([EntityName, Type.Null()], { default: null })),
+  limit: Type.Optional(Limit(5)),
+  types: Type.Optional(Type.Union([Type.Array(MemoryTypeName, { maxItems: 3 }), Type.Null()], { default: null })),
+});
+
+export const RecallGroupedBody = Type.Object({
+  query: Type.String({ minLength: 1, maxLength: MAX_QUERY_LENGTH }),
+  limit: Type.Optional(Limit(50)),
+  order: Type.Optional(Type.Enum([...GROUP_ORDERS], { default: 'chronological' })),
+  max_groups: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()], { default: null })),
+});
+
+export const StartEpisodeBody = Type.Object({
+  participants: Type.Array(EntityName, { minItems: 1, maxItems: MAX_PARTICIPANTS }),
+});
+
+const MessageFields = {
+  role: Type.String({ minLength: 1, maxLength: 64, description: 'Speaker role, for example user or assistant' }),
+  content: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
+};
+const EpisodeId = Type.String({ minLength: 1, maxLength: 64 });
+const OutcomeField = Type.Optional(Type.Union([Type.Enum([...OUTCOMES]), Type.Null()], { default: null }));
+
+export const EpisodeMessageBody = Type.Object(MessageFields);
+/** Compatibility form: `POST /v1/episodes/message` with the id in the body. */
+export const EpisodeMessageByBody = Type.Object({ episode_id: EpisodeId, ...MessageFields });
+
+export const EndEpisodeBody = Type.Object({ outcome: OutcomeField });
+/** Compatibility form: `POST /v1/episodes/end` with the id in the body. */
+export const EndEpisodeByBody = Type.Object({ episode_id: EpisodeId, outcome: OutcomeField });
+
+export const InspectBody = Type.Object({
+  entity: EntityName,
+  limit: Type.Optional(Limit(50)),
+});
+
+export const ForgetParams = Type.Object({ entity_name: EntityName });
+
+export const EmptyBody = Type.Object({});
+
+// --------------------------------------------------------------- responses
+
+export const Entity = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  name: Type.String(),
+  kind: Type.Enum([...ENTITY_KINDS]),
+});
+
+export const Memory = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  content: Type.String(),
+  memory_type: MemoryTypeName,
+  confidence: Confidence,
+  stability: Type.Number(),
+  score: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
+});
+
+export const StoredFact = Type.Object({
+  id: Type.String({ format: 'uuid' }),
+  content: Type.String(),
+  memory_type: MemoryTypeName,
+  confidence: Confidence,
+  stability: Type.Number(),
+  extraction_tier: Type.Integer(),
+});
+
+export const Contradiction = Type.Object({ description: Type.String() });
+
+export const RecallResponse = Type.Object({
+  memories: Type.Array(Memory),
+  contradictions: Type.Array(Contradiction),
+});
+
+export const Group = Type.Object({
+  session_id: Type.Union([Type.String(), Type.Null()]),
+  session_time: Type.String({ format: 'date-time' }),
+  group_score: Type.Number(),
+  memories: Type.Array(Memory),
+});
+
+export const RecallGroupedResponse = Type.Object({ groups: Type.Array(Group) });
+export const StartEpisodeResponse = Type.Object({ episode_id: Type.String({ format: 'uuid' }) });
+export const StatusResponse = Type.Object({ status: Type.Literal('ok') });
+export const EndEpisodeResponse = Type.Object({ memories_created: Type.Integer({ minimum: 0 }) });
+
+export const DeletionSnapshot = Type.Object({
+  snapshot_id: Type.String({ format: 'uuid' }),
+  format_version: Type.Integer(),
+  captured_at: Type.String({ format: 'date-time' }),
+  owner_only: Type.Boolean(),
+  memory_count: Type.Integer(),
+  episodic_count: Type.Integer(),
+  semantic_count: Type.Integer(),
+});
+
+export const ForgetResponse = Type.Object({
+  forgotten_count: Type.Integer({ minimum: 0 }),
+  snapshot: Type.Optional(DeletionSnapshot),
+});
+
+export const InspectResponse = Type.Object({
+  entity: Type.String(),
+  episodic: Type.Array(Memory),
+  semantic: Type.Array(Memory),
+  procedural: Type.Array(Memory),
+});
+
+export const StatsResponse = Type.Object({
+  namespace: Type.String(),
+  entities: Type.Integer(),
+  episodic_memories: Type.Integer(),
+  semantic_memories: Type.Integer(),
+  procedural_memories: Type.Integer(),
+});
+
+export const ConsolidateResponse = Type.Object({
+  promoted: Type.Integer(),
+  decayed: Type.Integer(),
+  archived: Type.Integer(),
+});
+
+export const HealthResponse = Type.Object({ status: Type.String(), version: Type.String() });
+export const ErrorResponse = Type.Object({ error: Type.String(), code: Type.Optional(Type.String()) });
+
+// ------------------------------------------------------------ static types
+
+export type CreateEntityInput = Static<typeof CreateEntityBody>;
+export type RememberInput = Static<typeof RememberBody>;
+export type RecallInput = Static<typeof RecallBody>;
+export type RecallGroupedInput = Static<typeof RecallGroupedBody>;
+export type StartEpisodeInput = Static<typeof StartEpisodeBody>;
+export type EpisodeMessageInput = Static<typeof EpisodeMessageBody>;
+export type EndEpisodeInput = Static<typeof EndEpisodeBody>;
+export type InspectInput = Static<typeof InspectBody>;
+
+export type EntityRecord = Static<typeof Entity>;
+export type MemoryRecord = Static<typeof Memory>;
+export type StoredFactRecord = Static<typeof StoredFact>;
+export type ContradictionRecord = Static<typeof Contradiction>;
+export type RecallResult = Static<typeof RecallResponse>;
+export type GroupRecord = Static<typeof Group>;
+export type RecallGroupedResult = Static<typeof RecallGroupedResponse>;
+export type StartEpisodeResult = Static<typeof StartEpisodeResponse>;
+export type EndEpisodeResult = Static<typeof EndEpisodeResponse>;
+export type DeletionSnapshotRecord = Static<typeof DeletionSnapshot>;
+export type ForgetResult = Static<typeof ForgetResponse>;
+export type InspectResult = Static<typeof InspectResponse>;
+export type StatsResult = Static<typeof StatsResponse>;
+export type ConsolidateResult = Static<typeof ConsolidateResponse>;
+export type HealthResult = Static<typeof HealthResponse>;

@@ -1,0 +1,110 @@
+// Schema migrations, applied by the writer thread only, tracked with PRAGMA user_version.
+// Append a new entry to MIGRATIONS for every change; never edit an applied one.
+//
+// Times are integer milliseconds since the epoch (UTC). Memories keep an INTEGER rowid
+// (for FTS5 and vec0, which key on it) and a UUID `id` that is the public identifier.
+
+export const MIGRATIONS: readonly string[] = [
+  /* 1 */ `
+  CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+  ) STRICT;
+
+  CREATE TABLE namespaces (
+    id         INTEGER PRIMARY KEY,
+    name       TEXT NOT NULL UNIQUE,
+    created_at INTEGER NOT NULL
+  ) STRICT;
+
+  CREATE TABLE entities (
+    id           TEXT PRIMARY KEY,
+    namespace_id INTEGER NOT NULL REFERENCES namespaces(id),
+    name         TEXT NOT NULL,
+    kind         TEXT NOT NULL,
+    created_at   INTEGER NOT NULL,
+    UNIQUE (namespace_id, name)
+  ) STRICT;
+
+  CREATE TABLE episodes (
+    id               TEXT PRIMARY KEY,
+    namespace_id     INTEGER NOT NULL REFERENCES namespaces(id),
+    started_at       INTEGER NOT NULL,
+    last_activity_at INTEGER NOT NULL,
+    ended_at         INTEGER,
+    outcome          TEXT,
+    message_count    INTEGER NOT NULL DEFAULT 0
+  ) STRICT;
+
+  CREATE TABLE episode_participants (
+    episode_id TEXT NOT NULL REFERENCES episodes(id),
+    entity_id  TEXT NOT NULL REFERENCES entities(id),
+    position   INTEGER NOT NULL,
+    PRIMARY KEY (episode_id, entity_id)
+  ) STRICT, WITHOUT ROWID;
+
+  CREATE TABLE memories (
+    rowid            INTEGER PRIMARY KEY,
+    id               TEXT NOT NULL UNIQUE,
+    namespace_id     INTEGER NOT NULL REFERENCES namespaces(id),
+    memory_type      TEXT NOT NULL CHECK (memory_type IN ('episodic', 'semantic', 'procedural')),
+    content          TEXT NOT NULL,
+    -- normalised content, for de-duplication within an entity
+    content_key      TEXT NOT NULL,
+    confidence       REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+    stability        REAL NOT NULL,
+    difficulty       REAL NOT NULL,
+    access_count     INTEGER NOT NULL DEFAULT 0,
+    last_access_at   INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL,
+    archived         INTEGER NOT NULL DEFAULT 0,
+    extraction_tier  INTEGER NOT NULL,
+    -- the owning entity (NULL only for memories of an episode with no single owner)
+    entity_id        TEXT REFERENCES entities(id),
+    episode_id       TEXT REFERENCES episodes(id),
+    -- position in the conversation for episodic memories
+    seq              INTEGER,
+    role             TEXT
+  ) STRICT;
+  CREATE INDEX memories_by_entity ON memories(entity_id, content_key);
+  CREATE INDEX memories_by_episode ON memories(episode_id, seq);
+  CREATE INDEX memories_by_namespace ON memories(namespace_id, archived, memory_type);
+  CREATE INDEX memories_by_recency ON memories(namespace_id, created_at);
+
+  -- Entity ↔ memory links for the graph signal and for deletion. relation:
+  -- 'owner' (the memory is about this entity), 'participant' (said in its episode),
+  -- 'mention' (the text names the entity).
+  CREATE TABLE memory_entities (
+    memory_rowid INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+    entity_id    TEXT NOT NULL REFERENCES entities(id),
+    relation     TEXT NOT NULL,
+    PRIMARY KEY (memory_rowid, entity_id)
+  ) STRICT, WITHOUT ROWID;
+  CREATE INDEX memory_entities_by_entity ON memory_entities(entity_id, relation);
+
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    content,
+    content = 'memories',
+    content_rowid = 'rowid',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+  );
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+    INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+  END;
+  `,
+];
+
+/** vec0 needs the dimension at creation; it is created once the embedder is known. */
+export function vectorTableSql(dimensions: number): string {
+  return `CREATE VIRTUAL TABLE IF NOT EXISTS memory_vectors USING vec0(
+    namespace_id integer partition key,
+    embedding float[${dimensions}] distance_metric=cosine
+  )`;
+}

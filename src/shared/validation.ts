@@ -1,0 +1,104 @@
+// Request validation in two passes, compiled once per schema:
+//   1. the *shape* (JSON types and required fields) — failing it is 422, the body is malformed;
+//   2. the full schema (ranges, enums, lengths)   — failing it is 400, a value is not allowed.
+// The shape schema is derived from the full one by stripping value constraints, so each
+// operation is still described exactly once.
+import { Compile } from 'typebox/compile';
+import Value from 'typebox/value';
+import type { TSchema, Static } from 'typebox';
+import { ServiceError } from './errors.js';
+
+const VALUE_KEYWORDS = [
+  'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
+  'minLength', 'maxLength', 'pattern', 'format', 'minItems', 'maxItems', 'uniqueItems', 'const', 'enum',
+];
+
+type JsonSchema = Record<string, unknown>;
+
+/** A copy of `schema` keeping only JSON types and required fields. */
+export function shapeOf(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(shapeOf);
+  if (schema === null || typeof schema !== 'object') return schema;
+  const source = schema as JsonSchema;
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (VALUE_KEYWORDS.includes(key)) continue;
+    out[key] = key === 'properties'
+      ? Object.fromEntries(Object.entries(value as JsonSchema).map(([k, v]) => [k, shapeOf(v)]))
+      : shapeOf(value);
+  }
+  // An enum or const still fixes the JSON type of its values.
+  const fixed = (source.enum as unknown[] | undefined) ?? ('const' in source ? [source.const] : undefined);
+  if (fixed && out.type === undefined) out.type = [...new Set(fixed.map(jsonType))];
+  return out;
+}
+
+function jsonType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (Number.isInteger(value)) return 'integer';
+  return typeof value;
+}
+
+interface SchemaError {
+  keyword: string;
+  instancePath: string;
+  message: string;
+  params: Record<string, unknown>;
+}
+
+/** "participants[2]" from "/participants/2". */
+function fieldName(instancePath: string, root: string): string {
+  if (instancePath === '') return root;
+  return instancePath
+    .split('/')
+    .slice(1)
+    .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, part, i) => (/^\d+$/.test(part) ? `${acc}[${part}]` : i === 0 ? part : `${acc}.${part}`), '');
+}
+
+function describe(errors: SchemaError[], root: string): string {
+  const required = errors.find((e) => e.keyword === 'required');
+  if (required) {
+    const missing = (required.params.requiredProperties as string[] | undefined) ?? [];
+    const where = required.instancePath === '' ? '' : ` in ${fieldName(required.instancePath, root)}`;
+    return `missing required field${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}${where}`;
+  }
+  // Type errors under a union arrive once per branch: merge them into "must be integer or null".
+  const first = errors.find((e) => e.keyword !== 'anyOf') ?? errors[0];
+  if (!first) return `${root}: invalid`;
+  const samePath = errors.filter((e) => e.instancePath === first.instancePath && e.keyword === 'type');
+  if (first.keyword === 'type' && samePath.length > 1) {
+    return `${fieldName(first.instancePath, root)}: must be ${samePath.map((e) => e.params.type).join(' or ')}`;
+  }
+  if (first.keyword === 'enum') {
+    const allowed = (first.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
+    return `${fieldName(first.instancePath, root)}: must be one of ${allowed}`;
+  }
+  return `${fieldName(first.instancePath, root)}: ${first.message}`;
+}
+
+export interface Validator<T extends TSchema> {
+  readonly schema: T;
+  /** Returns the value with defaults applied, or throws a ServiceError (422 or 400). */
+  parse(value: unknown): Static<T>;
+}
+
+export function compileValidator<T extends TSchema>(schema: T, root = 'body'): Validator<T> {
+  const shape = Compile(shapeOf(schema) as TSchema);
+  const full = Compile(schema);
+  return {
+    schema,
+    parse(value: unknown): Static<T> {
+      if (!shape.Check(value)) {
+        throw new ServiceError('MALFORMED_BODY', describe(shape.Errors(value) as SchemaError[], root));
+      }
+      if (!full.Check(value)) {
+        // Union branches that fail on type are noise once the shape is known to be right.
+        const errors = (full.Errors(value) as SchemaError[]).filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
+        throw new ServiceError('INVALID_VALUE', describe(errors, root));
+      }
+      return Value.Default(schema, structuredClone(value)) as Static<T>;
+    },
+  };
+}

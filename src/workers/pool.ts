@@ -1,0 +1,40 @@
+// Main-thread side of the read/CPU pool. Workers are long-lived (minThreads = maxThreads):
+// each opens its read-only connection and prepares its statements once.
+import { Piscina } from 'piscina';
+import type { Config } from '../shared/config.js';
+import { ServiceError } from '../shared/errors.js';
+import type { PoolOp, PoolResults, PoolWorkerData, TaskOf, TaskResult } from '../shared/messages.js';
+
+export class ReadPool {
+  private readonly piscina: Piscina;
+
+  constructor(config: Config, namespaceId: number) {
+    const workerData: PoolWorkerData = { config, namespaceId };
+    this.piscina = new Piscina({
+      filename: new URL('./worker.js', import.meta.url).href,
+      minThreads: config.poolThreads,
+      maxThreads: config.poolThreads,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData,
+    });
+  }
+
+  /** Fraction of pool capacity in use, 0..1. */
+  get utilization(): number {
+    return this.piscina.utilization;
+  }
+
+  get queueSize(): number {
+    return this.piscina.queueSize;
+  }
+
+  async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
+    const result = (await this.piscina.run(task)) as TaskResult<PoolResults[T]>;
+    if (!result.ok) throw ServiceError.fromWire(result.error);
+    return result.value;
+  }
+
+  close(): Promise<void> {
+    return this.piscina.destroy();
+  }
+}

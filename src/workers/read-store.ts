@@ -1,0 +1,87 @@
+// Read-only queries used by the pool. One instance per worker thread, statements prepared once.
+import type { Db } from '../shared/db.js';
+import type { EntityRecord, MemoryType, StatsResult } from '../shared/schemas.js';
+
+/** A memory row as the recall and inspect paths need it. */
+export interface MemoryRow {
+  rowid: number;
+  id: string;
+  content: string;
+  memory_type: MemoryType;
+  confidence: number;
+  stability: number;
+  last_access_at: number;
+  created_at: number;
+  episode_id: string | null;
+  seq: number | null;
+  role: string | null;
+  entity_id: string | null;
+}
+
+export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
+  m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id`;
+
+export interface EpisodeRow {
+  id: string;
+  started_at: number;
+  last_activity_at: number;
+  ended_at: number | null;
+}
+
+export class ReadStore {
+  private readonly s;
+
+  constructor(readonly db: Db, readonly namespaceId: number, readonly namespace: string) {
+    this.s = {
+      entity: db.prepare<[number, string], EntityRecord>(
+        'SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
+      entityMemories: db.prepare<[string, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
+        WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
+          AND m.archived = 0
+        ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`),
+      stats: db.prepare<{ ns: number }, Omit<StatsResult, 'namespace'>>(`SELECT
+        (SELECT count(*) FROM entities WHERE namespace_id = @ns) AS entities,
+        count(*) FILTER (WHERE memory_type = 'episodic') AS episodic_memories,
+        count(*) FILTER (WHERE memory_type = 'semantic') AS semantic_memories,
+        count(*) FILTER (WHERE memory_type = 'procedural') AS procedural_memories
+        FROM memories WHERE namespace_id = @ns AND archived = 0`),
+      episode: db.prepare<[string, number], EpisodeRow>(
+        'SELECT id, started_at, last_activity_at, ended_at FROM episodes WHERE id = ? AND namespace_id = ?'),
+      episodeStarts: db.prepare<[string], { id: string; started_at: number }>(
+        'SELECT id, started_at FROM episodes WHERE id IN (SELECT value FROM json_each(?))'),
+      transcript: db.prepare<[string], { role: string; content: string }>(
+        "SELECT role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
+      participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
+        JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
+    };
+  }
+
+  entity(name: string): EntityRecord | undefined {
+    return this.s.entity.get(this.namespaceId, name);
+  }
+
+  /** The entity's most recent active memories, newest first. */
+  entityMemories(entityId: string, limit: number): MemoryRow[] {
+    return this.s.entityMemories.all(entityId, limit);
+  }
+
+  stats(): StatsResult {
+    return { namespace: this.namespace, ...this.s.stats.get({ ns: this.namespaceId })! };
+  }
+
+  episode(id: string): EpisodeRow | undefined {
+    return this.s.episode.get(id, this.namespaceId);
+  }
+
+  episodeStarts(ids: string[]): Map<string, number> {
+    return new Map(this.s.episodeStarts.all(JSON.stringify(ids)).map((row) => [row.id, row.started_at]));
+  }
+
+  transcript(episodeId: string): { role: string; content: string }[] {
+    return this.s.transcript.all(episodeId);
+  }
+
+  participants(episodeId: string): EntityRecord[] {
+    return this.s.participants.all(episodeId);
+  }
+}

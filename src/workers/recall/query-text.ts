@@ -1,0 +1,31 @@
+// Turning arbitrary user text into a safe FTS5 query. Every term is a quoted string of
+// letters and digits only, OR-joined, so quotes, operators (AND, NEAR, *, ^, :), brackets
+// and punctuation in the input can never reach FTS5's query parser.
+
+const STOPWORDS = new Set(
+  ('a an and are as at be but by did do does for from had has have he her his how i if in into is it its ' +
+    'me my no not of on or our she so than that the their them then there these they this to was we were ' +
+    'what when where which who whom why will with you your about can could would should')
+    .split(' '),
+);
+
+const MAX_TERMS = 32;
+
+/** Lower-cased, de-duplicated word tokens of the text, in order. */
+export function tokenize(text: string): string[] {
+  const words = text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return [...new Set(words)];
+}
+
+/** Content words of a query; stopwords are dropped unless nothing else is left. */
+export function queryTerms(text: string): string[] {
+  const words = tokenize(text);
+  const content = words.filter((w) => !STOPWORDS.has(w));
+  return (content.length > 0 ? content : words).slice(0, MAX_TERMS);
+}
+
+/** An FTS5 MATCH expression for the terms, or null when there is nothing to match. */
+export function ftsMatchExpression(terms: string[]): string | null {
+  if (terms.length === 0) return null;
+  return terms.map((term) => `"${term.replace(/"/g, '""')}"`).join(' OR ');
+}

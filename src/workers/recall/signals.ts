@@ -1,0 +1,75 @@
+// Recall signals. A *retrieval* signal proposes candidates from the whole namespace
+// (honouring the filter); a *rerank* signal only orders candidates others proposed. Fusion
+// (fuse.ts) combines their rankings. New signals plug in by implementing one interface.
+import type { Db } from '../../shared/db.js';
+import { retrievability } from '../../shared/fsrs.js';
+import type { MemoryType } from '../../shared/schemas.js';
+import type { MemoryRow } from '../read-store.js';
+import { ftsMatchExpression } from './query-text.js';
+
+export interface CandidateFilter {
+  entityId: string | null;
+  types: MemoryType[] | null;
+}
+
+export interface RecallContext {
+  query: string;
+  terms: string[];
+  filter: CandidateFilter;
+  /** How many candidates each retrieval signal may propose. */
+  depth: number;
+  now: number;
+}
+
+export interface RetrievalSignal {
+  readonly name: string;
+  readonly weight: number;
+  /** Row ids, best first. An empty list means the signal has nothing to say for this query. */
+  retrieve(ctx: RecallContext): number[];
+}
+
+export interface RerankSignal {
+  readonly name: string;
+  readonly weight: number;
+  rank(ctx: RecallContext, candidates: MemoryRow[]): number[];
+}
+
+/** The SQL that every candidate query shares: namespace, active only, types and entity filters. */
+export const FILTER_SQL = `m.namespace_id = @ns AND m.archived = 0
+  AND (@types IS NULL OR m.memory_type IN (SELECT value FROM json_each(@types)))
+  AND (@entity IS NULL OR m.rowid IN (SELECT memory_rowid FROM memory_entities
+        WHERE entity_id = @entity AND relation IN ('owner', 'participant')))`;
+
+export function filterParams(namespaceId: number, filter: CandidateFilter) {
+  return { ns: namespaceId, types: filter.types ? JSON.stringify(filter.types) : null, entity: filter.entityId };
+}
+
+/** Lexical relevance: FTS5 with real bm25() ranking. */
+export class Bm25Signal implements RetrievalSignal {
+  readonly name = 'bm25';
+  private readonly stmt;
+
+  constructor(db: Db, private readonly namespaceId: number, readonly weight = 1) {
+    this.stmt = db.prepare<Record<string, unknown>, { rowid: number }>(`SELECT m.rowid AS rowid
+      FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+      WHERE memories_fts MATCH @match AND ${FILTER_SQL}
+      ORDER BY bm25(memories_fts) LIMIT @depth`);
+  }
+
+  retrieve(ctx: RecallContext): number[] {
+    const match = ftsMatchExpression(ctx.terms);
+    if (match === null) return [];
+    return this.stmt.all({ match, depth: ctx.depth, ...filterParams(this.namespaceId, ctx.filter) }).map((r) => r.rowid);
+  }
+}
+
+/** Strength: FSRS retrievability now, times confidence — fresh, often-used, trusted memories first. */
+export class StrengthSignal implements RerankSignal {
+  readonly name = 'strength';
+  constructor(readonly weight = 0.5) {}
+
+  rank(ctx: RecallContext, candidates: MemoryRow[]): number[] {
+    const strength = (m: MemoryRow) => retrievability(m.stability, ctx.now - m.last_access_at) * m.confidence;
+    return [...candidates].sort((a, b) => strength(b) - strength(a) || b.created_at - a.created_at).map((m) => m.rowid);
+  }
+}

@@ -1,0 +1,74 @@
+// Main-thread handle on the writer thread: sends typed commands and resolves each promise
+// when the reply with the same id arrives (that is, after its transaction committed).
+import { Worker } from 'node:worker_threads';
+import type { Config } from '../shared/config.js';
+import { ServiceError } from '../shared/errors.js';
+import type { CommandOf, WriterCommandType, WriterReady, WriterReply, WriterResults } from '../shared/messages.js';
+
+interface Pending {
+  resolve: (value: any) => void;
+  reject: (error: ServiceError) => void;
+}
+
+export class WriterClient {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private failure: ServiceError | null = null;
+
+  private constructor(private readonly worker: Worker, readonly namespaceId: number) {
+    worker.on('message', (reply: WriterReply) => this.settle(reply));
+    worker.on('error', (error) => this.fail(ServiceError.from(error)));
+    worker.on('exit', (code) => this.fail(new ServiceError('INTERNAL', `writer thread exited (code ${code})`)));
+  }
+
+  static start(config: Config): Promise<WriterClient> {
+    const worker = new Worker(new URL('./thread.js', import.meta.url), { workerData: { config } });
+    return new Promise((resolve, reject) => {
+      const onError = (error: Error) => reject(error);
+      const onExit = (code: number) => reject(new Error(`writer thread exited during start-up (code ${code})`));
+      worker.once('error', onError);
+      worker.once('exit', onExit);
+      worker.once('message', (message: WriterReady) => {
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        resolve(new WriterClient(worker, message.namespaceId));
+      });
+    });
+  }
+
+  /** Commands sent but not yet acknowledged. */
+  get queueDepth(): number {
+    return this.pending.size;
+  }
+
+  send<T extends WriterCommandType>(command: CommandOf<T>): Promise<WriterResults[T]> {
+    if (this.failure) return Promise.reject(this.failure);
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.postMessage({ id, command });
+    });
+  }
+
+  /** Lets queued commands commit, then closes the connection and ends the thread. */
+  async close(): Promise<void> {
+    if (this.failure) return;
+    const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
+    this.worker.postMessage({ type: 'close' });
+    await exited;
+  }
+
+  private settle(reply: WriterReply): void {
+    const waiter = this.pending.get(reply.id);
+    if (!waiter) return;
+    this.pending.delete(reply.id);
+    if (reply.ok) waiter.resolve(reply.result);
+    else waiter.reject(ServiceError.fromWire(reply.error));
+  }
+
+  private fail(error: ServiceError): void {
+    this.failure ??= error;
+    for (const waiter of this.pending.values()) waiter.reject(error);
+    this.pending.clear();
+  }
+}

@@ -1,0 +1,252 @@
+// The write side of the database. Every method runs inside the writer's group-commit
+// transaction (see thread.ts) and may throw a ServiceError, which rolls back only that
+// command's savepoint.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../shared/db.js';
+import type { Config } from '../shared/config.js';
+import { ServiceError } from '../shared/errors.js';
+import { INITIAL_DIFFICULTY, initialStability } from '../shared/fsrs.js';
+import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messages.js';
+import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
+import { contentKey } from '../shared/text.js';
+import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from './snapshot.js';
+
+type Relation = 'owner' | 'participant' | 'mention';
+
+interface NewMemory {
+  type: MemoryType;
+  content: string;
+  confidence: number;
+  tier: number;
+  ownerId: string | null;
+  episodeId: string | null;
+  seq: number | null;
+  role: string | null;
+  links: { entityId: string; relation: Relation }[];
+}
+
+interface MemoryRow {
+  rowid: number;
+  id: string;
+  memory_type: MemoryType;
+  content: string;
+  confidence: number;
+  stability: number;
+  extraction_tier: number;
+}
+
+export class WriteStore {
+  private readonly s;
+
+  constructor(
+    private readonly db: Db,
+    private readonly config: Config,
+    private readonly namespaceId: number,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.s = {
+      entityByName: db.prepare<[number, string], EntityRecord>(
+        'SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
+      insertEntity: db.prepare(
+        'INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES (?, ?, ?, ?, ?)'),
+      insertMemory: db.prepare(`INSERT INTO memories
+        (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
+         last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role)
+        VALUES (@id, @ns, @type, @content, @key, @confidence, @stability, @difficulty,
+         @now, @now, @tier, @owner, @episode, @seq, @role)`),
+      link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
+      ownedDuplicate: db.prepare<[string, string, string], MemoryRow>(`SELECT rowid, id, memory_type, content,
+        confidence, stability, extraction_tier FROM memories
+        WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 LIMIT 1`),
+      raiseConfidence: db.prepare('UPDATE memories SET confidence = max(confidence, ?), last_access_at = ? WHERE rowid = ?'),
+      insertEpisode: db.prepare(
+        'INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (?, ?, ?, ?)'),
+      insertParticipant: db.prepare(
+        'INSERT OR IGNORE INTO episode_participants (episode_id, entity_id, position) VALUES (?, ?, ?)'),
+      episode: db.prepare<[string, number], { id: string; last_activity_at: number; ended_at: number | null; message_count: number }>(
+        'SELECT id, last_activity_at, ended_at, message_count FROM episodes WHERE id = ? AND namespace_id = ?'),
+      participants: db.prepare<[string], { entity_id: string }>(
+        'SELECT entity_id FROM episode_participants WHERE episode_id = ? ORDER BY position'),
+      touchEpisode: db.prepare('UPDATE episodes SET last_activity_at = ?, message_count = message_count + 1 WHERE id = ?'),
+      endEpisode: db.prepare('UPDATE episodes SET ended_at = ?, outcome = ? WHERE id = ?'),
+      memoriesOfEntity: db.prepare<[string], Record<string, unknown>>(`SELECT m.* FROM memories m
+        WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
+        ORDER BY m.rowid`),
+      linksOf: db.prepare<[number], { entity_id: string; relation: string }>(
+        'SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ?'),
+      deleteMemory: db.prepare('DELETE FROM memories WHERE rowid = ?'),
+    };
+  }
+
+  // ------------------------------------------------------------------ entities
+
+  /** Get-or-create. Atomic because only this thread writes and it runs one command at a time. */
+  ensureEntity(cmd: CommandOf<'ensureEntity'>): WriterResults['ensureEntity'] {
+    return this.entity(cmd.name, cmd.kind);
+  }
+
+  private entity(name: string, kind: EntityKind = 'user'): EntityRecord {
+    const existing = this.s.entityByName.get(this.namespaceId, name);
+    if (existing) return existing;
+    const created: EntityRecord = { id: randomUUID(), name, kind };
+    this.s.insertEntity.run(created.id, this.namespaceId, name, kind, this.now());
+    return created;
+  }
+
+  private requireEntity(name: string): EntityRecord {
+    const found = this.s.entityByName.get(this.namespaceId, name);
+    if (!found) throw new ServiceError('NOT_FOUND', `entity '${name}' not found`);
+    return found;
+  }
+
+  // ------------------------------------------------------------------ memories
+
+  remember(cmd: CommandOf<'remember'>): WriterResults['remember'] {
+    const owner = this.entity(cmd.entity);
+    const row = this.storeOwned(owner.id, {
+      type: 'semantic', content: cmd.fact, confidence: cmd.confidence, tier: 1,
+      ownerId: owner.id, episodeId: null, seq: null, role: null, links: [],
+    });
+    return {
+      id: row.id, content: row.content, memory_type: row.memory_type,
+      confidence: row.confidence, stability: row.stability, extraction_tier: row.extraction_tier,
+    };
+  }
+
+  /** Stores a memory owned by an entity unless the entity already holds the same fact. */
+  private storeOwned(ownerId: string, memory: NewMemory): MemoryRow & { created: boolean } {
+    const key = contentKey(memory.content);
+    const duplicate = this.s.ownedDuplicate.get(ownerId, key, memory.type);
+    if (duplicate) {
+      // Hearing a fact again is evidence for it: keep the stronger confidence.
+      this.s.raiseConfidence.run(memory.confidence, this.now(), duplicate.rowid);
+      return { ...duplicate, confidence: Math.max(duplicate.confidence, memory.confidence), created: false };
+    }
+    return { ...this.insertMemory({ ...memory, links: [{ entityId: ownerId, relation: 'owner' }, ...memory.links] }), created: true };
+  }
+
+  private insertMemory(memory: NewMemory): MemoryRow {
+    const id = randomUUID();
+    const stability = initialStability(memory.type, memory.confidence);
+    const info = this.s.insertMemory.run({
+      id, ns: this.namespaceId, type: memory.type, content: memory.content, key: contentKey(memory.content),
+      confidence: memory.confidence, stability, difficulty: INITIAL_DIFFICULTY, now: this.now(),
+      tier: memory.tier, owner: memory.ownerId, episode: memory.episodeId, seq: memory.seq, role: memory.role,
+    });
+    const rowid = Number(info.lastInsertRowid);
+    for (const link of memory.links) this.s.link.run(rowid, link.entityId, link.relation);
+    return {
+      rowid, id, memory_type: memory.type, content: memory.content,
+      confidence: memory.confidence, stability, extraction_tier: memory.tier,
+    };
+  }
+
+  // ------------------------------------------------------------------ episodes
+
+  startEpisode(cmd: CommandOf<'startEpisode'>): WriterResults['startEpisode'] {
+    const id = randomUUID();
+    const now = this.now();
+    this.s.insertEpisode.run(id, this.namespaceId, now, now);
+    cmd.participants.forEach((name, position) => {
+      this.s.insertParticipant.run(id, this.entity(name).id, position);
+    });
+    return { episode_id: id };
+  }
+
+  /** Each message is stored at once as an episodic memory, so it is recallable mid-conversation. */
+  addMessage(cmd: CommandOf<'addMessage'>): WriterResults['addMessage'] {
+    const episode = this.s.episode.get(cmd.episodeId, this.namespaceId);
+    const now = this.now();
+    if (!episode) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' not found`);
+    if (episode.ended_at !== null) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' has ended`);
+    if (now - episode.last_activity_at > this.config.episodeTtlMs) {
+      throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' expired after inactivity`);
+    }
+    const participants = this.s.participants.all(cmd.episodeId);
+    this.insertMemory({
+      type: 'episodic', content: cmd.content, confidence: 1, tier: 1, ownerId: null,
+      episodeId: cmd.episodeId, seq: episode.message_count, role: cmd.role,
+      links: participants.map((p) => ({ entityId: p.entity_id, relation: 'participant' as const })),
+    });
+    this.s.touchEpisode.run(now, cmd.episodeId);
+    return { status: 'ok' };
+  }
+
+  /** Ends an episode (expired ones too) and stores what extraction produced from it. */
+  endEpisode(cmd: CommandOf<'endEpisode'>): WriterResults['endEpisode'] {
+    const episode = this.s.episode.get(cmd.episodeId, this.namespaceId);
+    if (!episode) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' not found`);
+    if (episode.ended_at !== null) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' has already ended`);
+    this.s.endEpisode.run(this.now(), cmd.outcome, cmd.episodeId);
+    let created = 0;
+    for (const memory of cmd.memories) if (this.storeExtracted(cmd.episodeId, memory)) created++;
+    return { memories_created: created };
+  }
+
+  private storeExtracted(episodeId: string, memory: ExtractedMemory): boolean {
+    const [ownerName, ...mentioned] = memory.entities;
+    if (ownerName === undefined) return false;
+    const owner = this.entity(ownerName);
+    const links = mentioned
+      .filter((name) => name !== ownerName)
+      .map((name) => ({ entityId: this.entity(name).id, relation: 'mention' as const }));
+    return this.storeOwned(owner.id, {
+      type: memory.memory_type, content: memory.content, confidence: memory.confidence,
+      tier: memory.extraction_tier, ownerId: owner.id, episodeId, seq: null, role: null, links,
+    }).created;
+  }
+
+  // ------------------------------------------------------------------ deletion
+
+  /** Snapshot first, then delete; a failed snapshot throws and the savepoint undoes nothing-yet-done. */
+  forget(cmd: CommandOf<'forget'>): WriterResults['forget'] {
+    const entity = this.requireEntity(cmd.entity);
+    const rows = this.s.memoriesOfEntity.all(entity.id);
+    if (rows.length === 0) return { forgotten_count: 0 };
+    const vectors = this.vectorReader();
+    const memories = rows.map((row) => ({
+      ...row,
+      links: this.s.linksOf.all(row.rowid as number),
+      embedding: vectors ? vectors(row.rowid as number) : null,
+    }));
+    const snapshotId = randomUUID();
+    const capturedAt = new Date(this.now()).toISOString();
+    const written = writeSnapshot(this.config.snapshotDir, {
+      format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt,
+      namespace: this.config.namespace, entity, embedder: this.metaValue('embedder'), memories,
+    });
+    for (const row of rows) this.deleteMemory(row.rowid as number);
+    const count = (type: MemoryType) => rows.filter((r) => r.memory_type === type).length;
+    return {
+      forgotten_count: rows.length,
+      snapshot: {
+        snapshot_id: snapshotId, format_version: SNAPSHOT_FORMAT_VERSION, captured_at: capturedAt,
+        owner_only: written.ownerOnly, memory_count: rows.length,
+        episodic_count: count('episodic'), semantic_count: count('semantic'),
+      },
+    };
+  }
+
+  private deleteMemory(rowid: number): void {
+    if (this.hasVectorTable()) this.db.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
+    this.s.deleteMemory.run(rowid);
+  }
+
+  private hasVectorTable(): boolean {
+    return this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memory_vectors'").get() !== undefined;
+  }
+
+  private vectorReader(): ((rowid: number) => number[] | null) | null {
+    if (!this.hasVectorTable()) return null;
+    const stmt = this.db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?');
+    return (rowid) => {
+      const row = stmt.get(BigInt(rowid));
+      return row ? Array.from(new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4)) : null;
+    };
+  }
+
+  private metaValue(key: string): string | null {
+    const row = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key);
+    return row?.value ?? null;
+  }
+}

@@ -1,0 +1,99 @@
+// The writer thread: the only read-write connection to the database.
+//
+// Group commit: commands that arrive while the thread is busy are queued; each flush runs
+// the whole queue inside ONE `BEGIN IMMEDIATE` transaction, each command in its own
+// savepoint so one bad command cannot undo its neighbours, and replies only after COMMIT
+// returns. With synchronous=FULL, one fsync then acknowledges many writes.
+import { parentPort, workerData } from 'node:worker_threads';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../shared/config.js';
+import { openDatabase } from '../shared/db.js';
+import { toWireError } from '../shared/errors.js';
+import type { WriterCommand, WriterReady, WriterReply, WriterRequest } from '../shared/messages.js';
+import { ensureNamespace, migrate } from './migrate.js';
+import { WriteStore } from './store.js';
+
+/** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */
+const MAX_BATCH = 512;
+
+export type WriterControl = { type: 'close' };
+
+const port = parentPort!;
+const config = workerData.config as Config;
+
+mkdirSync(dirname(config.dbPath), { recursive: true });
+const db = openDatabase(config.dbPath, { readonly: false, synchronous: config.synchronous });
+migrate(db);
+const namespaceId = ensureNamespace(db, config.namespace);
+const store = new WriteStore(db, config, namespaceId);
+
+function execute(command: WriterCommand): unknown {
+  switch (command.type) {
+    case 'ensureEntity': return store.ensureEntity(command);
+    case 'remember': return store.remember(command);
+    case 'startEpisode': return store.startEpisode(command);
+    case 'addMessage': return store.addMessage(command);
+    case 'endEpisode': return store.endEpisode(command);
+    case 'forget': return store.forget(command);
+  }
+}
+
+// Called inside the outer transaction, better-sqlite3 turns this into a SAVEPOINT.
+const inSavepoint = db.transaction(execute);
+
+const runBatch = db.transaction((batch: WriterRequest[]): WriterReply[] =>
+  batch.map((request): WriterReply => {
+    try {
+      return { id: request.id, ok: true, result: inSavepoint(request.command) };
+    } catch (error) {
+      return { id: request.id, ok: false, error: toWireError(error) };
+    }
+  }));
+
+const queue: WriterRequest[] = [];
+let flushScheduled = false;
+let closing = false;
+
+function flush(): void {
+  flushScheduled = false;
+  const batch = queue.splice(0, MAX_BATCH);
+  if (batch.length > 0) {
+    let replies: WriterReply[];
+    try {
+      replies = runBatch.immediate(batch);
+    } catch (error) {
+      // COMMIT itself failed (disk full, I/O error): nothing in the batch was stored.
+      const wire = toWireError(error);
+      replies = batch.map((request) => ({ id: request.id, ok: false, error: wire }));
+    }
+    for (const reply of replies) port.postMessage(reply);
+  }
+  if (queue.length > 0) schedule();
+  else if (closing) shutDown();
+}
+
+function schedule(): void {
+  if (flushScheduled) return;
+  flushScheduled = true;
+  // setImmediate lets every message already delivered to this thread join the batch.
+  setImmediate(flush);
+}
+
+function shutDown(): void {
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  db.close();
+  port.close();
+}
+
+port.on('message', (message: WriterRequest | WriterControl) => {
+  if ('type' in message && message.type === 'close') {
+    closing = true;
+    if (!flushScheduled && queue.length === 0) shutDown();
+    return;
+  }
+  queue.push(message as WriterRequest);
+  schedule();
+});
+
+port.postMessage({ type: 'ready', namespaceId } satisfies WriterReady);
