@@ -18,6 +18,7 @@ export interface RunningService {
   readonly port: number;
   readonly config: Config;
   readonly operations: MemoryOperations;
+  readonly writer: WriterClient;
   close(): Promise<void>;
 }
 
@@ -42,6 +43,7 @@ export async function startService(config: Config, log: Logger = createLogger())
     port,
     config,
     operations,
+    writer,
     close() {
       closing ??= (async () => {
         await server.close(config.shutdownGraceMs);

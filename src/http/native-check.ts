@@ -3,8 +3,8 @@
 import uWS from 'uWebSockets.js';
 
 /** True when uWS is the native addon (its functions are native code, not JS). */
-export function isNativeUws(): boolean {
-  return typeof uWS.App === 'function' && /\[native code\]/.test(Function.prototype.toString.call(uWS.App));
+export function isNativeUws(module: { App?: unknown } = uWS): boolean {
+  return typeof module.App === 'function' && /\[native code\]/.test(Function.prototype.toString.call(module.App));
 }
 
 export function assertNativeUws(): void {

@@ -46,6 +46,13 @@ export type WriterReply =
   | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: WireError };
 
+/** Sent by the writer after each committed transaction (for metrics and tests). */
+export interface WriterBatchReport {
+  type: 'batch';
+  commands: number;
+  commitMs: number;
+}
+
 /** Sent once by the writer when its connection is open and migrated. */
 export interface WriterReady {
   type: 'ready';

@@ -3,7 +3,13 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
-import type { CommandOf, WriterCommandType, WriterReady, WriterReply, WriterResults } from '../shared/messages.js';
+import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults } from '../shared/messages.js';
+
+export interface WriterStats {
+  transactions: number;
+  commands: number;
+  largestBatch: number;
+}
 
 interface Pending {
   resolve: (value: any) => void;
@@ -14,9 +20,15 @@ export class WriterClient {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private failure: ServiceError | null = null;
+  readonly stats: WriterStats = { transactions: 0, commands: 0, largestBatch: 0 };
+  /** Called after every committed transaction (metrics hook). */
+  onBatch: ((report: WriterBatchReport) => void) | null = null;
 
   private constructor(private readonly worker: Worker, readonly namespaceId: number) {
-    worker.on('message', (reply: WriterReply) => this.settle(reply));
+    worker.on('message', (message: WriterReply | WriterBatchReport) => {
+      if ('type' in message) this.recordBatch(message);
+      else this.settle(message);
+    });
     worker.on('error', (error) => this.fail(ServiceError.from(error)));
     worker.on('exit', (code) => this.fail(new ServiceError('INTERNAL', `writer thread exited (code ${code})`)));
   }
@@ -56,6 +68,13 @@ export class WriterClient {
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.postMessage({ type: 'close' });
     await exited;
+  }
+
+  private recordBatch(report: WriterBatchReport): void {
+    this.stats.transactions++;
+    this.stats.commands += report.commands;
+    this.stats.largestBatch = Math.max(this.stats.largestBatch, report.commands);
+    this.onBatch?.(report);
   }
 
   private settle(reply: WriterReply): void {

@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import type { Config } from '../shared/config.js';
 import { openDatabase } from '../shared/db.js';
 import { toWireError } from '../shared/errors.js';
-import type { WriterCommand, WriterReady, WriterReply, WriterRequest } from '../shared/messages.js';
+import type { WriterBatchReport, WriterCommand, WriterReady, WriterReply, WriterRequest } from '../shared/messages.js';
 import { ensureNamespace, migrate } from './migrate.js';
 import { WriteStore } from './store.js';
 
@@ -60,6 +60,7 @@ function flush(): void {
   const batch = queue.splice(0, MAX_BATCH);
   if (batch.length > 0) {
     let replies: WriterReply[];
+    const started = performance.now();
     try {
       replies = runBatch.immediate(batch);
     } catch (error) {
@@ -68,6 +69,7 @@ function flush(): void {
       replies = batch.map((request) => ({ id: request.id, ok: false, error: wire }));
     }
     for (const reply of replies) port.postMessage(reply);
+    port.postMessage({ type: 'batch', commands: batch.length, commitMs: performance.now() - started } satisfies WriterBatchReport);
   }
   if (queue.length > 0) schedule();
   else if (closing) shutDown();

@@ -1,0 +1,86 @@
+// The typed client library against the real server (spec §4 "Client conventions").
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer, type Server, type Socket } from 'node:net';
+import { DEFAULT_TIMEOUT_MS, MemoryClient, MemoryServiceError, MemoryTimeoutError } from '../src/client/index.js';
+import { startTestService, type TestService } from './support/service.js';
+
+let t: TestService;
+before(async () => {
+  t = await startTestService({ SERVICE_API_KEYS: 'client-key' });
+});
+after(() => t.close());
+
+describe('MemoryClient', () => {
+  test('defaults: 30 s timeout, recall limit 5', async () => {
+    const client = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
+    assert.equal(DEFAULT_TIMEOUT_MS, 30_000);
+    assert.equal(client.timeoutMs, 30_000);
+    for (let i = 0; i < 7; i++) await client.remember({ entity: 'cl-user', fact: `client fact ${i}` });
+    const r = await client.recall({ query: 'client fact' });
+    assert.equal(r.memories.length, 5);
+  });
+
+  test('sends the API key as a Bearer header', async () => {
+    const withKey = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
+    assert.equal((await withKey.health()).status, 'ok');
+    const withoutKey = new MemoryClient({ baseUrl: t.base });
+    await assert.rejects(withoutKey.health(), (e: unknown) => e instanceof MemoryServiceError && e.status === 401);
+  });
+
+  test('non-2xx surfaces as an error with the status and the server error text', async () => {
+    const client = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
+    await assert.rejects(client.remember({ entity: 'x', fact: 'y', confidence: 3 }), (e: unknown) => {
+      assert.ok(e instanceof MemoryServiceError);
+      assert.equal(e.status, 400);
+      assert.match(e.errorText, /confidence/);
+      assert.equal(e.code, 'INVALID_VALUE');
+      return true;
+    });
+    await assert.rejects(client.inspect('nobody'), (e: unknown) => e instanceof MemoryServiceError && e.status === 404);
+  });
+
+  test('every call works end to end', async () => {
+    const client = new MemoryClient({ baseUrl: t.base + '/', apiKey: 'client-key' });
+    const entity = await client.createEntity('cl-team', 'team');
+    assert.equal(entity.kind, 'team');
+    const { episode_id } = await client.startEpisode(['cl-team']);
+    assert.deepEqual(await client.addMessage(episode_id, 'user', 'I like hiking'), { status: 'ok' });
+    assert.equal((await client.endEpisode(episode_id, 'success')).memories_created, 1);
+    const grouped = await client.recallGrouped({ query: 'hiking' });
+    assert.equal(grouped.groups[0].session_id, episode_id);
+    const inspect = await client.inspect('cl-team', 10);
+    assert.equal(inspect.semantic.length, 1);
+    assert.equal((await client.stats()).namespace, 'default');
+    assert.deepEqual(Object.keys(await client.consolidate()).sort(), ['archived', 'decayed', 'promoted']);
+  });
+
+  test('delete takes a boolean flag; both values do the same snapshot-backed delete', async () => {
+    const client = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
+    await client.remember({ entity: 'cl/soft', fact: 'a' });
+    await client.remember({ entity: 'cl/hard', fact: 'b' });
+    const soft = await client.forget('cl/soft');
+    const hard = await client.forget('cl/hard', true);
+    for (const r of [soft, hard]) {
+      assert.equal(r.forgotten_count, 1);
+      assert.equal(r.snapshot?.memory_count, 1);
+    }
+  });
+
+  test('times out after timeoutMs', async () => {
+    // A peer that accepts connections and never answers: a hung network, not a fake of our API.
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const client = new MemoryClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 150 });
+      const started = Date.now();
+      await assert.rejects(client.health(), (e: unknown) => e instanceof MemoryTimeoutError && e.timeoutMs === 150);
+      assert.ok(Date.now() - started < 5000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  });
+});

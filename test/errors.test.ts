@@ -1,0 +1,140 @@
+// Every documented error status: malformed JSON, non-objects, wrong types, missing fields,
+// out-of-range values, oversize bodies, unknown routes. Bad input must change nothing.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { call, get, post, startTestService, type TestService } from './support/service.js';
+
+let t: TestService;
+before(async () => {
+  t = await startTestService({ SERVICE_MAX_BODY_BYTES: String(64 * 1024) });
+});
+after(() => t.close());
+
+function assertError(r: { status: number; body: any }, status: number, field?: string) {
+  assert.equal(r.status, status, JSON.stringify(r.body));
+  assert.equal(typeof r.body.error, 'string');
+  assert.ok(r.body.error.length > 0);
+  if (field) assert.ok(r.body.error.includes(field), `error names '${field}': ${r.body.error}`);
+}
+
+const BODY_ROUTES = [
+  '/v1/entities', '/v1/remember', '/v1/recall', '/v1/recall_grouped', '/v1/episodes/start', '/v1/inspect',
+  '/v1/episodes/message', '/v1/episodes/end',
+];
+
+describe('422: malformed or incomplete bodies', () => {
+  for (const path of BODY_ROUTES) {
+    test(`${path}: invalid JSON, non-objects and empty bodies`, async () => {
+      for (const raw of ['{bad', '{"a":', '[1,2]', '"text"', '42', 'null', '']) {
+        assertError(await post(t.base, path, raw), 422);
+      }
+    });
+  }
+
+  test('missing required fields are named', async () => {
+    assertError(await post(t.base, '/v1/entities', {}), 422, 'name');
+    assertError(await post(t.base, '/v1/remember', { entity: 'x' }), 422, 'fact');
+    assertError(await post(t.base, '/v1/remember', { fact: 'x' }), 422, 'entity');
+    assertError(await post(t.base, '/v1/recall', {}), 422, 'query');
+    assertError(await post(t.base, '/v1/recall_grouped', { limit: 3 }), 422, 'query');
+    assertError(await post(t.base, '/v1/episodes/start', {}), 422, 'participants');
+    assertError(await post(t.base, '/v1/inspect', {}), 422, 'entity');
+    assertError(await post(t.base, '/v1/episodes/00000000-0000-4000-8000-000000000000/message', { role: 'user' }), 422, 'content');
+  });
+
+  test('wrong JSON types are named', async () => {
+    assertError(await post(t.base, '/v1/entities', { name: 7 }), 422, 'name');
+    assertError(await post(t.base, '/v1/remember', { entity: 'x', fact: 'y', confidence: 'high' }), 422, 'confidence');
+    assertError(await post(t.base, '/v1/recall', { query: 'q', limit: '5' }), 422, 'limit');
+    assertError(await post(t.base, '/v1/recall', { query: 'q', limit: 2.5 }), 422, 'limit');
+    assertError(await post(t.base, '/v1/recall', { query: 'q', types: 'semantic' }), 422, 'types');
+    assertError(await post(t.base, '/v1/recall', { query: 'q', entity: 12 }), 422, 'entity');
+    assertError(await post(t.base, '/v1/recall', { query: ['q'] }), 422, 'query');
+    assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', max_groups: 'two' }), 422, 'max_groups');
+    assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', order: 1 }), 422, 'order');
+    assertError(await post(t.base, '/v1/episodes/start', { participants: 'alice' }), 422, 'participants');
+    assertError(await post(t.base, '/v1/episodes/start', { participants: ['a', 3] }), 422, 'participants[1]');
+    assertError(await post(t.base, '/v1/episodes/x/end', { outcome: true }), 422, 'outcome');
+    assertError(await post(t.base, '/v1/inspect', { entity: 'x', limit: null }), 422, 'limit');
+  });
+});
+
+describe('400: values not allowed', () => {
+  test('confidence outside [0, 1]', async () => {
+    assertError(await post(t.base, '/v1/remember', { entity: 'x', fact: 'y', confidence: 1.01 }), 400, 'confidence');
+    assertError(await post(t.base, '/v1/remember', { entity: 'x', fact: 'y', confidence: -0.1 }), 400, 'confidence');
+  });
+
+  test('unknown enum values', async () => {
+    assertError(await post(t.base, '/v1/entities', { name: 'x', kind: 'robot' }), 400, 'kind');
+    assertError(await post(t.base, '/v1/recall', { query: 'q', types: ['semantic', 'dream'] }), 400, 'types[1]');
+    assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', order: 'random' }), 400, 'order');
+    assertError(await post(t.base, '/v1/episodes/x/end', { outcome: 'great' }), 400, 'outcome');
+  });
+
+  test('limits below 1 or above 1000, empty names and texts', async () => {
+    assertError(await post(t.base, '/v1/recall', { query: 'q', limit: 0 }), 400, 'limit');
+    assertError(await post(t.base, '/v1/recall', { query: 'q', limit: 1001 }), 400, 'limit');
+    assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', max_groups: 0 }), 400, 'max_groups');
+    assertError(await post(t.base, '/v1/inspect', { entity: 'x', limit: -1 }), 400, 'limit');
+    assertError(await post(t.base, '/v1/entities', { name: '' }), 400, 'name');
+    assertError(await post(t.base, '/v1/entities', { name: 'n'.repeat(513) }), 400, 'name');
+    assertError(await post(t.base, '/v1/remember', { entity: 'x', fact: '' }), 400, 'fact');
+    assertError(await post(t.base, '/v1/recall', { query: '' }), 400, 'query');
+    assertError(await post(t.base, '/v1/episodes/start', { participants: [] }), 400, 'participants');
+    assertError(await post(t.base, '/v1/episodes/start', { participants: [''] }), 400, 'participants[0]');
+  });
+
+  test('bad percent-encoding in a path segment', async () => {
+    assertError(await call(t.base, 'DELETE', '/v1/entities/%E0%A4%A'), 400);
+  });
+});
+
+describe('other statuses', () => {
+  test('413 for a body over the limit, by header or by streaming', async () => {
+    const big = JSON.stringify({ entity: 'x', fact: 'a'.repeat(70 * 1024) });
+    assertError(await post(t.base, '/v1/remember', big), 413);
+    // chunked upload without Content-Length: the limit is enforced while reading
+    const stream = new ReadableStream({
+      start(controller) {
+        for (let i = 0; i < 10; i++) controller.enqueue(new TextEncoder().encode('a'.repeat(16 * 1024)));
+        controller.close();
+      },
+    });
+    const response = await fetch(t.base + '/v1/remember', { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
+    assert.equal(response.status, 413);
+  });
+
+  test('404 for unknown routes, 405 for a known path with the wrong method', async () => {
+    assertError(await get(t.base, '/v1/nothing-here'), 404);
+    assertError(await get(t.base, '/'), 404);
+    const wrong = await get(t.base, '/v1/remember');
+    assertError(wrong, 405);
+    assert.equal(wrong.headers.get('allow'), 'POST');
+  });
+
+  test('bad input changes nothing', async () => {
+    const before = (await get(t.base, '/v1/stats')).body;
+    await post(t.base, '/v1/remember', { entity: 'unchanged', fact: 'x', confidence: 5 });
+    await post(t.base, '/v1/remember', { entity: 'unchanged', fact: 42 });
+    await post(t.base, '/v1/entities', { name: 'unchanged', kind: 'robot' });
+    await post(t.base, '/v1/episodes/start', { participants: ['unchanged', 5] });
+    assert.deepEqual((await get(t.base, '/v1/stats')).body, before);
+    assert.equal((await post(t.base, '/v1/inspect', { entity: 'unchanged' })).status, 404);
+  });
+
+  test('hostile strings never produce a 5xx', async () => {
+    const hostile = ['"', "'", '""', 'AND', 'OR NOT', 'NEAR(a b)', '*', '^start', 'col:val', '(((', ')', '-', '+',
+      '\u0000', '東京に住んでいます', 'مرحبا', '🙂🙃', '%s%n', '\\', 'a"b"c', '{"x":1}', 'SELECT * FROM memories;--'];
+    for (const q of hostile) {
+      const stored = await post(t.base, '/v1/remember', { entity: q, fact: `fact ${q}` });
+      assert.equal(stored.status, 201, q);
+      const r = await post(t.base, '/v1/recall', { query: q, entity: q });
+      assert.equal(r.status, 200, q);
+      const g = await post(t.base, '/v1/recall_grouped', { query: q });
+      assert.equal(g.status, 200, q);
+      const d = await call(t.base, 'DELETE', `/v1/entities/${encodeURIComponent(q)}`);
+      assert.equal(d.status, 200, q);
+    }
+  });
+});

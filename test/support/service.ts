@@ -1,0 +1,79 @@
+// Starts a real service (uWS on an ephemeral port, writer thread, Piscina pool, SQLite file
+// in a fresh temp folder) for a test file, and small HTTP helpers around it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/shared/config.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { startService, type RunningService } from '../../src/service.js';
+
+export interface TestService {
+  base: string;
+  dir: string;
+  service: RunningService;
+  close(): Promise<void>;
+}
+
+export function tempDir(prefix = 'memrt-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const dir = tempDir();
+  const config = loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SERVICE_PATH: join(dir, 'memory.db'),
+    SERVICE_RATE_LIMIT: '0',
+    SERVICE_POOL_THREADS: '2',
+    ...env,
+  });
+  const service = await startService(config, createLogger('silent'));
+  return {
+    base: `http://127.0.0.1:${service.port}`,
+    dir,
+    service,
+    async close() {
+      await service.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface Reply<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+export async function call<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply<T>> {
+  const init: RequestInit = { method, headers: { ...headers } };
+  if (body !== undefined) {
+    init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    (init.headers as Record<string, string>)['content-type'] = 'application/json';
+  }
+  const response = await fetch(base + path, init);
+  const text = await response.text();
+  let parsed: any = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // leave as text
+  }
+  return { status: response.status, body: parsed, headers: response.headers };
+}
+
+export const post = <T = any>(base: string, path: string, body?: unknown, headers?: Record<string, string>) =>
+  call<T>(base, 'POST', path, body, headers);
+export const get = <T = any>(base: string, path: string, headers?: Record<string, string>) =>
+  call<T>(base, 'GET', path, undefined, headers);
+export const del = <T = any>(base: string, path: string, headers?: Record<string, string>) =>
+  call<T>(base, 'DELETE', path, undefined, headers);
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
