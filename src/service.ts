@@ -9,6 +9,8 @@ import { MemoryOperations } from './http/operations.js';
 import { buildRoutes } from './http/routes.js';
 import { HttpServer } from './http/server.js';
 import { assertNativeUws } from './http/native-check.js';
+import { EmbeddingBackfill } from './workers/backfill.js';
+import { Reinforcer } from './writer/reinforcement.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -19,14 +21,17 @@ export interface RunningService {
   readonly config: Config;
   readonly operations: MemoryOperations;
   readonly writer: WriterClient;
+  readonly backfill: EmbeddingBackfill;
   close(): Promise<void>;
 }
 
 export async function startService(config: Config, log: Logger = createLogger()): Promise<RunningService> {
   assertNativeUws();
   const writer = await WriterClient.start(config);
-  const pool = new ReadPool(config, writer.namespaceId);
-  const operations = new MemoryOperations(config, writer, pool);
+  const pool = new ReadPool(config, writer.namespaceId, log);
+  const backfill = new EmbeddingBackfill(pool, writer, log);
+  const reinforcer = new Reinforcer(writer, log);
+  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer);
   const server = new HttpServer(config, operations, buildRoutes(VERSION), log);
   let port: number;
   try {
@@ -36,6 +41,8 @@ export async function startService(config: Config, log: Logger = createLogger())
     await writer.close();
     throw error;
   }
+  // Memories stored while the service was down (or before an embedder change) get vectors now.
+  backfill.poke();
   log.info({ port, host: config.host, db: config.dbPath, namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
 
   let closing: Promise<void> | null = null;
@@ -44,9 +51,12 @@ export async function startService(config: Config, log: Logger = createLogger())
     config,
     operations,
     writer,
+    backfill,
     close() {
       closing ??= (async () => {
         await server.close(config.shutdownGraceMs);
+        backfill.close();
+        await reinforcer.flush();
         await pool.close();
         await writer.close();
         log.info('stopped');

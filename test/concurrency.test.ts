@@ -29,7 +29,7 @@ test('1,000 concurrent remembers all land, committed in batches', async () => {
   assert.equal(stats.entities, 11);
   const commands = t.service.writer.stats.commands - before.commands;
   const transactions = t.service.writer.stats.transactions - before.transactions;
-  assert.equal(commands, 1000);
+  assert.ok(commands >= 1000, `${commands} commands`); // plus the embedding backfill's own
   assert.ok(transactions < commands / 2, `group commit: ${commands} commands in ${transactions} transactions`);
   assert.ok(t.service.writer.stats.largestBatch > 1);
 });

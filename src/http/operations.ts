@@ -9,29 +9,44 @@ import type {
 import type { WriterClient } from '../writer/client.js';
 import type { ReadPool } from '../workers/pool.js';
 import { ServiceError } from '../shared/errors.js';
+import type { EmbeddingBackfill } from '../workers/backfill.js';
+import type { Reinforcer } from '../writer/reinforcement.js';
 
 export class MemoryOperations {
   constructor(
     private readonly config: Config,
     private readonly writer: WriterClient,
     private readonly pool: ReadPool,
+    private readonly backfill: EmbeddingBackfill,
+    private readonly reinforcer: Reinforcer,
   ) {}
+
+  /** New memory rows need vectors; the backfill embeds them off the request path. */
+  private async stored<T>(write: Promise<T>): Promise<T> {
+    const result = await write;
+    this.backfill.poke();
+    return result;
+  }
 
   createEntity(input: CreateEntityInput): Promise<EntityRecord> {
     return this.writer.send({ type: 'ensureEntity', name: input.name, kind: input.kind ?? 'user' });
   }
 
   remember(input: RememberInput): Promise<StoredFactRecord> {
-    return this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence ?? 0.8 });
+    return this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence ?? 0.8 }));
   }
 
-  recall(input: RecallInput): Promise<RecallResult> {
-    return this.pool.run({ op: 'recall', input });
+  async recall(input: RecallInput): Promise<RecallResult> {
+    const { result, rowids } = await this.pool.run({ op: 'recall', input });
+    this.reinforcer.record(rowids);
+    return result;
   }
 
   async recallGrouped(input: RecallGroupedInput): Promise<RecallGroupedResult> {
     try {
-      return await this.pool.run({ op: 'recallGrouped', input });
+      const { result, rowids } = await this.pool.run({ op: 'recallGrouped', input });
+      this.reinforcer.record(rowids);
+      return result;
     } catch (error) {
       // The spec names this failure: the recall pipeline failed → 500 with {error}.
       const failure = ServiceError.from(error);
@@ -44,14 +59,14 @@ export class MemoryOperations {
   }
 
   addMessage(episodeId: string, input: EpisodeMessageInput): Promise<{ status: 'ok' }> {
-    return this.writer.send({ type: 'addMessage', episodeId, role: input.role, content: input.content });
+    return this.stored(this.writer.send({ type: 'addMessage', episodeId, role: input.role, content: input.content }));
   }
 
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
   async endEpisode(episodeId: string, input: EndEpisodeInput): Promise<EndEpisodeResult> {
     const outcome = input.outcome ?? null;
     const { memories } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
-    return this.writer.send({ type: 'endEpisode', episodeId, outcome, memories });
+    return this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories }));
   }
 
   forget(entity: string): Promise<ForgetResult> {

@@ -5,6 +5,11 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 
+export type EmbedderConfig =
+  | { kind: 'use' }
+  | { kind: 'hash'; dimensions: number }
+  | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number };
+
 export interface Config {
   readonly host: string;
   readonly port: number;
@@ -27,6 +32,12 @@ export interface Config {
   readonly poolThreads: number;
   /** `FULL` (default) makes every acknowledged write survive power loss; `NORMAL` trades that for speed. */
   readonly synchronous: 'FULL' | 'NORMAL';
+  /** Which embedder vectors come from (SERVICE_EMBEDDER). */
+  readonly embedder: EmbedderConfig;
+  /** Overrides the embedder's calibrated similarity floor for vector recall (0..1). */
+  readonly vectorMinSimilarity: number | null;
+  /** On an embedder change: re-embed everything (true) or refuse to start (false). */
+  readonly reembedOnChange: boolean;
   /** Largest accepted request body. */
   readonly maxBodyBytes: number;
   /** Milliseconds graceful shutdown waits for in-flight requests. */
@@ -82,6 +93,46 @@ function databasePath(env: Env): string {
   return isFolder ? join(path, DEFAULT_DB_FILE) : path;
 }
 
+function embedderConfig(env: Env): EmbedderConfig {
+  const kind = text(env, 'SERVICE_EMBEDDER', 'use').toLowerCase();
+  switch (kind) {
+    case 'use':
+      return { kind };
+    case 'hash':
+      return { kind, dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 256, 8, 4096) };
+    case 'openai': {
+      if (!env.SERVICE_EMBEDDINGS_MODEL) throw new ConfigError('SERVICE_EMBEDDINGS_MODEL', 'is required when SERVICE_EMBEDDER=openai');
+      if (!env.SERVICE_EMBEDDING_DIMENSIONS) {
+        throw new ConfigError('SERVICE_EMBEDDING_DIMENSIONS', 'is required when SERVICE_EMBEDDER=openai');
+      }
+      return {
+        kind,
+        url: url(env, 'SERVICE_EMBEDDINGS_URL', 'http://localhost:8888/v1'),
+        model: text(env, 'SERVICE_EMBEDDINGS_MODEL', ''),
+        apiKey: env.SERVICE_EMBEDDINGS_API_KEY?.trim() || undefined,
+        dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 0, 8, 8192),
+      };
+    }
+    default:
+      throw new ConfigError('SERVICE_EMBEDDER', `must be use, hash or openai, got "${kind}"`);
+  }
+}
+
+function fraction(env: Env, name: string): number | null {
+  const raw = env[name]?.trim();
+  if (!raw) return null;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw new ConfigError(name, `must be a number in [0, 1], got "${raw}"`);
+  return value;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = text(env, name, 'false').toLowerCase();
+  if (['1', 'true', 'yes'].includes(raw)) return true;
+  if (['0', 'false', 'no'].includes(raw)) return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dbPath = databasePath(env);
   const apiKeys = (env.SERVICE_API_KEYS ?? '').split(',').map((k) => k.trim()).filter((k) => k.length > 0);
@@ -106,6 +157,9 @@ export function loadConfig(env: Env = process.env): Config {
     episodeTtlMs: integer(env, 'SERVICE_EPISODE_TTL_SECONDS', 1800, 1, 31_536_000) * 1000,
     poolThreads: integer(env, 'SERVICE_POOL_THREADS', 2, 1, 64),
     synchronous,
+    embedder: Object.freeze(embedderConfig(env)),
+    reembedOnChange: flag(env, 'SERVICE_REEMBED'),
+    vectorMinSimilarity: fraction(env, 'SERVICE_VECTOR_MIN_SIMILARITY'),
     maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
   });

@@ -24,3 +24,18 @@ export function retrievability(stabilityDays: number, elapsedMs: number): number
   const t = Math.max(0, elapsedMs) / DAY_MS;
   return 1 / (1 + t / (9 * Math.max(stabilityDays, 1e-6)));
 }
+
+// FSRS-4.5 default weights for the stability increase after a successful review.
+const W8 = 1.49;
+const W9 = 0.14;
+const W10 = 0.94;
+
+/**
+ * Stability after a successful recall ("good" grade). The less retrievable the memory was,
+ * the more a recall strengthens it (spacing effect); recalling it again at once adds ~nothing.
+ */
+export function reinforcedStability(stabilityDays: number, difficulty: number, elapsedMs: number): number {
+  const r = retrievability(stabilityDays, elapsedMs);
+  const growth = Math.exp(W8) * (11 - difficulty) * Math.pow(stabilityDays, -W9) * (Math.exp(W10 * (1 - r)) - 1);
+  return Math.round(stabilityDays * (1 + growth) * 1000) / 1000;
+}

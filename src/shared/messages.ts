@@ -23,7 +23,16 @@ export type WriterCommand =
   | { type: 'startEpisode'; participants: string[] }
   | { type: 'addMessage'; episodeId: string; role: string; content: string }
   | { type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[] }
-  | { type: 'forget'; entity: string };
+  | { type: 'forget'; entity: string }
+  | { type: 'attachVectors'; items: EmbeddedMemory[] }
+  | { type: 'reinforce'; rowids: number[]; at: number };
+
+/** A vector computed in the pool for a stored memory, plus entities its text mentions. */
+export interface EmbeddedMemory {
+  rowid: number;
+  vector: Float32Array;
+  mentionedEntityIds: string[];
+}
 
 export interface WriterResults {
   ensureEntity: EntityRecord;
@@ -32,6 +41,8 @@ export interface WriterResults {
   addMessage: { status: 'ok' };
   endEpisode: EndEpisodeResult;
   forget: ForgetResult;
+  attachVectors: { attached: number };
+  reinforce: { reinforced: number };
 }
 
 export type WriterCommandType = WriterCommand['type'];
@@ -68,14 +79,17 @@ export type PoolTask =
   | { op: 'recallGrouped'; input: import('./schemas.js').RecallGroupedInput }
   | { op: 'inspect'; input: import('./schemas.js').InspectInput }
   | { op: 'stats' }
-  | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null };
+  | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }
+  | { op: 'embedPending'; limit: number };
 
 export interface PoolResults {
-  recall: import('./schemas.js').RecallResult;
-  recallGrouped: import('./schemas.js').RecallGroupedResult;
+  /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
+  recall: { result: import('./schemas.js').RecallResult; rowids: number[] };
+  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[] };
   inspect: import('./schemas.js').InspectResult;
   stats: import('./schemas.js').StatsResult;
   prepareEpisodeEnd: { memories: ExtractedMemory[] };
+  embedPending: { items: EmbeddedMemory[]; remaining: boolean };
 }
 
 export type PoolOp = PoolTask['op'];

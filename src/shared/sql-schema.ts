@@ -99,6 +99,13 @@ export const MIGRATIONS: readonly string[] = [
     INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
   END;
   `,
+  /* 2 */ `
+  -- Embedding backlog: rows are stored (and FTS-indexed) at once; vectors arrive later.
+  ALTER TABLE memories ADD COLUMN embedded INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX memories_unembedded ON memories(namespace_id, rowid) WHERE embedded = 0;
+  -- Entity names found in query text are matched case-insensitively.
+  CREATE INDEX entities_by_lower_name ON entities(namespace_id, lower(name));
+  `,
 ];
 
 /** vec0 needs the dimension at creation; it is created once the embedder is known. */

@@ -3,12 +3,13 @@
 import { Piscina } from 'piscina';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
 import type { PoolOp, PoolResults, PoolWorkerData, TaskOf, TaskResult } from '../shared/messages.js';
 
 export class ReadPool {
   private readonly piscina: Piscina;
 
-  constructor(config: Config, namespaceId: number) {
+  constructor(config: Config, namespaceId: number, log: Logger) {
     const workerData: PoolWorkerData = { config, namespaceId };
     this.piscina = new Piscina({
       filename: new URL('./worker.js', import.meta.url).href,
@@ -17,6 +18,9 @@ export class ReadPool {
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData,
     });
+    // A worker that dies is replaced by Piscina; its task fails. Without a listener the
+    // 'error' event would take the whole process down.
+    this.piscina.on('error', (error: unknown) => log.error({ err: error }, 'pool worker failed'));
   }
 
   /** Fraction of pool capacity in use, 0..1. */

@@ -51,6 +51,8 @@ export class ReadStore {
         'SELECT id, started_at FROM episodes WHERE id IN (SELECT value FROM json_each(?))'),
       transcript: db.prepare<[string], { role: string; content: string }>(
         "SELECT role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
+      unembedded: db.prepare<[number, number], { rowid: number; content: string }>(
+        'SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid LIMIT ?'),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
     };
@@ -79,6 +81,11 @@ export class ReadStore {
 
   transcript(episodeId: string): { role: string; content: string }[] {
     return this.s.transcript.all(episodeId);
+  }
+
+  /** Memories still waiting for a vector, oldest first. */
+  unembedded(limit: number): { rowid: number; content: string }[] {
+    return this.s.unembedded.all(this.namespaceId, limit);
   }
 
   participants(episodeId: string): EntityRecord[] {

@@ -1,19 +1,41 @@
-// Piscina worker: one read-only connection and one set of prepared statements per thread,
-// opened when the thread starts and reused by every task it runs.
+// Piscina worker: one read-only connection, one set of prepared statements and one embedder
+// per thread, created when the thread starts and reused by every task it runs.
 import { workerData } from 'node:worker_threads';
 import { openDatabase } from '../shared/db.js';
 import { ServiceError, toWireError } from '../shared/errors.js';
 import type { PoolResults, PoolTask, PoolWorkerData, TaskResult } from '../shared/messages.js';
 import type { EntityRecord, InspectResult, MemoryType } from '../shared/schemas.js';
 import { ReadStore } from './read-store.js';
-import { RecallEngine, toMemory } from './recall/engine.js';
+import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
+import { findContradictions } from './recall/contradictions.js';
 import { extractByRules } from './extraction/rules.js';
+import { EntityMatcher } from './entity-mentions.js';
+import { createEmbedder, embedderIdentity } from './embedding/index.js';
 
 const { config, namespaceId } = workerData as PoolWorkerData;
 const db = openDatabase(config.dbPath, { readonly: true });
 const store = new ReadStore(db, namespaceId, config.namespace);
-const engine = new RecallEngine(db, store);
+const entities = new EntityMatcher(db, namespaceId);
+const engine = new RecallEngine(db, store, entities, config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity);
+// Loading starts with the thread; tasks await it.
+const embedder = createEmbedder(config);
+// Keep an unhandled rejection from killing the thread; tasks see the error when they await.
+embedder.catch(() => {});
+
+/** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
+async function embedQuery(query: string): Promise<Float32Array | null> {
+  try {
+    const [vector] = await (await embedder).embed([query]);
+    return vector;
+  } catch {
+    return null;
+  }
+}
+
+async function recallHits(query: string, entity: string | null, types: MemoryType[] | null, limit: number): Promise<RecallHit[]> {
+  return engine.recall({ query, entity, types, limit, queryVector: await embedQuery(query) });
+}
 
 function inspect(entityName: string, limit: number): InspectResult {
   const entity = store.entity(entityName);
@@ -28,23 +50,46 @@ function subjectOf(participants: EntityRecord[]): EntityRecord | undefined {
   return participants.find((p) => p.kind === 'user') ?? participants[0];
 }
 
-async function run(task: PoolTask): Promise<PoolResults[PoolTask['op']]> {
+async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
+  const rows = store.unembedded(limit + 1);
+  const batch = rows.slice(0, limit);
+  if (batch.length === 0) return { items: [], remaining: false };
+  const vectors = await (await embedder).embed(batch.map((row) => row.content));
+  return {
+    items: batch.map((row, i) => ({ rowid: row.rowid, vector: vectors[i], mentionedEntityIds: entities.find(row.content) })),
+    remaining: rows.length > limit,
+  };
+}
+
+async function run(task: PoolTask): Promise<unknown> {
   switch (task.op) {
     case 'recall': {
       const { query, entity = null, types = null, limit = 5 } = task.input;
-      const hits = engine.recall({ query, entity, types: types as MemoryType[] | null, limit });
-      return { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: [] };
+      const hits = await recallHits(query, entity, types as MemoryType[] | null, limit);
+      const rows = hits.map((hit) => hit.row);
+      return {
+        result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
+        rowids: rows.map((row) => row.rowid),
+      } satisfies PoolResults['recall'];
     }
     case 'recallGrouped': {
       const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
-      const hits = engine.recall({ query, entity: null, types: null, limit });
+      const hits = await recallHits(query, null, null, limit);
       const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
-      return { groups: groupHits(hits, store.episodeStarts(episodeIds), order, max_groups) };
+      const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
+      // Only what is returned counts as recalled.
+      const returned = new Set(groups.flatMap((g) => g.memories.map((m) => m.id)));
+      return {
+        result: { groups },
+        rowids: hits.filter((hit) => returned.has(hit.row.id)).map((hit) => hit.row.rowid),
+      } satisfies PoolResults['recallGrouped'];
     }
     case 'inspect':
       return inspect(task.input.entity, task.input.limit ?? 50);
     case 'stats':
       return store.stats();
+    case 'embedPending':
+      return embedPending(task.limit);
     case 'prepareEpisodeEnd': {
       const episode = store.episode(task.episodeId);
       if (!episode) throw new ServiceError('NOT_FOUND', `episode '${task.episodeId}' not found`);

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/db.js';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
-import { INITIAL_DIFFICULTY, initialStability } from '../shared/fsrs.js';
+import { INITIAL_DIFFICULTY, initialStability, reinforcedStability } from '../shared/fsrs.js';
 import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messages.js';
 import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
 import { contentKey } from '../shared/text.js';
@@ -75,6 +75,16 @@ export class WriteStore {
       linksOf: db.prepare<[number], { entity_id: string; relation: string }>(
         'SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ?'),
       deleteMemory: db.prepare('DELETE FROM memories WHERE rowid = ?'),
+      deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
+      vectorOf: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
+      unembedded: db.prepare<[number], { namespace_id: number }>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0'),
+      insertVector: db.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)'),
+      markEmbedded: db.prepare('UPDATE memories SET embedded = 1 WHERE rowid = ?'),
+      reviewState: db.prepare<[number], { stability: number; difficulty: number; last_access_at: number }>(
+        'SELECT stability, difficulty, last_access_at FROM memories WHERE rowid = ? AND archived = 0'),
+      review: db.prepare(
+        'UPDATE memories SET stability = ?, last_access_at = ?, access_count = access_count + 1 WHERE rowid = ?'),
+      metaValue: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
     };
   }
 
@@ -203,11 +213,10 @@ export class WriteStore {
     const entity = this.requireEntity(cmd.entity);
     const rows = this.s.memoriesOfEntity.all(entity.id);
     if (rows.length === 0) return { forgotten_count: 0 };
-    const vectors = this.vectorReader();
     const memories = rows.map((row) => ({
       ...row,
       links: this.s.linksOf.all(row.rowid as number),
-      embedding: vectors ? vectors(row.rowid as number) : null,
+      embedding: this.vectorOf(row.rowid as number),
     }));
     const snapshotId = randomUUID();
     const capturedAt = new Date(this.now()).toISOString();
@@ -228,25 +237,46 @@ export class WriteStore {
   }
 
   private deleteMemory(rowid: number): void {
-    if (this.hasVectorTable()) this.db.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
+    this.s.deleteVector.run(BigInt(rowid));
     this.s.deleteMemory.run(rowid);
   }
 
-  private hasVectorTable(): boolean {
-    return this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memory_vectors'").get() !== undefined;
-  }
-
-  private vectorReader(): ((rowid: number) => number[] | null) | null {
-    if (!this.hasVectorTable()) return null;
-    const stmt = this.db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?');
-    return (rowid) => {
-      const row = stmt.get(BigInt(rowid));
-      return row ? Array.from(new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4)) : null;
-    };
+  private vectorOf(rowid: number): number[] | null {
+    const row = this.s.vectorOf.get(BigInt(rowid));
+    return row ? Array.from(new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4)) : null;
   }
 
   private metaValue(key: string): string | null {
-    const row = this.db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?').get(key);
-    return row?.value ?? null;
+    return this.s.metaValue.get(key)?.value ?? null;
+  }
+
+  // ------------------------------------------------------------------ vectors, reinforcement
+
+  /** Stores vectors computed in the pool; rows deleted or already embedded meanwhile are skipped. */
+  attachVectors(cmd: CommandOf<'attachVectors'>): WriterResults['attachVectors'] {
+    let attached = 0;
+    for (const item of cmd.items) {
+      const row = this.s.unembedded.get(item.rowid);
+      if (!row) continue;
+      const vector = item.vector instanceof Float32Array ? item.vector : Float32Array.from(item.vector as ArrayLike<number>);
+      this.s.insertVector.run(BigInt(item.rowid), BigInt(row.namespace_id), Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+      this.s.markEmbedded.run(item.rowid);
+      for (const entityId of item.mentionedEntityIds) this.s.link.run(item.rowid, entityId, 'mention');
+      attached++;
+    }
+    return { attached };
+  }
+
+  /** A recalled memory counts as a successful FSRS review: stability grows, last access moves. */
+  reinforce(cmd: CommandOf<'reinforce'>): WriterResults['reinforce'] {
+    let reinforced = 0;
+    for (const rowid of new Set(cmd.rowids)) {
+      const state = this.s.reviewState.get(rowid);
+      if (!state) continue;
+      const stability = reinforcedStability(state.stability, state.difficulty, cmd.at - state.last_access_at);
+      this.s.review.run(stability, Math.max(cmd.at, state.last_access_at), rowid);
+      reinforced++;
+    }
+    return { reinforced };
   }
 }

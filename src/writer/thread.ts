@@ -13,6 +13,8 @@ import { toWireError } from '../shared/errors.js';
 import type { WriterBatchReport, WriterCommand, WriterReady, WriterReply, WriterRequest } from '../shared/messages.js';
 import { ensureNamespace, migrate } from './migrate.js';
 import { WriteStore } from './store.js';
+import { prepareVectorTable } from './vectors.js';
+import { embedderIdentity } from '../workers/embedding/identity.js';
 
 /** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */
 const MAX_BATCH = 512;
@@ -25,6 +27,7 @@ const config = workerData.config as Config;
 mkdirSync(dirname(config.dbPath), { recursive: true });
 const db = openDatabase(config.dbPath, { readonly: false, synchronous: config.synchronous });
 migrate(db);
+prepareVectorTable(db, embedderIdentity(config), config.reembedOnChange);
 const namespaceId = ensureNamespace(db, config.namespace);
 const store = new WriteStore(db, config, namespaceId);
 
@@ -36,6 +39,8 @@ function execute(command: WriterCommand): unknown {
     case 'addMessage': return store.addMessage(command);
     case 'endEpisode': return store.endEpisode(command);
     case 'forget': return store.forget(command);
+    case 'attachVectors': return store.attachVectors(command);
+    case 'reinforce': return store.reinforce(command);
   }
 }
 

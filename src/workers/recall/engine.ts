@@ -1,24 +1,33 @@
-// The recall pipeline: candidates from every retrieval signal → rerank signals over the
-// candidate union → weighted RRF → top `limit`. Filters (namespace, archived, entity,
-// types) are applied inside each candidate query, before the limit.
+// The recall pipeline: candidates from every retrieval signal (BM25, vector, graph) → rerank
+// signals over the candidate union (strength) → weighted RRF → top `limit`. Filters
+// (namespace, archived, entity, types) are applied inside each candidate query, before the limit.
 import type { Db } from '../../shared/db.js';
 import type { MemoryRecord, MemoryType } from '../../shared/schemas.js';
+import type { EntityMatcher } from '../entity-mentions.js';
 import { MEMORY_COLUMNS, type MemoryRow, type ReadStore } from '../read-store.js';
 import { fuseRankings, type RankedList } from './fuse.js';
+import { GraphSignal } from './graph-signal.js';
 import { queryTerms } from './query-text.js';
 import { Bm25Signal, StrengthSignal, type RecallContext, type RerankSignal, type RetrievalSignal } from './signals.js';
+import { VectorSignal } from './vector-signal.js';
 
 export interface RecallRequest {
   query: string;
   entity: string | null;
   types: MemoryType[] | null;
   limit: number;
+  /** The query's embedding, computed once by the caller; null to recall without vectors. */
+  queryVector: Float32Array | null;
 }
 
 export interface RecallHit {
   row: MemoryRow;
   score: number;
 }
+
+/** Weights of weighted RRF, tuned with bench/recall-quality (see README). */
+export const SIGNAL_WEIGHTS = { bm25: 1, vector: 1, graph: 0.5, strength: 0.3 } as const;
+export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
@@ -29,9 +38,23 @@ export class RecallEngine {
   private readonly rerank: RerankSignal[];
   private readonly hydrate;
 
-  constructor(db: Db, private readonly store: ReadStore) {
-    this.retrieval = [new Bm25Signal(db, store.namespaceId)];
-    this.rerank = [new StrengthSignal()];
+  constructor(
+    db: Db,
+    private readonly store: ReadStore,
+    private readonly entities: EntityMatcher,
+    /** Cosine similarity below which a vector neighbour is unrelated (embedder calibration). */
+    minSimilarity: number,
+    /** Restrict to some signals (quality benchmarks measure each alone). */
+    only?: readonly SignalName[],
+  ) {
+    const use = (name: SignalName) => !only || only.includes(name);
+    const ns = store.namespaceId;
+    this.retrieval = [
+      ...(use('bm25') ? [new Bm25Signal(db, ns, SIGNAL_WEIGHTS.bm25)] : []),
+      ...(use('vector') ? [new VectorSignal(db, ns, minSimilarity, SIGNAL_WEIGHTS.vector)] : []),
+      ...(use('graph') ? [new GraphSignal(db, ns, SIGNAL_WEIGHTS.graph)] : []),
+    ];
+    this.rerank = use('strength') ? [new StrengthSignal(SIGNAL_WEIGHTS.strength)] : [];
     this.hydrate = db.prepare<[string], MemoryRow>(
       `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
   }
@@ -44,14 +67,17 @@ export class RecallEngine {
       if (!entity) return [];
       entityId = entity.id;
     }
+    if (request.types && request.types.length === 0) return [];
     const ctx: RecallContext = {
       query: request.query,
       terms: queryTerms(request.query),
+      queryVector: request.queryVector,
+      // The filter entity adds no information as a graph seed: every candidate is linked to it.
+      queryEntityIds: this.entities.find(request.query).filter((id) => id !== entityId),
       filter: { entityId, types: request.types && request.types.length > 0 ? request.types : null },
       depth: Math.max(MIN_DEPTH, request.limit * DEPTH_FACTOR),
       now,
     };
-    if (request.types && request.types.length === 0) return [];
 
     const lists: RankedList[] = this.retrieval.map((signal) => ({ weight: signal.weight, rowids: signal.retrieve(ctx) }));
     const candidateIds = [...new Set(lists.flatMap((list) => list.rowids))];

@@ -15,6 +15,10 @@ export interface CandidateFilter {
 export interface RecallContext {
   query: string;
   terms: string[];
+  /** Unit-length query embedding; null when the embedder failed (recall degrades, never errors). */
+  queryVector: Float32Array | null;
+  /** Entities the query text names (other than the `entity` filter). */
+  queryEntityIds: string[];
   filter: CandidateFilter;
   /** How many candidates each retrieval signal may propose. */
   depth: number;

