@@ -9,10 +9,14 @@ import { MemoryOperations } from './http/operations.js';
 import { buildRoutes } from './http/routes.js';
 import { HttpServer } from './http/server.js';
 import { assertNativeUws } from './http/native-check.js';
+import { createMcpMount } from './http/mcp/handler.js';
 
-export const VERSION: string = JSON.parse(
+const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-).version;
+);
+export const VERSION: string = PACKAGE.version;
+/** The package name; MCP clients see it as the server name. */
+export const NAME: string = PACKAGE.name;
 
 export interface RunningService {
   readonly port: number;
@@ -27,7 +31,8 @@ export async function startService(config: Config, log: Logger = createLogger())
   const writer = await WriterClient.start(config);
   const pool = new ReadPool(config, writer.namespaceId);
   const operations = new MemoryOperations(config, writer, pool);
-  const server = new HttpServer(config, operations, buildRoutes(VERSION), log);
+  const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
+  const server = new HttpServer(config, operations, buildRoutes(VERSION), log, [mcp]);
   let port: number;
   try {
     port = await server.listen();
