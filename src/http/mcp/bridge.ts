@@ -77,10 +77,11 @@ async function relayStream(ex: Exchange, response: Response, signal: AbortSignal
   const stop = () => void reader.cancel().catch(() => {});
   signal.addEventListener('abort', stop, { once: true });
   try {
-    // Headers go out at once, so the client sees the stream open before the first event.
+    // Headers go out at once, so the client sees the stream open before the first event. uWS
+    // sends nothing for an empty write, so an SSE comment (ignored by every SSE parser) opens it.
     ex.res.cork(() => {
       writeHead(ex, response);
-      ex.res.write('');
+      ex.res.write(': open\n\n');
     });
     for (;;) {
       const { done, value } = await reader.read();
