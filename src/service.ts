@@ -11,10 +11,14 @@ import { HttpServer } from './http/server.js';
 import { assertNativeUws } from './http/native-check.js';
 import { EmbeddingBackfill } from './workers/backfill.js';
 import { Reinforcer } from './writer/reinforcement.js';
+import { createMcpMount } from './http/mcp/handler.js';
 
-export const VERSION: string = JSON.parse(
+const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-).version;
+);
+export const VERSION: string = PACKAGE.version;
+/** The package name; MCP clients see it as the server name. */
+export const NAME: string = PACKAGE.name;
 
 export interface RunningService {
   readonly port: number;
@@ -32,7 +36,8 @@ export async function startService(config: Config, log: Logger = createLogger())
   const backfill = new EmbeddingBackfill(pool, writer, log);
   const reinforcer = new Reinforcer(writer, log);
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer);
-  const server = new HttpServer(config, operations, buildRoutes(VERSION), log);
+  const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
+  const server = new HttpServer(config, operations, buildRoutes(VERSION), log, [mcp]);
   let port: number;
   try {
     port = await server.listen();

@@ -2,11 +2,10 @@
 // is validated with (compiled once, at start-up) and maps the request onto an operation.
 import type { TSchema } from 'typebox';
 import {
-  CreateEntityBody, EndEpisodeBody, EndEpisodeByBody, EpisodeMessageBody, EpisodeMessageByBody, InspectBody,
+  CreateEntityBody, EndEpisodeBody, EndEpisodeByBody, EpisodeMessageBody, EpisodeMessageByBody, ForgetParams, InspectBody,
   RecallBody, RecallGroupedBody, RememberBody, StartEpisodeBody,
 } from '../shared/schemas.js';
 import { compileValidator, type Validator } from '../shared/validation.js';
-import { ServiceError } from '../shared/errors.js';
 import type { MemoryOperations } from './operations.js';
 
 export interface RouteInput {
@@ -28,6 +27,8 @@ export interface Route {
 
 export function buildRoutes(version: string): Route[] {
   const v = (schema: TSchema) => compileValidator(schema);
+  // The path parameter goes through the schema the MCP `forget` tool uses, so both say the same.
+  const forgetParams = compileValidator(ForgetParams, 'params');
   return [
     { method: 'get', path: '/v1/health', status: 200, handle: async () => ({ status: 'ok', version }) },
     { method: 'post', path: '/v1/entities', body: v(CreateEntityBody), status: 201, handle: (ops, { body }) => ops.createEntity(body) },
@@ -55,13 +56,7 @@ export function buildRoutes(version: string): Route[] {
     {
       // `hard_delete` in the query is accepted and ignored: every delete is snapshot-backed.
       method: 'del', path: '/v1/entities/:entity_name', status: 200,
-      handle: (ops, { params }) => {
-        const name = params[0];
-        if (name.length === 0 || name.length > 512) {
-          throw new ServiceError('INVALID_VALUE', 'entity_name: must be 1–512 characters');
-        }
-        return ops.forget(name);
-      },
+      handle: (ops, { params }) => ops.forget(forgetParams.parse({ entity_name: params[0] }).entity_name),
     },
     { method: 'post', path: '/v1/inspect', body: v(InspectBody), status: 200, handle: (ops, { body }) => ops.inspect(body) },
     { method: 'get', path: '/v1/stats', status: 200, handle: (ops) => ops.stats() },

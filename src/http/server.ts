@@ -1,12 +1,14 @@
 // The HTTP front end on uWebSockets.js. Per request, in this order: draining check → auth →
 // rate limit → body (size-limited) → JSON → validation → operation → response. Everything
 // needed from `req` is read synchronously first: uWS invalidates it at the first await.
+// Mounts (MCP at /mcp) pass through the same gate and error mapping, then own the response.
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { ApiKeyAuth } from './auth.js';
 import { parseJson, readBody } from './body.js';
+import { captureRequest, headerOf, type Mount } from './mount.js';
 import type { MemoryOperations } from './operations.js';
 import { RateLimiter } from './rate-limit.js';
 import { sendError, sendJson, type Exchange } from './respond.js';
@@ -33,11 +35,13 @@ export class HttpServer {
     private readonly ops: MemoryOperations,
     routes: Route[],
     private readonly log: Logger,
+    mounts: Mount[] = [],
   ) {
     this.auth = new ApiKeyAuth(config.apiKeys);
     this.limiter = new RateLimiter(config.rateLimitPerMinute);
     this.app = uWS.App();
     for (const route of routes) this.app[route.method](route.path, (res, req) => this.accept(res, req, route));
+    for (const mount of mounts) this.app.any(mount.path, (res, req) => this.acceptMount(res, req, mount));
     this.registerFallbacks(routes);
   }
 
@@ -107,29 +111,20 @@ export class HttpServer {
     void this.dispatch(exchange, route, captured);
   }
 
-  private async dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> {
-    this.inflight++;
-    try {
-      if (this.draining) {
-        ex.closeAfter = true;
-        throw new ServiceError('SHUTTING_DOWN', 'service is shutting down');
-      }
-      let client = captured.client;
-      if (this.auth.enabled) {
-        const key = this.auth.authenticate(captured.authorization);
-        if (key === null) {
-          sendError(ex, new ServiceError('UNAUTHORIZED', 'missing or invalid Bearer token'), { 'WWW-Authenticate': 'Bearer' });
-          return;
-        }
-        client = `key:${key}`;
-      }
-      const decision = this.limiter.take(client);
-      if (!decision.allowed) {
-        sendError(ex, new ServiceError('RATE_LIMITED', `rate limit of ${this.config.rateLimitPerMinute} requests per minute exceeded`), {
-          'Retry-After': String(decision.retryAfterSeconds),
-        });
-        return;
-      }
+  private acceptMount(res: HttpResponse, req: HttpRequest, mount: Mount): void {
+    const exchange: Exchange = { res, aborted: false, done: false, closeAfter: this.draining };
+    const abort = new AbortController();
+    res.onAborted(() => {
+      exchange.aborted = true;
+      abort.abort();
+    });
+    const request = captureRequest(res, req, abort.signal);
+    const caller = { authorization: headerOf(request, 'authorization'), client: request.client };
+    void this.guarded(exchange, mount.path, caller, () => mount.handle(exchange, request));
+  }
+
+  private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> {
+    return this.guarded(ex, route.path, captured, async () => {
       const params = captured.rawParams.map(decodeSegment);
       let body: unknown;
       if (route.body) {
@@ -138,20 +133,58 @@ export class HttpServer {
       }
       const result = await route.handle(this.ops, { body, params });
       sendJson(ex, route.status, result);
+    });
+  }
+
+  /**
+   * The one gate for every surface on the port (draining → auth → rate limit), then `work`,
+   * with one mapping from thrown errors to `{error, code}` responses. `work` is started
+   * synchronously so it can attach a body reader before uWS moves on.
+   */
+  private async guarded(ex: Exchange, label: string, caller: { authorization: string; client: string }, work: () => Promise<void>): Promise<void> {
+    this.inflight++;
+    try {
+      if (!this.admit(ex, caller)) return;
+      await work();
     } catch (thrown) {
       const error = ServiceError.from(thrown);
       if (error.code === 'BODY_TOO_LARGE') ex.closeAfter = true; // the rest of the body is not read
       if (error.code === 'INTERNAL') {
-        this.log.error({ err: thrown, route: route.path }, 'request failed');
+        this.log.error({ err: thrown, route: label }, 'request failed');
         sendError(ex, new ServiceError('INTERNAL', 'internal server error'));
       } else {
-        if (error.status >= 500) this.log.error({ code: error.code, route: route.path, reason: error.message }, 'request failed');
+        if (error.status >= 500) this.log.error({ code: error.code, route: label, reason: error.message }, 'request failed');
         sendError(ex, error);
       }
     } finally {
       this.inflight--;
       if (this.draining && this.inflight === 0) this.drained?.();
     }
+  }
+
+  /** False when the request was refused (and answered); throws while draining. */
+  private admit(ex: Exchange, caller: { authorization: string; client: string }): boolean {
+    if (this.draining) {
+      ex.closeAfter = true;
+      throw new ServiceError('SHUTTING_DOWN', 'service is shutting down');
+    }
+    let client = caller.client;
+    if (this.auth.enabled) {
+      const key = this.auth.authenticate(caller.authorization);
+      if (key === null) {
+        sendError(ex, new ServiceError('UNAUTHORIZED', 'missing or invalid Bearer token'), { 'WWW-Authenticate': 'Bearer' });
+        return false;
+      }
+      client = `key:${key}`;
+    }
+    const decision = this.limiter.take(client);
+    if (!decision.allowed) {
+      sendError(ex, new ServiceError('RATE_LIMITED', `rate limit of ${this.config.rateLimitPerMinute} requests per minute exceeded`), {
+        'Retry-After': String(decision.retryAfterSeconds),
+      });
+      return false;
+    }
+    return true;
   }
 }
 

@@ -42,6 +42,10 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Milliseconds graceful shutdown waits for in-flight requests. */
   readonly shutdownGraceMs: number;
+  /** DNS-rebinding protection for /mcp: allowed Host values (empty = not checked). */
+  readonly mcpAllowedHosts: readonly string[];
+  /** DNS-rebinding protection for /mcp: allowed Origin values (empty = not checked). */
+  readonly mcpAllowedOrigins: readonly string[];
 }
 
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
@@ -68,6 +72,11 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
 function text(env: Env, name: string, fallback: string): string {
   const raw = env[name];
   return raw === undefined || raw.trim() === '' ? fallback : raw.trim();
+}
+
+/** A comma-separated list, trimmed and lower-cased (hosts and origins compare case-insensitively). */
+function list(env: Env, name: string): readonly string[] {
+  return Object.freeze((env[name] ?? '').split(',').map((item) => item.trim().toLowerCase()).filter((item) => item.length > 0));
 }
 
 function url(env: Env, name: string, fallback: string): string {
@@ -162,5 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     vectorMinSimilarity: fraction(env, 'SERVICE_VECTOR_MIN_SIMILARITY'),
     maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    mcpAllowedHosts: list(env, 'SERVICE_MCP_ALLOWED_HOSTS'),
+    mcpAllowedOrigins: list(env, 'SERVICE_MCP_ALLOWED_ORIGINS'),
   });
 }

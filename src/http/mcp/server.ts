@@ -1,0 +1,77 @@
+// The MCP server: the SDK's low-level `Server` (McpServer wants zod schemas; ours are TypeBox
+// JSON Schemas, which the low-level API takes as they are). A fresh one is built per HTTP
+// request (stateless mode), so everything expensive — the tool list, the validators, the
+// SDK's JSON Schema validator — is built once and shared.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import {
+  CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { ServiceError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { MemoryOperations } from '../operations.js';
+import { MEMORY_TOOLS, TOOLS_BY_NAME } from './tools.js';
+
+export interface McpServerOptions {
+  name: string;
+  version: string;
+  ops: MemoryOperations;
+  log: Logger;
+}
+
+const INSTRUCTIONS =
+  'Long-term memory for agents. Use recall (or recall_grouped) before answering anything that may depend on earlier ' +
+  'conversations; use remember to store durable facts about a named entity (a user, agent, team or tool); record ' +
+  'whole conversations with episode_start, episode_message and episode_end, which extracts facts when the episode ends. ' +
+  'inspect lists what is known about one entity, forget deletes it, stats counts memories.';
+
+const LISTED_TOOLS: Tool[] = MEMORY_TOOLS.map((tool) => ({
+  name: tool.name,
+  title: tool.title,
+  description: tool.description,
+  inputSchema: tool.input.schema as Tool['inputSchema'],
+  outputSchema: tool.output as Tool['outputSchema'],
+  annotations: { title: tool.title, ...tool.annotations },
+}));
+
+// The SDK would otherwise build (and compile formats into) a new Ajv for every request.
+const SCHEMA_VALIDATOR = new AjvJsonSchemaValidator();
+
+export function createMcpServer(options: McpServerOptions): Server {
+  const server = new Server(
+    { name: options.name, version: options.version },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: SCHEMA_VALIDATOR },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: LISTED_TOOLS }));
+  server.setRequestHandler(CallToolRequestSchema, (request) =>
+    callTool(options, request.params.name, request.params.arguments ?? {}),
+  );
+  return server;
+}
+
+/**
+ * Runs one tool. Bad arguments and domain failures (unknown episode, …) are tool results with
+ * `isError: true` carrying the REST error message, so the model can read and correct them;
+ * an unknown tool name is a protocol error, as the MCP spec asks.
+ */
+export async function callTool(options: McpServerOptions, name: string, args: unknown): Promise<CallToolResult> {
+  const tool = TOOLS_BY_NAME.get(name);
+  if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; available: ${[...TOOLS_BY_NAME.keys()].join(', ')}`);
+  try {
+    const result = await tool.run(options.ops, tool.input.parse(args));
+    return {
+      content: [{ type: 'text', text: JSON.stringify(result) }],
+      structuredContent: result as Record<string, unknown>,
+    };
+  } catch (thrown) {
+    const error = ServiceError.from(thrown);
+    let message = error.message;
+    if (error.code === 'INTERNAL') {
+      options.log.error({ err: thrown, tool: name }, 'MCP tool failed');
+      message = 'internal server error';
+    } else if (error.status >= 500) {
+      options.log.error({ code: error.code, tool: name, reason: error.message }, 'MCP tool failed');
+    }
+    return { content: [{ type: 'text', text: message }], isError: true };
+  }
+}
