@@ -138,3 +138,29 @@ describe('other statuses', () => {
     }
   });
 });
+
+describe('aborted uploads', () => {
+  test('a client that disconnects mid-body does not leave the request in flight', async () => {
+    const { connect } = await import('node:net');
+    const url = new URL(t.base);
+    for (let i = 0; i < 3; i++) {
+      const socket = connect(Number(url.port), url.hostname);
+      await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+      socket.write('POST /v1/remember HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"entity":');
+      await new Promise((r) => setTimeout(r, 50));
+      socket.destroy();
+    }
+    // Shutdown waits for in-flight requests: with a hung body read it would wait the whole grace period.
+    const started = Date.now();
+    const other = await startTestService({ SERVICE_SHUTDOWN_GRACE_MS: '20000' });
+    const socket = connect(Number(new URL(other.base).port), '127.0.0.1');
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write('POST /v1/remember HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"entity":');
+    await new Promise((r) => setTimeout(r, 100));
+    socket.destroy();
+    await new Promise((r) => setTimeout(r, 100));
+    await other.close();
+    assert.ok(Date.now() - started < 15_000, 'shutdown did not wait for a request whose client left');
+    assert.equal((await get(t.base, '/v1/health')).status, 200);
+  });
+});

@@ -4,12 +4,22 @@
 import type { HttpResponse } from 'uWebSockets.js';
 import { ServiceError } from '../shared/errors.js';
 
-export function readBody(res: HttpResponse, declaredLength: number | null, limit: number): Promise<Buffer> {
+/**
+ * Resolves with the whole body. Rejects when it grows past `limit`, or when `signal` fires
+ * (the client went away mid-upload: uWS then never delivers the last chunk, and a pending
+ * promise would hold the request "in flight" until shutdown gave up on it).
+ */
+export function readBody(res: HttpResponse, declaredLength: number | null, limit: number, signal: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     if (declaredLength !== null && declaredLength > limit) {
       reject(tooLarge(limit));
       return;
     }
+    if (signal.aborted) {
+      reject(clientGone());
+      return;
+    }
+    signal.addEventListener('abort', () => reject(clientGone()), { once: true });
     const chunks: Buffer[] = [];
     let size = 0;
     let failed = false;
@@ -25,6 +35,10 @@ export function readBody(res: HttpResponse, declaredLength: number | null, limit
       if (isLast) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
     });
   });
+}
+
+function clientGone(): ServiceError {
+  return new ServiceError('CLIENT_CLOSED', 'client closed the connection before the body was read');
 }
 
 function tooLarge(limit: number): ServiceError {

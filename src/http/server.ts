@@ -19,6 +19,8 @@ interface Captured {
   contentLength: number | null;
   client: string;
   rawParams: string[];
+  /** Fires when the client goes away (uWS onAborted). */
+  signal: AbortSignal;
 }
 
 export class HttpServer {
@@ -98,8 +100,10 @@ export class HttpServer {
 
   private accept(res: HttpResponse, req: HttpRequest, route: Route): void {
     const exchange: Exchange = { res, aborted: false, done: false, closeAfter: this.draining };
+    const abort = new AbortController();
     res.onAborted(() => {
       exchange.aborted = true;
+      abort.abort();
     });
     const length = req.getHeader('content-length');
     const captured: Captured = {
@@ -107,6 +111,7 @@ export class HttpServer {
       contentLength: length === '' ? null : Number(length),
       client: Buffer.from(res.getRemoteAddressAsText()).toString(),
       rawParams: [...route.path.matchAll(/:\w+/g)].map((_, i) => req.getParameter(i)),
+      signal: abort.signal,
     };
     void this.dispatch(exchange, route, captured);
   }
@@ -128,7 +133,7 @@ export class HttpServer {
       const params = captured.rawParams.map(decodeSegment);
       let body: unknown;
       if (route.body) {
-        const raw = await readBody(ex.res, captured.contentLength, this.config.maxBodyBytes);
+        const raw = await readBody(ex.res, captured.contentLength, this.config.maxBodyBytes, captured.signal);
         body = route.body.parse(parseJson(raw));
       }
       const result = await route.handle(this.ops, { body, params });

@@ -13,6 +13,7 @@ export const ERROR_STATUS = {
   BODY_TOO_LARGE: 413,
   UNSUPPORTED_MEDIA_TYPE: 415,
   RATE_LIMITED: 429,
+  CLIENT_CLOSED: 499, // nobody is left to read it; used for logs and metrics only
   SNAPSHOT_FAILED: 500,
   RECALL_FAILED: 500,
   INTERNAL: 500,

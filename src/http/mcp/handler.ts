@@ -42,8 +42,7 @@ async function handleMcp(options: McpMountOptions, ex: Exchange, request: RawReq
     return;
   }
   // Attached before the first await: uWS drops body data that arrives with no reader.
-  const body = await unlessAborted(readBody(ex.res, request.contentLength, options.config.maxBodyBytes), request.signal);
-  if (body === null) return;
+  const body = await readBody(ex.res, request.contentLength, options.config.maxBodyBytes, request.signal);
 
   const server = createMcpServer(options);
   const transport = new WebStandardStreamableHTTPServerTransport({
@@ -67,15 +66,6 @@ async function handleMcp(options: McpMountOptions, ex: Exchange, request: RawReq
 }
 
 /** null once the client aborts: uWS stops delivering body chunks then, so the read never settles. */
-function unlessAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T | null> {
-  if (signal.aborted) return Promise.resolve(null);
-  return new Promise<T | null>((resolve, reject) => {
-    const onAbort = () => resolve(null);
-    signal.addEventListener('abort', onAbort, { once: true });
-    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
-}
-
 /**
  * True when the client's Accept ranks text/event-stream strictly above application/json
  * (by q-value). MCP clients must list both; JSON is the default because it is cheaper and
