@@ -251,8 +251,11 @@ describe('inspect, stats, consolidate', () => {
 
 describe('delete', () => {
   test('forgets every memory of the entity and returns the snapshot', async () => {
-    await post(t.base, '/v1/remember', { entity: 'del-me', fact: 'secret one' });
-    await post(t.base, '/v1/remember', { entity: 'del-me', fact: 'secret two' });
+    const ids = [
+      (await post(t.base, '/v1/remember', { entity: 'del-me', fact: 'secret one' })).body.id,
+      (await post(t.base, '/v1/remember', { entity: 'del-me', fact: 'secret two' })).body.id,
+    ];
+    await t.service.backfill.idle();
     const r = await del(t.base, '/v1/entities/del-me');
     assert.equal(r.status, 200);
     assert.equal(r.body.forgotten_count, 2);
@@ -262,8 +265,10 @@ describe('delete', () => {
     assert.match(s.captured_at, /Z$/);
     assert.equal(s.owner_only, true);
     assert.deepEqual([s.memory_count, s.episodic_count, s.semantic_count], [2, 0, 2]);
-    const recall = await post(t.base, '/v1/recall', { query: 'secret' });
-    assert.deepEqual(recall.body.memories, []);
+    const recall = await post(t.base, '/v1/recall', { query: 'secret one two', limit: 100 });
+    assert.ok(recall.body.memories.every((m: any) => !ids.includes(m.id)), 'deleted memories never come back');
+    assert.deepEqual((await post(t.base, '/v1/recall', { query: 'secret', entity: 'del-me' })).body.memories, []);
+    assert.deepEqual((await post(t.base, '/v1/inspect', { entity: 'del-me' })).body.semantic, []);
   });
 
   test('omits the snapshot when nothing was deleted; unknown entity is 404', async () => {

@@ -17,7 +17,9 @@ const { config, namespaceId } = workerData as PoolWorkerData;
 const db = openDatabase(config.dbPath, { readonly: true });
 const store = new ReadStore(db, namespaceId, config.namespace);
 const entities = new EntityMatcher(db, namespaceId);
-const engine = new RecallEngine(db, store, entities, config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity);
+const engine = new RecallEngine(db, store, entities, {
+  minSimilarity: config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity,
+});
 // Loading starts with the thread; tasks await it.
 const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.

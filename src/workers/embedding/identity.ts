@@ -1,10 +1,10 @@
 // What an embedder will call itself, known from configuration alone: the writer records it
 // beside the vectors without loading any model. Each embedder class reports the same id.
 //
-// `minSimilarity` is the embedder's calibration: the cosine similarity below which a
-// neighbour is unrelated. It differs per model — USE-lite scores unrelated short sentences
-// up to ~0.45 and true question→answer paraphrases from ~0.5; the hashing embedder scores
-// unrelated texts near 0. Measured with bench/recall-quality.
+// `minSimilarity` is the embedder's calibration: the cosine similarity from which a vector
+// match counts on its own (below it, only when another signal agrees — see vector-signal.ts).
+// It differs per model: USE-lite scores unrelated short sentences up to ~0.45, the hashing
+// embedder near 0. Measured with bench/recall-quality.
 import type { Config } from '../../shared/config.js';
 
 export interface EmbedderIdentity {
@@ -17,7 +17,7 @@ export function embedderIdentity(config: Pick<Config, 'embedder'>): EmbedderIden
   const e = config.embedder;
   switch (e.kind) {
     case 'use':
-      return { id: 'use-lite-512', dimensions: 512, minSimilarity: 0.5 };
+      return { id: 'use-lite-512', dimensions: 512, minSimilarity: 0.45 };
     case 'hash':
       return { id: `hash-${e.dimensions}`, dimensions: e.dimensions, minSimilarity: 0.2 };
     case 'openai':

@@ -8,7 +8,7 @@ import { MEMORY_COLUMNS, type MemoryRow, type ReadStore } from '../read-store.js
 import { fuseRankings, type RankedList } from './fuse.js';
 import { GraphSignal } from './graph-signal.js';
 import { queryTerms } from './query-text.js';
-import { Bm25Signal, StrengthSignal, type RecallContext, type RerankSignal, type RetrievalSignal } from './signals.js';
+import { Bm25Signal, StrengthSignal, type Proposal, type RecallContext, type RerankSignal, type RetrievalSignal } from './signals.js';
 import { VectorSignal } from './vector-signal.js';
 
 export interface RecallRequest {
@@ -26,8 +26,17 @@ export interface RecallHit {
 }
 
 /** Weights of weighted RRF, tuned with bench/recall-quality (see README). */
-export const SIGNAL_WEIGHTS = { bm25: 1, vector: 1, graph: 0.5, strength: 0.3 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 1.5, vector: 1, graph: 0.7, strength: 0.1 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
+
+export interface EngineOptions {
+  /** Cosine similarity from which a vector match counts on its own (embedder calibration). */
+  minSimilarity: number;
+  /** Restrict to some signals (quality benchmarks measure each alone). */
+  only?: readonly SignalName[];
+  /** Override fusion weights (quality benchmarks tune them). */
+  weights?: Partial<Record<SignalName, number>>;
+}
 
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
@@ -42,19 +51,18 @@ export class RecallEngine {
     db: Db,
     private readonly store: ReadStore,
     private readonly entities: EntityMatcher,
-    /** Cosine similarity below which a vector neighbour is unrelated (embedder calibration). */
-    minSimilarity: number,
-    /** Restrict to some signals (quality benchmarks measure each alone). */
-    only?: readonly SignalName[],
+    options: EngineOptions,
   ) {
+    const { minSimilarity, only } = options;
+    const weights = { ...SIGNAL_WEIGHTS, ...options.weights };
     const use = (name: SignalName) => !only || only.includes(name);
     const ns = store.namespaceId;
     this.retrieval = [
-      ...(use('bm25') ? [new Bm25Signal(db, ns, SIGNAL_WEIGHTS.bm25)] : []),
-      ...(use('vector') ? [new VectorSignal(db, ns, minSimilarity, SIGNAL_WEIGHTS.vector)] : []),
-      ...(use('graph') ? [new GraphSignal(db, ns, SIGNAL_WEIGHTS.graph)] : []),
+      ...(use('bm25') ? [new Bm25Signal(db, ns, weights.bm25)] : []),
+      ...(use('vector') ? [new VectorSignal(db, ns, minSimilarity, weights.vector)] : []),
+      ...(use('graph') ? [new GraphSignal(db, ns, weights.graph)] : []),
     ];
-    this.rerank = use('strength') ? [new StrengthSignal(SIGNAL_WEIGHTS.strength)] : [];
+    this.rerank = use('strength') ? [new StrengthSignal(weights.strength)] : [];
     this.hydrate = db.prepare<[string], MemoryRow>(
       `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
   }
@@ -79,7 +87,7 @@ export class RecallEngine {
       now,
     };
 
-    const lists: RankedList[] = this.retrieval.map((signal) => ({ weight: signal.weight, rowids: signal.retrieve(ctx) }));
+    const lists = corroborated(this.retrieval.map((signal) => ({ weight: signal.weight, proposals: signal.retrieve(ctx) })));
     const candidateIds = [...new Set(lists.flatMap((list) => list.rowids))];
     if (candidateIds.length === 0) return [];
     const rows = new Map(this.hydrate.all(JSON.stringify(candidateIds)).map((row) => [row.rowid, row]));
@@ -93,6 +101,20 @@ export class RecallEngine {
         return row ? [{ row, score }] : [];
       });
   }
+}
+
+/**
+ * Drops weak proposals no other signal made, keeping each list's order (its ranking).
+ * A faint vector match for "What does Ava do for a living?" counts when it is also one of
+ * Ava's memories (graph); on its own it is noise.
+ */
+function corroborated(lists: { weight: number; proposals: Proposal[] }[]): RankedList[] {
+  const proposers = new Map<number, number>();
+  for (const list of lists) for (const p of new Set(list.proposals.map((x) => x.rowid))) proposers.set(p, (proposers.get(p) ?? 0) + 1);
+  return lists.map((list) => ({
+    weight: list.weight,
+    rowids: list.proposals.filter((p) => !p.weak || proposers.get(p.rowid)! > 1).map((p) => p.rowid),
+  }));
 }
 
 /** The public Memory shape. `score` is null where no ranking happened (inspect). */

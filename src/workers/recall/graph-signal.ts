@@ -1,7 +1,7 @@
 // The entity graph: memories linked to the entities a query names (as owner, participant or
 // mention), then memories of entities one hop away (sharing an episode with them).
 import type { Db } from '../../shared/db.js';
-import { FILTER_SQL, filterParams, type RecallContext, type RetrievalSignal } from './signals.js';
+import { FILTER_SQL, filterParams, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
 
 export class GraphSignal implements RetrievalSignal {
   readonly name = 'graph';
@@ -29,10 +29,8 @@ export class GraphSignal implements RetrievalSignal {
       LIMIT @depth`);
   }
 
-  retrieve(ctx: RecallContext): number[] {
+  retrieve(ctx: RecallContext): Proposal[] {
     if (ctx.queryEntityIds.length === 0) return [];
-    return this.linked
-      .all({ ...filterParams(this.namespaceId, ctx.filter), seeds: JSON.stringify(ctx.queryEntityIds), depth: ctx.depth })
-      .map((r) => r.rowid);
+    return this.linked.all({ ...filterParams(this.namespaceId, ctx.filter), seeds: JSON.stringify(ctx.queryEntityIds), depth: ctx.depth });
   }
 }

@@ -25,11 +25,17 @@ export interface RecallContext {
   now: number;
 }
 
+/** A candidate a signal proposes. A weak one survives only if another signal proposes it too. */
+export interface Proposal {
+  rowid: number;
+  weak?: boolean;
+}
+
 export interface RetrievalSignal {
   readonly name: string;
   readonly weight: number;
-  /** Row ids, best first. An empty list means the signal has nothing to say for this query. */
-  retrieve(ctx: RecallContext): number[];
+  /** Candidates, best first. An empty list means the signal has nothing to say for this query. */
+  retrieve(ctx: RecallContext): Proposal[];
 }
 
 export interface RerankSignal {
@@ -60,10 +66,10 @@ export class Bm25Signal implements RetrievalSignal {
       ORDER BY bm25(memories_fts) LIMIT @depth`);
   }
 
-  retrieve(ctx: RecallContext): number[] {
+  retrieve(ctx: RecallContext): Proposal[] {
     const match = ftsMatchExpression(ctx.terms);
     if (match === null) return [];
-    return this.stmt.all({ match, depth: ctx.depth, ...filterParams(this.namespaceId, ctx.filter) }).map((r) => r.rowid);
+    return this.stmt.all({ match, depth: ctx.depth, ...filterParams(this.namespaceId, ctx.filter) });
   }
 }
 

@@ -1,13 +1,19 @@
 // Semantic relevance: cosine KNN over sqlite-vec. Filters (archived, types, entity) live in
 // the memories table, so KNN over-fetches and filters; when a filter is selective (an
 // entity, or too few survivors) an exact scan over only the filtered rows is used instead.
+//
+// Sentence embedders give unrelated short texts similarities up to ~0.45 (USE-lite) while
+// real question→answer paraphrases often score 0.2–0.45, so no single cut separates them.
+// Neighbours at or above the embedder's calibrated floor (and near the best match) are
+// proposed outright; fainter ones down to WEAK_SIMILARITY are proposed as *weak*: they only
+// count when BM25 or the graph proposes the same memory.
 import type { Db } from '../../shared/db.js';
-import { FILTER_SQL, filterParams, type RecallContext, type RetrievalSignal } from './signals.js';
+import { FILTER_SQL, filterParams, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
 
-/**
- * Neighbours much less similar than the best one are "merely nearby", not "about this".
- * Together with the embedder's absolute floor (embedding/identity.ts).
- */
+/** Faintest similarity still worth proposing (as a weak candidate). */
+export const WEAK_SIMILARITY = 0.15;
+
+/** A strong neighbour must also be at least this fraction as similar as the best one. */
 export const RELATIVE_SIMILARITY = 0.75;
 /** KNN fetches this many times the wanted depth, to survive filtering. */
 const OVERFETCH = 3;
@@ -45,32 +51,32 @@ export class VectorSignal implements RetrievalSignal {
       ORDER BY cosine_distance LIMIT @depth`);
   }
 
-  retrieve(ctx: RecallContext): number[] {
+  retrieve(ctx: RecallContext): Proposal[] {
     if (!ctx.queryVector) return [];
     const params = {
       ...filterParams(this.namespaceId, ctx.filter),
       vector: Buffer.from(ctx.queryVector.buffer, ctx.queryVector.byteOffset, ctx.queryVector.byteLength),
       depth: ctx.depth,
-      maxDistance: 1 - this.minSimilarity,
+      maxDistance: 1 - WEAK_SIMILARITY,
     };
     // An entity's memories are few: scanning them exactly beats a namespace-wide KNN.
-    if (ctx.filter.entityId !== null) return closeToBest(this.exact.all(params));
+    if (ctx.filter.entityId !== null) return this.grade(this.exact.all(params));
     const k = Math.min(MAX_K, ctx.depth * OVERFETCH);
     const hits = this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId) });
     const filtered = ctx.filter.types !== null;
-    if (hits.length < ctx.depth && filtered) return closeToBest(this.exact.all(params));
-    return closeToBest(hits);
+    if (hits.length < ctx.depth && filtered) return this.grade(this.exact.all(params));
+    return this.grade(hits);
+  }
+
+  /** Marks neighbours below the calibrated floor, or far from the best match, as weak. */
+  private grade(neighbours: Neighbour[]): Proposal[] {
+    if (neighbours.length === 0) return [];
+    const strongFloor = Math.max(this.minSimilarity, (1 - neighbours[0].distance) * RELATIVE_SIMILARITY);
+    return neighbours.map((n) => ({ rowid: n.rowid, weak: 1 - n.distance < strongFloor }));
   }
 }
 
 interface Neighbour {
   rowid: number;
   distance: number;
-}
-
-/** Row ids of the neighbours (nearest first) within RELATIVE_SIMILARITY of the nearest. */
-function closeToBest(neighbours: Neighbour[]): number[] {
-  if (neighbours.length === 0) return [];
-  const floor = (1 - neighbours[0].distance) * RELATIVE_SIMILARITY;
-  return neighbours.filter((n) => 1 - n.distance >= floor).map((n) => n.rowid);
 }
