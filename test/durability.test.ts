@@ -35,8 +35,22 @@ test('acknowledged writes are not lost on SIGKILL', async () => {
       // the episode is still active after the restart
       const more = await post(second.base, `/v1/episodes/${episode.body.episode_id}/message`, { role: 'user', content: 'back again' });
       assert.equal(more.status, 200);
-    } finally {
+      // Graceful shutdown: SIGTERM drains and exits 0, and nothing written is lost.
+      const last = await post(second.base, '/v1/remember', { entity: 'killed-0', fact: 'written just before SIGTERM' });
+      assert.equal(last.status, 201);
       second.child.kill('SIGTERM');
+      await exited(second.child);
+      assert.equal(second.child.exitCode, 0);
+      assert.match(second.output(), /"msg":"stopped"/);
+      const third = await spawnService(env);
+      try {
+        assert.equal((await get(third.base, '/v1/stats')).body.semantic_memories, 301);
+      } finally {
+        third.child.kill('SIGKILL');
+        await exited(third.child);
+      }
+    } finally {
+      second.child.kill('SIGKILL');
       await exited(second.child);
     }
   } finally {
