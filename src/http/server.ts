@@ -1,6 +1,8 @@
 // The HTTP front end on uWebSockets.js. Per request, in this order: draining check → auth →
 // rate limit → body (size-limited) → JSON → validation → operation → response. Everything
 // needed from `req` is read synchronously first: uWS invalidates it at the first await.
+// Every request, routed or not, gets a request id and ends in one access-log line and one
+// metrics observation (route *pattern*, never the raw URL, so neither carries user data).
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
@@ -9,14 +11,27 @@ import { ApiKeyAuth } from './auth.js';
 import { parseJson, readBody } from './body.js';
 import type { MemoryOperations } from './operations.js';
 import { RateLimiter } from './rate-limit.js';
-import { sendError, sendJson, type Exchange } from './respond.js';
+import { RawBody, sendError, sendJson, sendRaw, type Exchange } from './respond.js';
+import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
 import type { Route } from './routes.js';
+
+/** Where finished requests are counted (implemented by the Prometheus metrics). */
+export interface RequestMetrics {
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+}
+
+/** Status recorded for a request whose client went away before the answer (nginx's convention). */
+const CLIENT_CLOSED = 499;
+/** Route label for requests that matched no route: raw URLs would make label values unbounded. */
+const UNMATCHED = 'unmatched';
 
 interface Captured {
   authorization: string;
   contentLength: number | null;
   client: string;
   rawParams: string[];
+  method: string;
+  startedAt: number;
 }
 
 export class HttpServer {
@@ -33,6 +48,7 @@ export class HttpServer {
     private readonly ops: MemoryOperations,
     routes: Route[],
     private readonly log: Logger,
+    private readonly metrics: RequestMetrics | null = null,
   ) {
     this.auth = new ApiKeyAuth(config.apiKeys);
     this.limiter = new RateLimiter(config.rateLimitPerMinute);
@@ -79,21 +95,29 @@ export class HttpServer {
     for (const [path, methods] of methodsByPath) {
       this.app.any(path, (res, req) => {
         const method = req.getMethod().toUpperCase();
-        this.reject(res, new ServiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${methods.join(', ')}`), { Allow: methods.join(', ') });
+        this.reject(res, req, path, new ServiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${methods.join(', ')}`), { Allow: methods.join(', ') });
       });
     }
     this.app.any('/*', (res, req) => {
-      this.reject(res, new ServiceError('ROUTE_NOT_FOUND', `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`));
+      this.reject(res, req, UNMATCHED, new ServiceError('ROUTE_NOT_FOUND', `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`));
     });
   }
 
   /** Immediate answer from the synchronous part of a handler (already corked by uWS). */
-  private reject(res: HttpResponse, error: ServiceError, headers: Record<string, string> = {}): void {
-    sendError({ res, aborted: false, done: false, closeAfter: this.draining }, error, headers);
+  private reject(res: HttpResponse, req: HttpRequest, route: string, error: ServiceError, headers: Record<string, string> = {}): void {
+    const startedAt = performance.now();
+    const ex = this.exchange(res, req);
+    sendError(ex, error, headers);
+    this.finished(ex, req.getMethod().toUpperCase(), route, startedAt);
+  }
+
+  private exchange(res: HttpResponse, req: HttpRequest): Exchange {
+    const isKey = (value: string) => this.auth.enabled && this.auth.authenticate(`Bearer ${value}`) !== null;
+    return { res, aborted: false, done: false, closeAfter: this.draining, requestId: requestIdFrom(req.getHeader(REQUEST_ID_HEADER), isKey) };
   }
 
   private accept(res: HttpResponse, req: HttpRequest, route: Route): void {
-    const exchange: Exchange = { res, aborted: false, done: false, closeAfter: this.draining };
+    const exchange = this.exchange(res, req);
     res.onAborted(() => {
       exchange.aborted = true;
     });
@@ -103,8 +127,18 @@ export class HttpServer {
       contentLength: length === '' ? null : Number(length),
       client: Buffer.from(res.getRemoteAddressAsText()).toString(),
       rawParams: [...route.path.matchAll(/:\w+/g)].map((_, i) => req.getParameter(i)),
+      method: route.method === 'del' ? 'DELETE' : route.method.toUpperCase(),
+      startedAt: performance.now(),
     };
     void this.dispatch(exchange, route, captured);
+  }
+
+  /** The access-log line and metrics for one request. Never the body, headers or raw URL. */
+  private finished(ex: Exchange, method: string, route: string, startedAt: number): void {
+    const status = ex.status ?? (ex.aborted ? CLIENT_CLOSED : 0);
+    const durationMs = performance.now() - startedAt;
+    this.metrics?.observeRequest(method, route, status, durationMs / 1000);
+    this.log.info({ reqId: ex.requestId, method, route, status, ms: Math.round(durationMs * 100) / 100 }, 'request');
   }
 
   private async dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> {
@@ -137,18 +171,20 @@ export class HttpServer {
         body = route.body.parse(parseJson(raw));
       }
       const result = await route.handle(this.ops, { body, params });
-      sendJson(ex, route.status, result);
+      if (result instanceof RawBody) sendRaw(ex, route.status, result);
+      else sendJson(ex, route.status, result);
     } catch (thrown) {
       const error = ServiceError.from(thrown);
       if (error.code === 'BODY_TOO_LARGE') ex.closeAfter = true; // the rest of the body is not read
       if (error.code === 'INTERNAL') {
-        this.log.error({ err: thrown, route: route.path }, 'request failed');
+        this.log.error({ err: thrown, route: route.path, reqId: ex.requestId }, 'request failed');
         sendError(ex, new ServiceError('INTERNAL', 'internal server error'));
       } else {
-        if (error.status >= 500) this.log.error({ code: error.code, route: route.path, reason: error.message }, 'request failed');
+        if (error.status >= 500) this.log.error({ code: error.code, route: route.path, reqId: ex.requestId, reason: error.message }, 'request failed');
         sendError(ex, error);
       }
     } finally {
+      this.finished(ex, captured.method, route.path, captured.startedAt);
       this.inflight--;
       if (this.draining && this.inflight === 0) this.drained?.();
     }
