@@ -60,7 +60,13 @@ export interface WriterReady {
 }
 
 /** Outcome of a pool task: errors are returned, not thrown, so their code survives. */
-export type TaskResult<T> = { ok: true; value: T } | { ok: false; error: WireError };
+export type TaskResult<T> = { ok: true; value: T; timings?: StageTimings } | { ok: false; error: WireError };
+
+/**
+ * Milliseconds per named stage of a task (recall: one per signal, `hydrate`, `fusion`).
+ * Internal: the main thread feeds them to metrics and strips them before responding.
+ */
+export type StageTimings = Record<string, number>;
 
 /** Reads and CPU work, run in the Piscina pool against a read-only connection. */
 export type PoolTask =

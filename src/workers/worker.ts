@@ -3,7 +3,7 @@
 import { workerData } from 'node:worker_threads';
 import { openDatabase } from '../shared/db.js';
 import { ServiceError, toWireError } from '../shared/errors.js';
-import type { PoolResults, PoolTask, PoolWorkerData, TaskResult } from '../shared/messages.js';
+import type { PoolResults, PoolTask, PoolWorkerData, StageTimings, TaskResult } from '../shared/messages.js';
 import type { EntityRecord, InspectResult, MemoryType } from '../shared/schemas.js';
 import { ReadStore } from './read-store.js';
 import { RecallEngine, toMemory } from './recall/engine.js';
@@ -28,16 +28,16 @@ function subjectOf(participants: EntityRecord[]): EntityRecord | undefined {
   return participants.find((p) => p.kind === 'user') ?? participants[0];
 }
 
-async function run(task: PoolTask): Promise<PoolResults[PoolTask['op']]> {
+async function run(task: PoolTask, timings: StageTimings): Promise<PoolResults[PoolTask['op']]> {
   switch (task.op) {
     case 'recall': {
       const { query, entity = null, types = null, limit = 5 } = task.input;
-      const hits = engine.recall({ query, entity, types: types as MemoryType[] | null, limit });
+      const hits = engine.recall({ query, entity, types: types as MemoryType[] | null, limit }, Date.now(), timings);
       return { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: [] };
     }
     case 'recallGrouped': {
       const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
-      const hits = engine.recall({ query, entity: null, types: null, limit });
+      const hits = engine.recall({ query, entity: null, types: null, limit }, Date.now(), timings);
       const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
       return { groups: groupHits(hits, store.episodeStarts(episodeIds), order, max_groups) };
     }
@@ -58,7 +58,9 @@ async function run(task: PoolTask): Promise<PoolResults[PoolTask['op']]> {
 
 export default async function handle(task: PoolTask): Promise<TaskResult<unknown>> {
   try {
-    return { ok: true, value: await run(task) };
+    const timings: StageTimings = {};
+    const value = await run(task, timings);
+    return Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
   } catch (error) {
     return { ok: false, error: toWireError(error) };
   }

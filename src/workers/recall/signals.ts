@@ -19,6 +19,8 @@ export interface RecallContext {
   /** How many candidates each retrieval signal may propose. */
   depth: number;
   now: number;
+  /** Per-stage milliseconds: a signal may record sub-stages here (e.g. `embed`, `knn`) with timed(). */
+  timings?: import('../../shared/messages.js').StageTimings;
 }
 
 export interface RetrievalSignal {
