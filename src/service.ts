@@ -9,6 +9,8 @@ import { MemoryOperations } from './http/operations.js';
 import { buildRoutes } from './http/routes.js';
 import { HttpServer } from './http/server.js';
 import { assertNativeUws } from './http/native-check.js';
+import { withOperatorRoutes } from './http/operator-routes.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -19,6 +21,7 @@ export interface RunningService {
   readonly config: Config;
   readonly operations: MemoryOperations;
   readonly writer: WriterClient;
+  readonly metrics: ServiceMetrics;
   close(): Promise<void>;
 }
 
@@ -27,7 +30,14 @@ export async function startService(config: Config, log: Logger = createLogger())
   const writer = await WriterClient.start(config);
   const pool = new ReadPool(config, writer.namespaceId);
   const operations = new MemoryOperations(config, writer, pool);
-  const server = new HttpServer(config, operations, buildRoutes(VERSION), log);
+  const metrics = new ServiceMetrics();
+  const routes = withOperatorRoutes(buildRoutes(VERSION), metrics, {
+    version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
+  });
+  const server = new HttpServer(config, operations, routes, log, metrics);
+  writer.onBatch = (report) => metrics.observeBatch(report);
+  pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);
+  metrics.bind({ writer, pool, limiter: server.limiter, stats: () => operations.stats() });
   let port: number;
   try {
     port = await server.listen();
@@ -44,6 +54,7 @@ export async function startService(config: Config, log: Logger = createLogger())
     config,
     operations,
     writer,
+    metrics,
     close() {
       closing ??= (async () => {
         await server.close(config.shutdownGraceMs);
