@@ -1,6 +1,7 @@
 // Wires the parts together: writer thread → read pool → operations → HTTP server.
 // Shutdown runs in the reverse order: stop listening, drain, close pool, close writer.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Config } from './shared/config.js';
 import { createLogger, type Logger } from './shared/logger.js';
 import { WriterClient } from './writer/client.js';
@@ -11,6 +12,7 @@ import { HttpServer } from './http/server.js';
 import { assertNativeUws } from './http/native-check.js';
 import { withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
+import { acquireLock } from './shared/instance-lock.js';
 
 export const VERSION: string = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -27,7 +29,16 @@ export interface RunningService {
 
 export async function startService(config: Config, log: Logger = createLogger()): Promise<RunningService> {
   assertNativeUws();
-  const writer = await WriterClient.start(config);
+  // Offline CLI commands (restore, import) check this lock, and this refuses to start while one runs.
+  mkdirSync(dirname(config.dbPath), { recursive: true });
+  const lock = acquireLock(config.dbPath, 'memory-runtime service');
+  let writer: WriterClient;
+  try {
+    writer = await WriterClient.start(config);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   const pool = new ReadPool(config, writer.namespaceId);
   const operations = new MemoryOperations(config, writer, pool);
   const metrics = new ServiceMetrics();
@@ -44,6 +55,7 @@ export async function startService(config: Config, log: Logger = createLogger())
   } catch (error) {
     await pool.close();
     await writer.close();
+    lock.release();
     throw error;
   }
   log.info({ port, host: config.host, db: config.dbPath, namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
@@ -60,6 +72,7 @@ export async function startService(config: Config, log: Logger = createLogger())
         await server.close(config.shutdownGraceMs);
         await pool.close();
         await writer.close();
+        lock.release();
         log.info('stopped');
       })();
       return closing;
