@@ -55,7 +55,7 @@ export async function importNamespace(
     try {
       const parsed = parseLine(text);
       if (header === null) {
-        header = validators.header.parse(parsed);
+        header = checked('not an export header', () => validators.header.parse(parsed));
         result.namespace = options.namespace ?? header.namespace;
         const namespaceId = target.namespaceId(result.namespace, header.namespace_created_at);
         rows = new RowWriter(target.db, namespaceId);
@@ -65,17 +65,17 @@ export async function importNamespace(
       }
       const type = (parsed as { type?: unknown }).type;
       if (type === 'entity') {
-        const { type: _t, ...entity } = validators.entity.parse(parsed) as Record<string, unknown>;
+        const { type: _t, ...entity } = checked('entity row', () => validators.entity.parse(parsed)) as Record<string, unknown>;
         const put = rows.putEntity(entity);
         entityIds.set(String(entity.id), put.id);
         count(result, 'entities', put.created);
         seen.entities++;
       } else if (type === 'episode') {
-        const { type: _t, participants, ...episode } = validators.episode.parse(parsed) as Record<string, any>;
+        const { type: _t, participants, ...episode } = checked('episode row', () => validators.episode.parse(parsed)) as Record<string, any>;
         count(result, 'episodes', rows.putEpisode(episode, participants, refs));
         seen.episodes++;
       } else if (type === 'memory') {
-        const { type: _t, links, embedding, ...memory } = validators.memory.parse(parsed) as Record<string, any>;
+        const { type: _t, links, embedding, ...memory } = checked('memory row', () => validators.memory.parse(parsed)) as Record<string, any>;
         const rowid = rows.putMemory(memory, links, refs);
         count(result, 'memories', rowid !== null);
         if (rowid !== null && embedding) vectors.write(rowid, embedding, header.embedder);
@@ -97,6 +97,15 @@ export async function importNamespace(
   result.vectors = vectors.report.written;
   result.vectorsSkipped = vectors.report.skipped;
   return result;
+}
+
+/** Schema failures name what the line was meant to be. */
+function checked<T>(what: string, parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    throw new Error(`${what}: ${(error as Error).message}`);
+  }
 }
 
 function parseLine(text: string): unknown {
