@@ -88,3 +88,27 @@ test('recall responses carry no internal timings', async () => {
   const g = await post(t.base, '/v1/recall_grouped', { query: 'tea' }, auth(KEY));
   assert.deepEqual(Object.keys(g.body), ['groups']);
 });
+
+test('scrape-time levels follow their sources; the embedding backlog appears only once provided', async () => {
+  const { ServiceMetrics } = await import('../src/metrics/service-metrics.js');
+  const limiter = { rejected: 2 };
+  const sources = {
+    writer: { queueDepth: 3 }, pool: { utilization: 0.5, queueSize: 4 }, limiter,
+    stats: async () => ({ namespace: 'n', entities: 1, episodic_memories: 5, semantic_memories: 6, procedural_memories: 7 }),
+  };
+  const without = new ServiceMetrics();
+  without.bind(sources);
+  assert.equal(has(parseSamples(await without.render()), `${P}embedding_backlog`), false);
+
+  const metrics = new ServiceMetrics();
+  metrics.bind({ ...sources, embeddingBacklog: () => 9 });
+  let samples = parseSamples(await metrics.render());
+  assert.equal(sample(samples, `${P}embedding_backlog`), 9);
+  assert.equal(sample(samples, `${P}writer_queue_depth`), 3);
+  assert.equal(sample(samples, `${P}pool_queue_size`), 4);
+  assert.equal(sample(samples, `${P}memories`, { type: 'procedural' }), 7);
+  assert.equal(sample(samples, `${P}rate_limit_rejections_total`), 2);
+  limiter.rejected = 5;
+  samples = parseSamples(await metrics.render());
+  assert.equal(sample(samples, `${P}rate_limit_rejections_total`), 5, 'the counter follows the running total');
+});

@@ -22,6 +22,11 @@ export interface MetricSources {
   pool: { readonly utilization: number; readonly queueSize: number };
   limiter: { readonly rejected: number };
   stats(): Promise<StatsResult>;
+  /**
+   * Memories stored but not yet embedded. Optional until the embedding layer provides it; the
+   * series is only exposed once it does, rather than reporting a misleading 0.
+   */
+  embeddingBacklog?: () => number | Promise<number>;
 }
 
 export class ServiceMetrics implements RequestMetrics {
@@ -61,6 +66,13 @@ export class ServiceMetrics implements RequestMetrics {
   /** Connects the scrape-time gauges to the running parts. */
   bind(sources: MetricSources): void {
     this.sources = sources;
+    const backlog = sources.embeddingBacklog;
+    if (backlog) {
+      new Gauge({
+        name: `${PREFIX}embedding_backlog`, help: 'Memories stored but not yet embedded', registers: [this.registry],
+        async collect() { this.set(await backlog()); },
+      });
+    }
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
