@@ -2,6 +2,7 @@
 import { loadConfig, ConfigError } from './shared/config.js';
 import { createLogger } from './shared/logger.js';
 import { startService } from './service.js';
+import { LockHeldError } from './shared/instance-lock.js';
 
 const log = createLogger();
 
@@ -21,6 +22,7 @@ try {
   process.once('SIGINT', () => stop('SIGINT'));
 } catch (error) {
   if (error instanceof ConfigError) log.fatal(`invalid configuration: ${error.message}`);
+  else if (error instanceof LockHeldError) log.fatal(`cannot start: the database is in use: ${error.message}`);
   else log.fatal({ err: error }, 'start-up failed');
   process.exit(1);
 }

@@ -1,6 +1,7 @@
 // Wires the parts together: writer thread → read pool → operations → HTTP server.
 // Shutdown runs in the reverse order: stop listening, drain, close pool, close writer.
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Config } from './shared/config.js';
 import { createLogger, type Logger } from './shared/logger.js';
 import { WriterClient } from './writer/client.js';
@@ -12,6 +13,9 @@ import { assertNativeUws } from './http/native-check.js';
 import { EmbeddingBackfill } from './workers/backfill.js';
 import { Reinforcer } from './writer/reinforcement.js';
 import { createMcpMount } from './http/mcp/handler.js';
+import { withOperatorRoutes } from './http/operator-routes.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
+import { acquireLock } from './shared/instance-lock.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -26,24 +30,45 @@ export interface RunningService {
   readonly operations: MemoryOperations;
   readonly writer: WriterClient;
   readonly backfill: EmbeddingBackfill;
+  readonly metrics: ServiceMetrics;
   close(): Promise<void>;
 }
 
 export async function startService(config: Config, log: Logger = createLogger()): Promise<RunningService> {
   assertNativeUws();
-  const writer = await WriterClient.start(config);
+  // Offline CLI commands (restore, import) check this lock, and this refuses to start while one runs.
+  mkdirSync(dirname(config.dbPath), { recursive: true });
+  const lock = acquireLock(config.dbPath, 'memory-runtime service');
+  let writer: WriterClient;
+  try {
+    writer = await WriterClient.start(config);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
   const pool = new ReadPool(config, writer.namespaceId, log);
   const backfill = new EmbeddingBackfill(pool, writer, log);
   const reinforcer = new Reinforcer(writer, log);
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer);
+  const metrics = new ServiceMetrics();
+  const routes = withOperatorRoutes(buildRoutes(VERSION), metrics, {
+    version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
+  });
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
-  const server = new HttpServer(config, operations, buildRoutes(VERSION), log, [mcp]);
+  const server = new HttpServer(config, operations, routes, log, [mcp], metrics);
+  writer.onBatch = (report) => metrics.observeBatch(report);
+  pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);
+  metrics.bind({
+    writer, pool, limiter: server.limiter, stats: () => operations.stats(),
+    embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog' })).count,
+  });
   let port: number;
   try {
     port = await server.listen();
   } catch (error) {
     await pool.close();
     await writer.close();
+    lock.release();
     throw error;
   }
   // Memories stored while the service was down (or before an embedder change) get vectors now.
@@ -57,6 +82,7 @@ export async function startService(config: Config, log: Logger = createLogger())
     operations,
     writer,
     backfill,
+    metrics,
     close() {
       closing ??= (async () => {
         await server.close(config.shutdownGraceMs);
@@ -64,6 +90,7 @@ export async function startService(config: Config, log: Logger = createLogger())
         await reinforcer.flush();
         await pool.close();
         await writer.close();
+        lock.release();
         log.info('stopped');
       })();
       return closing;

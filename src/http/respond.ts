@@ -11,6 +11,15 @@ export interface Exchange {
   done: boolean;
   /** Ask the client to close the connection after this response (used while draining). */
   closeAfter: boolean;
+  /** Echoed as X-Request-Id on whatever response is sent. */
+  requestId?: string;
+  /** Status of the response sent, for the access log and metrics. */
+  status?: number;
+}
+
+/** A handler result sent as-is rather than as JSON (the Prometheus text format, for one). */
+export class RawBody {
+  constructor(readonly contentType: string, readonly body: string) {}
 }
 
 const STATUS_TEXT: Record<number, string> = {
@@ -20,14 +29,19 @@ const STATUS_TEXT: Record<number, string> = {
 };
 
 export function sendJson(ex: Exchange, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  sendRaw(ex, status, new RawBody('application/json', JSON.stringify(body)), headers);
+}
+
+export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Record<string, string> = {}): void {
   if (ex.aborted || ex.done) return;
   ex.done = true;
-  const payload = JSON.stringify(body);
+  ex.status = status;
   ex.res.cork(() => {
     ex.res.writeStatus(STATUS_TEXT[status] ?? String(status));
-    ex.res.writeHeader('Content-Type', 'application/json');
+    ex.res.writeHeader('Content-Type', body.contentType);
+    if (ex.requestId) ex.res.writeHeader('X-Request-Id', ex.requestId);
     for (const [name, value] of Object.entries(headers)) ex.res.writeHeader(name, value);
-    ex.res.end(payload, ex.closeAfter);
+    ex.res.end(body.body, ex.closeAfter);
   });
 }
 

@@ -2,6 +2,8 @@
 // rate limit → body (size-limited) → JSON → validation → operation → response. Everything
 // needed from `req` is read synchronously first: uWS invalidates it at the first await.
 // Mounts (MCP at /mcp) pass through the same gate and error mapping, then own the response.
+// Every request, routed or not, gets a request id and ends in one access-log line and one
+// metrics observation (route *pattern*, never the raw URL, so neither carries user data).
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
@@ -11,13 +13,30 @@ import { parseJson, readBody } from './body.js';
 import { captureRequest, headerOf, type Mount } from './mount.js';
 import type { MemoryOperations } from './operations.js';
 import { RateLimiter } from './rate-limit.js';
-import { sendError, sendJson, type Exchange } from './respond.js';
+import { RawBody, sendError, sendJson, sendRaw, type Exchange } from './respond.js';
+import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
 import type { Route } from './routes.js';
 
-interface Captured {
+/** Where finished requests are counted (implemented by the Prometheus metrics). */
+export interface RequestMetrics {
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+}
+
+/** Status recorded for a request whose client went away before the answer (nginx's convention). */
+const CLIENT_CLOSED = 499;
+/** Route label for requests that matched no route: raw URLs would make label values unbounded. */
+const UNMATCHED = 'unmatched';
+
+/** Who is asking, and what to log about the request once it is answered. */
+interface Caller {
   authorization: string;
-  contentLength: number | null;
   client: string;
+  method: string;
+  startedAt: number;
+}
+
+interface Captured extends Caller {
+  contentLength: number | null;
   rawParams: string[];
   /** Fires when the client goes away (uWS onAborted). */
   signal: AbortSignal;
@@ -38,6 +57,7 @@ export class HttpServer {
     routes: Route[],
     private readonly log: Logger,
     mounts: Mount[] = [],
+    private readonly metrics: RequestMetrics | null = null,
   ) {
     this.auth = new ApiKeyAuth(config.apiKeys);
     this.limiter = new RateLimiter(config.rateLimitPerMinute);
@@ -85,21 +105,29 @@ export class HttpServer {
     for (const [path, methods] of methodsByPath) {
       this.app.any(path, (res, req) => {
         const method = req.getMethod().toUpperCase();
-        this.reject(res, new ServiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${methods.join(', ')}`), { Allow: methods.join(', ') });
+        this.reject(res, req, path, new ServiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${methods.join(', ')}`), { Allow: methods.join(', ') });
       });
     }
     this.app.any('/*', (res, req) => {
-      this.reject(res, new ServiceError('ROUTE_NOT_FOUND', `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`));
+      this.reject(res, req, UNMATCHED, new ServiceError('ROUTE_NOT_FOUND', `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`));
     });
   }
 
   /** Immediate answer from the synchronous part of a handler (already corked by uWS). */
-  private reject(res: HttpResponse, error: ServiceError, headers: Record<string, string> = {}): void {
-    sendError({ res, aborted: false, done: false, closeAfter: this.draining }, error, headers);
+  private reject(res: HttpResponse, req: HttpRequest, route: string, error: ServiceError, headers: Record<string, string> = {}): void {
+    const startedAt = performance.now();
+    const ex = this.exchange(res, req);
+    sendError(ex, error, headers);
+    this.finished(ex, req.getMethod().toUpperCase(), route, startedAt);
+  }
+
+  private exchange(res: HttpResponse, req: HttpRequest): Exchange {
+    const isKey = (value: string) => this.auth.enabled && this.auth.authenticate(`Bearer ${value}`) !== null;
+    return { res, aborted: false, done: false, closeAfter: this.draining, requestId: requestIdFrom(req.getHeader(REQUEST_ID_HEADER), isKey) };
   }
 
   private accept(res: HttpResponse, req: HttpRequest, route: Route): void {
-    const exchange: Exchange = { res, aborted: false, done: false, closeAfter: this.draining };
+    const exchange = this.exchange(res, req);
     const abort = new AbortController();
     res.onAborted(() => {
       exchange.aborted = true;
@@ -112,19 +140,22 @@ export class HttpServer {
       client: Buffer.from(res.getRemoteAddressAsText()).toString(),
       rawParams: [...route.path.matchAll(/:\w+/g)].map((_, i) => req.getParameter(i)),
       signal: abort.signal,
+      method: route.method === 'del' ? 'DELETE' : route.method.toUpperCase(),
+      startedAt: performance.now(),
     };
     void this.dispatch(exchange, route, captured);
   }
 
   private acceptMount(res: HttpResponse, req: HttpRequest, mount: Mount): void {
-    const exchange: Exchange = { res, aborted: false, done: false, closeAfter: this.draining };
+    const exchange = this.exchange(res, req);
+    const startedAt = performance.now();
     const abort = new AbortController();
     res.onAborted(() => {
       exchange.aborted = true;
       abort.abort();
     });
     const request = captureRequest(res, req, abort.signal);
-    const caller = { authorization: headerOf(request, 'authorization'), client: request.client };
+    const caller: Caller = { authorization: headerOf(request, 'authorization'), client: request.client, method: request.method, startedAt };
     void this.guarded(exchange, mount.path, caller, () => mount.handle(exchange, request));
   }
 
@@ -137,7 +168,8 @@ export class HttpServer {
         body = route.body.parse(parseJson(raw));
       }
       const result = await route.handle(this.ops, { body, params });
-      sendJson(ex, route.status, result);
+      if (result instanceof RawBody) sendRaw(ex, route.status, result);
+      else sendJson(ex, route.status, result);
     });
   }
 
@@ -146,7 +178,7 @@ export class HttpServer {
    * with one mapping from thrown errors to `{error, code}` responses. `work` is started
    * synchronously so it can attach a body reader before uWS moves on.
    */
-  private async guarded(ex: Exchange, label: string, caller: { authorization: string; client: string }, work: () => Promise<void>): Promise<void> {
+  private async guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void>): Promise<void> {
     this.inflight++;
     try {
       if (!this.admit(ex, caller)) return;
@@ -155,20 +187,29 @@ export class HttpServer {
       const error = ServiceError.from(thrown);
       if (error.code === 'BODY_TOO_LARGE') ex.closeAfter = true; // the rest of the body is not read
       if (error.code === 'INTERNAL') {
-        this.log.error({ err: thrown, route: label }, 'request failed');
+        this.log.error({ err: thrown, route: label, reqId: ex.requestId }, 'request failed');
         sendError(ex, new ServiceError('INTERNAL', 'internal server error'));
       } else {
-        if (error.status >= 500) this.log.error({ code: error.code, route: label, reason: error.message }, 'request failed');
+        if (error.status >= 500) this.log.error({ code: error.code, route: label, reqId: ex.requestId, reason: error.message }, 'request failed');
         sendError(ex, error);
       }
     } finally {
+      this.finished(ex, caller.method, label, caller.startedAt);
       this.inflight--;
       if (this.draining && this.inflight === 0) this.drained?.();
     }
   }
 
+  /** The access-log line and metrics for one request. Never the body, headers or raw URL. */
+  private finished(ex: Exchange, method: string, route: string, startedAt: number): void {
+    const status = ex.status ?? (ex.aborted ? CLIENT_CLOSED : 0);
+    const durationMs = performance.now() - startedAt;
+    this.metrics?.observeRequest(method, route, status, durationMs / 1000);
+    this.log.info({ reqId: ex.requestId, method, route, status, ms: Math.round(durationMs * 100) / 100 }, 'request');
+  }
+
   /** False when the request was refused (and answered); throws while draining. */
-  private admit(ex: Exchange, caller: { authorization: string; client: string }): boolean {
+  private admit(ex: Exchange, caller: Caller): boolean {
     if (this.draining) {
       ex.closeAfter = true;
       throw new ServiceError('SHUTTING_DOWN', 'service is shutting down');

@@ -108,7 +108,7 @@ function embedderConfig(env: Env): EmbedderConfig {
     case 'use':
       return { kind };
     case 'hash':
-      return { kind, dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 256, 8, 4096) };
+      return { kind, dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 256, 2, 4096) };
     case 'openai': {
       if (!env.SERVICE_EMBEDDINGS_MODEL) throw new ConfigError('SERVICE_EMBEDDINGS_MODEL', 'is required when SERVICE_EMBEDDER=openai');
       if (!env.SERVICE_EMBEDDING_DIMENSIONS) {

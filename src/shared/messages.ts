@@ -71,7 +71,13 @@ export interface WriterReady {
 }
 
 /** Outcome of a pool task: errors are returned, not thrown, so their code survives. */
-export type TaskResult<T> = { ok: true; value: T } | { ok: false; error: WireError };
+export type TaskResult<T> = { ok: true; value: T; timings?: StageTimings } | { ok: false; error: WireError };
+
+/**
+ * Milliseconds per named stage of a task (recall: one per signal, `hydrate`, `fusion`).
+ * Internal: the main thread feeds them to metrics and strips them before responding.
+ */
+export type StageTimings = Record<string, number>;
 
 /** Reads and CPU work, run in the Piscina pool against a read-only connection. */
 export type PoolTask =
@@ -80,7 +86,8 @@ export type PoolTask =
   | { op: 'inspect'; input: import('./schemas.js').InspectInput }
   | { op: 'stats' }
   | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }
-  | { op: 'embedPending'; limit: number };
+  | { op: 'embedPending'; limit: number }
+  | { op: 'embeddingBacklog' };
 
 export interface PoolResults {
   /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
@@ -90,6 +97,7 @@ export interface PoolResults {
   stats: import('./schemas.js').StatsResult;
   prepareEpisodeEnd: { memories: ExtractedMemory[] };
   embedPending: { items: EmbeddedMemory[]; remaining: boolean };
+  embeddingBacklog: { count: number };
 }
 
 export type PoolOp = PoolTask['op'];

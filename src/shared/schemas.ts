@@ -80,6 +80,7 @@ export const InspectBody = Type.Object({
 });
 
 export const ForgetParams = Type.Object({ entity_name: EntityName });
+export const EpisodeParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Episode id returned by start' }) });
 
 export const EmptyBody = Type.Object({});
 
@@ -166,6 +167,14 @@ export const ConsolidateResponse = Type.Object({
 
 export const HealthResponse = Type.Object({ status: Type.String(), version: Type.String() });
 export const ErrorResponse = Type.Object({ error: Type.String(), code: Type.Optional(Type.String()) });
+
+// Operator endpoints (GET /metrics, GET /v1/openapi.json).
+export const MetricsText = Type.String({ description: 'Prometheus text exposition format 0.0.4' });
+export const OpenApiDocument = Type.Object({
+  openapi: Type.String(),
+  info: Type.Object({ title: Type.String(), version: Type.String() }),
+  paths: Type.Record(Type.String(), Type.Object({})),
+}, { description: 'This OpenAPI 3.1 document' });
 
 // ------------------------------------------------------------ static types
 

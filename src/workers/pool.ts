@@ -4,10 +4,12 @@ import { Piscina } from 'piscina';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import type { PoolOp, PoolResults, PoolWorkerData, TaskOf, TaskResult } from '../shared/messages.js';
+import type { PoolOp, PoolResults, PoolWorkerData, StageTimings, TaskOf, TaskResult } from '../shared/messages.js';
 
 export class ReadPool {
   private readonly piscina: Piscina;
+  /** Receives the stage timings a task reported (metrics hook); they never reach a caller. */
+  onStageTimings: ((op: PoolOp, timings: StageTimings) => void) | null = null;
 
   constructor(config: Config, namespaceId: number, log: Logger) {
     const workerData: PoolWorkerData = { config, namespaceId };
@@ -35,6 +37,7 @@ export class ReadPool {
   async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
     const result = (await this.piscina.run(task)) as TaskResult<PoolResults[T]>;
     if (!result.ok) throw ServiceError.fromWire(result.error);
+    if (result.timings) this.onStageTimings?.(task.op, result.timings);
     return result.value;
   }
 

@@ -53,6 +53,8 @@ export class ReadStore {
         "SELECT role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
       unembedded: db.prepare<[number, number], { rowid: number; content: string }>(
         'SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid LIMIT ?'),
+      unembeddedCount: db.prepare<[number], { count: number }>(
+        'SELECT count(*) AS count FROM memories WHERE namespace_id = ? AND embedded = 0'),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
     };
@@ -86,6 +88,10 @@ export class ReadStore {
   /** Memories still waiting for a vector, oldest first. */
   unembedded(limit: number): { rowid: number; content: string }[] {
     return this.s.unembedded.all(this.namespaceId, limit);
+  }
+
+  unembeddedCount(): number {
+    return this.s.unembeddedCount.get(this.namespaceId)!.count;
   }
 
   participants(episodeId: string): EntityRecord[] {

@@ -3,7 +3,7 @@
 import { workerData } from 'node:worker_threads';
 import { openDatabase } from '../shared/db.js';
 import { ServiceError, toWireError } from '../shared/errors.js';
-import type { PoolResults, PoolTask, PoolWorkerData, TaskResult } from '../shared/messages.js';
+import type { PoolResults, PoolTask, PoolWorkerData, StageTimings, TaskResult } from '../shared/messages.js';
 import type { EntityRecord, InspectResult, MemoryType } from '../shared/schemas.js';
 import { ReadStore } from './read-store.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
@@ -35,8 +35,13 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
   }
 }
 
-async function recallHits(query: string, entity: string | null, types: MemoryType[] | null, limit: number): Promise<RecallHit[]> {
-  return engine.recall({ query, entity, types, limit, queryVector: await embedQuery(query) });
+async function recallHits(
+  query: string, entity: string | null, types: MemoryType[] | null, limit: number, timings: StageTimings,
+): Promise<RecallHit[]> {
+  const started = performance.now();
+  const queryVector = await embedQuery(query);
+  timings.embed = performance.now() - started;
+  return engine.recall({ query, entity, types, limit, queryVector }, Date.now(), timings);
 }
 
 function inspect(entityName: string, limit: number): InspectResult {
@@ -63,11 +68,11 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
   };
 }
 
-async function run(task: PoolTask): Promise<unknown> {
+async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
   switch (task.op) {
     case 'recall': {
       const { query, entity = null, types = null, limit = 5 } = task.input;
-      const hits = await recallHits(query, entity, types as MemoryType[] | null, limit);
+      const hits = await recallHits(query, entity, types as MemoryType[] | null, limit, timings);
       const rows = hits.map((hit) => hit.row);
       return {
         result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
@@ -76,7 +81,7 @@ async function run(task: PoolTask): Promise<unknown> {
     }
     case 'recallGrouped': {
       const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
-      const hits = await recallHits(query, null, null, limit);
+      const hits = await recallHits(query, null, null, limit, timings);
       const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
       const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
       // Only what is returned counts as recalled.
@@ -92,6 +97,8 @@ async function run(task: PoolTask): Promise<unknown> {
       return store.stats();
     case 'embedPending':
       return embedPending(task.limit);
+    case 'embeddingBacklog':
+      return { count: store.unembeddedCount() };
     case 'prepareEpisodeEnd': {
       const episode = store.episode(task.episodeId);
       if (!episode) throw new ServiceError('NOT_FOUND', `episode '${task.episodeId}' not found`);
@@ -105,7 +112,9 @@ async function run(task: PoolTask): Promise<unknown> {
 
 export default async function handle(task: PoolTask): Promise<TaskResult<unknown>> {
   try {
-    return { ok: true, value: await run(task) };
+    const timings: StageTimings = {};
+    const value = await run(task, timings);
+    return Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
   } catch (error) {
     return { ok: false, error: toWireError(error) };
   }

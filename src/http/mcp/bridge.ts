@@ -38,6 +38,7 @@ function safeHost(host: string | null): string {
 const MANAGED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
 
 function writeHead(ex: Exchange, response: Response): void {
+  ex.status = response.status; // for the access log and metrics
   ex.res.writeStatus(`${response.status} ${response.statusText || STATUS_CODES[response.status] || ''}`.trimEnd());
   response.headers.forEach((value, name) => {
     if (!MANAGED_HEADERS.has(name)) ex.res.writeHeader(name, value);

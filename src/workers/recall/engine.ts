@@ -10,6 +10,8 @@ import { GraphSignal } from './graph-signal.js';
 import { queryTerms } from './query-text.js';
 import { Bm25Signal, StrengthSignal, type Proposal, type RecallContext, type RerankSignal, type RetrievalSignal } from './signals.js';
 import { VectorSignal } from './vector-signal.js';
+import type { StageTimings } from '../../shared/messages.js';
+import { timed } from './timing.js';
 
 export interface RecallRequest {
   query: string;
@@ -67,7 +69,7 @@ export class RecallEngine {
       `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
   }
 
-  recall(request: RecallRequest, now = Date.now()): RecallHit[] {
+  recall(request: RecallRequest, now = Date.now(), timings: StageTimings = {}): RecallHit[] {
     let entityId: string | null = null;
     if (request.entity !== null) {
       const entity = this.store.entity(request.entity);
@@ -85,16 +87,19 @@ export class RecallEngine {
       filter: { entityId, types: request.types && request.types.length > 0 ? request.types : null },
       depth: Math.max(MIN_DEPTH, request.limit * DEPTH_FACTOR),
       now,
+      timings,
     };
 
-    const lists = corroborated(this.retrieval.map((signal) => ({ weight: signal.weight, proposals: signal.retrieve(ctx) })));
+    const lists = corroborated(this.retrieval.map((signal) => ({
+      weight: signal.weight, proposals: timed(timings, signal.name, () => signal.retrieve(ctx)),
+    })));
     const candidateIds = [...new Set(lists.flatMap((list) => list.rowids))];
     if (candidateIds.length === 0) return [];
-    const rows = new Map(this.hydrate.all(JSON.stringify(candidateIds)).map((row) => [row.rowid, row]));
+    const rows = new Map(timed(timings, 'hydrate', () => this.hydrate.all(JSON.stringify(candidateIds))).map((row) => [row.rowid, row]));
     const candidates = [...rows.values()];
-    for (const signal of this.rerank) lists.push({ weight: signal.weight, rowids: signal.rank(ctx, candidates) });
+    for (const signal of this.rerank) lists.push({ weight: signal.weight, rowids: timed(timings, signal.name, () => signal.rank(ctx, candidates)) });
 
-    return fuseRankings(lists)
+    return timed(timings, 'fusion', () => fuseRankings(lists))
       .slice(0, request.limit)
       .flatMap(({ rowid, score }) => {
         const row = rows.get(rowid);

@@ -23,6 +23,8 @@ export interface RecallContext {
   /** How many candidates each retrieval signal may propose. */
   depth: number;
   now: number;
+  /** Per-stage milliseconds: a signal may record sub-stages here (e.g. `embed`, `knn`) with timed(). */
+  timings?: import('../../shared/messages.js').StageTimings;
 }
 
 /** A candidate a signal proposes. A weak one survives only if another signal proposes it too. */

@@ -1,0 +1,58 @@
+// `restore <snapshot_id>`: re-inserts a deletion snapshot's memories into the database.
+import { IdConflictError } from '../../writer/row-writer.js';
+import { CliError, configFrom, type Command } from '../args.js';
+import { openForWriting } from '../offline-db.js';
+import { restoreSnapshot } from '../restore-snapshot.js';
+import { readSnapshot, resolveSnapshot } from '../snapshot-files.js';
+
+export const restoreCommand: Command = {
+  name: 'restore',
+  summary: "put back the memories a DELETE removed, from its snapshot",
+  help: `Usage: memory-runtime restore <snapshot_id | path/to/snapshot.json> [--force]
+
+Re-inserts every memory of a deletion snapshot (snapshots/<snapshot_id>.json beside the
+database) with its original id, content, confidence, stability and timestamps, its entity
+links and its vector. Memories already present are skipped: restoring twice changes nothing.
+The whole restore is one transaction; a damaged snapshot file is refused before anything
+is written.
+
+The service must be stopped: only one process may write the database (the command refuses
+while the service holds <db>.lock).
+
+Options:
+  --force    restore a snapshot taken in another namespace into --namespace`,
+  options: { force: { type: 'boolean' } },
+  positionals: { min: 1, max: 1 },
+  async run({ values, positionals }) {
+    const config = configFrom(values);
+    const { id, path } = resolveSnapshot(config.snapshotDir, positionals[0]);
+    const snapshot = readSnapshot(path, id);
+    if (snapshot.namespace !== config.namespace && !values.force) {
+      throw new CliError(`snapshot ${snapshot.snapshot_id} was taken in namespace '${snapshot.namespace}', not '${config.namespace}'; ` +
+        `pass --force to restore it into '${config.namespace}'`);
+    }
+    const target = openForWriting(config, 'restore', { create: false });
+    try {
+      const namespaceId = target.namespaceId(config.namespace);
+      const result = target.db.transaction(() => restoreSnapshot(target.db, namespaceId, snapshot)).immediate();
+      const where = `entity '${snapshot.entity.name}', namespace '${config.namespace}'`;
+      if (result.inserted === 0) {
+        process.stdout.write(`nothing to restore: all ${result.present} memories of snapshot ${snapshot.snapshot_id} are already present (${where})\n`);
+        return;
+      }
+      const notes = [
+        `${result.present} already present`,
+        `${result.vectors} vectors`,
+        ...(result.vectorsSkipped > 0 ? [`${result.vectorsSkipped} vectors skipped (other embedder or dimension; re-embed)`] : []),
+        ...(result.droppedLinks > 0 ? [`${result.droppedLinks} links to entities not in this namespace dropped`] : []),
+      ];
+      process.stdout.write(`restored ${result.inserted} memories from snapshot ${snapshot.snapshot_id} (${where}): ${notes.join(', ')}\n`);
+    } catch (error) {
+      if (error instanceof CliError) throw error;
+      const reason = error instanceof IdConflictError ? error.message : `${(error as Error).message}`;
+      throw new CliError(`restore failed, nothing was changed: ${reason}`);
+    } finally {
+      target.close();
+    }
+  },
+};

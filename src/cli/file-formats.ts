@@ -1,0 +1,79 @@
+// The two files the CLI reads: deletion snapshots (written by the writer before a delete, see
+// writer/snapshot.ts) and namespace exports (JSON lines, written by `export`). Each is checked
+// against these schemas *before* anything is written, so a damaged file changes nothing.
+// Extra fields are allowed: a row carries every column of its table, whatever the version.
+import Type, { type Static } from 'typebox';
+import { ENTITY_KINDS, MEMORY_TYPES } from '../shared/schemas.js';
+import { compileValidator } from '../shared/validation.js';
+
+const Id = Type.String({ minLength: 1, maxLength: 128 });
+const NullableId = Type.Union([Id, Type.Null()]);
+const Millis = Type.Integer({ minimum: 0 });
+
+export const MemoryRowFile = Type.Object({
+  id: Id,
+  memory_type: Type.Enum([...MEMORY_TYPES]),
+  content: Type.String(),
+  confidence: Type.Number({ minimum: 0, maximum: 1 }),
+  stability: Type.Number(),
+  created_at: Millis,
+  entity_id: NullableId,
+  episode_id: NullableId,
+  links: Type.Array(Type.Object({ entity_id: Id, relation: Type.String({ minLength: 1 }) })),
+  embedding: Type.Union([Type.Array(Type.Number(), { minItems: 1 }), Type.Null()]),
+});
+
+export const EntityRowFile = Type.Object({
+  id: Id,
+  name: Type.String({ minLength: 1 }),
+  kind: Type.Enum([...ENTITY_KINDS]),
+  created_at: Millis,
+});
+
+export const SnapshotFileSchema = Type.Object({
+  format_version: Type.Literal(1),
+  snapshot_id: Id,
+  captured_at: Type.String({ minLength: 1 }),
+  namespace: Type.String({ minLength: 1 }),
+  entity: Type.Object({ id: Id, name: Type.String({ minLength: 1 }), kind: Type.String() }),
+  embedder: Type.Union([Type.String(), Type.Null()]),
+  memories: Type.Array(MemoryRowFile),
+});
+
+export const EXPORT_FORMAT = 'memory-runtime-export';
+export const EXPORT_FORMAT_VERSION = 1;
+
+export const ExportHeader = Type.Object({
+  type: Type.Literal('header'),
+  format: Type.Literal(EXPORT_FORMAT),
+  format_version: Type.Literal(EXPORT_FORMAT_VERSION),
+  namespace: Type.String({ minLength: 1 }),
+  namespace_created_at: Millis,
+  exported_at: Type.String(),
+  embedder: Type.Union([Type.String(), Type.Null()]),
+  counts: Type.Object({ entities: Millis, episodes: Millis, memories: Millis }),
+});
+
+export const ExportEntity = Type.Object({ type: Type.Literal('entity'), ...EntityRowFile.properties });
+
+export const ExportEpisode = Type.Object({
+  type: Type.Literal('episode'),
+  id: Id,
+  started_at: Millis,
+  last_activity_at: Millis,
+  participants: Type.Array(Type.Object({ entity_id: Id, position: Type.Integer({ minimum: 0 }) })),
+});
+
+export const ExportMemory = Type.Object({ type: Type.Literal('memory'), ...MemoryRowFile.properties });
+
+export type MemoryRowFileT = Static<typeof MemoryRowFile> & Record<string, unknown>;
+export type SnapshotFileT = Static<typeof SnapshotFileSchema>;
+export type ExportHeaderT = Static<typeof ExportHeader>;
+
+export const validators = {
+  snapshot: compileValidator(SnapshotFileSchema, 'snapshot'),
+  header: compileValidator(ExportHeader, 'header'),
+  entity: compileValidator(ExportEntity, 'entity'),
+  episode: compileValidator(ExportEpisode, 'episode'),
+  memory: compileValidator(ExportMemory, 'memory'),
+};

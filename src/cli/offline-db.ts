@@ -1,0 +1,60 @@
+// Opening the database from the CLI. Reading (export, snapshots) is safe beside a running
+// service: WAL readers never block the writer. Writing (restore, import) is not — the
+// service's writer thread must stay the only writer — so it takes the instance lock the
+// service holds while it runs, and refuses when the service (or another command) has it.
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../shared/config.js';
+import { openDatabase, type Db } from '../shared/db.js';
+import { acquireLock, LockHeldError } from '../shared/instance-lock.js';
+import { ensureNamespace, migrate } from '../writer/migrate.js';
+import { CliError } from './args.js';
+
+export interface WritableDb {
+  db: Db;
+  /** Id of the namespace, created when missing (with `createdAt` when given). */
+  namespaceId(name: string, createdAt?: number): number;
+  close(): void;
+}
+
+export function openForWriting(config: Config, command: string, options: { create: boolean }): WritableDb {
+  if (!options.create && !existsSync(config.dbPath)) throw new CliError(`no database at ${config.dbPath} (set --db or SERVICE_PATH)`);
+  mkdirSync(dirname(config.dbPath), { recursive: true });
+  let lock;
+  try {
+    lock = acquireLock(config.dbPath, `memory-runtime ${command}`);
+  } catch (error) {
+    if (error instanceof LockHeldError) {
+      throw new CliError(`cannot ${command} while the database is in use: ${error.message}`);
+    }
+    throw error;
+  }
+  try {
+    const db = openDatabase(config.dbPath, { readonly: false, synchronous: 'FULL' });
+    migrate(db);
+    return {
+      db,
+      namespaceId: (name, createdAt) => ensureNamespace(db, name, createdAt),
+      close() {
+        db.close();
+        lock.release();
+      },
+    };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+export function openForReading(config: Config): Db {
+  if (!existsSync(config.dbPath)) throw new CliError(`no database at ${config.dbPath} (set --db or SERVICE_PATH)`);
+  return openDatabase(config.dbPath, { readonly: true });
+}
+
+/** The namespace's id, or a one-line error naming the ones that exist. */
+export function namespaceIdOf(db: Db, name: string): { id: number; created_at: number } {
+  const row = db.prepare<[string], { id: number; created_at: number }>('SELECT id, created_at FROM namespaces WHERE name = ?').get(name);
+  if (row) return row;
+  const known = db.prepare<[], { name: string }>('SELECT name FROM namespaces ORDER BY name').all().map((r) => r.name);
+  throw new CliError(`no namespace '${name}' in this database (it has: ${known.join(', ') || 'none'})`);
+}

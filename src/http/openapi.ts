@@ -1,0 +1,109 @@
+// The OpenAPI 3.1 document, generated from the route table and the TypeBox schemas the routes
+// validate with — nothing here restates a body. OpenAPI 3.1 schemas are JSON Schema 2020-12,
+// which is what TypeBox emits, so schemas are copied over as they are; every schema exported
+// from shared/schemas.ts becomes a named component, anything else is inlined.
+import type { TSchema } from 'typebox';
+import * as schemas from '../shared/schemas.js';
+import type { Route } from './routes.js';
+
+type Json = Record<string, unknown>;
+
+export interface OpenApiOptions {
+  version: string;
+  /** Bearer keys are configured: every operation requires one and may answer 401. */
+  auth: boolean;
+  /** The rate limiter is on: every operation may answer 429. */
+  rateLimited: boolean;
+}
+
+const ERRORS: Record<number, { name: string; description: string }> = {
+  400: { name: 'BadRequest', description: 'A value is not allowed (range, enum, length, path encoding)' },
+  401: { name: 'Unauthorized', description: 'Missing or invalid Bearer token' },
+  404: { name: 'NotFound', description: 'Unknown entity or episode (or an expired episode)' },
+  413: { name: 'PayloadTooLarge', description: 'Request body above the configured limit' },
+  422: { name: 'UnprocessableEntity', description: 'Body is not JSON, not an object, lacks a field or has a wrong JSON type' },
+  429: { name: 'TooManyRequests', description: 'Rate limit exceeded; see Retry-After (seconds)' },
+  500: { name: 'InternalError', description: 'Internal failure (recall pipeline, deletion snapshot, ...)' },
+  503: { name: 'ShuttingDown', description: 'The service is draining for shutdown' },
+};
+
+/** TypeBox values exported from schemas.ts, by identity, so a route's schema finds its name. */
+const NAMED = new Map<unknown, string>(
+  Object.entries(schemas)
+    .filter(([, value]) => typeof value === 'object' && value !== null && !Array.isArray(value))
+    .map(([name, value]) => [value, name]),
+);
+
+/** Plain JSON (drops anything TypeBox keeps off the wire). */
+const plain = (schema: TSchema): Json => JSON.parse(JSON.stringify(schema)) as Json;
+
+export function buildOpenApiDocument(routes: Route[], options: OpenApiOptions): Json {
+  const components: Json = {};
+  const ref = (schema: TSchema): Json => {
+    const name = NAMED.get(schema);
+    if (name === undefined) return plain(schema);
+    components[name] = plain(schema);
+    return { $ref: `#/components/schemas/${name}` };
+  };
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    const path = route.path.replace(/:(\w+)/g, '{$1}');
+    const method = route.method === 'del' ? 'delete' : route.method;
+    (paths[path] ??= {})[method] = operation(route, options, ref);
+  }
+  const document: Json = {
+    openapi: '3.1.0',
+    info: {
+      title: 'memory-runtime',
+      version: options.version,
+      description: 'Memory runtime for AI agents. Errors are {error, code}; see the project README for the details.',
+    },
+    paths,
+    components: {
+      schemas: { ...components, ErrorResponse: plain(schemas.ErrorResponse) },
+      responses: Object.fromEntries(Object.values(ERRORS).map(({ name, description }) => [name, {
+        description,
+        content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
+      }])),
+      ...(options.auth ? { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } } : {}),
+    },
+  };
+  if (options.auth) document.security = [{ bearerAuth: [] }];
+  return document;
+}
+
+function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema) => Json): Json {
+  const parameters = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    schema: route.params?.properties[name] ? ref(route.params.properties[name]) : { type: 'string' },
+  }));
+  const statuses = new Set<number>([500, 503, ...(route.errors ?? [])]);
+  if (options.auth) statuses.add(401);
+  if (options.rateLimited) statuses.add(429);
+  if (route.body) [400, 413, 422].forEach((s) => statuses.add(s));
+  if (parameters.length > 0) statuses.add(400);
+
+  const success: Json = { description: route.summary ?? 'Success' };
+  if (route.response) success.content = { [route.produces ?? 'application/json']: { schema: ref(route.response) } };
+  const responses: Json = { [String(route.status)]: success };
+  for (const status of [...statuses].sort((a, b) => a - b)) responses[String(status)] = { $ref: `#/components/responses/${ERRORS[status].name}` };
+
+  return {
+    operationId: operationId(route),
+    ...(route.summary ? { summary: route.summary } : {}),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body.schema) } } } }
+      : {}),
+    responses,
+  };
+}
+
+/** `post /v1/episodes/:id/message` → `postEpisodesIdMessage`: stable and unique per route. */
+function operationId(route: Route): string {
+  const words = route.path.replace(/^\/v1\//, '/').split(/[/:_]+/).filter(Boolean);
+  const method = route.method === 'del' ? 'delete' : route.method;
+  return method + words.map((w) => w[0].toUpperCase() + w.slice(1)).join('');
+}

@@ -1,0 +1,140 @@
+// Prometheus metrics for one running service, in prom-client's text format at GET /metrics.
+//
+// Each service owns its Registry (not prom-client's global one), so several services in one
+// process — the test suite does this — never collide on metric names. Event counts are
+// pushed as they happen (requests, commits, recall stages); levels (queue depths, pool use,
+// memories per type) are pulled from their owners at scrape time, so they cost nothing
+// between scrapes and are never stale.
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { WriterBatchReport } from '../shared/messages.js';
+import type { StatsResult } from '../shared/schemas.js';
+import type { RequestMetrics } from '../http/server.js';
+
+const PREFIX = 'memory_runtime_';
+
+/** Recall stages and single-memory operations are sub-millisecond on small data: start low. */
+const FAST_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+
+/** What the scrape-time gauges read from; bound once the service parts exist. */
+export interface MetricSources {
+  writer: { readonly queueDepth: number };
+  pool: { readonly utilization: number; readonly queueSize: number };
+  limiter: { readonly rejected: number };
+  stats(): Promise<StatsResult>;
+  /**
+   * Memories stored but not yet embedded. Optional until the embedding layer provides it; the
+   * series is only exposed once it does, rather than reporting a misleading 0.
+   */
+  embeddingBacklog?: () => number | Promise<number>;
+}
+
+export class ServiceMetrics implements RequestMetrics {
+  readonly registry = new Registry();
+  private sources: MetricSources | null = null;
+  private readonly requests;
+  private readonly latency;
+  private readonly batchSize;
+  private readonly commitSeconds;
+  private readonly recallStage;
+
+  constructor() {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
+    const labelNames = ['method', 'route', 'status'] as const;
+    this.requests = new Counter({ name: `${PREFIX}http_requests_total`, help: 'HTTP requests by route pattern and status', labelNames, registers });
+    this.latency = new Histogram({
+      name: `${PREFIX}http_request_duration_seconds`, help: 'HTTP request latency by route pattern and status',
+      labelNames, buckets: FAST_BUCKETS, registers,
+    });
+    this.batchSize = new Histogram({
+      name: `${PREFIX}writer_batch_commands`, help: 'Write commands committed per transaction (group commit)',
+      buckets: BATCH_BUCKETS, registers,
+    });
+    this.commitSeconds = new Histogram({
+      name: `${PREFIX}writer_commit_duration_seconds`, help: 'Time to run and commit one writer transaction',
+      buckets: FAST_BUCKETS, registers,
+    });
+    this.recallStage = new Histogram({
+      name: `${PREFIX}recall_stage_duration_seconds`,
+      help: 'Recall pipeline stage time: one series per signal (bm25, vector, graph, ...), hydrate and fusion',
+      labelNames: ['stage'], buckets: FAST_BUCKETS, registers,
+    });
+    this.registerLevels(registers);
+  }
+
+  /** Connects the scrape-time gauges to the running parts. */
+  bind(sources: MetricSources): void {
+    this.sources = sources;
+    const backlog = sources.embeddingBacklog;
+    if (backlog) {
+      new Gauge({
+        name: `${PREFIX}embedding_backlog`, help: 'Memories stored but not yet embedded', registers: [this.registry],
+        async collect() { this.set(await backlog()); },
+      });
+    }
+  }
+
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.latency.observe(labels, seconds);
+  }
+
+  observeBatch(report: WriterBatchReport): void {
+    this.batchSize.observe(report.commands);
+    this.commitSeconds.observe(report.commitMs / 1000);
+  }
+
+  observeRecallStages(timingsMs: Record<string, number>): void {
+    for (const [stage, ms] of Object.entries(timingsMs)) this.recallStage.observe({ stage }, ms / 1000);
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  private registerLevels(registers: Registry[]): void {
+    const metrics = this;
+    new Gauge({
+      name: `${PREFIX}writer_queue_depth`, help: 'Write commands sent to the writer thread and not yet committed', registers,
+      collect() { if (metrics.sources) this.set(metrics.sources.writer.queueDepth); },
+    });
+    new Gauge({
+      name: `${PREFIX}pool_utilization_ratio`, help: 'Fraction of read/CPU pool capacity in use (0..1)', registers,
+      collect() { if (metrics.sources) this.set(metrics.sources.pool.utilization); },
+    });
+    new Gauge({
+      name: `${PREFIX}pool_queue_size`, help: 'Tasks waiting for a free pool worker', registers,
+      collect() { if (metrics.sources) this.set(metrics.sources.pool.queueSize); },
+    });
+    // The limiter keeps a plain running total; the counter follows it by the difference.
+    let reported = 0;
+    new Counter({
+      name: `${PREFIX}rate_limit_rejections_total`, help: 'Requests refused with 429 by the rate limiter', registers,
+      collect() {
+        const total = metrics.sources?.limiter.rejected ?? reported;
+        if (total > reported) this.inc(total - reported);
+        reported = total;
+      },
+    });
+    new Gauge({
+      name: `${PREFIX}memories`, help: 'Active memories in the served namespace, by type', labelNames: ['type'], registers,
+      async collect() {
+        if (!metrics.sources) return;
+        try {
+          const stats = await metrics.sources.stats();
+          this.set({ type: 'episodic' }, stats.episodic_memories);
+          this.set({ type: 'semantic' }, stats.semantic_memories);
+          this.set({ type: 'procedural' }, stats.procedural_memories);
+        } catch {
+          // A failed count (pool shutting down) keeps the last values rather than failing the scrape.
+        }
+      },
+    });
+  }
+}

@@ -1,0 +1,72 @@
+// Reading and writing rows of the sqlite-vec table `memory_vectors` (rowid = memory rowid,
+// namespace_id partition key, embedding float[N]) for offline restore, export and import.
+// The table exists only once an embedder has run, so every path copes with its absence.
+// Vectors from a different embedder than the database's are skipped, never mixed in: they
+// would be compared in the wrong space. sqlite-vec wants BigInt for integer columns.
+import type { Statement } from 'better-sqlite3';
+import type { Db } from '../shared/db.js';
+import { vectorTableSql } from '../shared/sql-schema.js';
+
+export interface VectorReport {
+  written: number;
+  /** Not written: another embedder, another dimension. */
+  skipped: number;
+}
+
+export class VectorRows {
+  readonly report: VectorReport = { written: 0, skipped: 0 };
+  private insert: Statement | null = null;
+  private reader: Statement | null = null;
+
+  constructor(private readonly db: Db, private readonly namespaceId: number) {}
+
+  /** Dimension of the existing table, or null when there is none. */
+  dimensions(): number | null {
+    const row = this.db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'memory_vectors'").get();
+    if (!row) return null;
+    const match = /float\[(\d+)\]/i.exec(row.sql);
+    return match ? Number(match[1]) : null;
+  }
+
+  embedder(): string | null {
+    const row = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'embedder'").get();
+    return row?.value ?? null;
+  }
+
+  read(rowid: number): number[] | null {
+    if (this.reader === null) {
+      if (this.dimensions() === null) return null;
+      this.reader = this.db.prepare('SELECT embedding FROM memory_vectors WHERE rowid = ?');
+    }
+    const row = this.reader.get(BigInt(rowid)) as { embedding: Buffer } | undefined;
+    if (!row) return null;
+    return Array.from(new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4));
+  }
+
+  /**
+   * Stores one vector for a memory just inserted. `embedder` is the one the vector came from;
+   * without a table yet, the first vector creates it (and records its embedder).
+   */
+  write(rowid: number, embedding: number[], embedder: string | null): boolean {
+    let dimensions = this.dimensions();
+    if (dimensions === null) {
+      this.db.exec(vectorTableSql(embedding.length));
+      if (embedder !== null) {
+        this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('embedder', ?)").run(embedder);
+        this.db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('embedding_dimensions', ?)").run(String(embedding.length));
+      }
+      dimensions = embedding.length;
+    }
+    const current = this.embedder();
+    if (embedding.length !== dimensions || (current !== null && embedder !== null && current !== embedder)) {
+      // A vector from another embedder is useless here: the service's backfill re-embeds the row.
+      this.db.prepare('UPDATE memories SET embedded = 0 WHERE rowid = ?').run(rowid);
+      this.report.skipped++;
+      return false;
+    }
+    this.insert ??= this.db.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)');
+    this.insert.run(BigInt(rowid), BigInt(this.namespaceId), Buffer.from(new Float32Array(embedding).buffer));
+    this.report.written++;
+    return true;
+  }
+}

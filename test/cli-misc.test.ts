@@ -1,0 +1,88 @@
+// The CLI's surface (help, exit codes, serve, the reembed stub) and the instance lock that
+// keeps the service and the offline writers (restore, import) from writing at the same time.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { CLI, runCli, VECTOR_ENV } from './support/cli.js';
+import { startTestService, tempDir } from './support/service.js';
+import { exited } from './support/process.js';
+import { LockHeldError, lockPathFor } from '../src/shared/instance-lock.js';
+
+const COMMANDS = ['serve', 'restore', 'snapshots', 'export', 'import', 'reembed'];
+
+test('every command has --help; the bare command lists them', async () => {
+  const top = await runCli(['--help']);
+  assert.equal(top.code, 0);
+  for (const name of COMMANDS) assert.match(top.stdout, new RegExp(`^  ${name}\\s+\\S`, 'm'));
+  for (const name of COMMANDS) {
+    const r = await runCli([name, '--help']);
+    assert.equal(r.code, 0, name);
+    assert.match(r.stdout, new RegExp(`^Usage: memory-runtime ${name}`), name);
+    assert.match(r.stdout, /--db <path>/);
+  }
+  assert.equal((await runCli([])).code, 2);
+});
+
+test('bad input exits non-zero with one line', async () => {
+  for (const [args, code, pattern] of [
+    [['frobnicate'], 2, /unknown command 'frobnicate'/],
+    [['restore'], 2, /missing argument/],
+    [['restore', 'not-an-id'], 2, /not a snapshot id/],
+    [['snapshots', '--colour'], 2, /Unknown option '--colour'/],
+    [['restore', '0b3d6a36-0000-4000-8000-000000000001', '--db', '/nonexistent/dir/memory.db'], 1, /snapshot not found/],
+    [['reembed'], 1, /reembed is not available yet/],
+  ] as [string[], number, RegExp][]) {
+    const r = await runCli(args);
+    assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
+    assert.match(r.stderr, pattern);
+    assert.equal(r.stderr.trim().split('\n').length, 1, r.stderr);
+  }
+});
+
+test('serve runs the service like npm start and stops on SIGTERM', async () => {
+  const dir = tempDir('memrt-serve-');
+  const child = spawn(process.execPath, [CLI, 'serve', '--db', join(dir, 'memory.db')], {
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    let output = '';
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        output += chunk;
+        const match = /"port":(\d+)[^\n]*"msg":"listening"/.exec(output);
+        if (match) resolve(Number(match[1]));
+      });
+      child.once('exit', (code) => reject(new Error(`serve exited with ${code}: ${output}`)));
+    });
+    const health = await fetch(`http://127.0.0.1:${port}/v1/health`);
+    assert.equal(health.status, 200);
+    child.kill('SIGTERM');
+    await exited(child);
+    assert.equal(child.exitCode, 0);
+  } finally {
+    child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('the service will not start while a live process holds the database lock; a stale lock is taken over', async () => {
+  const dir = tempDir('memrt-lock-');
+  const db = join(dir, 'memory.db');
+  try {
+    // A live holder: this very process, posing as a running import.
+    writeFileSync(lockPathFor(db), JSON.stringify({ pid: process.pid, host: hostname(), owner: 'memory-runtime import', since: 'now' }));
+    await assert.rejects(startTestService({ SERVICE_PATH: db, ...VECTOR_ENV }), LockHeldError);
+    // A stale holder: a process that has exited.
+    const gone = spawn(process.execPath, ['-e', '']);
+    await exited(gone);
+    writeFileSync(lockPathFor(db), JSON.stringify({ pid: gone.pid, host: hostname(), owner: 'memory-runtime import', since: 'then' }));
+    const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
+    await t.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
