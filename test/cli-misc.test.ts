@@ -1,4 +1,4 @@
-// The CLI's surface (help, exit codes, serve, the reembed stub) and the instance lock that
+// The CLI's surface (help, exit codes, serve, reembed) and the instance lock that
 // keeps the service and the offline writers (restore, import) from writing at the same time.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -7,7 +7,8 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCli, VECTOR_ENV } from './support/cli.js';
-import { startTestService, tempDir } from './support/service.js';
+import { post, startTestService, tempDir } from './support/service.js';
+import { openDatabase } from '../src/shared/db.js';
 import { exited } from './support/process.js';
 import { LockHeldError, lockPathFor } from '../src/shared/instance-lock.js';
 
@@ -33,7 +34,7 @@ test('bad input exits non-zero with one line', async () => {
     [['restore', 'not-an-id'], 2, /not a snapshot id/],
     [['snapshots', '--colour'], 2, /Unknown option '--colour'/],
     [['restore', '0b3d6a36-0000-4000-8000-000000000001', '--db', '/nonexistent/dir/memory.db'], 1, /snapshot not found/],
-    [['reembed'], 1, /reembed is not available yet/],
+    [['reembed', '--db', '/nonexistent/dir/memory.db'], 1, /no database at/],
   ] as [string[], number, RegExp][]) {
     const r = await runCli(args);
     assert.equal(r.code, code, `${args.join(' ')}: ${r.stderr}`);
@@ -82,6 +83,39 @@ test('the service will not start while a live process holds the database lock; a
     writeFileSync(lockPathFor(db), JSON.stringify({ pid: gone.pid, host: hostname(), owner: 'memory-runtime import', since: 'then' }));
     const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
     await t.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('reembed moves every memory to the configured embedder, offline', async () => {
+  const dir = tempDir();
+  const db = join(dir, 'memory.db');
+  try {
+    const t = await startTestService({ SERVICE_PATH: db, SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '8' });
+    for (let i = 0; i < 7; i++) await post(t.base, '/v1/remember', { entity: 'rb', fact: `reembed fact ${i}` });
+    await t.service.backfill.idle();
+    await t.service.close();
+
+    const r = await runCli(['reembed', '--db', db], { env: { SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '16' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /reembedded 7 memories with hash-16 \(16-d\)/);
+
+    // The service now starts with the new embedder without SERVICE_REEMBED, and has nothing left to embed.
+    const again = await startTestService({ SERVICE_PATH: db, SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '16' });
+    try {
+      const recall = await post(again.base, '/v1/recall', { query: 'reembed fact 4', limit: 1 });
+      assert.equal(recall.body.memories[0].content, 'reembed fact 4');
+      assert.equal(again.service.backfill.embedded, 0, 'nothing was left for the service to embed');
+    } finally {
+      await again.service.close();
+    }
+    const check = openDatabase(db, { readonly: true });
+    const sample = check.prepare('SELECT embedding FROM memory_vectors LIMIT 1').get() as { embedding: Buffer };
+    const count = (check.prepare('SELECT count(*) AS n FROM memory_vectors_rowids').get() as { n: number }).n;
+    check.close();
+    assert.equal(sample.embedding.byteLength, 16 * 4);
+    assert.equal(count, 7);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

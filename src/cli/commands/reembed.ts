@@ -1,18 +1,65 @@
-// `reembed`: recompute every vector after an embedder change. This build has no embedding
-// layer yet (it arrives with the vector-recall work), so the command says so plainly instead
-// of pretending to work.
-import { CliError, type Command } from '../args.js';
+// `reembed`: give every memory a vector from the configured embedder (SERVICE_EMBEDDER), with
+// a progress bar. Run it after changing embedder, instead of starting the service with
+// SERVICE_REEMBED=true, to do the work up front and offline. Vectors are written through the
+// writer's own attachVectors, so the CLI stores them exactly as the service would.
+import { configFrom, type Command } from '../args.js';
+import { openForWriting } from '../offline-db.js';
+import { progressBar } from '../progress.js';
+import { prepareVectorTable } from '../../writer/vectors.js';
+import { WriteStore } from '../../writer/store.js';
+import { createEmbedder, embedderIdentity } from '../../workers/embedding/index.js';
+import { EntityMatcher } from '../../workers/entity-mentions.js';
+
+const BATCH = 64;
 
 export const reembedCommand: Command = {
   name: 'reembed',
-  summary: 'recompute all vectors after an embedder change (not available yet)',
-  help: `Usage: memory-runtime reembed
+  summary: 'compute vectors with the configured embedder (after an embedder change)',
+  help: `Usage: memory-runtime reembed [--all] [--quiet]
 
-Not available yet: this build has no embedder, so there is nothing to re-embed with.
-It will recompute every memory's vector with the configured embedder, with a progress bar.`,
-  options: {},
+Computes the vector of every memory that lacks one for the embedder configured by
+SERVICE_EMBEDDER (and SERVICE_EMBEDDING_DIMENSIONS, SERVICE_EMBEDDINGS_*). When the
+database was embedded with another embedder, its vectors are dropped first and every
+memory is re-embedded. Stop the service first: this writes to the database.
+
+Options:
+  --all      re-embed every memory even if the embedder did not change
+  --quiet    no progress bar`,
+  options: { all: { type: 'boolean' }, quiet: { type: 'boolean' } },
   positionals: { min: 0, max: 0 },
-  async run() {
-    throw new CliError('reembed is not available yet: this build has no embedder to recompute vectors with');
+  async run({ values }) {
+    const config = configFrom(values);
+    const target = openForWriting(config, 'reembed', { create: false });
+    try {
+      const { db } = target;
+      const identity = embedderIdentity(config);
+      prepareVectorTable(db, identity, true);
+      if (values.all) {
+        db.exec('DELETE FROM memory_vectors');
+        db.exec('UPDATE memories SET embedded = 0');
+      }
+      const pending = db.prepare<[number], { rowid: number; content: string; namespace_id: number }>(
+        'SELECT rowid, content, namespace_id FROM memories WHERE embedded = 0 ORDER BY rowid LIMIT ?');
+      const total = (db.prepare('SELECT count(*) AS n FROM memories WHERE embedded = 0').get() as { n: number }).n;
+      const embedder = await createEmbedder(config);
+      const store = new WriteStore(db, config, target.namespaceId(config.namespace));
+      const matchers = new Map<number, EntityMatcher>();
+      const matcher = (ns: number) => matchers.get(ns) ?? matchers.set(ns, new EntityMatcher(db, ns)).get(ns)!;
+      const progress = progressBar('reembed', total, Boolean(values.quiet));
+      let done = 0;
+      for (let rows = pending.all(BATCH); rows.length > 0; rows = pending.all(BATCH)) {
+        const vectors = await embedder.embed(rows.map((r) => r.content));
+        db.transaction(() => store.attachVectors({
+          type: 'attachVectors',
+          items: rows.map((r, i) => ({ rowid: r.rowid, vector: vectors[i], mentionedEntityIds: matcher(r.namespace_id).find(r.content) })),
+        }))();
+        done += rows.length;
+        progress.tick(rows.length);
+      }
+      progress.stop();
+      process.stderr.write(`reembedded ${done} memories with ${embedder.id} (${embedder.dimensions}-d)\n`);
+    } finally {
+      target.close();
+    }
   },
 };
