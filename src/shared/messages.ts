@@ -88,7 +88,8 @@ export interface PoolResults {
   recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[] };
   inspect: import('./schemas.js').InspectResult;
   stats: import('./schemas.js').StatsResult;
-  prepareEpisodeEnd: { memories: ExtractedMemory[] };
+  /** `extractor` says which tier produced the memories; `fallbackReason` why the LLM was not used. */
+  prepareEpisodeEnd: { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string };
   embedPending: { items: EmbeddedMemory[]; remaining: boolean };
 }
 
