@@ -12,6 +12,7 @@ import { assertNativeUws } from './http/native-check.js';
 import { EmbeddingBackfill } from './workers/backfill.js';
 import { Reinforcer } from './writer/reinforcement.js';
 import { createMcpMount } from './http/mcp/handler.js';
+import { Consolidator } from './workers/consolidator.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -26,6 +27,7 @@ export interface RunningService {
   readonly operations: MemoryOperations;
   readonly writer: WriterClient;
   readonly backfill: EmbeddingBackfill;
+  readonly consolidator: Consolidator;
   close(): Promise<void>;
 }
 
@@ -35,7 +37,8 @@ export async function startService(config: Config, log: Logger = createLogger())
   const pool = new ReadPool(config, writer.namespaceId, log);
   const backfill = new EmbeddingBackfill(pool, writer, log);
   const reinforcer = new Reinforcer(writer, log);
-  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer);
+  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs);
+  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator);
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
   const server = new HttpServer(config, operations, buildRoutes(VERSION), log, [mcp]);
   let port: number;
@@ -48,6 +51,7 @@ export async function startService(config: Config, log: Logger = createLogger())
   }
   // Memories stored while the service was down (or before an embedder change) get vectors now.
   backfill.poke();
+  consolidator.start();
   log.info({ port, host: config.host, db: config.dbPath, namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
 
   let closing: Promise<void> | null = null;
@@ -57,9 +61,12 @@ export async function startService(config: Config, log: Logger = createLogger())
     operations,
     writer,
     backfill,
+    consolidator,
     close() {
       closing ??= (async () => {
         await server.close(config.shutdownGraceMs);
+        // A run in progress needs the pool and the writer: let it finish first.
+        await consolidator.stop();
         backfill.close();
         await reinforcer.flush();
         await pool.close();

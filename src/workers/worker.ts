@@ -11,6 +11,7 @@ import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
 import { extractEpisode } from './extraction/episode.js';
 import { LlmExtractor } from './extraction/llm.js';
+import { ConsolidationPlanner } from './consolidation/planner.js';
 import { EntityMatcher } from './entity-mentions.js';
 import { createEmbedder, embedderIdentity } from './embedding/index.js';
 
@@ -24,6 +25,7 @@ const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.
 embedder.catch(() => {});
 const llm = new LlmExtractor(config);
+const consolidation = new ConsolidationPlanner(db, namespaceId, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
 async function embedQuery(query: string): Promise<Float32Array | null> {
@@ -89,6 +91,8 @@ async function run(task: PoolTask): Promise<unknown> {
       return embedPending(task.limit);
     case 'prepareEpisodeEnd':
       return extractEpisode(store, llm, task.episodeId, task.outcome);
+    case 'planConsolidation':
+      return consolidation.plan(task.now, embedder);
   }
 }
 
