@@ -65,27 +65,29 @@ describe('consolidation writer', () => {
 
   test('applies items whose row is unchanged since planning, and counts exactly', () => {
     const db = store();
-    const writer = new ConsolidationWriter(db);
-    const result = writer.apply({ at: 5000, promote: [], decay: [decayItem(1, 1000), decayItem(2, 999), decayItem(3, 1000, true)] }, () => {
+    const writer = new ConsolidationWriter(db, 1);
+    const result = writer.apply({ at: 5000, watermark: 7, promote: [], decay: [decayItem(1, 1000), decayItem(2, 999), decayItem(3, 1000, true)] }, () => {
       throw new Error('no promotion expected');
     });
     assert.deepEqual(result, { promoted: 0, decayed: 1, archived: 1 }, 'row 2 was accessed since planning: left alone');
     const rows = db.prepare('SELECT rowid, stability, archived, decayed_at FROM memories ORDER BY rowid').all() as any[];
     assert.deepEqual(rows.slice(0, 3).map((r) => [r.stability, r.archived, r.decayed_at]), [[1, 0, 5000], [2, 0, null], [1, 1, 5000]]);
+    const watermark = db.prepare("SELECT value FROM meta WHERE key = 'promotion_watermark:1'").get() as { value: string };
+    assert.equal(watermark.value, '7', 'the next run clusters only entities with newer episodic memories');
   });
 
   test('promotes only when every member is still an active, unpromoted episodic memory', () => {
     const db = store();
-    const writer = new ConsolidationWriter(db);
+    const writer = new ConsolidationWriter(db, 1);
     const stored: string[] = [];
     const put = (p: { content: string }) => {
       stored.push(p.content);
       return { rowid: 4, created: true };
     };
     const promotion = (members: number[]) => ({ ownerId: 'e', content: `from ${members}`, confidence: 0.6, episodeId: null, members });
-    assert.deepEqual(writer.apply({ at: 1, promote: [promotion([1, 2])], decay: [] }, put), { promoted: 1, decayed: 0, archived: 0 });
+    assert.deepEqual(writer.apply({ at: 1, watermark: 0, promote: [promotion([1, 2])], decay: [] }, put), { promoted: 1, decayed: 0, archived: 0 });
     // 2 is now promoted; 4 is not episodic: neither cluster may promote again.
-    assert.deepEqual(writer.apply({ at: 1, promote: [promotion([2, 3]), promotion([3, 4])], decay: [] }, put), { promoted: 0, decayed: 0, archived: 0 });
+    assert.deepEqual(writer.apply({ at: 1, watermark: 0, promote: [promotion([2, 3]), promotion([3, 4])], decay: [] }, put), { promoted: 0, decayed: 0, archived: 0 });
     assert.deepEqual(stored, ['from 1,2']);
     assert.deepEqual(db.prepare('SELECT promoted_into FROM memories ORDER BY rowid').all().map((r: any) => r.promoted_into), [4, 4, null, null]);
   });
@@ -101,7 +103,7 @@ describe('consolidator', () => {
         most = Math.max(most, active);
         await sleep(20);
         active--;
-        return { at: 0, promote: [], decay: [] };
+        return { at: 0, watermark: 0, promote: [], decay: [] };
       },
     };
     let n = 0;
@@ -118,7 +120,7 @@ describe('consolidator', () => {
 
   test('a failed run does not stop the next one', async () => {
     let calls = 0;
-    const pool = { run: async () => (++calls === 1 ? Promise.reject(new Error('boom')) : { at: 0, promote: [], decay: [] }) };
+    const pool = { run: async () => (++calls === 1 ? Promise.reject(new Error('boom')) : { at: 0, watermark: 0, promote: [], decay: [] }) };
     const writer = { send: async () => ({ promoted: 0, decayed: 0, archived: 0 }) };
     const consolidator = new Consolidator(pool as any, writer as any, { poke() {} } as any, createLogger('silent'), 0);
     await assert.rejects(consolidator.run(), /boom/);

@@ -178,7 +178,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     consolidateIntervalMs: integer(env, 'SERVICE_CONSOLIDATE_INTERVAL_SECONDS', 3600, 0, 31_536_000) * 1000,
-    promotionSimilarity: fraction(env, 'SERVICE_PROMOTION_SIMILARITY') ?? 0.92,
+    promotionSimilarity: fraction(env, 'SERVICE_PROMOTION_SIMILARITY') ?? 0.93,
     archiveRetrievability: fraction(env, 'SERVICE_ARCHIVE_RETRIEVABILITY') ?? 0.05,
     mcpAllowedHosts: list(env, 'SERVICE_MCP_ALLOWED_HOSTS'),
     mcpAllowedOrigins: list(env, 'SERVICE_MCP_ALLOWED_ORIGINS'),

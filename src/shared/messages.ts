@@ -35,6 +35,8 @@ export type WriterCommand =
  */
 export interface ConsolidationPlan {
   at: number;
+  /** Episodic rowids up to this one have been considered for promotion (stored by the writer). */
+  watermark: number;
   /** Near-duplicate episodic memories of one entity that become one semantic memory. */
   promote: { ownerId: string; content: string; confidence: number; episodeId: string | null; members: number[] }[];
   /** FSRS state after decay; `lastAccessAt` is what the planner saw (unchanged = still applies). */

@@ -118,6 +118,9 @@ export const MIGRATIONS: readonly string[] = [
   `,
 ];
 
+/** Meta key: episodic rowids up to its value were considered by the namespace's last promotion run. */
+export const promotionWatermarkKey = (namespaceId: number) => `promotion_watermark:${namespaceId}`;
+
 /** vec0 needs the dimension at creation; it is created once the embedder is known. */
 export function vectorTableSql(dimensions: number): string {
   return `CREATE VIRTUAL TABLE IF NOT EXISTS memory_vectors USING vec0(

@@ -5,6 +5,7 @@
 import type { Db } from '../shared/db.js';
 import type { ConsolidationPlan } from '../shared/messages.js';
 import type { ConsolidateResult } from '../shared/schemas.js';
+import { promotionWatermarkKey } from '../shared/sql-schema.js';
 
 /** Stores a promoted memory through the writer's usual de-duplicating path. */
 export type StorePromoted = (promotion: ConsolidationPlan['promote'][number]) => { rowid: number; created: boolean };
@@ -12,8 +13,10 @@ export type StorePromoted = (promotion: ConsolidationPlan['promote'][number]) =>
 export class ConsolidationWriter {
   private readonly s;
 
-  constructor(db: Db) {
+  constructor(db: Db, private readonly namespaceId: number) {
     this.s = {
+      watermark: db.prepare(`INSERT INTO meta (key, value) VALUES (?, ?)
+        ON CONFLICT(key) DO UPDATE SET value = excluded.value`),
       promotable: db.prepare<[string], { n: number }>(`SELECT count(*) AS n FROM memories
         WHERE rowid IN (SELECT value FROM json_each(?))
           AND memory_type = 'episodic' AND archived = 0 AND promoted_into IS NULL`),
@@ -44,6 +47,7 @@ export class ConsolidationWriter {
       if (item.archive) result.archived++;
       else result.decayed++;
     }
+    this.s.watermark.run(promotionWatermarkKey(this.namespaceId), String(plan.watermark));
     return result;
   }
 }

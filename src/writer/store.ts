@@ -88,7 +88,7 @@ export class WriteStore {
         'UPDATE memories SET stability = ?, last_access_at = ?, access_count = access_count + 1 WHERE rowid = ?'),
       metaValue: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
     };
-    this.consolidation = new ConsolidationWriter(db);
+    this.consolidation = new ConsolidationWriter(db, namespaceId);
   }
 
   // ------------------------------------------------------------------ entities

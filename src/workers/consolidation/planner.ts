@@ -17,7 +17,7 @@ export class ConsolidationPlanner {
   }
 
   async plan(now: number, embedder: Promise<Embedder>): Promise<ConsolidationPlan> {
-    const promote = await this.promotion.plan(embedder);
-    return { at: now, promote, decay: this.decay.plan(now) };
+    const { promote, watermark } = await this.promotion.plan(embedder);
+    return { at: now, watermark, promote, decay: this.decay.plan(now) };
   }
 }

@@ -2,8 +2,11 @@
 // one semantic memory of that entity. Candidates are active episodic memories not promoted
 // before, spoken by the non-agent side, grouped by their episode's subject (the first user
 // participant, else the first participant — the entity `end` extracts facts about).
+// Only entities with a candidate newer than the last run's watermark are clustered: the
+// others' statements were compared before and did not repeat.
 import type { Db } from '../../shared/db.js';
 import type { ConsolidationPlan } from '../../shared/messages.js';
+import { promotionWatermarkKey } from '../../shared/sql-schema.js';
 import type { Embedder } from '../embedding/index.js';
 import { clusterRepeats, representative, type Statement } from './cluster.js';
 
@@ -25,22 +28,35 @@ interface CandidateRow {
 }
 
 export class PromotionPlanner {
-  private readonly candidates;
+  private readonly s;
 
   constructor(db: Db, private readonly namespaceId: number, private readonly threshold: number) {
-    this.candidates = db.prepare<[number], CandidateRow>(`
-      SELECT m.rowid AS rowid, m.content, m.content_key, m.episode_id, v.embedding,
-        (SELECT p.entity_id FROM episode_participants p JOIN entities e ON e.id = p.entity_id
-          WHERE p.episode_id = m.episode_id ORDER BY e.kind = 'user' DESC, p.position LIMIT 1) AS subject_id
-      FROM memories m LEFT JOIN memory_vectors v ON v.rowid = m.rowid
-      WHERE m.namespace_id = ? AND m.memory_type = 'episodic' AND m.archived = 0 AND m.promoted_into IS NULL
-        AND lower(coalesce(m.role, '')) NOT IN ('assistant', 'agent', 'system', 'tool', 'bot')
-      ORDER BY m.rowid`);
+    this.s = {
+      watermark: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
+      newest: db.prepare<[number], { rowid: number | null }>(
+        "SELECT max(rowid) AS rowid FROM memories WHERE namespace_id = ? AND memory_type = 'episodic'"),
+      candidates: db.prepare<{ ns: number; watermark: number }, CandidateRow>(`
+        WITH candidate AS (
+          SELECT m.rowid AS rowid, m.content, m.content_key, m.episode_id,
+            (SELECT p.entity_id FROM episode_participants p JOIN entities e ON e.id = p.entity_id
+              WHERE p.episode_id = m.episode_id ORDER BY e.kind = 'user' DESC, p.position LIMIT 1) AS subject_id
+          FROM memories m
+          WHERE m.namespace_id = @ns AND m.memory_type = 'episodic' AND m.archived = 0 AND m.promoted_into IS NULL
+            AND lower(coalesce(m.role, '')) NOT IN ('assistant', 'agent', 'system', 'tool', 'bot')
+        ),
+        fresh AS (SELECT DISTINCT subject_id FROM candidate WHERE rowid > @watermark)
+        SELECT c.*, v.embedding FROM candidate c JOIN fresh f ON f.subject_id = c.subject_id
+          LEFT JOIN memory_vectors v ON v.rowid = c.rowid
+        ORDER BY c.rowid`),
+    };
   }
 
-  async plan(embedder: Promise<Embedder>): Promise<ConsolidationPlan['promote']> {
+  async plan(embedder: Promise<Embedder>): Promise<Pick<ConsolidationPlan, 'promote' | 'watermark'>> {
+    const previous = Number(this.s.watermark.get(promotionWatermarkKey(this.namespaceId))?.value ?? 0);
+    // Read before the candidates: a row stored in between is above the watermark, seen next run.
+    const watermark = Math.max(previous, this.s.newest.get(this.namespaceId)?.rowid ?? 0);
     const bySubject = new Map<string, (Statement & { episodeId: string | null })[]>();
-    for (const row of this.candidates.iterate(this.namespaceId)) {
+    for (const row of this.s.candidates.iterate({ ns: this.namespaceId, watermark: previous })) {
       if (row.subject_id === null || row.content_key.length === 0) continue;
       const vector = row.embedding ? new Float32Array(row.embedding.buffer.slice(row.embedding.byteOffset, row.embedding.byteOffset + row.embedding.byteLength)) : null;
       const list = bySubject.get(row.subject_id) ?? [];
@@ -60,7 +76,7 @@ export class PromotionPlanner {
         });
       }
     }
-    return promotions;
+    return { promote: promotions, watermark };
   }
 }
 
