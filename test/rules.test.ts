@@ -1,7 +1,10 @@
 // The tier-1 rule extractor on its own: which statements become which memories.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { extractByRules, sentences } from '../src/workers/extraction/rules.js';
+import { SYSTEM_PROMPT, userMessage } from '../src/workers/extraction/prompt.js';
+import { parseExtraction } from '../src/workers/extraction/parse.js';
 
 const facts = (text: string, role = 'user') =>
   extractByRules([{ role, content: text }], 'Sam', null).map((m) => `${m.memory_type}: ${m.content}`);
@@ -61,5 +64,31 @@ describe('tier-1 rules', () => {
 
   test('sentences: lead-ins go, curly apostrophes are straightened', () => {
     assert.deepEqual(sentences('Well, hey, I’m here. OK so I live in Rome'), ["I'm here.", 'I live in Rome']);
+  });
+});
+
+describe('extraction prompt and reply parsing', () => {
+  test('the README documents the system prompt verbatim', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const documented = SYSTEM_PROMPT.split('\n').map((line) => (line ? `  ${line}` : '')).join('\n');
+    assert.ok(readme.includes(documented));
+  });
+
+  test('a long transcript keeps its most recent turns', () => {
+    const turns = Array.from({ length: 2000 }, (_, i) => ({ role: 'user', content: `turn number ${i} `.repeat(4) }));
+    const message = userMessage({ subject: 'Sam', participants: ['Sam'], outcome: null, turns });
+    assert.ok(message.length < 26_000);
+    assert.match(message, /turn number 1999/);
+    assert.doesNotMatch(message, /turn number 0 /);
+  });
+
+  test('replies: fenced, bare, or wrapped in prose parse; anything else is garbage', () => {
+    const body = '{"memories":[{"content":"Sam surfs","memory_type":"semantic","confidence":0.5}]}';
+    for (const reply of [body, '```json\n' + body + '\n```', 'Here: ' + body + ' Done.']) {
+      assert.deepEqual(parseExtraction(reply), { ok: true, items: [{ content: 'Sam surfs', memory_type: 'semantic', confidence: 0.5 }], dropped: 0 });
+    }
+    for (const reply of ['', 'no', '[1,2]', '{"memories": "none"}', '{"memories":[{"content":"x"}]}', null]) {
+      assert.equal(parseExtraction(reply).ok, false, String(reply));
+    }
   });
 });
