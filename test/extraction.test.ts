@@ -1,6 +1,7 @@
 // Tier-2 extraction at `end`, against a stand-in OpenAI-compatible endpoint (the real SDK path).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { get, post, startTestService, type TestService } from './support/service.js';
 import { FakeLlm } from './support/fake-llm.js';
 import { extractedRows } from './support/db.js';
@@ -148,5 +149,22 @@ describe('LLM extraction', () => {
     const end = await post(t.base, `/v1/episodes/${id}/end`, { outcome: 'partial' });
     assert.deepEqual([end.status, end.body], [200, { memories_created: 0 }]);
     assert.equal(llm.requests.length, count);
+  });
+
+  test('ends waiting on a slow endpoint do not take the pool away from recall', async () => {
+    llm.reply = { kind: 'hang' };
+    const ids = [];
+    for (const city of ['Riga', 'Kaunas', 'Tartu']) ids.push(await episode([`ex-${city}`], [['user', `I live in ${city}`]]));
+    const count = llm.requests.length;
+    let settled = 0;
+    // More ends than pool threads, all waiting on the endpoint at once.
+    const ends = ids.map((id) => post(t.base, `/v1/episodes/${id}/end`, {}).finally(() => settled++));
+    for (let i = 0; i < 600 && llm.requests.length < count + ids.length; i++) await sleep(10);
+    assert.equal(llm.requests.length, count + ids.length);
+    const recall = await post(t.base, '/v1/recall', { query: 'Riga' });
+    assert.equal(recall.status, 200);
+    assert.equal(settled, 0, 'recall was answered while every end still waited');
+    llm.release({ kind: 'memories', memories: [{ content: 'Lives in the Baltics', memory_type: 'semantic', confidence: 0.9 }] });
+    for (const end of await Promise.all(ends)) assert.deepEqual([end.status, end.body], [200, { memories_created: 1 }]);
   });
 });

@@ -24,6 +24,8 @@ export class FakeLlm {
   readonly requests: RecordedRequest[] = [];
   /** How the next requests are answered; set by each test. */
   reply: FakeReply = { kind: 'memories', memories: [] };
+  /** Requests held by a 'hang' reply, until `release()` or close. */
+  private held: { res: ServerResponse; model: unknown }[] = [];
 
   private constructor(private readonly server: Server, readonly url: string) {}
 
@@ -39,6 +41,13 @@ export class FakeLlm {
   /** The last chat-completions request body. */
   get last(): any {
     return this.requests.at(-1)?.body;
+  }
+
+  /** Answers every held request now, with `reply` (the service may have timed out already). */
+  release(reply: FakeReply): void {
+    const held = this.held;
+    this.held = [];
+    for (const { res, model } of held) this.answer(res, model, reply);
   }
 
   close(): Promise<void> {
@@ -61,10 +70,19 @@ export class FakeLlm {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
       return;
     }
-    const reply = this.reply;
+    if (this.reply.kind === 'hang') {
+      this.held.push({ res, model: body?.model }); // no answer until released: the service's timeout must fire
+      return;
+    }
+    this.answer(res, body?.model, this.reply);
+  }
+
+  private answer(res: ServerResponse, model: unknown, reply: FakeReply): void {
+    if (res.destroyed) return;
     switch (reply.kind) {
       case 'hang':
-        return; // never answers; the service's timeout must fire
+        this.held.push({ res, model });
+        return;
       case 'status':
         res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body ?? '{"error":{"message":"fake failure"}}');
         return;
@@ -72,12 +90,12 @@ export class FakeLlm {
         res.writeHead(200, { 'content-type': 'application/json' }).end(reply.body);
         return;
       case 'refusal':
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(body?.model, null, reply.refusal)));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(model, null, reply.refusal)));
         return;
       case 'content':
       case 'memories': {
         const content = reply.kind === 'content' ? reply.content : JSON.stringify({ memories: reply.memories });
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(body?.model, content, null)));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(model, content, null)));
       }
     }
   }
