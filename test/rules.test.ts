@@ -87,6 +87,9 @@ describe('extraction prompt and reply parsing', () => {
     for (const reply of [body, '```json\n' + body + '\n```', 'Here: ' + body + ' Done.']) {
       assert.deepEqual(parseExtraction(reply), { ok: true, items: [{ content: 'Sam surfs', memory_type: 'semantic', confidence: 0.5 }], dropped: 0 });
     }
+    const many = JSON.stringify({ memories: Array.from({ length: 80 }, (_, i) => ({ content: `fact ${i}`, memory_type: 'semantic', confidence: 1 })) });
+    const parsed = parseExtraction(many);
+    assert.ok(parsed.ok && parsed.items.length === 50, 'a runaway reply is capped');
     for (const reply of ['', 'no', '[1,2]', '{"memories": "none"}', '{"memories":[{"content":"x"}]}', null]) {
       assert.equal(parseExtraction(reply).ok, false, String(reply));
     }

@@ -10,6 +10,8 @@ export interface ExtractedItem {
 
 /** Longest content kept; longer "memories" are transcripts pasted back, not facts. */
 export const MAX_CONTENT_CHARS = 1_000;
+/** Valid items kept from one reply; a runaway model cannot flood an entity's memory. */
+export const MAX_ITEMS = 50;
 
 export type ParsedReply =
   | { ok: true; items: ExtractedItem[]; dropped: number }
@@ -51,5 +53,5 @@ export function parseExtraction(content: string | null | undefined): ParsedReply
   if (!Array.isArray(memories)) return { ok: false, reason: 'reply has no "memories" array' };
   const items = memories.map(item).filter((i): i is ExtractedItem => i !== null);
   if (memories.length > 0 && items.length === 0) return { ok: false, reason: 'no valid memory in reply' };
-  return { ok: true, items, dropped: memories.length - items.length };
+  return { ok: true, items: items.slice(0, MAX_ITEMS), dropped: memories.length - Math.min(items.length, MAX_ITEMS) };
 }
