@@ -16,6 +16,7 @@ import { createMcpMount } from './http/mcp/handler.js';
 import { withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { acquireLock } from './shared/instance-lock.js';
+import { Consolidator } from './workers/consolidator.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -31,6 +32,7 @@ export interface RunningService {
   readonly writer: WriterClient;
   readonly backfill: EmbeddingBackfill;
   readonly metrics: ServiceMetrics;
+  readonly consolidator: Consolidator;
   close(): Promise<void>;
 }
 
@@ -49,7 +51,8 @@ export async function startService(config: Config, log: Logger = createLogger())
   const pool = new ReadPool(config, writer.namespaceId, log);
   const backfill = new EmbeddingBackfill(pool, writer, log);
   const reinforcer = new Reinforcer(writer, log);
-  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer);
+  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs);
+  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator);
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(VERSION), metrics, {
     version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
@@ -73,6 +76,7 @@ export async function startService(config: Config, log: Logger = createLogger())
   }
   // Memories stored while the service was down (or before an embedder change) get vectors now.
   backfill.poke();
+  consolidator.start();
   log.info({ port, host: config.host, db: config.dbPath, namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
 
   let closing: Promise<void> | null = null;
@@ -83,9 +87,12 @@ export async function startService(config: Config, log: Logger = createLogger())
     writer,
     backfill,
     metrics,
+    consolidator,
     close() {
       closing ??= (async () => {
         await server.close(config.shutdownGraceMs);
+        // A run in progress needs the pool and the writer: let it finish first.
+        await consolidator.stop();
         backfill.close();
         await reinforcer.flush();
         await pool.close();

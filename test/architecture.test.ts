@@ -23,7 +23,7 @@ function reachable(entry: string): Set<string> {
   return seen;
 }
 
-const POOL_ONLY = /workers\/(recall|embedding|extraction)\/|workers\/worker\.js$|workers\/read-store\.js$/;
+const POOL_ONLY = /workers\/(recall|embedding|extraction|consolidation)\/|workers\/worker\.js$|workers\/read-store\.js$/;
 
 test('the main thread does not load recall, embedding or extraction code', () => {
   const loaded = [...reachable('main.js')].filter((f) => POOL_ONLY.test(f));

@@ -11,6 +11,7 @@ import type { ReadPool } from '../workers/pool.js';
 import { ServiceError } from '../shared/errors.js';
 import type { EmbeddingBackfill } from '../workers/backfill.js';
 import type { Reinforcer } from '../writer/reinforcement.js';
+import type { Consolidator } from '../workers/consolidator.js';
 
 export class MemoryOperations {
   constructor(
@@ -19,6 +20,7 @@ export class MemoryOperations {
     private readonly pool: ReadPool,
     private readonly backfill: EmbeddingBackfill,
     private readonly reinforcer: Reinforcer,
+    private readonly consolidator: Consolidator,
   ) {}
 
   /** New memory rows need vectors; the backfill embeds them off the request path. */
@@ -81,8 +83,8 @@ export class MemoryOperations {
     return this.pool.run({ op: 'stats' });
   }
 
-  async consolidate(): Promise<ConsolidateResult> {
-    // Promotion, decay and archiving arrive with the consolidation work (issue 4).
-    return { promoted: 0, decayed: 0, archived: 0 };
+  /** Promotion, decay and archiving: planned in the pool, written by the writer, one run at a time. */
+  consolidate(): Promise<ConsolidateResult> {
+    return this.consolidator.run();
   }
 }

@@ -42,6 +42,12 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Milliseconds graceful shutdown waits for in-flight requests. */
   readonly shutdownGraceMs: number;
+  /** Milliseconds between background consolidation runs; 0 = only on POST /v1/consolidate. */
+  readonly consolidateIntervalMs: number;
+  /** Cosine similarity at or above which episodic memories count as repeats of each other. */
+  readonly promotionSimilarity: number;
+  /** Memories whose FSRS retrievability falls below this are archived by consolidation. */
+  readonly archiveRetrievability: number;
   /** DNS-rebinding protection for /mcp: allowed Host values (empty = not checked). */
   readonly mcpAllowedHosts: readonly string[];
   /** DNS-rebinding protection for /mcp: allowed Origin values (empty = not checked). */
@@ -171,6 +177,9 @@ export function loadConfig(env: Env = process.env): Config {
     vectorMinSimilarity: fraction(env, 'SERVICE_VECTOR_MIN_SIMILARITY'),
     maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
+    consolidateIntervalMs: integer(env, 'SERVICE_CONSOLIDATE_INTERVAL_SECONDS', 3600, 0, 31_536_000) * 1000,
+    promotionSimilarity: fraction(env, 'SERVICE_PROMOTION_SIMILARITY') ?? 0.93,
+    archiveRetrievability: fraction(env, 'SERVICE_ARCHIVE_RETRIEVABILITY') ?? 0.05,
     mcpAllowedHosts: list(env, 'SERVICE_MCP_ALLOWED_HOSTS'),
     mcpAllowedOrigins: list(env, 'SERVICE_MCP_ALLOWED_ORIGINS'),
   });

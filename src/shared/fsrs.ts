@@ -39,3 +39,30 @@ export function reinforcedStability(stabilityDays: number, difficulty: number, e
   const growth = Math.exp(W8) * (11 - difficulty) * Math.pow(stabilityDays, -W9) * (Math.exp(W10 * (1 - r)) - 1);
   return Math.round(stabilityDays * (1 + growth) * 1000) / 1000;
 }
+
+// FSRS-4.5 default weights for a lapse (grade "again"): post-lapse stability (w11..w14) and
+// the difficulty step (w6) with mean reversion (w7) towards the initial difficulty.
+const W6 = 0.86;
+const W7 = 0.01;
+const W11 = 2.18;
+const W12 = 0.05;
+const W13 = 0.34;
+const W14 = 1.26;
+/** FSRS keeps stability above this floor (days). */
+export const MIN_STABILITY = 0.01;
+
+/**
+ * Stability after a lapse, when the memory had retrievability `r`: FSRS's post-lapse formula,
+ * never above the stability before (a lapse cannot strengthen a memory).
+ */
+export function lapsedStability(stabilityDays: number, difficulty: number, r: number): number {
+  const next = W11 * Math.pow(difficulty, -W12) * (Math.pow(stabilityDays + 1, W13) - 1) * Math.exp(W14 * (1 - r));
+  return Math.round(Math.max(MIN_STABILITY, Math.min(stabilityDays, next)) * 1000) / 1000;
+}
+
+/** Difficulty after a lapse: one "again" step up, pulled slightly back to the start, within 1..10. */
+export function lapsedDifficulty(difficulty: number): number {
+  const stepped = difficulty + 2 * W6;
+  const reverted = W7 * INITIAL_DIFFICULTY + (1 - W7) * stepped;
+  return Math.round(Math.min(10, Math.max(1, reverted)) * 1000) / 1000;
+}

@@ -25,7 +25,23 @@ export type WriterCommand =
   | { type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[] }
   | { type: 'forget'; entity: string }
   | { type: 'attachVectors'; items: EmbeddedMemory[] }
-  | { type: 'reinforce'; rowids: number[]; at: number };
+  | { type: 'reinforce'; rowids: number[]; at: number }
+  | { type: 'consolidate'; plan: ConsolidationPlan };
+
+/**
+ * What a consolidation run will change, computed in the pool from a read snapshot. The writer
+ * re-checks each item against the current row (it may have been recalled, deleted or promoted
+ * meanwhile) and counts only what it really changed.
+ */
+export interface ConsolidationPlan {
+  at: number;
+  /** Episodic rowids up to this one have been considered for promotion (stored by the writer). */
+  watermark: number;
+  /** Near-duplicate episodic memories of one entity that become one semantic memory. */
+  promote: { ownerId: string; content: string; confidence: number; episodeId: string | null; members: number[] }[];
+  /** FSRS state after decay; `lastAccessAt` is what the planner saw (unchanged = still applies). */
+  decay: { rowid: number; lastAccessAt: number; stability: number; difficulty: number; decayed: boolean; archive: boolean }[];
+}
 
 /** A vector computed in the pool for a stored memory, plus entities its text mentions. */
 export interface EmbeddedMemory {
@@ -43,6 +59,7 @@ export interface WriterResults {
   forget: ForgetResult;
   attachVectors: { attached: number };
   reinforce: { reinforced: number };
+  consolidate: import('./schemas.js').ConsolidateResult;
 }
 
 export type WriterCommandType = WriterCommand['type'];
@@ -87,7 +104,8 @@ export type PoolTask =
   | { op: 'stats' }
   | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }
   | { op: 'embedPending'; limit: number }
-  | { op: 'embeddingBacklog' };
+  | { op: 'embeddingBacklog' }
+  | { op: 'planConsolidation'; now: number };
 
 export interface PoolResults {
   /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
@@ -95,9 +113,11 @@ export interface PoolResults {
   recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[] };
   inspect: import('./schemas.js').InspectResult;
   stats: import('./schemas.js').StatsResult;
-  prepareEpisodeEnd: { memories: ExtractedMemory[] };
+  /** `extractor` says which tier produced the memories; `fallbackReason` why the LLM was not used. */
+  prepareEpisodeEnd: { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string };
   embedPending: { items: EmbeddedMemory[]; remaining: boolean };
   embeddingBacklog: { count: number };
+  planConsolidation: ConsolidationPlan;
 }
 
 export type PoolOp = PoolTask['op'];

@@ -106,7 +106,20 @@ export const MIGRATIONS: readonly string[] = [
   -- Entity names found in query text are matched case-insensitively.
   CREATE INDEX entities_by_lower_name ON entities(namespace_id, lower(name));
   `,
+  /* 3 */ `
+  -- Consolidation. promoted_into: on an episodic memory, the rowid of the semantic memory it was
+  -- promoted into (provenance; a promoted memory is never promoted again). decayed_at: when
+  -- consolidation last applied an FSRS decay step (the next waits a full stability interval).
+  ALTER TABLE memories ADD COLUMN promoted_into INTEGER;
+  ALTER TABLE memories ADD COLUMN decayed_at INTEGER;
+  CREATE INDEX memories_promotable ON memories(namespace_id, rowid)
+    WHERE memory_type = 'episodic' AND archived = 0 AND promoted_into IS NULL;
+  CREATE INDEX memories_promoted_into ON memories(promoted_into) WHERE promoted_into IS NOT NULL;
+  `,
 ];
+
+/** Meta key: episodic rowids up to its value were considered by the namespace's last promotion run. */
+export const promotionWatermarkKey = (namespaceId: number) => `promotion_watermark:${namespaceId}`;
 
 /** vec0 needs the dimension at creation; it is created once the embedder is known. */
 export function vectorTableSql(dimensions: number): string {

@@ -18,6 +18,9 @@ export class ReadPool {
       minThreads: config.poolThreads,
       maxThreads: config.poolThreads,
       idleTimeout: Number.POSITIVE_INFINITY,
+      // A task may mostly wait on I/O (`end` waits on the extraction endpoint for up to
+      // SERVICE_EXTRACTOR_TIMEOUT_MS): meanwhile its thread takes other tasks instead of idling.
+      concurrentTasksPerWorker: 4,
       workerData,
     });
     // A worker that dies is replaced by Piscina; its task fails. Without a listener the

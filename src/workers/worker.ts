@@ -4,12 +4,14 @@ import { workerData } from 'node:worker_threads';
 import { openDatabase } from '../shared/db.js';
 import { ServiceError, toWireError } from '../shared/errors.js';
 import type { PoolResults, PoolTask, PoolWorkerData, StageTimings, TaskResult } from '../shared/messages.js';
-import type { EntityRecord, InspectResult, MemoryType } from '../shared/schemas.js';
+import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { ReadStore } from './read-store.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
-import { extractByRules } from './extraction/rules.js';
+import { extractEpisode } from './extraction/episode.js';
+import { LlmExtractor } from './extraction/llm.js';
+import { ConsolidationPlanner } from './consolidation/planner.js';
 import { EntityMatcher } from './entity-mentions.js';
 import { createEmbedder, embedderIdentity } from './embedding/index.js';
 
@@ -24,6 +26,8 @@ const engine = new RecallEngine(db, store, entities, {
 const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.
 embedder.catch(() => {});
+const llm = new LlmExtractor(config);
+const consolidation = new ConsolidationPlanner(db, namespaceId, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
 async function embedQuery(query: string): Promise<Float32Array | null> {
@@ -50,11 +54,6 @@ function inspect(entityName: string, limit: number): InspectResult {
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
   for (const row of store.entityMemories(entity.id, limit)) result[row.memory_type].push(toMemory(row, null));
   return result;
-}
-
-/** Who extracted facts are about: the first human participant, else the first participant. */
-function subjectOf(participants: EntityRecord[]): EntityRecord | undefined {
-  return participants.find((p) => p.kind === 'user') ?? participants[0];
 }
 
 async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
@@ -99,14 +98,10 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
       return embedPending(task.limit);
     case 'embeddingBacklog':
       return { count: store.unembeddedCount() };
-    case 'prepareEpisodeEnd': {
-      const episode = store.episode(task.episodeId);
-      if (!episode) throw new ServiceError('NOT_FOUND', `episode '${task.episodeId}' not found`);
-      if (episode.ended_at !== null) throw new ServiceError('NOT_FOUND', `episode '${task.episodeId}' has already ended`);
-      const subject = subjectOf(store.participants(task.episodeId));
-      if (!subject) return { memories: [] };
-      return { memories: extractByRules(store.transcript(task.episodeId), subject.name, task.outcome) };
-    }
+    case 'prepareEpisodeEnd':
+      return extractEpisode(store, llm, task.episodeId, task.outcome);
+    case 'planConsolidation':
+      return consolidation.plan(task.now, embedder);
   }
 }
 

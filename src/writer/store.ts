@@ -10,6 +10,7 @@ import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messag
 import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
 import { contentKey } from '../shared/text.js';
 import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from './snapshot.js';
+import { ConsolidationWriter } from './consolidation.js';
 
 type Relation = 'owner' | 'participant' | 'mention';
 
@@ -37,6 +38,7 @@ interface MemoryRow {
 
 export class WriteStore {
   private readonly s;
+  private readonly consolidation: ConsolidationWriter;
 
   constructor(
     private readonly db: Db,
@@ -86,6 +88,7 @@ export class WriteStore {
         'UPDATE memories SET stability = ?, last_access_at = ?, access_count = access_count + 1 WHERE rowid = ?'),
       metaValue: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
     };
+    this.consolidation = new ConsolidationWriter(db, namespaceId);
   }
 
   // ------------------------------------------------------------------ entities
@@ -278,5 +281,15 @@ export class WriteStore {
       reinforced++;
     }
     return { reinforced };
+  }
+
+  // ------------------------------------------------------------------ consolidation
+
+  /** Applies a plan computed in the pool; promoted memories go through the de-duplicating path. */
+  consolidate(cmd: CommandOf<'consolidate'>): WriterResults['consolidate'] {
+    return this.consolidation.apply(cmd.plan, (p) => this.storeOwned(p.ownerId, {
+      type: 'semantic', content: p.content, confidence: p.confidence, tier: 1,
+      ownerId: p.ownerId, episodeId: p.episodeId, seq: null, role: null, links: [],
+    }));
   }
 }

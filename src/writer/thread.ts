@@ -41,6 +41,7 @@ function execute(command: WriterCommand): unknown {
     case 'forget': return store.forget(command);
     case 'attachVectors': return store.attachVectors(command);
     case 'reinforce': return store.reinforce(command);
+    case 'consolidate': return store.consolidate(command);
   }
 }
 

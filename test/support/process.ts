@@ -14,7 +14,7 @@ export interface ServiceProcess {
 /** Starts the service and resolves once its "listening" log line names the port. */
 export function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
   const child = spawn(process.execPath, [MAIN], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SERVICE_RATE_LIMIT: '0', ...env },
+    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SERVICE_RATE_LIMIT: '0', SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -26,6 +26,11 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     SERVICE_PATH: join(dir, 'memory.db'),
     SERVICE_RATE_LIMIT: '0',
     SERVICE_POOL_THREADS: '2',
+    // Nothing listens on the discard port: extraction falls back to the rules at once, and no
+    // test depends on whatever might run on the default extractor port of this machine.
+    SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1',
+    // Consolidation runs only when a test asks for it, so its counts stay exact.
+    SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0',
     ...env,
   });
   const service = await startService(config, createLogger('silent'));

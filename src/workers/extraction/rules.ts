@@ -1,45 +1,47 @@
-// Tier-1 extraction: deterministic rules over clear first-person statements. It is the
-// fallback whenever the LLM extractor is unavailable, so it must never throw.
+// Tier-1 extraction: deterministic rules over clear first-person statements (the table is in
+// fact-rules.ts) and how-to steps. It is the fallback whenever the LLM extractor is
+// unavailable, so it must never throw.
 import type { ExtractedMemory } from '../../shared/messages.js';
 import type { Outcome } from '../../shared/schemas.js';
 import { contentKey } from '../../shared/text.js';
+import { FACT_RULES } from './fact-rules.js';
 
 export interface TranscriptTurn {
   role: string;
   content: string;
 }
 
-interface FactRule {
-  pattern: RegExp;
-  /** `$S` is the subject's name; `$1`.. are the captured groups. */
-  template: string;
-  confidence: number;
-}
-
-const END = String.raw`([^.!?\n]{1,160})`;
-const FACT_RULES: FactRule[] = [
-  { pattern: new RegExp(String.raw`^i(?:'m| am) (?:severely |very |really )?allergic to ${END}`, 'i'), template: '$S is allergic to $1', confidence: 0.95 },
-  { pattern: new RegExp(String.raw`^my name is ${END}`, 'i'), template: "$S's name is $1", confidence: 0.95 },
-  { pattern: new RegExp(String.raw`^i live in ${END}`, 'i'), template: '$S lives in $1', confidence: 0.9 },
-  { pattern: new RegExp(String.raw`^i(?:'ve| have) moved to ${END}`, 'i'), template: '$S lives in $1', confidence: 0.9 },
-  { pattern: new RegExp(String.raw`^i(?:'m| am) from ${END}`, 'i'), template: '$S is from $1', confidence: 0.9 },
-  { pattern: new RegExp(String.raw`^i work (at|for|as|on|in) ${END}`, 'i'), template: '$S works $1 $2', confidence: 0.85 },
-  { pattern: new RegExp(String.raw`^i (?:really )?(like|love|enjoy|prefer|hate|dislike|need|want|use) ${END}`, 'i'), template: '$S $1s $2', confidence: 0.8 },
-  { pattern: new RegExp(String.raw`^i (?:don't|do not|never) (like|eat|drink|use|want|enjoy) ${END}`, 'i'), template: '$S does not $1 $2', confidence: 0.8 },
-  { pattern: new RegExp(String.raw`^i(?:'ve| have) (?:got )?(an? |two |three |\d+ )${END}`, 'i'), template: '$S has $1$2', confidence: 0.8 },
-  { pattern: new RegExp(String.raw`^my ([\p{L}\p{N} ]{1,40}?) (is|are) ${END}`, 'iu'), template: "$S's $1 $2 $3", confidence: 0.85 },
-  { pattern: new RegExp(String.raw`^i(?:'m| am) (?:planning|going) to ${END}`, 'i'), template: '$S plans to $1', confidence: 0.7 },
-  { pattern: new RegExp(String.raw`^i plan to ${END}`, 'i'), template: '$S plans to $1', confidence: 0.7 },
-  { pattern: new RegExp(String.raw`^i(?:'m| am) (an? [^.!?\n]{1,80})`, 'i'), template: '$S is $1', confidence: 0.8 },
-];
-
-/** How-to steps: imperative sentences that say how something is done. */
-const PROCEDURE = /^(?:to [^,]{3,80}, |first,? |then,? |next,? |finally,? |always |never |make sure |remember to |step \d+[:.)]? )/i;
+/** How-to steps: imperative sentences that say how something is done, and numbered steps. */
+const PROCEDURE = new RegExp([
+  String.raw`^(?:to [^,]{3,80}, |first,? |then,? |next,? |finally,? |afterwards,? |always |never |make sure |remember to |don't forget to )`,
+  String.raw`^step \d+[:.)]? `,
+  String.raw`^\d{1,2}[.)] +\S`,
+  String.raw`^(?:here's |here is )?how to [^:]{3,80}: `,
+  String.raw`^the (?:trick|fix|solution|way to [^,]{3,60}) is (?:to )?`,
+].join('|'), 'i');
 
 const AGENT_ROLES = new Set(['assistant', 'agent', 'system', 'tool', 'bot']);
 
-function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+|\n+/).map((s) => s.trim().replace(/^(?:well|also|oh|and|so|btw|by the way),?\s+/i, '')).filter(Boolean);
+/** Openers that carry no content: "Well, I live in …", "Hi! I'm …". */
+const LEAD_IN = /^(?:well|also|oh|and|so|btw|by the way|actually|anyway|yes|yeah|yep|no|nope|hi|hello|hey|ok|okay|um|fyi|just so you know|oh and|plus|honestly)\b[,!.]?\s+/i;
+
+/**
+ * Sentences of a turn, lines first. A sentence break needs end punctuation and a space, but
+ * not after a list number ("1. Open settings" stays one step).
+ */
+export function sentences(text: string): string[] {
+  return text
+    .replace(/[\u2018\u2019]/g, "'")
+    .split(/\n+|(?<=[.!?])(?<!(?:^|\s)\d{1,2}\.)\s+/)
+    .map((s) => {
+      let sentence = s.trim().replace(/^[-*•]\s+/, '');
+      for (let previous = ''; previous !== sentence; ) {
+        previous = sentence;
+        sentence = sentence.replace(LEAD_IN, '');
+      }
+      return sentence;
+    })
+    .filter(Boolean);
 }
 
 function fill(template: string, subject: string, groups: string[]): string {

@@ -1,0 +1,44 @@
+// What `end` extracts from an episode, computed in the pool: the LLM extractor first (tier 2),
+// the deterministic rules when it fails (tier 1). Storing, de-duplication against what the
+// entity already holds and counting happen in the writer (WriteStore.endEpisode).
+import { ServiceError } from '../../shared/errors.js';
+import type { ExtractedMemory, PoolResults } from '../../shared/messages.js';
+import type { EntityRecord, Outcome } from '../../shared/schemas.js';
+import type { ReadStore } from '../read-store.js';
+import type { LlmExtractor } from './llm.js';
+import { extractByRules, outcomeAdjusted } from './rules.js';
+
+/** Who extracted facts are about: the first human participant, else the first participant. */
+export function subjectOf(participants: EntityRecord[]): EntityRecord | undefined {
+  return participants.find((p) => p.kind === 'user') ?? participants[0];
+}
+
+export async function extractEpisode(
+  store: ReadStore,
+  llm: LlmExtractor,
+  episodeId: string,
+  outcome: Outcome | null,
+): Promise<PoolResults['prepareEpisodeEnd']> {
+  const episode = store.episode(episodeId);
+  if (!episode) throw new ServiceError('NOT_FOUND', `episode '${episodeId}' not found`);
+  if (episode.ended_at !== null) throw new ServiceError('NOT_FOUND', `episode '${episodeId}' has already ended`);
+  const participants = store.participants(episodeId);
+  const subject = subjectOf(participants);
+  const turns = store.transcript(episodeId);
+  // Nothing was said: there is nothing to extract, and no reason to call a model.
+  if (!subject || turns.length === 0) return { memories: [], extractor: 'none' };
+
+  const reply = await llm.extract({ subject: subject.name, participants: participants.map((p) => p.name), outcome, turns });
+  if (!reply.ok) {
+    return { memories: extractByRules(turns, subject.name, outcome), extractor: 'rules', fallbackReason: reply.reason };
+  }
+  const memories = reply.items.map((item): ExtractedMemory => ({
+    content: item.content,
+    memory_type: item.memory_type,
+    // What worked is trusted more, what failed less: the same rule the tier-1 extractor applies.
+    confidence: item.memory_type === 'procedural' ? outcomeAdjusted(item.confidence, outcome) : item.confidence,
+    extraction_tier: 2,
+    entities: [subject.name],
+  }));
+  return { memories, extractor: 'llm' };
+}

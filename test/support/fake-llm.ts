@@ -1,0 +1,122 @@
+// A stand-in for the extraction endpoint: a local HTTP server that speaks the OpenAI
+// chat-completions wire format, so the service's real `openai` SDK path is exercised.
+// Each test says how it answers (JSON content, garbage, a refusal, an HTTP error, or never)
+// and reads back the requests it received.
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FakeReply =
+  | { kind: 'content'; content: string }
+  | { kind: 'memories'; memories: unknown[] }
+  | { kind: 'refusal'; refusal: string }
+  | { kind: 'status'; status: number; body?: string }
+  | { kind: 'raw'; body: string }
+  | { kind: 'hang' };
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingMessage['headers'];
+  body: any;
+}
+
+export class FakeLlm {
+  readonly requests: RecordedRequest[] = [];
+  /** How the next requests are answered; set by each test. */
+  reply: FakeReply = { kind: 'memories', memories: [] };
+  /** Requests held by a 'hang' reply, until `release()` or close. */
+  private held: { res: ServerResponse; model: unknown }[] = [];
+
+  private constructor(private readonly server: Server, readonly url: string) {}
+
+  static async start(): Promise<FakeLlm> {
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const fake = new FakeLlm(server, `http://127.0.0.1:${port}/v1`);
+    server.on('request', (req, res) => void fake.handle(req, res));
+    return fake;
+  }
+
+  /** The last chat-completions request body. */
+  get last(): any {
+    return this.requests.at(-1)?.body;
+  }
+
+  /** Answers every held request now, with `reply` (the service may have timed out already). */
+  release(reply: FakeReply): void {
+    const held = this.held;
+    this.held = [];
+    for (const { res, model } of held) this.answer(res, model, reply);
+  }
+
+  close(): Promise<void> {
+    // Hanging requests would keep close() waiting forever.
+    this.server.closeAllConnections();
+    return new Promise((resolve) => this.server.close(() => resolve()));
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    let body: any = raw;
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      // keep the text
+    }
+    this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+    if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+      return;
+    }
+    if (this.reply.kind === 'hang') {
+      this.held.push({ res, model: body?.model }); // no answer until released: the service's timeout must fire
+      return;
+    }
+    this.answer(res, body?.model, this.reply);
+  }
+
+  private answer(res: ServerResponse, model: unknown, reply: FakeReply): void {
+    if (res.destroyed) return;
+    switch (reply.kind) {
+      case 'hang':
+        this.held.push({ res, model });
+        return;
+      case 'status':
+        res.writeHead(reply.status, { 'content-type': 'application/json' }).end(reply.body ?? '{"error":{"message":"fake failure"}}');
+        return;
+      case 'raw':
+        res.writeHead(200, { 'content-type': 'application/json' }).end(reply.body);
+        return;
+      case 'refusal':
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(model, null, reply.refusal)));
+        return;
+      case 'content':
+      case 'memories': {
+        const content = reply.kind === 'content' ? reply.content : JSON.stringify({ memories: reply.memories });
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(completion(model, content, null)));
+      }
+    }
+  }
+}
+
+function completion(model: unknown, content: string | null, refusal: string | null) {
+  return {
+    id: `chatcmpl-fake-${Date.now()}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: typeof model === 'string' ? model : 'fake',
+    choices: [{ index: 0, message: { role: 'assistant', content, refusal }, logprobs: null, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 10, completion_tokens: 10, total_tokens: 20 },
+  };
+}
+
+/** A URL where nothing listens: a port that was bound, then released. */
+export async function unreachableUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return `http://127.0.0.1:${port}/v1`;
+}
