@@ -1,9 +1,12 @@
-// A stand-in for the extraction endpoint: a local HTTP server that speaks the OpenAI
-// chat-completions wire format, so the service's real `openai` SDK path is exercised.
+// A stand-in for the OpenAI-compatible endpoints: a local HTTP server that speaks the
+// chat-completions wire format (extraction) and the embeddings one (the `openai` embedder),
+// so the service's real `openai` SDK paths are exercised. Embedding vectors come from the
+// project's hashing embedder, so they are deterministic and similar texts stay similar.
 // Each test says how it answers (JSON content, garbage, a refusal, an HTTP error, or never)
 // and reads back the requests it received.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { HashingEmbedder } from '../../src/workers/embedding/hashing.js';
 
 export type FakeReply =
   | { kind: 'content'; content: string }
@@ -24,6 +27,10 @@ export class FakeLlm {
   readonly requests: RecordedRequest[] = [];
   /** How the next requests are answered; set by each test. */
   reply: FakeReply = { kind: 'memories', memories: [] };
+  /** Dimension of the vectors /embeddings returns. */
+  embeddingDimensions = 32;
+  /** When false, /embeddings answers 503 (an embedding endpoint that is down). */
+  embeddingsUp = true;
   /** Requests held by a 'hang' reply, until `release()` or close. */
   private held: { res: ServerResponse; model: unknown }[] = [];
 
@@ -66,6 +73,10 @@ export class FakeLlm {
       // keep the text
     }
     this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+    if (req.method === 'POST' && req.url?.endsWith('/embeddings')) {
+      await this.embeddings(res, body);
+      return;
+    }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
       return;
@@ -75,6 +86,25 @@ export class FakeLlm {
       return;
     }
     this.answer(res, body?.model, this.reply);
+  }
+
+  private async embeddings(res: ServerResponse, body: any): Promise<void> {
+    if (!this.embeddingsUp) {
+      res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"message":"embeddings unavailable"}}');
+      return;
+    }
+    const inputs: string[] = Array.isArray(body?.input) ? body.input : [body?.input];
+    const vectors = await new HashingEmbedder(this.embeddingDimensions).embed(inputs.map(String));
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
+      object: 'list',
+      // Like the real API: base64 of little-endian float32 when asked, else plain numbers.
+      data: vectors.map((v, index) => ({
+        object: 'embedding', index,
+        embedding: body?.encoding_format === 'base64' ? Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64') : Array.from(v),
+      })),
+      model: body?.model ?? 'fake',
+      usage: { prompt_tokens: inputs.length, total_tokens: inputs.length },
+    }));
   }
 
   private answer(res: ServerResponse, model: unknown, reply: FakeReply): void {

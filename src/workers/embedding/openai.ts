@@ -28,7 +28,8 @@ export class OpenAiEmbedder implements Embedder {
 
   embed(texts: string[]): Promise<Float32Array[]> {
     return embedNonEmpty(texts, this.dimensions, async (nonEmpty) => {
-      const response = await this.client.embeddings.create({ model: this.options.model, input: nonEmpty });
+      // The SDK asks for base64 unless told otherwise; many OpenAI-compatible servers only speak floats.
+      const response = await this.client.embeddings.create({ model: this.options.model, input: nonEmpty, encoding_format: 'float' });
       const byIndex = [...response.data].sort((a, b) => a.index - b.index);
       return byIndex.map((item) => {
         if (item.embedding.length !== this.dimensions) {
