@@ -60,6 +60,10 @@ export async function startService(config: Config, log: Logger = createLogger())
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
   const server = new HttpServer(config, operations, routes, log, [mcp], metrics);
   writer.onBatch = (report) => metrics.observeBatch(report);
+  operations.onExtraction = (extractor, fallbackReason) => {
+    metrics.observeExtraction(extractor);
+    if (fallbackReason) log.warn({ reason: fallbackReason }, 'LLM extraction unavailable; used rule-based extraction');
+  };
   pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);
   metrics.bind({
     writer, pool, limiter: server.limiter, stats: () => operations.stats(),

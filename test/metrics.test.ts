@@ -73,13 +73,23 @@ test('the series move when requests are made', async () => {
   assert.ok(delta('writer_batch_commands_count') >= 1, 'batches observed');
   assert.ok(delta('writer_batch_commands_sum') >= 2, 'two commands committed');
   assert.ok(delta('writer_commit_duration_seconds_count') >= 1, 'commits observed');
-  for (const stage of ['bm25', 'fusion', 'hydrate']) {
+  for (const stage of ['embed', 'bm25', 'vector', 'graph', 'strength', 'fusion', 'hydrate']) {
     assert.equal(delta('recall_stage_duration_seconds_count', { stage }), 2, `stage ${stage} timed once per recall`);
   }
   assert.equal(sample(now, `${P}memories`, { type: 'semantic' }), 2);
   assert.equal(sample(now, `${P}memories`, { type: 'episodic' }), 0);
   assert.ok(sample(now, `${P}pool_utilization_ratio`) >= 0 && sample(now, `${P}pool_utilization_ratio`) <= 1);
   assert.equal(sample(now, `${P}writer_queue_depth`), 0, 'nothing pending between requests');
+});
+
+test('each episode end counts the extractor that served it', async () => {
+  const before = await scrape();
+  const { body } = await post(t.base, '/v1/episodes/start', { participants: ['metrics-user'] }, auth(KEY));
+  await post(t.base, `/v1/episodes/${body.episode_id}/message`, { role: 'user', content: 'I live in Quito' }, auth(KEY));
+  assert.equal((await post(t.base, `/v1/episodes/${body.episode_id}/end`, {}, auth(KEY))).status, 200);
+  const after = await scrape();
+  // The test service's extractor URL is a closed port, so the rule-based fallback served it.
+  assert.equal(sample(after, `${P}extractions_total`, { extractor: 'rules' }) - sample(before, `${P}extractions_total`, { extractor: 'rules' }), 1);
 });
 
 test('recall responses carry no internal timings', async () => {

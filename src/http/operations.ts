@@ -23,6 +23,9 @@ export class MemoryOperations {
     private readonly consolidator: Consolidator,
   ) {}
 
+  /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
+  onExtraction: ((extractor: 'llm' | 'rules' | 'none', fallbackReason?: string) => void) | null = null;
+
   /** New memory rows need vectors; the backfill embeds them off the request path. */
   private async stored<T>(write: Promise<T>): Promise<T> {
     const result = await write;
@@ -67,7 +70,8 @@ export class MemoryOperations {
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
   async endEpisode(episodeId: string, input: EndEpisodeInput): Promise<EndEpisodeResult> {
     const outcome = input.outcome ?? null;
-    const { memories } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
+    const { memories, extractor, fallbackReason } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
+    this.onExtraction?.(extractor, fallbackReason);
     return this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories }));
   }
 

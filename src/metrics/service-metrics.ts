@@ -31,6 +31,7 @@ export interface MetricSources {
 
 export class ServiceMetrics implements RequestMetrics {
   readonly registry = new Registry();
+  private readonly extractions;
   private sources: MetricSources | null = null;
   private readonly requests;
   private readonly latency;
@@ -46,6 +47,10 @@ export class ServiceMetrics implements RequestMetrics {
     this.latency = new Histogram({
       name: `${PREFIX}http_request_duration_seconds`, help: 'HTTP request latency by route pattern and status',
       labelNames, buckets: FAST_BUCKETS, registers,
+    });
+    this.extractions = new Counter({
+      name: `${PREFIX}extractions_total`, help: 'Episode extractions by the extractor that produced the memories',
+      labelNames: ['extractor'], registers,
     });
     this.batchSize = new Histogram({
       name: `${PREFIX}writer_batch_commands`, help: 'Write commands committed per transaction (group commit)',
@@ -79,6 +84,11 @@ export class ServiceMetrics implements RequestMetrics {
     const labels = { method, route, status: String(status) };
     this.requests.inc(labels);
     this.latency.observe(labels, seconds);
+  }
+
+  /** Which extractor served an episode's end ('llm', 'rules' after a fallback, 'none'). */
+  observeExtraction(extractor: string): void {
+    this.extractions.inc({ extractor });
   }
 
   observeBatch(report: WriterBatchReport): void {
