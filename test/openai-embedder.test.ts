@@ -65,3 +65,25 @@ test('with the endpoint down, writes still land and recall still answers from th
     fake.embeddingsUp = true;
   }
 });
+
+test('a text the embedder rejects is set aside; the rest of its batch and later rows still get vectors', async () => {
+  fake.rejectEmbeddingOf = /POISON/;
+  try {
+    for (const fact of ['before the poison', 'POISON over the model limit', 'after the poison']) {
+      await post(t.base, '/v1/remember', { entity: 'oa-poison', fact });
+    }
+    await t.service.backfill.idle();
+    const db = openDatabase(join(t.dir, 'memory.db'), { readonly: true });
+    try {
+      const states = Object.fromEntries((db.prepare("SELECT content, embedded FROM memories WHERE content LIKE '%poison%' COLLATE NOCASE").all() as { content: string; embedded: number }[])
+        .map((r) => [r.content, r.embedded]));
+      assert.deepEqual(states, { 'before the poison': 1, 'POISON over the model limit': -1, 'after the poison': 1 });
+    } finally {
+      db.close();
+    }
+    const r = await post(t.base, '/v1/recall', { query: 'POISON over the model limit', entity: 'oa-poison' });
+    assert.equal(r.body.memories[0].content, 'POISON over the model limit', 'still recallable by BM25');
+  } finally {
+    fake.rejectEmbeddingOf = null;
+  }
+});

@@ -70,9 +70,9 @@ export class MemoryOperations {
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
   async endEpisode(episodeId: string, input: EndEpisodeInput): Promise<EndEpisodeResult> {
     const outcome = input.outcome ?? null;
-    const { memories, extractor, fallbackReason } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
+    const { memories, extractor, fallbackReason, sourceIds } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
     this.onExtraction?.(extractor, fallbackReason);
-    return this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories }));
+    return this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories, sourceIds }));
   }
 
   forget(entity: string): Promise<ForgetResult> {

@@ -22,9 +22,13 @@ export type WriterCommand =
   | { type: 'remember'; entity: string; fact: string; confidence: number }
   | { type: 'startEpisode'; participants: string[] }
   | { type: 'addMessage'; episodeId: string; role: string; content: string }
-  | { type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[] }
+  | {
+      type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[];
+      /** Ids of the turns extraction read: if any is gone by now (deleted), nothing is stored. */
+      sourceIds: string[];
+    }
   | { type: 'forget'; entity: string }
-  | { type: 'attachVectors'; items: EmbeddedMemory[] }
+  | { type: 'attachVectors'; items: EmbeddedMemory[]; unembeddable?: number[] }
   | { type: 'reinforce'; rowids: number[]; at: number }
   | { type: 'consolidate'; plan: ConsolidationPlan };
 
@@ -114,8 +118,9 @@ export interface PoolResults {
   inspect: import('./schemas.js').InspectResult;
   stats: import('./schemas.js').StatsResult;
   /** `extractor` says which tier produced the memories; `fallbackReason` why the LLM was not used. */
-  prepareEpisodeEnd: { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string };
-  embedPending: { items: EmbeddedMemory[]; remaining: boolean };
+  prepareEpisodeEnd: { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string; sourceIds: string[] };
+  /** `unembeddable`: rows the embedder rejected on their own (kept BM25/graph-recallable). */
+  embedPending: { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean };
   embeddingBacklog: { count: number };
   planConsolidation: ConsolidationPlan;
 }

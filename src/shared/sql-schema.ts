@@ -116,6 +116,57 @@ export const MIGRATIONS: readonly string[] = [
     WHERE memory_type = 'episodic' AND archived = 0 AND promoted_into IS NULL;
   CREATE INDEX memories_promoted_into ON memories(promoted_into) WHERE promoted_into IS NOT NULL;
   `,
+  /* 4 */ `
+  -- Row ids are never reused (AUTOINCREMENT). Background work — vectors computed in the pool,
+  -- reinforcement, consolidation plans and its watermark — names memories by rowid; a rowid
+  -- freed by a delete and handed to a new memory would let that work land on the wrong one.
+  -- SQLite's table rebuild: new table, copy, drop, rename, then indexes and triggers again.
+  -- (Runs with foreign keys off; see migrate.ts.)
+  CREATE TABLE memories_rebuilt (
+    rowid            INTEGER PRIMARY KEY AUTOINCREMENT,
+    id               TEXT NOT NULL UNIQUE,
+    namespace_id     INTEGER NOT NULL REFERENCES namespaces(id),
+    memory_type      TEXT NOT NULL CHECK (memory_type IN ('episodic', 'semantic', 'procedural')),
+    content          TEXT NOT NULL,
+    content_key      TEXT NOT NULL,
+    confidence       REAL NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+    stability        REAL NOT NULL,
+    difficulty       REAL NOT NULL,
+    access_count     INTEGER NOT NULL DEFAULT 0,
+    last_access_at   INTEGER NOT NULL,
+    created_at       INTEGER NOT NULL,
+    archived         INTEGER NOT NULL DEFAULT 0,
+    extraction_tier  INTEGER NOT NULL,
+    entity_id        TEXT REFERENCES entities(id),
+    episode_id       TEXT REFERENCES episodes(id),
+    seq              INTEGER,
+    role             TEXT,
+    embedded         INTEGER NOT NULL DEFAULT 0,
+    promoted_into    INTEGER,
+    decayed_at       INTEGER
+  ) STRICT;
+  INSERT INTO memories_rebuilt (rowid, id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty, access_count, last_access_at, created_at, archived, extraction_tier, entity_id, episode_id, seq, role, embedded, promoted_into, decayed_at) SELECT rowid, id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty, access_count, last_access_at, created_at, archived, extraction_tier, entity_id, episode_id, seq, role, embedded, promoted_into, decayed_at FROM memories;
+  DROP TABLE memories;
+  ALTER TABLE memories_rebuilt RENAME TO memories;
+  CREATE INDEX memories_by_entity ON memories(entity_id, content_key);
+  CREATE INDEX memories_by_episode ON memories(episode_id, seq);
+  CREATE INDEX memories_by_namespace ON memories(namespace_id, archived, memory_type);
+  CREATE INDEX memories_by_recency ON memories(namespace_id, created_at);
+  CREATE INDEX memories_unembedded ON memories(namespace_id, rowid) WHERE embedded = 0;
+  CREATE INDEX memories_promotable ON memories(namespace_id, rowid)
+    WHERE memory_type = 'episodic' AND archived = 0 AND promoted_into IS NULL;
+  CREATE INDEX memories_promoted_into ON memories(promoted_into) WHERE promoted_into IS NOT NULL;
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF content ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+    INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
+  END;
+  `,
 ];
 
 /** Meta key: episodic rowids up to its value were considered by the namespace's last promotion run. */

@@ -53,9 +53,9 @@ export class EmbeddingBackfill {
         this.again = false;
         for (;;) {
           if (this.closed) return;
-          const { items, remaining } = await this.pool.run({ op: 'embedPending', limit: BATCH_SIZE });
-          if (items.length === 0) break;
-          const { attached } = await this.writer.send({ type: 'attachVectors', items });
+          const { items, unembeddable, remaining } = await this.pool.run({ op: 'embedPending', limit: BATCH_SIZE });
+          if (items.length === 0 && unembeddable.length === 0) break;
+          const { attached } = await this.writer.send({ type: 'attachVectors', items, unembeddable });
           this.embedded += attached;
           if (!remaining) break;
         }

@@ -49,8 +49,8 @@ export class ReadStore {
         'SELECT id, started_at, last_activity_at, ended_at FROM episodes WHERE id = ? AND namespace_id = ?'),
       episodeStarts: db.prepare<[string], { id: string; started_at: number }>(
         'SELECT id, started_at FROM episodes WHERE id IN (SELECT value FROM json_each(?))'),
-      transcript: db.prepare<[string], { role: string; content: string }>(
-        "SELECT role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
+      transcript: db.prepare<[string], { id: string; role: string; content: string }>(
+        "SELECT id, role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
       unembedded: db.prepare<[number, number], { rowid: number; content: string }>(
         'SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid LIMIT ?'),
       unembeddedCount: db.prepare<[number], { count: number }>(
@@ -81,7 +81,7 @@ export class ReadStore {
     return new Map(this.s.episodeStarts.all(JSON.stringify(ids)).map((row) => [row.id, row.started_at]));
   }
 
-  transcript(episodeId: string): { role: string; content: string }[] {
+  transcript(episodeId: string): { id: string; role: string; content: string }[] {
     return this.s.transcript.all(episodeId);
   }
 

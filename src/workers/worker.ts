@@ -14,6 +14,7 @@ import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
 import { EntityMatcher } from './entity-mentions.js';
 import { createEmbedder, embedderIdentity } from './embedding/index.js';
+import { embeddingInput } from './embedding/embedder.js';
 
 const { config, namespaceId } = workerData as PoolWorkerData;
 const db = openDatabase(config.dbPath, { readonly: true });
@@ -59,10 +60,24 @@ function inspect(entityName: string, limit: number): InspectResult {
 async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
   const rows = store.unembedded(limit + 1);
   const batch = rows.slice(0, limit);
-  if (batch.length === 0) return { items: [], remaining: false };
-  const vectors = await (await embedder).embed(batch.map((row) => row.content));
+  if (batch.length === 0) return { items: [], unembeddable: [], remaining: false };
+  const model = await embedder;
+  const texts = batch.map((row) => embeddingInput(row.content));
+  let vectors: (Float32Array | null)[];
+  try {
+    vectors = await model.embed(texts);
+  } catch (batchError) {
+    // One bad row must not hold the backlog forever: try each alone. If none succeeds, the
+    // embedder itself is down — fail, and the backfill retries the batch later.
+    vectors = await Promise.all(texts.map((text) => model.embed([text]).then(([v]) => v, () => null)));
+    if (vectors.every((v) => v === null)) throw batchError;
+  }
   return {
-    items: batch.map((row, i) => ({ rowid: row.rowid, vector: vectors[i], mentionedEntityIds: entities.find(row.content) })),
+    items: batch.flatMap((row, i) => {
+      const vector = vectors[i];
+      return vector ? [{ rowid: row.rowid, vector, mentionedEntityIds: entities.find(row.content) }] : [];
+    }),
+    unembeddable: batch.filter((_, i) => vectors[i] === null).map((row) => row.rowid),
     remaining: rows.length > limit,
   };
 }

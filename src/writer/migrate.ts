@@ -7,11 +7,23 @@ export function migrate(db: Db): void {
   if (current > MIGRATIONS.length) {
     throw new Error(`database schema version ${current} is newer than this build understands (${MIGRATIONS.length})`);
   }
-  for (let version = current; version < MIGRATIONS.length; version++) {
-    db.transaction(() => {
-      db.exec(MIGRATIONS[version]);
-      db.pragma(`user_version = ${version + 1}`);
-    }).immediate();
+  if (current === MIGRATIONS.length) return;
+  // A table rebuild (drop, then rename a copy into place) must not fire ON DELETE actions or
+  // trip references mid-way, so foreign keys are off while migrating (the pragma is a no-op
+  // inside a transaction, hence out here) and checked as a whole before each commit.
+  const enforced = db.pragma('foreign_keys', { simple: true }) === 1;
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (let version = current; version < MIGRATIONS.length; version++) {
+      db.transaction(() => {
+        db.exec(MIGRATIONS[version]);
+        const broken = db.pragma('foreign_key_check') as unknown[];
+        if (broken.length > 0) throw new Error(`migration ${version + 1} left ${broken.length} broken references`);
+        db.pragma(`user_version = ${version + 1}`);
+      }).immediate();
+    }
+  } finally {
+    if (enforced) db.pragma('foreign_keys = ON');
   }
 }
 

@@ -71,6 +71,7 @@ export class WriteStore {
         'SELECT entity_id FROM episode_participants WHERE episode_id = ? ORDER BY position'),
       touchEpisode: db.prepare('UPDATE episodes SET last_activity_at = ?, message_count = message_count + 1 WHERE id = ?'),
       endEpisode: db.prepare('UPDATE episodes SET ended_at = ?, outcome = ? WHERE id = ?'),
+      countIds: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM memories WHERE id IN (SELECT value FROM json_each(?))'),
       memoriesOfEntity: db.prepare<[string], Record<string, unknown>>(`SELECT m.* FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
         ORDER BY m.rowid`),
@@ -82,6 +83,7 @@ export class WriteStore {
       unembedded: db.prepare<[number], { namespace_id: number }>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0'),
       insertVector: db.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)'),
       markEmbedded: db.prepare('UPDATE memories SET embedded = 1 WHERE rowid = ?'),
+      markUnembeddable: db.prepare('UPDATE memories SET embedded = -1 WHERE rowid = ? AND embedded = 0'),
       reviewState: db.prepare<[number], { stability: number; difficulty: number; last_access_at: number }>(
         'SELECT stability, difficulty, last_access_at FROM memories WHERE rowid = ? AND archived = 0'),
       review: db.prepare(
@@ -191,6 +193,9 @@ export class WriteStore {
     if (!episode) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' not found`);
     if (episode.ended_at !== null) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' has already ended`);
     this.s.endEpisode.run(this.now(), cmd.outcome, cmd.episodeId);
+    // Extraction ran on a snapshot, possibly while waiting seconds for an LLM. If a delete has
+    // removed any turn it read since, storing its output would bring forgotten data back.
+    if (this.s.countIds.get(JSON.stringify(cmd.sourceIds))!.n !== cmd.sourceIds.length) return { memories_created: 0 };
     let created = 0;
     for (const memory of cmd.memories) if (this.storeExtracted(cmd.episodeId, memory)) created++;
     return { memories_created: created };
@@ -267,6 +272,8 @@ export class WriteStore {
       for (const entityId of item.mentionedEntityIds) this.s.link.run(item.rowid, entityId, 'mention');
       attached++;
     }
+    // -1: the embedder rejected this text; it stays out of the backlog (a re-embed retries it).
+    for (const rowid of cmd.unembeddable ?? []) this.s.markUnembeddable.run(rowid);
     return { attached };
   }
 

@@ -13,6 +13,7 @@ import { toWireError } from '../shared/errors.js';
 import type { WriterBatchReport, WriterCommand, WriterReady, WriterReply, WriterRequest } from '../shared/messages.js';
 import { ensureNamespace, migrate } from './migrate.js';
 import { WriteStore } from './store.js';
+import { batchRunner } from './batch.js';
 import { prepareVectorTable } from './vectors.js';
 import { embedderIdentity } from '../workers/embedding/identity.js';
 
@@ -45,17 +46,7 @@ function execute(command: WriterCommand): unknown {
   }
 }
 
-// Called inside the outer transaction, better-sqlite3 turns this into a SAVEPOINT.
-const inSavepoint = db.transaction(execute);
-
-const runBatch = db.transaction((batch: WriterRequest[]): WriterReply[] =>
-  batch.map((request): WriterReply => {
-    try {
-      return { id: request.id, ok: true, result: inSavepoint(request.command) };
-    } catch (error) {
-      return { id: request.id, ok: false, error: toWireError(error) };
-    }
-  }));
+const runBatch = batchRunner(db, execute);
 
 const queue: WriterRequest[] = [];
 let flushScheduled = false;

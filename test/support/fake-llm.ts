@@ -31,6 +31,8 @@ export class FakeLlm {
   embeddingDimensions = 32;
   /** When false, /embeddings answers 503 (an embedding endpoint that is down). */
   embeddingsUp = true;
+  /** Inputs matching this make /embeddings answer 400, like a text over the model's limit. */
+  rejectEmbeddingOf: RegExp | null = null;
   /** Requests held by a 'hang' reply, until `release()` or close. */
   private held: { res: ServerResponse; model: unknown }[] = [];
 
@@ -94,6 +96,10 @@ export class FakeLlm {
       return;
     }
     const inputs: string[] = Array.isArray(body?.input) ? body.input : [body?.input];
+    if (this.rejectEmbeddingOf && inputs.some((input) => this.rejectEmbeddingOf!.test(String(input)))) {
+      res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"input too long"}}');
+      return;
+    }
     const vectors = await new HashingEmbedder(this.embeddingDimensions).embed(inputs.map(String));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({
       object: 'list',

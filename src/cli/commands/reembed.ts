@@ -9,6 +9,7 @@ import { prepareVectorTable } from '../../writer/vectors.js';
 import { WriteStore } from '../../writer/store.js';
 import { createEmbedder, embedderIdentity } from '../../workers/embedding/index.js';
 import { EntityMatcher } from '../../workers/entity-mentions.js';
+import { embeddingInput } from '../../workers/embedding/embedder.js';
 
 const BATCH = 64;
 
@@ -48,7 +49,7 @@ Options:
       const progress = progressBar('reembed', total, Boolean(values.quiet));
       let done = 0;
       for (let rows = pending.all(BATCH); rows.length > 0; rows = pending.all(BATCH)) {
-        const vectors = await embedder.embed(rows.map((r) => r.content));
+        const vectors = await embedder.embed(rows.map((r) => embeddingInput(r.content)));
         db.transaction(() => store.attachVectors({
           type: 'attachVectors',
           items: rows.map((r, i) => ({ rowid: r.rowid, vector: vectors[i], mentionedEntityIds: matcher(r.namespace_id).find(r.content) })),

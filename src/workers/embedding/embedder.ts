@@ -9,6 +9,13 @@ export interface Embedder {
   embed(texts: string[]): Promise<Float32Array[]>;
 }
 
+/** Embedding input is cut here: the gist of a long text is in its start, and model limits hold. */
+export const MAX_EMBED_CHARS = 8_000;
+
+export function embeddingInput(text: string): string {
+  return text.slice(0, MAX_EMBED_CHARS);
+}
+
 export function normalize(vector: Float32Array): Float32Array {
   let norm = 0;
   for (const x of vector) norm += x * x;

@@ -26,11 +26,12 @@ export async function extractEpisode(
   const subject = subjectOf(participants);
   const turns = store.transcript(episodeId);
   // Nothing was said: there is nothing to extract, and no reason to call a model.
-  if (!subject || turns.length === 0) return { memories: [], extractor: 'none' };
+  const sourceIds = turns.map((turn) => turn.id);
+  if (!subject || turns.length === 0) return { memories: [], extractor: 'none', sourceIds };
 
   const reply = await llm.extract({ subject: subject.name, participants: participants.map((p) => p.name), outcome, turns });
   if (!reply.ok) {
-    return { memories: extractByRules(turns, subject.name, outcome), extractor: 'rules', fallbackReason: reply.reason };
+    return { memories: extractByRules(turns, subject.name, outcome), extractor: 'rules', fallbackReason: reply.reason, sourceIds };
   }
   const memories = reply.items.map((item): ExtractedMemory => ({
     content: item.content,
@@ -40,5 +41,5 @@ export async function extractEpisode(
     extraction_tier: 2,
     entities: [subject.name],
   }));
-  return { memories, extractor: 'llm' };
+  return { memories, extractor: 'llm', sourceIds };
 }

@@ -1,0 +1,35 @@
+// One group-commit transaction: every command in its own savepoint, so a command that fails
+// is undone alone and its neighbours still commit.
+import type { Transaction } from 'better-sqlite3';
+import type { Db } from '../shared/db.js';
+import { toWireError } from '../shared/errors.js';
+import type { WriterCommand, WriterReply, WriterRequest } from '../shared/messages.js';
+
+export class BatchRolledBack extends Error {
+  constructor(reason: string) {
+    super(`write not stored: the transaction was rolled back (${reason})`);
+    this.name = 'BatchRolledBack';
+  }
+}
+
+/**
+ * Returns a function that runs a batch in one transaction (call `.immediate(batch)` for
+ * BEGIN IMMEDIATE) and returns one reply per command. It throws, committing nothing, when
+ * SQLite rolled the whole transaction back under a command (SQLITE_FULL, SQLITE_IOERR…): the
+ * earlier commands are gone then, and later ones would each autocommit on their own.
+ */
+export function batchRunner(db: Db, execute: (command: WriterCommand) => unknown): Transaction<(batch: WriterRequest[]) => WriterReply[]> {
+  // Called inside the outer transaction, better-sqlite3 turns this into a SAVEPOINT.
+  const inSavepoint = db.transaction(execute);
+  return db.transaction((batch: WriterRequest[]): WriterReply[] =>
+    batch.map((request): WriterReply => {
+      let reply: WriterReply;
+      try {
+        reply = { id: request.id, ok: true, result: inSavepoint(request.command) };
+      } catch (error) {
+        reply = { id: request.id, ok: false, error: toWireError(error) };
+      }
+      if (!db.inTransaction) throw new BatchRolledBack(reply.ok ? 'unknown cause' : reply.error.message);
+      return reply;
+    }));
+}
