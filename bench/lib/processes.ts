@@ -1,0 +1,103 @@
+// Servers under test run as child processes (`node dist/src/main.js`, or the bare uWS
+// hello-world), so the load generator in this process never shares their event loop.
+// Their memory is read from /proc: RSS covers the main thread, the writer and the pool.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+const UWS_HELLO = fileURLToPath(new URL('../uws-hello.js', import.meta.url));
+
+export interface ServerProcess {
+  readonly child: ChildProcess;
+  readonly base: string;
+  readonly pid: number;
+  /** Resident memory now and its peak so far, in MiB. */
+  memory(): { rssMb: number; peakRssMb: number };
+  stop(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  dbPath: string;
+  embedder: 'hash' | 'use';
+  dimensions?: number;
+  /** Extra environment (e.g. SERVICE_SYNCHRONOUS). */
+  env?: Record<string, string>;
+  /** Folder for `node --cpu-prof` output (BENCH_CPU_PROF). */
+  cpuProfDir?: string;
+}
+
+export function startService(options: ServiceOptions): Promise<ServerProcess> {
+  const env: Record<string, string> = {
+    HOST: '127.0.0.1',
+    PORT: '0',
+    SERVICE_PATH: options.dbPath,
+    // The bench is the only client and sends far more than any per-key quota allows.
+    SERVICE_RATE_LIMIT: '0',
+    SERVICE_EMBEDDER: options.embedder,
+    LOG_LEVEL: 'info',
+    ...(options.dimensions ? { SERVICE_EMBEDDING_DIMENSIONS: String(options.dimensions) } : {}),
+    ...options.env,
+  };
+  const args = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, MAIN] : [MAIN];
+  return launch(args, env, /"port":(\d+)[^\n]*"msg":"listening"/);
+}
+
+/** The bare uWebSockets.js hello-world: the ceiling for any route on this machine. */
+export function startUwsHello(): Promise<ServerProcess> {
+  return launch([UWS_HELLO], {}, /listening on (\d+)/);
+}
+
+function launch(args: string[], env: Record<string, string>, ready: RegExp): Promise<ServerProcess> {
+  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      // Keep only the head of the log: enough to find the port or explain a failure.
+      if (output.length < 64_000) output += chunk.toString();
+      const match = ready.exec(output);
+      if (!match) return;
+      child.stdout!.off('data', onData);
+      child.stderr!.off('data', onData);
+      child.off('exit', onEarlyExit);
+      // Keep draining the pipes so a chatty server never blocks on a full pipe.
+      child.stdout!.resume();
+      child.stderr!.on('data', (c: Buffer) => process.stderr.write(c));
+      resolve(handle(child, `http://127.0.0.1:${match[1]}`));
+    };
+    const onEarlyExit = (code: number | null) => reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', onEarlyExit);
+  });
+}
+
+function handle(child: ChildProcess, base: string): ServerProcess {
+  const pid = child.pid!;
+  return {
+    child,
+    base,
+    pid,
+    memory: () => memoryOf(pid),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
+    return { rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+  } catch {
+    return { rssMb: NaN, peakRssMb: NaN };
+  }
+}
