@@ -12,8 +12,8 @@ export interface ServerProcess {
   readonly child: ChildProcess;
   readonly base: string;
   readonly pid: number;
-  /** Resident memory now and its peak so far, in MiB. */
-  memory(): { rssMb: number; peakRssMb: number };
+  /** Resident memory in MiB: now, its peak so far, and now split into heap-like and file pages. */
+  memory(): ProcessMemory;
   stop(): Promise<void>;
 }
 
@@ -92,12 +92,21 @@ function handle(child: ChildProcess, base: string): ServerProcess {
   };
 }
 
-function memoryOf(pid: number): { rssMb: number; peakRssMb: number } {
+export interface ProcessMemory {
+  rssMb: number;
+  peakRssMb: number;
+  /** Anonymous pages: JS heaps, SQLite caches, model weights. */
+  rssAnonMb: number;
+  /** File pages mapped into the process (the memory-mapped database): shared, reclaimable. */
+  rssFileMb: number;
+}
+
+function memoryOf(pid: number): ProcessMemory {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN);
-    return { rssMb: kb('VmRSS') / 1024, peakRssMb: kb('VmHWM') / 1024 };
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN) / 1024;
+    return { rssMb: kb('VmRSS'), peakRssMb: kb('VmHWM'), rssAnonMb: kb('RssAnon'), rssFileMb: kb('RssFile') };
   } catch {
-    return { rssMb: NaN, peakRssMb: NaN };
+    return { rssMb: NaN, peakRssMb: NaN, rssAnonMb: NaN, rssFileMb: NaN };
   }
 }
