@@ -23,6 +23,8 @@ export interface HttpOptions {
 export interface HttpPhase extends LoadResult {
   scenario: string;
   embedder: string;
+  /** Active memories in the database when the phase ended (GET /v1/stats). */
+  memoriesAfter: number;
   /** Server memory right after the phase, MiB. */
   rssMb: number;
   peakRssMb: number;
@@ -54,7 +56,7 @@ export async function runHttp(options: HttpOptions): Promise<HttpResults> {
   const service = await startService({ dbPath: hashDb, embedder: 'hash', dimensions: 256, cpuProfDir: options.cpuProfDir });
   const phase = async (scenario: string, connections: number, requests: Request[], seconds = options.seconds) => {
     const result = await runLoad({ title: `${scenario} [hash]`, url: service.base, connections, requests, seconds, warmupSeconds: options.warmupSeconds });
-    phases.push({ ...result, scenario, embedder: 'hash-256', ...service.memory() });
+    phases.push({ ...result, scenario, embedder: 'hash-256', memoriesAfter: await memoryCount(service.base), ...service.memory() });
   };
   let uwsHello: LoadResult;
   let healthRounds: { uwsRps: number; serviceRps: number }[];
@@ -62,19 +64,26 @@ export async function runHttp(options: HttpOptions): Promise<HttpResults> {
     const health = await compareWithUws(service, scenarios, options);
     uwsHello = health.uws;
     healthRounds = health.rounds;
-    phases.push({ ...health.service, scenario: 'health', embedder: 'hash-256', ...service.memory() });
-    // Writes are held twice as long: the figure is a sustained rate, backlog included.
-    await phase('remember', WRITE_CONNECTIONS, [scenarios.remember()], options.seconds * 2);
+    phases.push({ ...health.service, scenario: 'health', embedder: 'hash-256', memoriesAfter: await memoryCount(service.base), ...service.memory() });
+    // Reads first: the write phases add tens of thousands of memories, which would make the
+    // recall figures those of a bigger database than the one named.
     for (const c of options.levels) await phase('recall', c, [scenarios.recall()]);
     await phase('recall_grouped', 8, [scenarios.recallGrouped()]);
-    await phase('episode flow', 16, scenarios.episodeFlow());
     for (const c of options.levels) await phase('mixed', c, scenarios.mixed());
+    await phase('episode flow', 16, scenarios.episodeFlow());
+    // Writes are held twice as long: the figure is a sustained rate, backlog included.
+    await phase('remember', WRITE_CONNECTIONS, [scenarios.remember()], options.seconds * 2);
   } finally {
     await service.stop();
   }
 
   if (options.withUse) await runUsePhases(options, scenarios, phases);
   return { memories: options.memories, seedSeconds: seeded.seconds, uwsHello, healthRounds, phases };
+}
+
+async function memoryCount(base: string): Promise<number> {
+  const stats = (await (await fetch(`${base}/v1/stats`)).json()) as Record<string, number>;
+  return stats.episodic_memories + stats.semantic_memories + stats.procedural_memories;
 }
 
 /**
@@ -125,7 +134,7 @@ async function runUsePhases(options: HttpOptions, scenarios: Scenarios, phases: 
       ['mixed', 16, scenarios.mixed()],
     ] as const) {
       const result = await runLoad({ title: `${scenario} [use]`, url: service.base, connections, requests: [...requests], seconds: options.seconds, warmupSeconds: options.warmupSeconds });
-      phases.push({ ...result, scenario, embedder: 'use-lite-512', ...service.memory() });
+      phases.push({ ...result, scenario, embedder: 'use-lite-512', memoriesAfter: await memoryCount(service.base), ...service.memory() });
     }
   } finally {
     await service.stop();

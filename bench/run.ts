@@ -61,16 +61,17 @@ if (inserts) {
 const ratios: (string | number)[][] = [];
 if (http) {
   out.push(table(`HTTP (autocannon, ${seconds} s per phase after a 2 s warm-up; ${http.memories.toLocaleString('en')} seeded memories; server in its own process)`,
-    ['scenario', 'embedder', 'conns', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'non-2xx', 'RSS MiB', 'anon MiB'],
+    ['scenario', 'embedder', 'conns', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms', 'errors', 'non-2xx', 'memories', 'RSS MiB', 'anon MiB'],
     [
       ['uWS hello-world (limit)', '—', http.uwsHello.connections, fmt.int(http.uwsHello.rps), fmt.ms(http.uwsHello.latencyMs.p50), fmt.ms(http.uwsHello.latencyMs.p90),
-        fmt.ms(http.uwsHello.latencyMs.p99), fmt.ms(http.uwsHello.latencyMs.max), http.uwsHello.errors + http.uwsHello.timeouts, http.uwsHello.non2xx, '—', '—'],
+        fmt.ms(http.uwsHello.latencyMs.p99), fmt.ms(http.uwsHello.latencyMs.max), http.uwsHello.errors + http.uwsHello.timeouts, http.uwsHello.non2xx, '—', '—', '—'],
       ...http.phases.map((p) => [p.scenario, p.embedder, p.connections, fmt.int(p.rps), fmt.ms(p.latencyMs.p50), fmt.ms(p.latencyMs.p90),
-        fmt.ms(p.latencyMs.p99), fmt.ms(p.latencyMs.max), p.errors + p.timeouts, p.non2xx, fmt.int(p.rssMb), fmt.int(p.rssAnonMb)]),
+        fmt.ms(p.latencyMs.p99), fmt.ms(p.latencyMs.max), p.errors + p.timeouts, p.non2xx, fmt.int(p.memoriesAfter), fmt.int(p.rssMb), fmt.int(p.rssAnonMb)]),
     ]));
   out.push('uWS hello-world and health: median of 3 alternating rounds (req/s per round: ' +
     http.healthRounds.map((r) => `${fmt.int(r.uwsRps)}/${fmt.int(r.serviceRps)}`).join(', ') + ' uWS/service).');
-  out.push('RSS is measured after each phase; anon excludes file pages of the memory-mapped database.');
+  out.push('memories = active memories when the phase ended; RSS is measured then too (anon excludes file pages of the');
+  out.push('memory-mapped database). Write phases run last so read figures are those of the seeded size.');
   const phase = (scenario: string, c?: number, embedder = 'hash-256') =>
     http!.phases.find((p) => p.scenario === scenario && p.embedder === embedder && (c === undefined || p.connections === c));
   const health = phase('health');
