@@ -30,6 +30,7 @@ export interface HttpPhase extends LoadResult {
   peakRssMb: number;
   rssAnonMb: number;
   rssFileMb: number;
+  pssMb: number;
 }
 
 export interface HttpResults {

@@ -70,8 +70,9 @@ if (http) {
     ]));
   out.push('uWS hello-world and health: median of 3 alternating rounds (req/s per round: ' +
     http.healthRounds.map((r) => `${fmt.int(r.uwsRps)}/${fmt.int(r.serviceRps)}`).join(', ') + ' uWS/service).');
-  out.push('memories = active memories when the phase ended; RSS is measured then too (anon excludes file pages of the');
-  out.push('memory-mapped database). Write phases run last so read figures are those of the seeded size.');
+  out.push('memories = active memories when the phase ended; RSS is measured then too (it counts pages of the memory-mapped');
+  out.push('database once per read connection; anon is heaps and caches only). Write phases run last so read figures are');
+  out.push('those of the seeded size.');
   const phase = (scenario: string, c?: number, embedder = 'hash-256') =>
     http!.phases.find((p) => p.scenario === scenario && p.embedder === embedder && (c === undefined || p.connections === c));
   const health = phase('health');

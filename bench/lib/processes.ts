@@ -99,14 +99,26 @@ export interface ProcessMemory {
   rssAnonMb: number;
   /** File pages mapped into the process (the memory-mapped database): shared, reclaimable. */
   rssFileMb: number;
+  /**
+   * Proportional set size: each page divided by the number of its mappings. Every read
+   * connection maps the database file separately, so RSS counts a shared file page once per
+   * connection that touched it; PSS counts it once in total.
+   */
+  pssMb: number;
 }
 
 function memoryOf(pid: number): ProcessMemory {
   try {
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? NaN) / 1024;
-    return { rssMb: kb('VmRSS'), peakRssMb: kb('VmHWM'), rssAnonMb: kb('RssAnon'), rssFileMb: kb('RssFile') };
+    let pssMb = NaN;
+    try {
+      pssMb = Number(/^Pss:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? NaN) / 1024;
+    } catch {
+      // smaps_rollup needs Linux 4.14+; PSS is then unknown.
+    }
+    return { rssMb: kb('VmRSS'), peakRssMb: kb('VmHWM'), rssAnonMb: kb('RssAnon'), rssFileMb: kb('RssFile'), pssMb };
   } catch {
-    return { rssMb: NaN, peakRssMb: NaN, rssAnonMb: NaN, rssFileMb: NaN };
+    return { rssMb: NaN, peakRssMb: NaN, rssAnonMb: NaN, rssFileMb: NaN, pssMb: NaN };
   }
 }
