@@ -65,7 +65,7 @@ if (http) {
     [
       ['uWS hello-world (limit)', '—', http.uwsHello.connections, fmt.int(http.uwsHello.rps), fmt.ms(http.uwsHello.latencyMs.p50), fmt.ms(http.uwsHello.latencyMs.p90),
         fmt.ms(http.uwsHello.latencyMs.p99), fmt.ms(http.uwsHello.latencyMs.max), http.uwsHello.errors + http.uwsHello.timeouts, http.uwsHello.non2xx, '—', '—', '—'],
-      ...http.phases.map((p) => [p.scenario, p.embedder, p.connections, fmt.int(p.rps), fmt.ms(p.latencyMs.p50), fmt.ms(p.latencyMs.p90),
+      ...http.phases.map((p) => [p.scenario, p.embedder, p.connections, fmt.rate(p.rps), fmt.ms(p.latencyMs.p50), fmt.ms(p.latencyMs.p90),
         fmt.ms(p.latencyMs.p99), fmt.ms(p.latencyMs.max), p.errors + p.timeouts, p.non2xx, fmt.int(p.memoriesAfter), fmt.int(p.rssMb), fmt.int(p.rssAnonMb)]),
     ]));
   out.push('uWS hello-world and health: median of 3 alternating rounds (req/s per round: ' +

@@ -144,8 +144,8 @@ out.push('(seeding bypassed HTTP); recall is then measured over HTTP with the qu
 out.push(table(`Recall over HTTP by dataset size (autocannon, ${seconds} s per phase, limit 5, no entity filter)`,
   ['memories', 'embedder', 'c=1 p50', 'p90', 'p99', 'req/s', 'c=8 p50', 'p99', 'req/s', 'errors', 'raw KNN', 'raw FTS', 'p50/raw', 'DB MiB', 'peak RSS', 'PSS', 'anon', 'seed s'],
   rows.map((r) => [
-    fmt.int(r.memories), r.embedder, fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p90), fmt.ms(r.recall1.latencyMs.p99), fmt.int(r.recall1.rps),
-    fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.int(r.recall8.rps),
+    fmt.int(r.memories), r.embedder, fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p90), fmt.ms(r.recall1.latencyMs.p99), fmt.rate(r.recall1.rps),
+    fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),
     r.recall1.errors + r.recall1.non2xx + r.recall8.errors + r.recall8.non2xx,
     fmt.ms(r.raw.knnMs.p50), fmt.ms(r.raw.ftsMs.p50), fmt.ratio(r.recall1.latencyMs.p50 / (r.raw.knnMs.p50 + r.raw.ftsMs.p50)),
     fmt.int(r.dbMb), fmt.int(r.peakRssMb), fmt.int(r.pssMb), fmt.int(r.rssAnonMb), r.seed.seconds.toFixed(0),

@@ -19,6 +19,8 @@ export const fmt = {
   ms: (v: number) => (Number.isFinite(v) ? (v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : v.toFixed(0)) : 'n/a'),
   us: (ms: number) => (Number.isFinite(ms) ? (ms * 1000 < 10 ? (ms * 1000).toFixed(2) : (ms * 1000).toFixed(1)) : 'n/a'),
   int: (v: number) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en') : 'n/a'),
+  /** Request rates: one decimal below 10/s, where rounding would hide the figure. */
+  rate: (v: number) => (Number.isFinite(v) ? (v < 10 ? v.toFixed(1) : Math.round(v).toLocaleString('en')) : 'n/a'),
   ratio: (v: number) => (Number.isFinite(v) ? `${v.toFixed(2)}×` : 'n/a'),
   pct: (v: number) => (Number.isFinite(v) ? `${(v * 100).toFixed(0)}%` : 'n/a'),
 };
