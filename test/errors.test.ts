@@ -57,6 +57,19 @@ describe('422: malformed or incomplete bodies', () => {
     assertError(await post(t.base, '/v1/episodes/x/end', { outcome: true }), 422, 'outcome');
     assertError(await post(t.base, '/v1/inspect', { entity: 'x', limit: null }), 422, 'limit');
   });
+  test('deeply nested JSON is 422 naming the field, on every body route', async () => {
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    assertError(await post(t.base, '/v1/remember', `{"entity":"a","fact":"b","x":${deep}}`), 422, 'x: nested more than 64 levels');
+    for (const path of BODY_ROUTES) {
+      assertError(await post(t.base, path, `{"extra":${deep}}`), 422, 'extra');
+      assertError(await post(t.base, path, deep), 422);
+    }
+    assertError(await post(t.base, '/v1/recall', `{"query":"q","types":${deep}}`), 422, 'types');
+    // Nesting up to the bound is still only a shape question: an ignored extra field passes.
+    const ok = '['.repeat(63) + ']'.repeat(63);
+    assert.equal((await post(t.base, '/v1/remember', `{"entity":"nest-ok","fact":"b","x":${ok}}`)).status, 201);
+    assert.equal((await post(t.base, '/v1/inspect', { entity: 'nest-ok' })).status, 200);
+  });
 });
 
 describe('400: values not allowed', () => {

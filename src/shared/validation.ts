@@ -78,6 +78,35 @@ function describe(errors: SchemaError[], root: string): string {
   return `${fieldName(first.instancePath, root)}: ${first.message}`;
 }
 
+/**
+ * The deepest nesting of arrays and objects a validated value may have (the body object itself
+ * is level 1; no schema here needs more than 4). JSON.parse accepts far deeper input — a 20 KB
+ * body can nest 10,000 levels — but copying or walking that recursively overflows the stack.
+ */
+export const MAX_NESTING_DEPTH = 64;
+
+/**
+ * Where `value` nests deeper than MAX_NESTING_DEPTH, as the path of the top-level field holding
+ * the deep part ('' for the value itself); null when it does not. Iterative, so any depth is safe.
+ */
+function tooDeep(value: unknown): string | null {
+  if (value === null || typeof value !== 'object') return null;
+  const stack: Array<[object, number, string]> = [[value, 1, '']];
+  while (stack.length > 0) {
+    const [node, depth, top] = stack.pop()!;
+    if (depth > MAX_NESTING_DEPTH) return top;
+    const keys = Array.isArray(node) ? null : Object.keys(node);
+    const items: unknown[] = keys === null ? (node as unknown[]) : keys.map((key) => (node as Record<string, unknown>)[key]);
+    for (let i = 0; i < items.length; i++) {
+      const child = items[i];
+      if (child === null || typeof child !== 'object') continue;
+      const key = keys === null ? String(i) : keys[i];
+      stack.push([child, depth + 1, depth === 1 ? `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}` : top]);
+    }
+  }
+  return null;
+}
+
 export interface Validator<T extends TSchema> {
   readonly schema: T;
   /** Returns the value with defaults applied, or throws a ServiceError (422 or 400). */
@@ -90,6 +119,10 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
   return {
     schema,
     parse(value: unknown): Static<T> {
+      const deep = tooDeep(value);
+      if (deep !== null) {
+        throw new ServiceError('MALFORMED_BODY', `${fieldName(deep, root)}: nested more than ${MAX_NESTING_DEPTH} levels deep`);
+      }
       if (!shape.Check(value)) {
         throw new ServiceError('MALFORMED_BODY', describe(shape.Errors(value) as SchemaError[], root));
       }
