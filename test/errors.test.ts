@@ -51,7 +51,6 @@ describe('422: malformed or incomplete bodies', () => {
     assertError(await post(t.base, '/v1/recall', { query: 'q', entity: 12 }), 422, 'entity');
     assertError(await post(t.base, '/v1/recall', { query: ['q'] }), 422, 'query');
     assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', max_groups: 'two' }), 422, 'max_groups');
-    assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', order: 1 }), 422, 'order');
     assertError(await post(t.base, '/v1/episodes/start', { participants: 'alice' }), 422, 'participants');
     assertError(await post(t.base, '/v1/episodes/start', { participants: ['a', 3] }), 422, 'participants[1]');
     assertError(await post(t.base, '/v1/episodes/x/end', { outcome: true }), 422, 'outcome');
@@ -82,6 +81,12 @@ describe('400: values not allowed', () => {
     assertError(await post(t.base, '/v1/entities', { name: 'x', kind: 'robot' }), 400, 'kind');
     assertError(await post(t.base, '/v1/recall', { query: 'q', types: ['semantic', 'dream'] }), 400, 'types[1]');
     assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', order: 'random' }), 400, 'order');
+    // The spec: `order` neither "chronological" nor "relevance" is 400, whatever its JSON type.
+    for (const order of [5, null, true, ['relevance'], { order: 'relevance' }, '']) {
+      assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', order }), 400, 'order');
+    }
+    // The other fields of the same body keep their shape errors.
+    assertError(await post(t.base, '/v1/recall_grouped', { query: 5, order: 5 }), 422, 'query');
     assertError(await post(t.base, '/v1/episodes/x/end', { outcome: 'great' }), 400, 'outcome');
   });
 

@@ -13,13 +13,22 @@ const VALUE_KEYWORDS = [
   'minLength', 'maxLength', 'pattern', 'format', 'minItems', 'maxItems', 'uniqueItems', 'const', 'enum',
 ];
 
-type JsonSchema = Record<string, unknown>;
+type JsonSchema = Record<string | symbol, unknown>;
+
+/**
+ * An annotation for a field whose every wrong value — a wrong JSON type included — is a value
+ * error (400), because the contract says so: `{[ANY_WRONG_VALUE_IS_400]: true}` among the field's
+ * schema options. The shape pass then accepts any JSON value there and the full pass judges it.
+ * A symbol key, so it never appears in the OpenAPI document or the MCP tool schemas.
+ */
+export const ANY_WRONG_VALUE_IS_400: unique symbol = Symbol('memory-runtime.anyWrongValueIs400');
 
 /** A copy of `schema` keeping only JSON types and required fields. */
 export function shapeOf(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(shapeOf);
   if (schema === null || typeof schema !== 'object') return schema;
   const source = schema as JsonSchema;
+  if (source[ANY_WRONG_VALUE_IS_400] === true) return {};
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(source)) {
     if (VALUE_KEYWORDS.includes(key)) continue;
