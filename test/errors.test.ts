@@ -103,6 +103,36 @@ describe('400: values not allowed', () => {
     assertError(await post(t.base, '/v1/episodes/start', { participants: [''] }), 400, 'participants[0]');
   });
 
+  test('strings that are not well-formed UTF-16 (lone surrogates) are 400 naming the field', async () => {
+    const episode = (await post(t.base, '/v1/episodes/start', { participants: ['surrogate-ok'] })).body.episode_id;
+    const cases: Array<[string, Record<string, unknown>, string]> = [];
+    for (const bad of ['\ud800', '\udc00', 'a\udbffb', 'x\ud83d']) {
+      cases.push(
+        ['/v1/entities', { name: bad }, 'name'],
+        ['/v1/remember', { entity: bad, fact: 'f' }, 'entity'],
+        ['/v1/remember', { entity: 'surrogate-ok', fact: bad }, 'fact'],
+        ['/v1/recall', { query: bad }, 'query'],
+        ['/v1/recall', { query: 'q', entity: bad }, 'entity'],
+        ['/v1/recall_grouped', { query: bad }, 'query'],
+        ['/v1/episodes/start', { participants: ['surrogate-ok', bad] }, 'participants[1]'],
+        ['/v1/inspect', { entity: bad }, 'entity'],
+        [`/v1/episodes/${episode}/message`, { role: bad, content: 'c' }, 'role'],
+        [`/v1/episodes/${episode}/message`, { role: 'user', content: bad }, 'content'],
+        ['/v1/episodes/message', { episode_id: bad, role: 'user', content: 'c' }, 'episode_id'],
+        ['/v1/remember', { entity: 'surrogate-ok', fact: 'f', note: bad }, 'note'],
+      );
+    }
+    for (const [path, body, field] of cases) {
+      const r = await post(t.base, path, body);
+      assertError(r, 400, `${field}: not well-formed`);
+      assert.equal(r.body.code, 'INVALID_VALUE');
+    }
+    // Nothing was stored under U+FFFD, the name both lone surrogates used to become.
+    assert.equal((await post(t.base, '/v1/inspect', { entity: '\ufffd' })).status, 404);
+    // Well-formed text with surrogate pairs is fine.
+    assert.equal((await post(t.base, '/v1/entities', { name: 'pair 🙂' })).status, 201);
+  });
+
   test('bad percent-encoding in a path segment', async () => {
     assertError(await call(t.base, 'DELETE', '/v1/entities/%E0%A4%A'), 400);
   });

@@ -175,6 +175,8 @@ describe('MCP over streamable HTTP', () => {
       ['recall_grouped', { query: 'x', order: 'random' }, '/v1/recall_grouped', { query: 'x', order: 'random' }],
       ['create_entity', { name: 'x', kind: 'robot' }, '/v1/entities', { name: 'x', kind: 'robot' }],
       ['episode_start', { participants: 'alice' }, '/v1/episodes/start', { participants: 'alice' }],
+      ['remember', { entity: '\ud800', fact: 'x' }, '/v1/remember', { entity: '\ud800', fact: 'x' }],
+      ['recall', { query: 'x\udc00' }, '/v1/recall', { query: 'x\udc00' }],
     ];
     for (const [tool, args, path, body] of cases) {
       const message = await callError(client, tool, args);

@@ -94,26 +94,47 @@ function describe(errors: SchemaError[], root: string): string {
  */
 export const MAX_NESTING_DEPTH = 64;
 
+interface Scan {
+  /** The top-level field holding a part nested deeper than MAX_NESTING_DEPTH ('' for the value itself). */
+  tooDeep: string | null;
+  /** A string that is not well-formed UTF-16 (a lone surrogate, e.g. "\ud800"). */
+  illFormed: string | null;
+}
+
+const pointer = (parent: string, key: string) => `${parent}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+
 /**
- * Where `value` nests deeper than MAX_NESTING_DEPTH, as the path of the top-level field holding
- * the deep part ('' for the value itself); null when it does not. Iterative, so any depth is safe.
+ * One walk over a parsed body, as JSON pointers: nesting too deep, and strings that are not
+ * well-formed UTF-16 — JSON escapes can spell lone surrogates, which storage would silently turn
+ * into U+FFFD (so "\ud800" and "\udc00" would name the same entity). Iterative, so any depth is safe.
  */
-function tooDeep(value: unknown): string | null {
-  if (value === null || typeof value !== 'object') return null;
+function scan(value: unknown): Scan {
+  const found: Scan = { tooDeep: null, illFormed: null };
+  if (typeof value === 'string') {
+    if (!value.isWellFormed()) found.illFormed = '';
+    return found;
+  }
+  if (value === null || typeof value !== 'object') return found;
   const stack: Array<[object, number, string]> = [[value, 1, '']];
   while (stack.length > 0) {
-    const [node, depth, top] = stack.pop()!;
-    if (depth > MAX_NESTING_DEPTH) return top;
+    const [node, depth, path] = stack.pop()!;
+    if (depth > MAX_NESTING_DEPTH) {
+      const second = path.indexOf('/', 1);
+      found.tooDeep = second === -1 ? path : path.slice(0, second);
+      return found;
+    }
     const keys = Array.isArray(node) ? null : Object.keys(node);
     const items: unknown[] = keys === null ? (node as unknown[]) : keys.map((key) => (node as Record<string, unknown>)[key]);
     for (let i = 0; i < items.length; i++) {
       const child = items[i];
-      if (child === null || typeof child !== 'object') continue;
-      const key = keys === null ? String(i) : keys[i];
-      stack.push([child, depth + 1, depth === 1 ? `/${key.replace(/~/g, '~0').replace(/\//g, '~1')}` : top]);
+      if (typeof child === 'string') {
+        if (found.illFormed === null && !child.isWellFormed()) found.illFormed = pointer(path, keys === null ? String(i) : keys[i]);
+      } else if (child !== null && typeof child === 'object') {
+        stack.push([child, depth + 1, pointer(path, keys === null ? String(i) : keys[i])]);
+      }
     }
   }
-  return null;
+  return found;
 }
 
 export interface Validator<T extends TSchema> {
@@ -128,9 +149,9 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
   return {
     schema,
     parse(value: unknown): Static<T> {
-      const deep = tooDeep(value);
-      if (deep !== null) {
-        throw new ServiceError('MALFORMED_BODY', `${fieldName(deep, root)}: nested more than ${MAX_NESTING_DEPTH} levels deep`);
+      const found = scan(value);
+      if (found.tooDeep !== null) {
+        throw new ServiceError('MALFORMED_BODY', `${fieldName(found.tooDeep, root)}: nested more than ${MAX_NESTING_DEPTH} levels deep`);
       }
       if (!shape.Check(value)) {
         throw new ServiceError('MALFORMED_BODY', describe(shape.Errors(value) as SchemaError[], root));
@@ -139,6 +160,9 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
         // Union branches that fail on type are noise once the shape is known to be right.
         const errors = (full.Errors(value) as SchemaError[]).filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
         throw new ServiceError('INVALID_VALUE', describe(errors, root));
+      }
+      if (found.illFormed !== null) {
+        throw new ServiceError('INVALID_VALUE', `${fieldName(found.illFormed, root)}: not well-formed Unicode (a lone UTF-16 surrogate)`);
       }
       return Value.Default(schema, structuredClone(value)) as Static<T>;
     },
