@@ -1,7 +1,11 @@
 // Authentication (SERVICE_API_KEYS) and rate limiting (SERVICE_RATE_LIMIT).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { del, get, post, startTestService, type TestService } from './support/service.js';
+import { join } from 'node:path';
+import { rmSync } from 'node:fs';
+import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
+import { spawnExpectingFailure } from './support/process.js';
+import { ConfigError, loadConfig } from '../src/shared/config.js';
 import { ApiKeyAuth } from '../src/http/auth.js';
 import { RateLimiter } from '../src/http/rate-limit.js';
 
@@ -16,6 +20,28 @@ describe('auth off', () => {
     assert.equal((await get(t.base, '/v1/health')).status, 200);
     assert.equal((await post(t.base, '/v1/remember', { entity: 'open', fact: 'no key needed' })).status, 201);
     assert.equal((await get(t.base, '/v1/stats')).status, 200);
+  });
+});
+
+describe('SERVICE_API_KEYS that is set but lists no key', () => {
+  test('is a configuration error naming the variable, not auth turned off', () => {
+    for (const value of [',', ' , ,', ' ', ',,,']) {
+      assert.throws(() => loadConfig({ SERVICE_API_KEYS: value }), (e: unknown) => e instanceof ConfigError && /^SERVICE_API_KEYS: /.test(e.message), JSON.stringify(value));
+    }
+    assert.deepEqual(loadConfig({ SERVICE_API_KEYS: '' }).apiKeys, [], 'empty is unset');
+    assert.deepEqual(loadConfig({}).apiKeys, []);
+    assert.deepEqual(loadConfig({ SERVICE_API_KEYS: ',k1,, k2 ,' }).apiKeys, ['k1', 'k2']);
+  });
+
+  test('the service refuses to start with it', async () => {
+    const dir = tempDir();
+    try {
+      const { code, output } = await spawnExpectingFailure({ SERVICE_API_KEYS: ',', SERVICE_PATH: join(dir, 'm.db') });
+      assert.equal(code, 1, output);
+      assert.match(output, /invalid configuration: SERVICE_API_KEYS: is set but lists no key/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -67,6 +67,24 @@ describe('MemoryClient', () => {
     }
   });
 
+  test('entities named "." and ".." can be forgotten (dot segments are not dropped from the path)', async () => {
+    const client = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
+    for (const name of ['.', '..', '...', './..', '%2E']) await client.remember({ entity: name, fact: `fact of ${name}` });
+    for (const name of ['.', '..', '...', './..', '%2E']) {
+      const r = await client.forget(name);
+      assert.equal(r.forgotten_count, 1, name);
+      assert.equal((await client.forget(name)).forgotten_count, 0, `${name} is gone`);
+    }
+    // Episode ids in the path: "." and ".." reach the episode routes (404 unknown episode), not
+    // the compatibility routes /v1/episodes/message or /v1/episodes/end.
+    for (const id of ['.', '..']) {
+      await assert.rejects(client.addMessage(id, 'user', 'hi'), (e: unknown) => e instanceof MemoryServiceError && e.status === 404, id);
+      await assert.rejects(client.endEpisode(id), (e: unknown) => e instanceof MemoryServiceError && e.status === 404, id);
+    }
+    // The verbatim path keeps the client conventions: Bearer key and error mapping.
+    await assert.rejects(new MemoryClient({ baseUrl: t.base }).forget('.'), (e: unknown) => e instanceof MemoryServiceError && e.status === 401);
+  });
+
   test('times out after timeoutMs', async () => {
     // A peer that accepts connections and never answers: a hung network, not a fake of our API.
     const sockets: Socket[] = [];
@@ -77,6 +95,8 @@ describe('MemoryClient', () => {
       const client = new MemoryClient({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 150 });
       const started = Date.now();
       await assert.rejects(client.health(), (e: unknown) => e instanceof MemoryTimeoutError && e.timeoutMs === 150);
+      // …also when the path has a dot segment and goes out through node:http
+      await assert.rejects(client.forget('..'), (e: unknown) => e instanceof MemoryTimeoutError && e.timeoutMs === 150);
       assert.ok(Date.now() - started < 5000);
     } finally {
       for (const socket of sockets) socket.destroy();

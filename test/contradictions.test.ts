@@ -53,3 +53,22 @@ test('each conflicting pair is reported once, naming both facts', () => {
   assert.equal(found.length, 3);
   assert.ok(found[0].description.includes('lives in Berlin') && found[0].description.includes('lives in Madrid'));
 });
+
+test('at most 50 pairs are reported, the best-ranked first', () => {
+  const facts = Array.from({ length: 1000 }, (_, i) => fact(`X lives in City${i}`, 'crowd'));
+  const found = findContradictions(facts);
+  assert.equal(found.length, 50);
+  assert.ok(found.every((c) => c.description.startsWith('"X lives in City0" conflicts with')), 'pairs follow rank order');
+  assert.equal(conflicts(...facts.slice(0, 10)), 45, 'under the cap every pair is still reported');
+});
+
+test('long memories are quoted as their first 200 characters and an ellipsis', () => {
+  const long = `Alice lives in ${'Berlin '.repeat(100)}`.trim();
+  const [found] = findContradictions([fact(long), fact('Alice lives in Madrid')]);
+  assert.equal(found.description, `"${long.slice(0, 200)}…" conflicts with "Alice lives in Madrid": different values for "lives in"`);
+  // Cutting never splits a character made of two UTF-16 units.
+  const emoji = `Bob lives in ${'🙂'.repeat(300)}`;
+  const [withEmoji] = findContradictions([fact(emoji), fact('Bob lives in Rome')]);
+  const quoted = withEmoji.description.slice(1, withEmoji.description.indexOf('…'));
+  assert.equal(quoted, `Bob lives in ${'🙂'.repeat(200 - 'Bob lives in '.length)}`);
+});

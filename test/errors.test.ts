@@ -51,11 +51,23 @@ describe('422: malformed or incomplete bodies', () => {
     assertError(await post(t.base, '/v1/recall', { query: 'q', entity: 12 }), 422, 'entity');
     assertError(await post(t.base, '/v1/recall', { query: ['q'] }), 422, 'query');
     assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', max_groups: 'two' }), 422, 'max_groups');
-    assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', order: 1 }), 422, 'order');
     assertError(await post(t.base, '/v1/episodes/start', { participants: 'alice' }), 422, 'participants');
     assertError(await post(t.base, '/v1/episodes/start', { participants: ['a', 3] }), 422, 'participants[1]');
     assertError(await post(t.base, '/v1/episodes/x/end', { outcome: true }), 422, 'outcome');
     assertError(await post(t.base, '/v1/inspect', { entity: 'x', limit: null }), 422, 'limit');
+  });
+  test('deeply nested JSON is 422 naming the field, on every body route', async () => {
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    assertError(await post(t.base, '/v1/remember', `{"entity":"a","fact":"b","x":${deep}}`), 422, 'x: nested more than 64 levels');
+    for (const path of BODY_ROUTES) {
+      assertError(await post(t.base, path, `{"extra":${deep}}`), 422, 'extra');
+      assertError(await post(t.base, path, deep), 422);
+    }
+    assertError(await post(t.base, '/v1/recall', `{"query":"q","types":${deep}}`), 422, 'types');
+    // Nesting up to the bound is still only a shape question: an ignored extra field passes.
+    const ok = '['.repeat(63) + ']'.repeat(63);
+    assert.equal((await post(t.base, '/v1/remember', `{"entity":"nest-ok","fact":"b","x":${ok}}`)).status, 201);
+    assert.equal((await post(t.base, '/v1/inspect', { entity: 'nest-ok' })).status, 200);
   });
 });
 
@@ -69,6 +81,12 @@ describe('400: values not allowed', () => {
     assertError(await post(t.base, '/v1/entities', { name: 'x', kind: 'robot' }), 400, 'kind');
     assertError(await post(t.base, '/v1/recall', { query: 'q', types: ['semantic', 'dream'] }), 400, 'types[1]');
     assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', order: 'random' }), 400, 'order');
+    // The spec: `order` neither "chronological" nor "relevance" is 400, whatever its JSON type.
+    for (const order of [5, null, true, ['relevance'], { order: 'relevance' }, '']) {
+      assertError(await post(t.base, '/v1/recall_grouped', { query: 'q', order }), 400, 'order');
+    }
+    // The other fields of the same body keep their shape errors.
+    assertError(await post(t.base, '/v1/recall_grouped', { query: 5, order: 5 }), 422, 'query');
     assertError(await post(t.base, '/v1/episodes/x/end', { outcome: 'great' }), 400, 'outcome');
   });
 
@@ -83,6 +101,36 @@ describe('400: values not allowed', () => {
     assertError(await post(t.base, '/v1/recall', { query: '' }), 400, 'query');
     assertError(await post(t.base, '/v1/episodes/start', { participants: [] }), 400, 'participants');
     assertError(await post(t.base, '/v1/episodes/start', { participants: [''] }), 400, 'participants[0]');
+  });
+
+  test('strings that are not well-formed UTF-16 (lone surrogates) are 400 naming the field', async () => {
+    const episode = (await post(t.base, '/v1/episodes/start', { participants: ['surrogate-ok'] })).body.episode_id;
+    const cases: Array<[string, Record<string, unknown>, string]> = [];
+    for (const bad of ['\ud800', '\udc00', 'a\udbffb', 'x\ud83d']) {
+      cases.push(
+        ['/v1/entities', { name: bad }, 'name'],
+        ['/v1/remember', { entity: bad, fact: 'f' }, 'entity'],
+        ['/v1/remember', { entity: 'surrogate-ok', fact: bad }, 'fact'],
+        ['/v1/recall', { query: bad }, 'query'],
+        ['/v1/recall', { query: 'q', entity: bad }, 'entity'],
+        ['/v1/recall_grouped', { query: bad }, 'query'],
+        ['/v1/episodes/start', { participants: ['surrogate-ok', bad] }, 'participants[1]'],
+        ['/v1/inspect', { entity: bad }, 'entity'],
+        [`/v1/episodes/${episode}/message`, { role: bad, content: 'c' }, 'role'],
+        [`/v1/episodes/${episode}/message`, { role: 'user', content: bad }, 'content'],
+        ['/v1/episodes/message', { episode_id: bad, role: 'user', content: 'c' }, 'episode_id'],
+        ['/v1/remember', { entity: 'surrogate-ok', fact: 'f', note: bad }, 'note'],
+      );
+    }
+    for (const [path, body, field] of cases) {
+      const r = await post(t.base, path, body);
+      assertError(r, 400, `${field}: not well-formed`);
+      assert.equal(r.body.code, 'INVALID_VALUE');
+    }
+    // Nothing was stored under U+FFFD, the name both lone surrogates used to become.
+    assert.equal((await post(t.base, '/v1/inspect', { entity: '\ufffd' })).status, 404);
+    // Well-formed text with surrogate pairs is fine.
+    assert.equal((await post(t.base, '/v1/entities', { name: 'pair 🙂' })).status, 201);
   });
 
   test('bad percent-encoding in a path segment', async () => {

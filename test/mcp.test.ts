@@ -175,6 +175,8 @@ describe('MCP over streamable HTTP', () => {
       ['recall_grouped', { query: 'x', order: 'random' }, '/v1/recall_grouped', { query: 'x', order: 'random' }],
       ['create_entity', { name: 'x', kind: 'robot' }, '/v1/entities', { name: 'x', kind: 'robot' }],
       ['episode_start', { participants: 'alice' }, '/v1/episodes/start', { participants: 'alice' }],
+      ['remember', { entity: '\ud800', fact: 'x' }, '/v1/remember', { entity: '\ud800', fact: 'x' }],
+      ['recall', { query: 'x\udc00' }, '/v1/recall', { query: 'x\udc00' }],
     ];
     for (const [tool, args, path, body] of cases) {
       const message = await callError(client, tool, args);
@@ -184,6 +186,17 @@ describe('MCP over streamable HTTP', () => {
     }
     const longName = 'n'.repeat(513);
     assert.equal(await callError(client, 'forget', { entity_name: longName }), (await del(t.base, `/v1/entities/${longName}`)).body.error);
+  });
+
+  test('deeply nested arguments are a tool error with the REST message, not an internal error', async () => {
+    const deep = '['.repeat(10_000) + ']'.repeat(10_000);
+    const response = await rawMcp(t.base, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"remember","arguments":{"entity":"a","fact":"b","x":${deep}}}}`);
+    assert.equal(response.status, 200);
+    const reply = (await response.json()) as { result: CallToolResult };
+    assert.equal(reply.result.isError, true);
+    const rest = await post(t.base, '/v1/remember', `{"entity":"a","fact":"b","x":${deep}}`);
+    assert.equal(rest.status, 422);
+    assert.equal(textOf(reply.result), rest.body.error);
   });
 
   test('an unknown episode is a tool result with isError and the REST message', async () => {

@@ -62,6 +62,16 @@ describe('tier-1 rules', () => {
     assert.ok(confidence('failure') < confidence(null));
   });
 
+  test('subject names and captured text are inserted literally, $ patterns and all', () => {
+    const filled = (subject: string, text: string) => extractByRules([{ role: 'user', content: text }], subject, null).map((m) => m.content);
+    for (const name of ['A$&B', 'Bob$1', "$'x$`", '$$', '$S', '$<n>', 'Zoë $2 $$1']) {
+      assert.deepEqual(filled(name, "I'm allergic to peanuts."), [`${name} is allergic to peanuts`], name);
+      assert.deepEqual(filled(name, 'I work at Acme.'), [`${name} works at Acme`], name);
+    }
+    assert.deepEqual(filled('Sam', 'I live in $S town.'), ['Sam lives in $S town']);
+    assert.deepEqual(filled('Sam', 'I work at $1 $& Co.'), ['Sam works at $1 $& Co']);
+  });
+
   test('sentences: lead-ins go, curly apostrophes are straightened', () => {
     assert.deepEqual(sentences('Well, hey, I’m here. OK so I live in Rome'), ["I'm here.", 'I live in Rome']);
   });

@@ -10,6 +10,18 @@ import type {
 export type * from '../shared/schemas.js';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
+
+/**
+ * One user value as one path segment. encodeURIComponent leaves "." and ".." as they are, and
+ * URL parsing would then remove them as dot segments (`/v1/entities/..` is `/v1/`), so they are
+ * spelled `%2E` / `%2E%2E` — which the server decodes back to "." and "..".
+ */
+function pathSegment(value: string): string {
+  return value === '.' || value === '..' ? value.replace(/\./g, '%2E') : encodeURIComponent(value);
+}
+
+/** A path with a dot segment in any spelling ("%2E" counts too for WHATWG URL parsing). */
+const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=[/?#]|$)/i;
 export const DEFAULT_RECALL_LIMIT = 5;
 
 export interface MemoryClientOptions {
@@ -79,11 +91,11 @@ export class MemoryClient {
   }
 
   addMessage(episodeId: string, role: string, content: string): Promise<{ status: 'ok' }> {
-    return this.request('POST', `/v1/episodes/${encodeURIComponent(episodeId)}/message`, { role, content });
+    return this.request('POST', `/v1/episodes/${pathSegment(episodeId)}/message`, { role, content });
   }
 
   endEpisode(episodeId: string, outcome: Outcome | null = null): Promise<EndEpisodeResult> {
-    return this.request('POST', `/v1/episodes/${encodeURIComponent(episodeId)}/end`, { outcome });
+    return this.request('POST', `/v1/episodes/${pathSegment(episodeId)}/end`, { outcome });
   }
 
   /**
@@ -91,7 +103,7 @@ export class MemoryClient {
    * deletion whatever `hardDelete` says; the flag is sent for compatibility.
    */
   forget(entity: string, hardDelete = false): Promise<ForgetResult> {
-    return this.request('DELETE', `/v1/entities/${encodeURIComponent(entity)}?hard_delete=${hardDelete}`);
+    return this.request('DELETE', `/v1/entities/${pathSegment(entity)}?hard_delete=${hardDelete}`);
   }
 
   inspect(entity: string, limit?: number): Promise<InspectResult> {
@@ -110,19 +122,19 @@ export class MemoryClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
-    let response: Response;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    let response: { ok: boolean; status: number; text: string };
     try {
-      response = await this.fetchImpl(this.baseUrl + path, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs),
-      });
+      // fetch parses the URL the WHATWG way, which drops dot segments even when spelled %2E:
+      // such a path (an entity named "." or "..") goes out through node:http, byte for byte.
+      response = DOT_SEGMENT.test(path)
+        ? await sendVerbatim(this.baseUrl, method, path, headers, payload, this.timeoutMs)
+        : await this.viaFetch(method, path, headers, payload);
     } catch (error) {
       if ((error as Error).name === 'TimeoutError') throw new MemoryTimeoutError(this.timeoutMs, path);
       throw error;
     }
-    const text = await response.text();
+    const { text } = response;
     if (!response.ok) {
       let errorText = text;
       let code: string | undefined;
@@ -137,4 +149,42 @@ export class MemoryClient {
     }
     return JSON.parse(text) as T;
   }
+
+  private async viaFetch(method: string, path: string, headers: Record<string, string>, payload: string | undefined) {
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const response = await this.fetchImpl(this.baseUrl + path, { method, headers, body: payload, signal });
+    return { ok: response.ok, status: response.status, text: await response.text() };
+  }
+}
+
+/** One request with the path sent exactly as given (no URL normalisation), over node:http(s). */
+async function sendVerbatim(
+  baseUrl: string, method: string, path: string, headers: Record<string, string>, payload: string | undefined, timeoutMs: number,
+): Promise<{ ok: boolean; status: number; text: string }> {
+  const base = new URL(baseUrl);
+  const transport = base.protocol === 'https:' ? await import('node:https') : await import('node:http');
+  const signal = AbortSignal.timeout(timeoutMs);
+  return new Promise((resolve, reject) => {
+    const request = transport.request(
+      {
+        protocol: base.protocol, hostname: base.hostname.replace(/^\[|\]$/g, ''), port: base.port || undefined,
+        method, path: base.pathname.replace(/\/+$/, '') + path, signal,
+        headers: {
+          ...headers,
+          ...(payload === undefined ? {} : { 'content-length': String(Buffer.byteLength(payload)) }),
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const status = response.statusCode ?? 0;
+          resolve({ ok: status >= 200 && status < 300, status, text: Buffer.concat(chunks).toString('utf8') });
+        });
+      },
+    );
+    request.on('error', (error) => reject(signal.aborted ? signal.reason : error));
+    request.end(payload);
+  });
 }

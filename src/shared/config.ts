@@ -148,9 +148,23 @@ function flag(env: Env, name: string): boolean {
   throw new ConfigError(name, `must be true or false, got "${raw}"`);
 }
 
+/**
+ * The Bearer keys. Unset or empty: auth is off. Set to anything else that lists no key ("," or
+ * spaces) is an error rather than a silent "open to everyone" — it is almost certainly a
+ * templating or quoting mistake in a deployment that meant to require keys.
+ */
+function apiKeyList(env: Env): string[] {
+  const raw = env.SERVICE_API_KEYS ?? '';
+  const keys = raw.split(',').map((k) => k.trim()).filter((k) => k.length > 0);
+  if (raw !== '' && keys.length === 0) {
+    throw new ConfigError('SERVICE_API_KEYS', `is set but lists no key (got ${JSON.stringify(raw)}); unset it or leave it empty to turn auth off`);
+  }
+  return keys;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const dbPath = databasePath(env);
-  const apiKeys = (env.SERVICE_API_KEYS ?? '').split(',').map((k) => k.trim()).filter((k) => k.length > 0);
+  const apiKeys = apiKeyList(env);
   const synchronous = text(env, 'SERVICE_SYNCHRONOUS', 'FULL').toUpperCase();
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
     throw new ConfigError('SERVICE_SYNCHRONOUS', `must be FULL or NORMAL, got "${synchronous}"`);

@@ -1,6 +1,7 @@
 // One TypeBox schema per operation. These drive REST validation, MCP tool input schemas,
 // the client's types and the OpenAPI document — a body is never described twice.
 import Type, { type Static } from 'typebox';
+import { ANY_WRONG_VALUE_IS_400 } from './validation.js';
 
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural'] as const;
 export const ENTITY_KINDS = ['agent', 'user', 'team', 'tool'] as const;
@@ -51,7 +52,8 @@ export const RecallBody = Type.Object({
 export const RecallGroupedBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: MAX_QUERY_LENGTH }),
   limit: Type.Optional(Limit(50)),
-  order: Type.Optional(Type.Enum([...GROUP_ORDERS], { default: 'chronological' })),
+  // The contract: any `order` other than the two names is 400, whatever its JSON type.
+  order: Type.Optional(Type.Enum([...GROUP_ORDERS], { default: 'chronological', [ANY_WRONG_VALUE_IS_400]: true })),
   max_groups: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()], { default: null })),
 });
 

@@ -13,13 +13,22 @@ const VALUE_KEYWORDS = [
   'minLength', 'maxLength', 'pattern', 'format', 'minItems', 'maxItems', 'uniqueItems', 'const', 'enum',
 ];
 
-type JsonSchema = Record<string, unknown>;
+type JsonSchema = Record<string | symbol, unknown>;
+
+/**
+ * An annotation for a field whose every wrong value — a wrong JSON type included — is a value
+ * error (400), because the contract says so: `{[ANY_WRONG_VALUE_IS_400]: true}` among the field's
+ * schema options. The shape pass then accepts any JSON value there and the full pass judges it.
+ * A symbol key, so it never appears in the OpenAPI document or the MCP tool schemas.
+ */
+export const ANY_WRONG_VALUE_IS_400: unique symbol = Symbol('memory-runtime.anyWrongValueIs400');
 
 /** A copy of `schema` keeping only JSON types and required fields. */
 export function shapeOf(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(shapeOf);
   if (schema === null || typeof schema !== 'object') return schema;
   const source = schema as JsonSchema;
+  if (source[ANY_WRONG_VALUE_IS_400] === true) return {};
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(source)) {
     if (VALUE_KEYWORDS.includes(key)) continue;
@@ -78,6 +87,56 @@ function describe(errors: SchemaError[], root: string): string {
   return `${fieldName(first.instancePath, root)}: ${first.message}`;
 }
 
+/**
+ * The deepest nesting of arrays and objects a validated value may have (the body object itself
+ * is level 1; no schema here needs more than 4). JSON.parse accepts far deeper input — a 20 KB
+ * body can nest 10,000 levels — but copying or walking that recursively overflows the stack.
+ */
+export const MAX_NESTING_DEPTH = 64;
+
+interface Scan {
+  /** The top-level field holding a part nested deeper than MAX_NESTING_DEPTH ('' for the value itself). */
+  tooDeep: string | null;
+  /** A string that is not well-formed UTF-16 (a lone surrogate, e.g. "\ud800"). */
+  illFormed: string | null;
+}
+
+const pointer = (parent: string, key: string) => `${parent}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`;
+
+/**
+ * One walk over a parsed body, as JSON pointers: nesting too deep, and strings that are not
+ * well-formed UTF-16 — JSON escapes can spell lone surrogates, which storage would silently turn
+ * into U+FFFD (so "\ud800" and "\udc00" would name the same entity). Iterative, so any depth is safe.
+ */
+function scan(value: unknown): Scan {
+  const found: Scan = { tooDeep: null, illFormed: null };
+  if (typeof value === 'string') {
+    if (!value.isWellFormed()) found.illFormed = '';
+    return found;
+  }
+  if (value === null || typeof value !== 'object') return found;
+  const stack: Array<[object, number, string]> = [[value, 1, '']];
+  while (stack.length > 0) {
+    const [node, depth, path] = stack.pop()!;
+    if (depth > MAX_NESTING_DEPTH) {
+      const second = path.indexOf('/', 1);
+      found.tooDeep = second === -1 ? path : path.slice(0, second);
+      return found;
+    }
+    const keys = Array.isArray(node) ? null : Object.keys(node);
+    const items: unknown[] = keys === null ? (node as unknown[]) : keys.map((key) => (node as Record<string, unknown>)[key]);
+    for (let i = 0; i < items.length; i++) {
+      const child = items[i];
+      if (typeof child === 'string') {
+        if (found.illFormed === null && !child.isWellFormed()) found.illFormed = pointer(path, keys === null ? String(i) : keys[i]);
+      } else if (child !== null && typeof child === 'object') {
+        stack.push([child, depth + 1, pointer(path, keys === null ? String(i) : keys[i])]);
+      }
+    }
+  }
+  return found;
+}
+
 export interface Validator<T extends TSchema> {
   readonly schema: T;
   /** Returns the value with defaults applied, or throws a ServiceError (422 or 400). */
@@ -90,6 +149,10 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
   return {
     schema,
     parse(value: unknown): Static<T> {
+      const found = scan(value);
+      if (found.tooDeep !== null) {
+        throw new ServiceError('MALFORMED_BODY', `${fieldName(found.tooDeep, root)}: nested more than ${MAX_NESTING_DEPTH} levels deep`);
+      }
       if (!shape.Check(value)) {
         throw new ServiceError('MALFORMED_BODY', describe(shape.Errors(value) as SchemaError[], root));
       }
@@ -97,6 +160,9 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
         // Union branches that fail on type are noise once the shape is known to be right.
         const errors = (full.Errors(value) as SchemaError[]).filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
         throw new ServiceError('INVALID_VALUE', describe(errors, root));
+      }
+      if (found.illFormed !== null) {
+        throw new ServiceError('INVALID_VALUE', `${fieldName(found.illFormed, root)}: not well-formed Unicode (a lone UTF-16 surrogate)`);
       }
       return Value.Default(schema, structuredClone(value)) as Static<T>;
     },

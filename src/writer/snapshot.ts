@@ -2,7 +2,7 @@
 // <db folder>/snapshots/<snapshot_id>.json, with mode 0600, and fsynced before the delete
 // commits. If any step fails the caller aborts the delete, so nothing is ever removed
 // without a recovery copy on disk.
-import { closeSync, fsyncSync, mkdirSync, openSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { ServiceError } from '../shared/errors.js';
 
@@ -15,7 +15,8 @@ export interface SnapshotFile {
   namespace: string;
   entity: { id: string; name: string; kind: string };
   embedder: string | null;
-  memories: Record<string, unknown>[];
+  /** Any iterable: rows are serialised and written one at a time, never as one string. */
+  memories: Iterable<Record<string, unknown>>;
 }
 
 export interface WrittenSnapshot {
@@ -23,10 +24,18 @@ export interface WrittenSnapshot {
   ownerOnly: boolean;
 }
 
+/** Serialised memories are gathered into writes of about this many bytes. */
+const WRITE_CHUNK_BYTES = 1 << 20;
+
 export function snapshotPath(dir: string, snapshotId: string): string {
   return join(dir, `${snapshotId}.json`);
 }
 
+/**
+ * Writes the snapshot as the same JSON `JSON.stringify(snapshot)` gives (with `memories` as the
+ * last key), but streamed: the header, then one memory at a time. A busy entity (50,000 memories
+ * with 512-d vectors) is more text than V8's longest string, so one string cannot hold it.
+ */
 export function writeSnapshot(dir: string, snapshot: SnapshotFile): WrittenSnapshot {
   const path = snapshotPath(dir, snapshot.snapshot_id);
   try {
@@ -34,11 +43,21 @@ export function writeSnapshot(dir: string, snapshot: SnapshotFile): WrittenSnaps
     // 'wx': never overwrite an existing snapshot.
     const fd = openSync(path, 'wx', 0o600);
     try {
-      writeSync(fd, JSON.stringify(snapshot));
+      const out = new ChunkedWriter(fd);
+      for (const piece of snapshotJson(snapshot)) out.write(piece);
+      out.flush();
       fsyncSync(fd);
-    } finally {
-      closeSync(fd);
+    } catch (error) {
+      // The delete is aborted: leave no partial file that looks like a recovery copy.
+      try {
+        closeSync(fd);
+        rmSync(path, { force: true });
+      } catch {
+        // the original failure is the one to report
+      }
+      throw error;
     }
+    closeSync(fd);
     // The directory entry must be durable too, or a crash could lose the file.
     const dirFd = openSync(dir, 'r');
     try {
@@ -50,5 +69,56 @@ export function writeSnapshot(dir: string, snapshot: SnapshotFile): WrittenSnaps
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new ServiceError('SNAPSHOT_FAILED', `deletion aborted: could not write the recovery snapshot (${reason})`);
+  }
+}
+
+/** The snapshot's JSON text in pieces: everything but the memories, then each memory. */
+function* snapshotJson(snapshot: SnapshotFile): Generator<string> {
+  const { memories, ...header } = snapshot;
+  const head = JSON.stringify(header);
+  yield `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"memories":[`;
+  let first = true;
+  for (const memory of memories) {
+    // As inside JSON.stringify of the array: a value JSON cannot hold becomes null.
+    yield `${first ? '' : ','}${JSON.stringify(memory) ?? 'null'}`;
+    first = false;
+  }
+  yield ']}';
+}
+
+/** Gathers text into ~1 MiB buffers and writes each completely, however short each write is. */
+class ChunkedWriter {
+  private pending: string[] = [];
+  private pendingBytes = 0;
+
+  constructor(private readonly fd: number) {}
+
+  write(text: string): void {
+    if (text.length >= WRITE_CHUNK_BYTES) {
+      this.flush();
+      writeFully(this.fd, Buffer.from(text, 'utf8'));
+      return;
+    }
+    this.pending.push(text);
+    this.pendingBytes += text.length; // UTF-16 units: a close enough measure for batching
+    if (this.pendingBytes >= WRITE_CHUNK_BYTES) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    const buffer = Buffer.from(this.pending.length === 1 ? this.pending[0] : this.pending.join(''), 'utf8');
+    this.pending = [];
+    this.pendingBytes = 0;
+    writeFully(this.fd, buffer);
+  }
+}
+
+/** writeSync may write fewer bytes than asked; loop until every byte is on its way to disk. */
+function writeFully(fd: number, buffer: Buffer): void {
+  let offset = 0;
+  while (offset < buffer.length) {
+    const written = writeSync(fd, buffer, offset, buffer.length - offset);
+    if (!(written > 0)) throw new Error(`short write: ${offset} of ${buffer.length} bytes written, then ${written}`);
+    offset += written;
   }
 }

@@ -44,10 +44,14 @@ export function sentences(text: string): string[] {
     .filter(Boolean);
 }
 
+/**
+ * The template with `$S` and `$1`.. filled in, in one pass and through a function, so the
+ * subject's name and the captured text are inserted literally: a name like "A$&B" or "Bob$1"
+ * is neither a replacement pattern nor a placeholder for a later pass.
+ */
 function fill(template: string, subject: string, groups: string[]): string {
   return template
-    .replace('$S', subject)
-    .replace(/\$(\d)/g, (_, n: string) => (groups[Number(n) - 1] ?? '').trim())
+    .replace(/\$(S|\d)/g, (_, key: string) => (key === 'S' ? subject : (groups[Number(key) - 1] ?? '').trim()))
     .replace(/\s+/g, ' ')
     .trim();
 }

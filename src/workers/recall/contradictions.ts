@@ -110,6 +110,26 @@ function quantitative(statement: string): boolean {
   return STATE_VERB.test(statement) && !IDENTIFIER_NUMBER.test(statement);
 }
 
+/**
+ * At most this many conflicting pairs are reported per recall: the pairs among n facts grow as
+ * n², and 1000 facts "X lives in Yᵢ" would otherwise give 499,500 descriptions. Pairs come in
+ * recall rank order, so the ones kept involve the best-ranked memories.
+ */
+export const MAX_CONTRADICTIONS = 50;
+/** A memory longer than this many characters is quoted as its start and an ellipsis. */
+export const MAX_QUOTED_CHARS = 200;
+
+function quote(text: string): string {
+  if (text.length <= MAX_QUOTED_CHARS) return `"${text}"`;
+  let cut = '';
+  let count = 0;
+  for (const char of text) {
+    if (count++ === MAX_QUOTED_CHARS) return `"${cut}…"`;
+    cut += char;
+  }
+  return `"${cut}"`; // long in UTF-16 units, but not in characters
+}
+
 export function findContradictions(memories: MemoryRow[]): ContradictionRecord[] {
   const claims = memories.filter((m) => m.memory_type === 'semantic').map(claimOf);
   const found: ContradictionRecord[] = [];
@@ -119,7 +139,9 @@ export function findContradictions(memories: MemoryRow[]): ContradictionRecord[]
       // Facts about different entities cannot contradict each other.
       if (a.row.entity_id === null || a.row.entity_id !== b.row.entity_id) continue;
       const reason = conflict(a, b);
-      if (reason) found.push({ description: `"${a.row.content}" conflicts with "${b.row.content}": ${reason}` });
+      if (!reason) continue;
+      found.push({ description: `${quote(a.row.content)} conflicts with ${quote(b.row.content)}: ${reason}` });
+      if (found.length === MAX_CONTRADICTIONS) return found;
     }
   }
   return found;
