@@ -6,6 +6,17 @@ import { ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { PoolOp, PoolResults, PoolWorkerData, StageTimings, TaskOf, TaskResult } from '../shared/messages.js';
 
+/**
+ * Piscina loads the worker file with require() first and falls back to import(). On Node
+ * 20.19+ require() of an ES module is on by default, and racing with the worker's own
+ * dynamic imports it can hit an internal assertion that aborts the whole process
+ * (nodejs/node#62432). With require(esm) off in pool threads, require() fails cleanly with
+ * ERR_REQUIRE_ESM and Piscina goes straight to import().
+ */
+const REQUIRE_ESM_OFF = process.allowedNodeEnvironmentFlags.has('--experimental-require-module')
+  ? ['--no-experimental-require-module']
+  : [];
+
 export class ReadPool {
   private readonly piscina: Piscina;
   /** Receives the stage timings a task reported (metrics hook); they never reach a caller. */
@@ -22,6 +33,7 @@ export class ReadPool {
       // SERVICE_EXTRACTOR_TIMEOUT_MS): meanwhile its thread takes other tasks instead of idling.
       concurrentTasksPerWorker: 4,
       workerData,
+      execArgv: [...process.execArgv, ...REQUIRE_ESM_OFF],
     });
     // A worker that dies is replaced by Piscina; its task fails. Without a listener the
     // 'error' event would take the whole process down.
