@@ -58,3 +58,23 @@ test('configuration errors name the variable', () => {
   assert.throws(() => loadConfig({ SERVICE_VECTOR_MIN_SIMILARITY: '2' }), /SERVICE_VECTOR_MIN_SIMILARITY/);
   assert.ok(Object.isFrozen(loadConfig({})));
 });
+
+test('SERVICE_READ_MMAP_BYTES reaches the read connections', async () => {
+  const { openDatabase } = await import('../src/shared/db.js');
+  const dir = tempDir();
+  try {
+    const path = join(dir, 'm.db');
+    openDatabase(path, { readonly: false }).close();
+    const config = loadConfig({ SERVICE_PATH: path, SERVICE_READ_MMAP_BYTES: '0' });
+    assert.equal(config.readMmapBytes, 0);
+    const off = openDatabase(path, { readonly: true, mmapBytes: config.readMmapBytes });
+    const on = openDatabase(path, { readonly: true });
+    assert.equal(off.pragma('mmap_size', { simple: true }), 0);
+    assert.ok((on.pragma('mmap_size', { simple: true }) as number) > 0);
+    off.close();
+    on.close();
+    assert.throws(() => loadConfig({ SERVICE_READ_MMAP_BYTES: 'lots' }), /SERVICE_READ_MMAP_BYTES/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

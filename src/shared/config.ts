@@ -38,6 +38,8 @@ export interface Config {
   readonly vectorMinSimilarity: number | null;
   /** On an embedder change: re-embed everything (true) or refuse to start (false). */
   readonly reembedOnChange: boolean;
+  /** Memory map of each pool worker's read connection (0 = off). */
+  readonly readMmapBytes: number;
   /** Largest accepted request body. */
   readonly maxBodyBytes: number;
   /** Milliseconds graceful shutdown waits for in-flight requests. */
@@ -54,6 +56,8 @@ export interface Config {
   readonly mcpAllowedOrigins: readonly string[];
 }
 
+/** Read connections' default memory map; SQLite caps it at its compile-time maximum (2 GiB here). */
+export const DEFAULT_READ_MMAP_BYTES = 4 * 2 ** 30;
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
 export const DEFAULT_DB_FILE = 'memory.db';
 
@@ -189,6 +193,7 @@ export function loadConfig(env: Env = process.env): Config {
     embedder: Object.freeze(embedderConfig(env)),
     reembedOnChange: flag(env, 'SERVICE_REEMBED'),
     vectorMinSimilarity: fraction(env, 'SERVICE_VECTOR_MIN_SIMILARITY'),
+    readMmapBytes: integer(env, 'SERVICE_READ_MMAP_BYTES', DEFAULT_READ_MMAP_BYTES, 0, 2 ** 40),
     maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     consolidateIntervalMs: integer(env, 'SERVICE_CONSOLIDATE_INTERVAL_SECONDS', 3600, 0, 31_536_000) * 1000,

@@ -2,15 +2,16 @@
 // worker opens its own read-only one. Both load sqlite-vec so vec0 tables are readable.
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
+import { DEFAULT_READ_MMAP_BYTES } from './config.js';
 
 export type Db = Database.Database;
 
-/** Read connections' memory map; SQLite caps it at its compile-time maximum (2 GiB here). */
-const READ_MMAP_BYTES = 4 * 2 ** 30;
 
 export interface OpenOptions {
   readonly: boolean;
   synchronous?: 'FULL' | 'NORMAL';
+  /** Memory map for a read connection (0 = off); SERVICE_READ_MMAP_BYTES. */
+  mmapBytes?: number;
 }
 
 export function openDatabase(path: string, options: OpenOptions): Db {
@@ -21,7 +22,8 @@ export function openDatabase(path: string, options: OpenOptions): Db {
   // Readers memory-map the file: a vec0 KNN reads every vector chunk on each query, and
   // mapped pages spare the per-page copies into SQLite's small page cache (measured −33%
   // on recall at 100k memories). Address space only; resident pages are shared page cache.
-  if (options.readonly) db.pragma(`mmap_size = ${READ_MMAP_BYTES}`);
+  // Mapped pages count in RSS once per connection that touched them, hence the setting.
+  if (options.readonly) db.pragma(`mmap_size = ${options.mmapBytes ?? DEFAULT_READ_MMAP_BYTES}`);
   if (!options.readonly) {
     db.pragma('journal_mode = WAL');
     db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);

@@ -17,7 +17,7 @@ import { createEmbedder, embedderIdentity } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
 
 const { config, namespaceId } = workerData as PoolWorkerData;
-const db = openDatabase(config.dbPath, { readonly: true });
+const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
 const store = new ReadStore(db, namespaceId, config.namespace);
 const entities = new EntityMatcher(db, namespaceId);
 const engine = new RecallEngine(db, store, entities, {
