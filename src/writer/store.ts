@@ -10,6 +10,7 @@ import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messag
 import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
 import { contentKey } from '../shared/text.js';
 import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from './snapshot.js';
+import { readMeta, vectorFromBlob } from '../shared/meta.js';
 import { ConsolidationWriter } from './consolidation.js';
 
 type Relation = 'owner' | 'participant' | 'mention';
@@ -88,7 +89,6 @@ export class WriteStore {
         'SELECT stability, difficulty, last_access_at FROM memories WHERE rowid = ? AND archived = 0'),
       review: db.prepare(
         'UPDATE memories SET stability = ?, last_access_at = ?, access_count = access_count + 1 WHERE rowid = ?'),
-      metaValue: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
     };
     this.consolidation = new ConsolidationWriter(db, namespaceId);
   }
@@ -230,7 +230,7 @@ export class WriteStore {
     const capturedAt = new Date(this.now()).toISOString();
     const written = writeSnapshot(this.config.snapshotDir, {
       format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt,
-      namespace: this.config.namespace, entity, embedder: this.metaValue('embedder'), memories,
+      namespace: this.config.namespace, entity, embedder: readMeta(this.db, 'embedder'), memories,
     });
     for (const row of rows) this.deleteMemory(row.rowid as number);
     const count = (type: MemoryType) => rows.filter((r) => r.memory_type === type).length;
@@ -251,11 +251,7 @@ export class WriteStore {
 
   private vectorOf(rowid: number): number[] | null {
     const row = this.s.vectorOf.get(BigInt(rowid));
-    return row ? Array.from(new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4)) : null;
-  }
-
-  private metaValue(key: string): string | null {
-    return this.s.metaValue.get(key)?.value ?? null;
+    return row ? vectorFromBlob(row.embedding) : null;
   }
 
   // ------------------------------------------------------------------ vectors, reinforcement

@@ -3,6 +3,7 @@
 // The table exists only once an embedder has run, so every path copes with its absence.
 // Vectors from a different embedder than the database's are skipped, never mixed in: they
 // would be compared in the wrong space. sqlite-vec wants BigInt for integer columns.
+import { readMeta, vectorFromBlob } from '../shared/meta.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../shared/db.js';
 import { vectorTableSql } from '../shared/sql-schema.js';
@@ -29,8 +30,7 @@ export class VectorRows {
   }
 
   embedder(): string | null {
-    const row = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'embedder'").get();
-    return row?.value ?? null;
+    return readMeta(this.db, 'embedder');
   }
 
   read(rowid: number): number[] | null {
@@ -40,7 +40,7 @@ export class VectorRows {
     }
     const row = this.reader.get(BigInt(rowid)) as { embedding: Buffer } | undefined;
     if (!row) return null;
-    return Array.from(new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4));
+    return vectorFromBlob(row.embedding);
   }
 
   /**

@@ -3,6 +3,7 @@
 // change either re-embeds everything (SERVICE_REEMBED=true) or stops start-up.
 import type { Db } from '../shared/db.js';
 import { vectorTableSql } from '../shared/sql-schema.js';
+import { readMeta, writeMeta } from '../shared/meta.js';
 
 type EmbedderIdentity = Pick<import('../workers/embedding/identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
 
@@ -17,18 +18,11 @@ export class EmbedderMismatchError extends Error {
   }
 }
 
-function meta(db: Db, key: string): string | undefined {
-  return (db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined)?.value;
-}
-
-function setMeta(db: Db, key: string, value: string): void {
-  db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value').run(key, value);
-}
 
 /** Returns true when every memory must be (re-)embedded. */
 export function prepareVectorTable(db: Db, configured: EmbedderIdentity, reembedOnChange: boolean): boolean {
-  const storedId = meta(db, 'embedder');
-  const storedDims = Number(meta(db, 'embedding_dimensions') ?? 0);
+  const storedId = readMeta(db, 'embedder') ?? undefined;
+  const storedDims = Number(readMeta(db, 'embedding_dimensions') ?? 0);
   const same = storedId === configured.id && storedDims === configured.dimensions;
   if (storedId !== undefined && !same && !reembedOnChange) {
     throw new EmbedderMismatchError({ id: storedId, dimensions: storedDims }, configured);
@@ -40,8 +34,8 @@ export function prepareVectorTable(db: Db, configured: EmbedderIdentity, reembed
       db.exec('UPDATE memories SET embedded = 0');
     }
     db.exec(vectorTableSql(configured.dimensions));
-    setMeta(db, 'embedder', configured.id);
-    setMeta(db, 'embedding_dimensions', String(configured.dimensions));
+    writeMeta(db, 'embedder', configured.id);
+    writeMeta(db, 'embedding_dimensions', String(configured.dimensions));
     return reset;
   }).immediate();
 }

@@ -2,6 +2,7 @@
 // word unigrams, word bigrams and character trigrams. No semantics beyond shared surface
 // forms, but stable, dependency-free and ~100× faster than a neural model.
 import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
+import { EMBEDDER_IDS } from './identity.js';
 
 function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
@@ -16,7 +17,7 @@ export class HashingEmbedder implements Embedder {
   readonly id: string;
 
   constructor(readonly dimensions = 256) {
-    this.id = `hash-${dimensions}`;
+    this.id = EMBEDDER_IDS.hash(dimensions);
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {

