@@ -1,6 +1,8 @@
 // Function-level benchmarks (tinybench), each beside a raw baseline doing the same lookup or
 // the unavoidable core of the work, with the ratio service/raw. Runs in this process against
 // a seeded database opened read-only, exactly as a pool worker opens it.
+import { VectorCells } from '../src/workers/vector-index/cells.js';
+import { blobOf } from '../src/shared/meta.js';
 import { Bench } from 'tinybench';
 import { Compile } from 'typebox/compile';
 import { openDatabase, type Db } from '../src/shared/db.js';
@@ -87,13 +89,13 @@ async function databasePairs(db: Db, memories: number): Promise<MicroPair[]> {
   const hasher = new HashingEmbedder(256);
   const queries = Array.from({ length: QUERIES }, () => corpus.query());
   const vectors = await hasher.embed(queries);
-  const blobs = vectors.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+  const blobs = vectors.map(blobOf);
   const matches = queries.map((q) => ftsMatchExpression(queryTerms(q)) ?? '"x"');
   const store = new ReadStore(db, 1, 'default');
   const entities = new EntityMatcher(db, 1);
   const engine = new RecallEngine(db, store, entities, { minSimilarity: 0.2 });
   const bm25 = new Bm25Signal(db, 1);
-  const vector = new VectorSignal(db, 1, 0.2);
+  const vector = new VectorSignal(db, 1, 0.2, new VectorCells(db, 1));
   const rawFts = db.prepare('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?');
   const rawKnn = db.prepare('SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?');
   const ctx = (i: number): RecallContext => ({

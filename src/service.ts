@@ -17,6 +17,7 @@ import { withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { acquireLock } from './shared/instance-lock.js';
 import { Consolidator } from './workers/consolidator.js';
+import { VectorIndexer } from './workers/vector-indexer.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -33,6 +34,7 @@ export interface RunningService {
   readonly backfill: EmbeddingBackfill;
   readonly metrics: ServiceMetrics;
   readonly consolidator: Consolidator;
+  readonly vectorIndexer: VectorIndexer;
   close(): Promise<void>;
 }
 
@@ -50,6 +52,8 @@ export async function startService(config: Config, log: Logger = createLogger())
   }
   const pool = new ReadPool(config, writer.namespaceId, log);
   const backfill = new EmbeddingBackfill(pool, writer, log);
+  const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors);
+  backfill.onAttached = () => vectorIndexer.poke();
   const reinforcer = new Reinforcer(writer, log);
   const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs);
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator);
@@ -80,6 +84,8 @@ export async function startService(config: Config, log: Logger = createLogger())
   }
   // Memories stored while the service was down (or before an embedder change) get vectors now.
   backfill.poke();
+  // Vectors restored, imported or upgraded since the last run wait in the unassigned cell.
+  vectorIndexer.poke();
   consolidator.start();
   log.info({ port, host: config.host, db: config.dbPath, namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
 
@@ -92,12 +98,14 @@ export async function startService(config: Config, log: Logger = createLogger())
     backfill,
     metrics,
     consolidator,
+    vectorIndexer,
     close() {
       closing ??= (async () => {
         await server.close(config.shutdownGraceMs);
         // A run in progress needs the pool and the writer: let it finish first.
         await consolidator.stop();
         backfill.close();
+        await vectorIndexer.close();
         await reinforcer.flush();
         await pool.close();
         await writer.close();

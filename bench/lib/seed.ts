@@ -12,8 +12,14 @@ import { contentKey } from '../../src/shared/text.js';
 import { ensureNamespace, migrate } from '../../src/writer/migrate.js';
 import { prepareVectorTable } from '../../src/writer/vectors.js';
 import { HashingEmbedder } from '../../src/workers/embedding/hashing.js';
+import { DEFAULT_VECTOR_INDEX_MIN } from '../../src/shared/config.js';
+import { blobOf, float32FromBlob } from '../../src/shared/meta.js';
+import { INSERT_VECTOR_SQL, UNASSIGNED_CELL } from '../../src/shared/sql-schema.js';
+import { VectorCells } from '../../src/workers/vector-index/cells.js';
+import { trainIndex } from '../../src/workers/vector-index/ivf.js';
+import { VectorIndexWriter } from '../../src/writer/vector-index.js';
 import { Corpus } from './corpus.js';
-import { progress } from './progress.js';
+import { note, progress } from './progress.js';
 
 export interface SeedOptions {
   path: string;
@@ -27,6 +33,8 @@ export interface SeedOptions {
   embedder: { id: string; dimensions: number };
   seed?: number;
   label?: string;
+  /** Build the IVF index from this many memories (default: the service's SERVICE_VECTOR_INDEX_MIN default). */
+  vectorIndexMin?: number;
 }
 
 export interface SeedResult {
@@ -60,7 +68,11 @@ export async function seedDatabase(options: SeedOptions): Promise<SeedResult> {
   const ns = ensureNamespace(db, 'default');
   const corpus = new Corpus(options.seed ?? 42, entityCountFor(options.memories));
   const hasher = new HashingEmbedder(options.embedder.dimensions);
-  const s = statements(db);
+  // At the service's default threshold, vectors wait in a staging table and are placed in IVF
+  // cells at the end, once (the service would train and move them in the background).
+  const indexed = options.memories >= (options.vectorIndexMin ?? DEFAULT_VECTOR_INDEX_MIN);
+  if (indexed) db.exec('CREATE TEMP TABLE staged_vectors (rowid INTEGER PRIMARY KEY, embedding BLOB NOT NULL)');
+  const s = statements(db, indexed);
   const now = Date.now();
 
   const entityIds = new Map<string, string>();
@@ -107,14 +119,15 @@ export async function seedDatabase(options: SeedOptions): Promise<SeedResult> {
     }
     const vectors = await hasher.embed(rows.map((row) => row.content));
     db.transaction(() => {
-      rows.forEach((row, i) => insert(s, ns, row, vectors[i]));
+      rows.forEach((row, i) => insert(s, ns, row, vectors[i], indexed));
     })();
     stored += rows.length;
     show(stored);
   }
+  show.done();
+  if (indexed) placeInCells(db, ns, options.label ?? '');
   db.pragma('wal_checkpoint(TRUNCATE)');
   db.close();
-  show.done();
   return { memories: stored, entities: corpus.entityNames.length, episodes, seconds: (performance.now() - started) / 1000 };
 }
 
@@ -139,7 +152,45 @@ function mentionIn(content: string, owner: string, corpus: Corpus): string | nul
   return null;
 }
 
-function statements(db: Db) {
+/**
+ * Trains the IVF index with the pool's own code (trainIndex, as VectorIndexMaintenance.train),
+ * installs it with the writer's own code, and inserts every staged vector into its cell.
+ */
+function placeInCells(db: Db, ns: number, label: string): void {
+  const cells = new VectorCells(db, ns);
+  const started = performance.now();
+  const rowids = db.prepare<[], number>('SELECT rowid FROM staged_vectors ORDER BY rowid').pluck().all();
+  const staged = db.prepare<[number], Buffer>('SELECT embedding FROM staged_vectors WHERE rowid = ?').pluck();
+  const { trainedOn, centroids } = trainIndex(rowids, (rowid) => {
+    const blob = staged.get(rowid);
+    return blob ? float32FromBlob(blob) : null;
+  });
+  db.transaction(() => new VectorIndexWriter(db, ns).install({ type: 'installVectorGeneration', trainedOn, centroids }))();
+  note(`IVF ${label}: ${centroids.count} cells trained on ${trainedOn.toLocaleString('en')} vectors in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  const total = trainedOn;
+  const show = progress(`place ${label} vectors in IVF cells`.replace('  ', ' '), total);
+  const insert = db.prepare(INSERT_VECTOR_SQL);
+  const setCell = db.prepare('UPDATE memories SET vector_cell = ? WHERE rowid = ?');
+  const batch = db.prepare<[number], { rowid: number; embedding: Buffer }>(
+    'SELECT rowid, embedding FROM staged_vectors WHERE rowid > ? ORDER BY rowid LIMIT 5000');
+  let done = 0;
+  for (let after = 0, rows = batch.all(after); rows.length > 0; rows = batch.all(after)) {
+    db.transaction(() => {
+      for (const row of rows) {
+        const cell = cells.assign(float32FromBlob(row.embedding));
+        insert.run(BigInt(row.rowid), BigInt(ns), BigInt(cell), row.embedding);
+        setCell.run(cell, row.rowid);
+      }
+    })();
+    after = rows[rows.length - 1].rowid;
+    done += rows.length;
+    show(done);
+  }
+  db.exec('DROP TABLE staged_vectors');
+  show.done();
+}
+
+function statements(db: Db, indexed: boolean) {
   return {
     entity: db.prepare('INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES (?, ?, ?, ?, ?)'),
     episode: db.prepare(`INSERT INTO episodes (id, namespace_id, started_at, last_activity_at, ended_at, message_count)
@@ -151,11 +202,13 @@ function statements(db: Db) {
        last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, embedded)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, 1)`),
     link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
-    vector: db.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)'),
+    vector: indexed
+      ? db.prepare('INSERT INTO staged_vectors (rowid, embedding) VALUES (?, ?)')
+      : db.prepare(INSERT_VECTOR_SQL),
   };
 }
 
-function insert(s: ReturnType<typeof statements>, ns: number, row: Row, vector: Float32Array): void {
+function insert(s: ReturnType<typeof statements>, ns: number, row: Row, vector: Float32Array, indexed: boolean): void {
   const info = s.memory.run(
     randomUUID(), ns, row.type, row.content, contentKey(row.content), row.confidence,
     initialStability(row.type, row.confidence), INITIAL_DIFFICULTY, row.createdAt, row.createdAt,
@@ -163,5 +216,6 @@ function insert(s: ReturnType<typeof statements>, ns: number, row: Row, vector: 
   );
   const rowid = BigInt(info.lastInsertRowid);
   for (const [entityId, relation] of row.links) s.link.run(rowid, entityId, relation);
-  s.vector.run(rowid, BigInt(ns), Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
+  if (indexed) s.vector.run(rowid, blobOf(vector));
+  else s.vector.run(rowid, BigInt(ns), BigInt(UNASSIGNED_CELL), blobOf(vector));
 }

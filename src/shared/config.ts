@@ -36,6 +36,10 @@ export interface Config {
   readonly embedder: EmbedderConfig;
   /** Overrides the embedder's calibrated similarity floor for vector recall (0..1). */
   readonly vectorMinSimilarity: number | null;
+  /** Vectors a namespace needs before recall uses an IVF index instead of scanning every one. */
+  readonly vectorIndexMinVectors: number;
+  /** IVF cells scanned per recall; 0 = chosen from the cell count (see vector-index/ivf.ts). */
+  readonly vectorIndexProbes: number;
   /** On an embedder change: re-embed everything (true) or refuse to start (false). */
   readonly reembedOnChange: boolean;
   /** Memory map of each pool worker's read connection (0 = off). */
@@ -58,6 +62,8 @@ export interface Config {
 
 /** Read connections' default memory map; SQLite caps it at its compile-time maximum (2 GiB here). */
 export const DEFAULT_READ_MMAP_BYTES = 4 * 2 ** 30;
+/** Below this many vectors an exact scan is fast enough (≈ 6 ms at 20k, 256-d): no IVF index. */
+export const DEFAULT_VECTOR_INDEX_MIN = 20_000;
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
 export const DEFAULT_DB_FILE = 'memory.db';
 
@@ -193,6 +199,8 @@ export function loadConfig(env: Env = process.env): Config {
     embedder: Object.freeze(embedderConfig(env)),
     reembedOnChange: flag(env, 'SERVICE_REEMBED'),
     vectorMinSimilarity: fraction(env, 'SERVICE_VECTOR_MIN_SIMILARITY'),
+    vectorIndexMinVectors: integer(env, 'SERVICE_VECTOR_INDEX_MIN', DEFAULT_VECTOR_INDEX_MIN, 64, 1_000_000_000),
+    vectorIndexProbes: integer(env, 'SERVICE_VECTOR_INDEX_PROBES', 0, 0, 4096),
     readMmapBytes: integer(env, 'SERVICE_READ_MMAP_BYTES', DEFAULT_READ_MMAP_BYTES, 0, 2 ** 40),
     maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

@@ -30,7 +30,16 @@ export type WriterCommand =
   | { type: 'forget'; entity: string }
   | { type: 'attachVectors'; items: EmbeddedMemory[]; unembeddable?: number[] }
   | { type: 'reinforce'; rowids: number[]; at: number }
-  | { type: 'consolidate'; plan: ConsolidationPlan };
+  | { type: 'consolidate'; plan: ConsolidationPlan }
+  | { type: 'installVectorGeneration'; trainedOn: number; centroids: import('../workers/vector-index/ivf.js').Centroids }
+  | { type: 'moveVectors'; moves: VectorMove[] }
+  | { type: 'retireVectorGenerations' };
+
+/** A stale vector and the cell of the newest IVF generation it belongs in. */
+export interface VectorMove {
+  rowid: number;
+  cell: number;
+}
 
 /**
  * What a consolidation run will change, computed in the pool from a read snapshot. The writer
@@ -51,6 +60,8 @@ export interface ConsolidationPlan {
 export interface EmbeddedMemory {
   rowid: number;
   vector: Float32Array;
+  /** IVF cell the pool chose (the writer checks it is still current); 0 = unassigned. */
+  cell: number;
   mentionedEntityIds: string[];
 }
 
@@ -64,6 +75,9 @@ export interface WriterResults {
   attachVectors: { attached: number };
   reinforce: { reinforced: number };
   consolidate: import('./schemas.js').ConsolidateResult;
+  installVectorGeneration: { generation: number; cells: number };
+  moveVectors: { moved: number };
+  retireVectorGenerations: { retired: number };
 }
 
 export type WriterCommandType = WriterCommand['type'];
@@ -109,7 +123,10 @@ export type PoolTask =
   | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }
   | { op: 'embedPending'; limit: number }
   | { op: 'embeddingBacklog' }
-  | { op: 'planConsolidation'; now: number };
+  | { op: 'planConsolidation'; now: number }
+  | { op: 'vectorIndexStatus' }
+  | { op: 'trainVectorIndex' }
+  | { op: 'staleVectorMoves'; limit: number };
 
 export interface PoolResults {
   /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
@@ -123,6 +140,9 @@ export interface PoolResults {
   embedPending: { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean };
   embeddingBacklog: { count: number };
   planConsolidation: ConsolidationPlan;
+  vectorIndexStatus: import('../workers/vector-index/maintenance.js').VectorIndexStatus;
+  trainVectorIndex: { trainedOn: number; centroids: import('../workers/vector-index/ivf.js').Centroids };
+  staleVectorMoves: { moves: VectorMove[] };
 }
 
 export type PoolOp = PoolTask['op'];

@@ -167,6 +167,29 @@ export const MIGRATIONS: readonly string[] = [
     INSERT INTO memories_fts(rowid, content) VALUES (new.rowid, new.content);
   END;
   `,
+  /* 5 */ `
+  -- IVF vector index (src/workers/vector-index): a namespace's vectors are split into cells
+  -- around k-means centroids and recall scans only the cells nearest the query. vector_cell is
+  -- the cell a memory's vector lives in (memory_vectors keeps the same value as its partition
+  -- key \`cell\`); 0 = not assigned yet, a cell every recall scans. Cell ids only grow, and a
+  -- training run (a generation) takes a fresh range, so a vector is stale, to be moved, exactly
+  -- when its cell is below the newest generation's first cell.
+  ALTER TABLE memories ADD COLUMN vector_cell INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX memories_by_vector_cell ON memories(namespace_id, vector_cell) WHERE embedded = 1;
+  CREATE TABLE vector_generations (
+    generation   INTEGER PRIMARY KEY AUTOINCREMENT,
+    namespace_id INTEGER NOT NULL REFERENCES namespaces(id),
+    trained_on   INTEGER NOT NULL, -- vectors in the namespace when the centroids were trained
+    created_at   INTEGER NOT NULL
+  ) STRICT;
+  CREATE INDEX vector_generations_by_namespace ON vector_generations(namespace_id, generation);
+  CREATE TABLE vector_cells (
+    cell       INTEGER PRIMARY KEY AUTOINCREMENT,
+    generation INTEGER NOT NULL REFERENCES vector_generations(generation) ON DELETE CASCADE,
+    centroid   BLOB NOT NULL -- float32, unit length
+  ) STRICT;
+  CREATE INDEX vector_cells_by_generation ON vector_cells(generation, cell);
+  `,
 ];
 
 /** Meta key: episodic rowids up to its value were considered by the namespace's last promotion run. */
@@ -176,6 +199,19 @@ export const promotionWatermarkKey = (namespaceId: number) => `promotion_waterma
 export function vectorTableSql(dimensions: number): string {
   return `CREATE VIRTUAL TABLE IF NOT EXISTS memory_vectors USING vec0(
     namespace_id integer partition key,
+    cell integer partition key,
     embedding float[${dimensions}] distance_metric=cosine
   )`;
 }
+
+/** The IVF cell of vectors not assigned yet (see migration 5). Every recall scans it. */
+export const UNASSIGNED_CELL = 0;
+
+/** Every insert into memory_vectors: rowid, namespace_id, cell, embedding (BigInt integers). */
+export const INSERT_VECTOR_SQL = 'INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding) VALUES (?, ?, ?, ?)';
+
+/** Forgets the IVF index (every vector back in cell 0): its centroids belong to old vectors. */
+export const RESET_VECTOR_INDEX_SQL = `
+  UPDATE memories SET vector_cell = 0 WHERE vector_cell != 0;
+  DELETE FROM vector_cells;
+  DELETE FROM vector_generations;`;

@@ -16,6 +16,8 @@ export class EmbeddingBackfill {
   private idleWaiters: (() => void)[] = [];
   /** Vectors attached since start (metrics, tests). */
   embedded = 0;
+  /** Called after vectors were attached (the vector indexer listens). */
+  onAttached: (() => void) | null = null;
 
   constructor(
     private readonly pool: ReadPool,
@@ -57,6 +59,7 @@ export class EmbeddingBackfill {
           if (items.length === 0 && unembeddable.length === 0) break;
           const { attached } = await this.writer.send({ type: 'attachVectors', items, unembeddable });
           this.embedded += attached;
+          if (attached > 0) this.onAttached?.();
           if (!remaining) break;
         }
       } while (this.again);

@@ -15,6 +15,8 @@ import { ConsolidationPlanner } from './consolidation/planner.js';
 import { EntityMatcher } from './entity-mentions.js';
 import { createEmbedder, embedderIdentity } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
+import { VectorCells } from './vector-index/cells.js';
+import { VectorIndexMaintenance } from './vector-index/maintenance.js';
 
 const { config, namespaceId } = workerData as PoolWorkerData;
 const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
@@ -22,7 +24,10 @@ const store = new ReadStore(db, namespaceId, config.namespace);
 const entities = new EntityMatcher(db, namespaceId);
 const engine = new RecallEngine(db, store, entities, {
   minSimilarity: config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity,
+  vectorProbes: config.vectorIndexProbes,
 });
+const vectorCells = new VectorCells(db, namespaceId);
+const vectorIndex = new VectorIndexMaintenance(db, namespaceId, vectorCells);
 // Loading starts with the thread; tasks await it.
 const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.
@@ -75,7 +80,7 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
   return {
     items: batch.flatMap((row, i) => {
       const vector = vectors[i];
-      return vector ? [{ rowid: row.rowid, vector, mentionedEntityIds: entities.find(row.content) }] : [];
+      return vector ? [{ rowid: row.rowid, vector, cell: vectorCells.assign(vector), mentionedEntityIds: entities.find(row.content) }] : [];
     }),
     unembeddable: batch.filter((_, i) => vectors[i] === null).map((row) => row.rowid),
     remaining: rows.length > limit,
@@ -117,6 +122,12 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
       return extractEpisode(store, llm, task.episodeId, task.outcome);
     case 'planConsolidation':
       return consolidation.plan(task.now, embedder);
+    case 'vectorIndexStatus':
+      return vectorIndex.status();
+    case 'trainVectorIndex':
+      return vectorIndex.train();
+    case 'staleVectorMoves':
+      return { moves: vectorIndex.staleMoves(task.limit) };
   }
 }
 

@@ -57,7 +57,8 @@ export class RowWriter {
   /** The new rowid, or null when the memory is already here. */
   putMemory(row: Row, links: { entity_id: string; relation: string }[], refs: RefResolver): number | null {
     if (this.present('memories', String(row.id))) return null;
-    const { rowid: _ignored, ...fields } = row;
+    // vector_cell is this database's IVF index state: the vector starts unassigned here.
+    const { rowid: _ignored, vector_cell: _cell, ...fields } = row;
     const info = this.insert('memories', {
       ...fields,
       namespace_id: this.namespaceId,

@@ -10,8 +10,10 @@ import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messag
 import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
 import { contentKey } from '../shared/text.js';
 import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from './snapshot.js';
-import { readMeta, vectorFromBlob } from '../shared/meta.js';
+import { blobOf, readMeta, vectorFromBlob } from '../shared/meta.js';
+import { INSERT_VECTOR_SQL } from '../shared/sql-schema.js';
 import { ConsolidationWriter } from './consolidation.js';
+import { VectorIndexWriter } from './vector-index.js';
 
 type Relation = 'owner' | 'participant' | 'mention';
 
@@ -40,6 +42,8 @@ interface MemoryRow {
 export class WriteStore {
   private readonly s;
   private readonly consolidation: ConsolidationWriter;
+  /** IVF index upkeep (install, move, retire); attachVectors asks it which cell is current. */
+  readonly vectorIndex: VectorIndexWriter;
 
   constructor(
     private readonly db: Db,
@@ -82,8 +86,8 @@ export class WriteStore {
       deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
       vectorOf: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
       unembedded: db.prepare<[number], { namespace_id: number }>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0'),
-      insertVector: db.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)'),
-      markEmbedded: db.prepare('UPDATE memories SET embedded = 1 WHERE rowid = ?'),
+      insertVector: db.prepare(INSERT_VECTOR_SQL),
+      markEmbedded: db.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?'),
       markUnembeddable: db.prepare('UPDATE memories SET embedded = -1 WHERE rowid = ? AND embedded = 0'),
       reviewState: db.prepare<[number], { stability: number; difficulty: number; last_access_at: number }>(
         'SELECT stability, difficulty, last_access_at FROM memories WHERE rowid = ? AND archived = 0'),
@@ -91,6 +95,7 @@ export class WriteStore {
         'UPDATE memories SET stability = ?, last_access_at = ?, access_count = access_count + 1 WHERE rowid = ?'),
     };
     this.consolidation = new ConsolidationWriter(db, namespaceId);
+    this.vectorIndex = new VectorIndexWriter(db, namespaceId, () => this.now());
   }
 
   // ------------------------------------------------------------------ entities
@@ -263,8 +268,9 @@ export class WriteStore {
       const row = this.s.unembedded.get(item.rowid);
       if (!row) continue;
       const vector = item.vector instanceof Float32Array ? item.vector : Float32Array.from(item.vector as ArrayLike<number>);
-      this.s.insertVector.run(BigInt(item.rowid), BigInt(row.namespace_id), Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength));
-      this.s.markEmbedded.run(item.rowid);
+      const cell = this.vectorIndex.cellFor(row.namespace_id, item.cell);
+      this.s.insertVector.run(BigInt(item.rowid), BigInt(row.namespace_id), BigInt(cell), blobOf(vector));
+      this.s.markEmbedded.run(cell, item.rowid);
       for (const entityId of item.mentionedEntityIds) this.s.link.run(item.rowid, entityId, 'mention');
       attached++;
     }

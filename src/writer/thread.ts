@@ -43,6 +43,9 @@ function execute(command: WriterCommand): unknown {
     case 'attachVectors': return store.attachVectors(command);
     case 'reinforce': return store.reinforce(command);
     case 'consolidate': return store.consolidate(command);
+    case 'installVectorGeneration': return store.vectorIndex.install(command);
+    case 'moveVectors': return store.vectorIndex.move(command);
+    case 'retireVectorGenerations': return store.vectorIndex.retire();
   }
 }
 

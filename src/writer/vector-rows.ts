@@ -6,7 +6,7 @@
 import { readMeta, vectorFromBlob } from '../shared/meta.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../shared/db.js';
-import { vectorTableSql } from '../shared/sql-schema.js';
+import { INSERT_VECTOR_SQL, UNASSIGNED_CELL, vectorTableSql } from '../shared/sql-schema.js';
 
 export interface VectorReport {
   written: number;
@@ -64,8 +64,9 @@ export class VectorRows {
       this.report.skipped++;
       return false;
     }
-    this.insert ??= this.db.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)');
-    this.insert.run(BigInt(rowid), BigInt(this.namespaceId), Buffer.from(new Float32Array(embedding).buffer));
+    // Unassigned: the service's vector indexer moves it into its IVF cell.
+    this.insert ??= this.db.prepare(INSERT_VECTOR_SQL);
+    this.insert.run(BigInt(rowid), BigInt(this.namespaceId), BigInt(UNASSIGNED_CELL), Buffer.from(new Float32Array(embedding).buffer));
     this.report.written++;
     return true;
   }

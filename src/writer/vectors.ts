@@ -2,7 +2,7 @@
 // id is recorded beside it. Vectors from different embedders are not comparable, so a
 // change either re-embeds everything (SERVICE_REEMBED=true) or stops start-up.
 import type { Db } from '../shared/db.js';
-import { vectorTableSql } from '../shared/sql-schema.js';
+import { RESET_VECTOR_INDEX_SQL, vectorTableSql } from '../shared/sql-schema.js';
 import { readMeta, writeMeta } from '../shared/meta.js';
 
 type EmbedderIdentity = Pick<import('../workers/embedding/identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
@@ -32,10 +32,30 @@ export function prepareVectorTable(db: Db, configured: EmbedderIdentity, reembed
     if (reset) {
       db.exec('DROP TABLE IF EXISTS memory_vectors');
       db.exec('UPDATE memories SET embedded = 0');
+      db.exec(RESET_VECTOR_INDEX_SQL);
+    } else {
+      addCellPartition(db, configured.dimensions);
     }
     db.exec(vectorTableSql(configured.dimensions));
     writeMeta(db, 'embedder', configured.id);
     writeMeta(db, 'embedding_dimensions', String(configured.dimensions));
     return reset;
   }).immediate();
+}
+
+/**
+ * Databases made before the IVF index (schema migration 5) have a vector table without the
+ * `cell` partition key. vec0 cannot add a column, so the vectors are copied into a new table,
+ * all in cell 0 (unassigned); the indexer assigns them to cells once the service runs.
+ */
+function addCellPartition(db: Db, dimensions: number): void {
+  const table = db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'memory_vectors'").get();
+  if (!table || /\bcell\b/.test(table.sql)) return;
+  db.exec(`CREATE TEMP TABLE vectors_before_cells AS SELECT rowid AS memory_rowid, namespace_id, embedding FROM memory_vectors;
+    DROP TABLE memory_vectors;
+    ${vectorTableSql(dimensions)};
+    INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding)
+      SELECT memory_rowid, namespace_id, 0, embedding FROM vectors_before_cells;
+    DROP TABLE vectors_before_cells;
+    UPDATE memories SET vector_cell = 0 WHERE vector_cell != 0;`);
 }

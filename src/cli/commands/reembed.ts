@@ -2,6 +2,7 @@
 // a progress bar. Run it after changing embedder, instead of starting the service with
 // SERVICE_REEMBED=true, to do the work up front and offline. Vectors are written through the
 // writer's own attachVectors, so the CLI stores them exactly as the service would.
+import { RESET_VECTOR_INDEX_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import { configFrom, type Command } from '../args.js';
 import { openForWriting } from '../offline-db.js';
 import { progressBar } from '../progress.js';
@@ -38,6 +39,7 @@ Options:
       if (values.all) {
         db.exec('DELETE FROM memory_vectors');
         db.exec('UPDATE memories SET embedded = 0');
+        db.exec(RESET_VECTOR_INDEX_SQL);
       }
       const pending = db.prepare<[number], { rowid: number; content: string; namespace_id: number }>(
         'SELECT rowid, content, namespace_id FROM memories WHERE embedded = 0 ORDER BY rowid LIMIT ?');
@@ -52,7 +54,10 @@ Options:
         const vectors = await embedder.embed(rows.map((r) => embeddingInput(r.content)));
         db.transaction(() => store.attachVectors({
           type: 'attachVectors',
-          items: rows.map((r, i) => ({ rowid: r.rowid, vector: vectors[i], mentionedEntityIds: matcher(r.namespace_id).find(r.content) })),
+          // Unassigned: the service's vector indexer places them in IVF cells when it starts.
+          items: rows.map((r, i) => ({
+            rowid: r.rowid, vector: vectors[i], cell: UNASSIGNED_CELL, mentionedEntityIds: matcher(r.namespace_id).find(r.content),
+          })),
         }))();
         done += rows.length;
         progress.tick(rows.length);

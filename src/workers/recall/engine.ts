@@ -10,6 +10,7 @@ import { GraphSignal } from './graph-signal.js';
 import { queryTerms } from './query-text.js';
 import { Bm25Signal, StrengthSignal, type Proposal, type RecallContext, type RerankSignal, type RetrievalSignal } from './signals.js';
 import { VectorSignal } from './vector-signal.js';
+import { VectorCells } from '../vector-index/cells.js';
 import type { StageTimings } from '../../shared/messages.js';
 import { timed } from './timing.js';
 
@@ -38,6 +39,8 @@ export interface EngineOptions {
   only?: readonly SignalName[];
   /** Override fusion weights (quality benchmarks tune them). */
   weights?: Partial<Record<SignalName, number>>;
+  /** IVF cells scanned per query; 0 or absent = chosen from the cell count. */
+  vectorProbes?: number;
 }
 
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
@@ -61,7 +64,7 @@ export class RecallEngine {
     const ns = store.namespaceId;
     this.retrieval = [
       ...(use('bm25') ? [new Bm25Signal(db, ns, weights.bm25)] : []),
-      ...(use('vector') ? [new VectorSignal(db, ns, minSimilarity, weights.vector)] : []),
+      ...(use('vector') ? [new VectorSignal(db, ns, minSimilarity, new VectorCells(db, ns, options.vectorProbes), weights.vector)] : []),
       ...(use('graph') ? [new GraphSignal(db, ns, weights.graph)] : []),
     ];
     this.rerank = use('strength') ? [new StrengthSignal(weights.strength)] : [];

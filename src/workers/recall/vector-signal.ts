@@ -1,6 +1,8 @@
-// Semantic relevance: cosine KNN over sqlite-vec. Filters (archived, types, entity) live in
-// the memories table, so KNN over-fetches and filters; when a filter is selective (an
-// entity, or too few survivors) an exact scan over only the filtered rows is used instead.
+// Semantic relevance: cosine KNN over sqlite-vec, in the IVF cells nearest the query (every
+// cell while the namespace is too small to be indexed; see vector-index/). Filters (archived,
+// types, entity) live in the memories table, so KNN over-fetches and filters; when a filter
+// is selective (an entity, or too few survivors) an exact scan over only the filtered rows
+// is used instead.
 //
 // Sentence embedders give unrelated short texts similarities up to ~0.45 (USE-lite) while
 // real question→answer paraphrases often score 0.2–0.45, so no single cut separates them.
@@ -8,6 +10,9 @@
 // proposed outright; fainter ones down to WEAK_SIMILARITY are proposed as *weak*: they only
 // count when BM25 or the graph proposes the same memory.
 import type { Db } from '../../shared/db.js';
+import { blobOf } from '../../shared/meta.js';
+import type { VectorCells } from '../vector-index/cells.js';
+import { timed } from './timing.js';
 import { FILTER_SQL, filterParams, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
 
 /** Faintest similarity still worth proposing (as a weak candidate). */
@@ -30,13 +35,19 @@ export class VectorSignal implements RetrievalSignal {
     private readonly namespaceId: number,
     /** Cosine similarity below which a neighbour is unrelated (the embedder's calibration). */
     private readonly minSimilarity: number,
+    /** The IVF cells: which of them a query scans (all vectors are in cell 0 until indexed). */
+    private readonly cells: VectorCells,
     readonly weight = 1,
   ) {
+    // vec0 runs the KNN once per probed cell (k each); the best k of the union go on.
+    // MATERIALIZED keeps SQLite from pushing the outer LIMIT into vec0, which refuses it.
     this.knn = db.prepare<Record<string, unknown>, Neighbour>(`
-      WITH knn AS (
+      WITH per_cell AS MATERIALIZED (
         SELECT rowid, distance FROM memory_vectors
         WHERE embedding MATCH @vector AND k = @k AND namespace_id = @nsKey
-      )
+          AND cell IN (SELECT value FROM json_each(@cells))
+      ),
+      knn AS (SELECT rowid, distance FROM per_cell ORDER BY distance LIMIT @k)
       SELECT m.rowid AS rowid, knn.distance AS distance FROM knn JOIN memories m ON m.rowid = knn.rowid
       WHERE knn.distance <= @maxDistance AND ${FILTER_SQL}
       ORDER BY knn.distance LIMIT @depth`);
@@ -55,14 +66,16 @@ export class VectorSignal implements RetrievalSignal {
     if (!ctx.queryVector) return [];
     const params = {
       ...filterParams(this.namespaceId, ctx.filter),
-      vector: Buffer.from(ctx.queryVector.buffer, ctx.queryVector.byteOffset, ctx.queryVector.byteLength),
+      vector: blobOf(ctx.queryVector),
       depth: ctx.depth,
       maxDistance: 1 - WEAK_SIMILARITY,
     };
     // An entity's memories are few: scanning them exactly beats a namespace-wide KNN.
     if (ctx.filter.entityId !== null) return this.grade(this.exact.all(params));
     const k = Math.min(MAX_K, ctx.depth * OVERFETCH);
-    const hits = this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId) });
+    const queryVector = ctx.queryVector;
+    const cells = timed(ctx.timings ?? {}, 'vector_probe', () => this.cells.probe(queryVector));
+    const hits = this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
     const filtered = ctx.filter.types !== null;
     if (hits.length < ctx.depth && filtered) return this.grade(this.exact.all(params));
     return this.grade(hits);

@@ -1,0 +1,107 @@
+// Keeps the IVF vector index in step with the vectors, in the background: trains the first
+// generation of centroids once a namespace has enough vectors, trains a new one when it has
+// grown 4× since, moves stale vectors into the newest generation's cells, and retires the old
+// generation once it is empty. Runs on the main thread; the pool computes and the writer
+// applies, a batch at a time, so recall and writes interleave with a rebuild.
+import type { Logger } from '../shared/logger.js';
+import type { WriterClient } from '../writer/client.js';
+import type { ReadPool } from './pool.js';
+import type { VectorIndexStatus } from './vector-index/maintenance.js';
+
+/** Vectors moved per writer command: big enough to amortise, small enough not to stall writes. */
+const MOVE_BATCH = 1024;
+/** A generation is retrained once the namespace holds this many times the vectors it saw. */
+const GROWTH_TO_RETRAIN = 4;
+/** Writes poke often; the index is checked at most this often (ms) unless flushed. */
+const DEFAULT_DELAY_MS = 5_000;
+
+export function needsTraining(status: VectorIndexStatus, minVectors: number): boolean {
+  if (status.vectors < minVectors) return false;
+  return status.trainedOn === null || status.vectors >= GROWTH_TO_RETRAIN * status.trainedOn;
+}
+
+export class VectorIndexer {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private closed = false;
+  /** The last status seen (metrics, logs). */
+  status: VectorIndexStatus | null = null;
+
+  constructor(
+    private readonly pool: ReadPool,
+    private readonly writer: WriterClient,
+    private readonly log: Logger,
+    private readonly minVectors: number,
+    private readonly delayMs = DEFAULT_DELAY_MS,
+  ) {}
+
+  /** Vectors were attached: check the index soon. Cheap to call often. */
+  poke(): void {
+    if (this.closed || this.timer) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flush();
+    }, this.delayMs).unref();
+  }
+
+  /** Brings the index up to date now; resolves when it is (tests and benchmarks wait on it). */
+  async flush(): Promise<void> {
+    while (this.running) await this.running;
+    if (this.closed) return;
+    this.running = this.catchUp()
+      .catch((error: Error) => {
+        // A later poke retries: the index only ever lags, recall stays correct meanwhile.
+        if (!this.closed) this.log.warn({ reason: error.message }, 'vector index upkeep failed; will retry');
+      })
+      .finally(() => {
+        this.running = null;
+      });
+    await this.running;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (this.running) await this.running;
+  }
+
+  private async catchUp(): Promise<void> {
+    for (let step = 0; !this.closed; step++) {
+      const status = await this.pool.run({ op: 'vectorIndexStatus' });
+      this.status = status;
+      if (needsTraining(status, this.minVectors)) {
+        const started = performance.now();
+        const { trainedOn, centroids } = await this.pool.run({ op: 'trainVectorIndex' });
+        if (this.closed) return;
+        const { generation, cells } = await this.writer.send({ type: 'installVectorGeneration', trainedOn, centroids });
+        this.log.info({ generation, cells, trainedOn, ms: Math.round(performance.now() - started) }, 'vector index trained');
+        continue;
+      }
+      if (status.stale > 0) {
+        if (!(await this.moveStale())) return;
+        continue;
+      }
+      if (status.generations > 1) {
+        const { retired } = await this.writer.send({ type: 'retireVectorGenerations' });
+        if (retired > 0) this.log.info({ retired }, 'old vector index generation retired');
+      }
+      return;
+    }
+  }
+
+  /** Moves stale vectors until none is left; false when none could move (try again later). */
+  private async moveStale(): Promise<boolean> {
+    let total = 0;
+    for (;;) {
+      if (this.closed) return false;
+      const { moves } = await this.pool.run({ op: 'staleVectorMoves', limit: MOVE_BATCH });
+      if (moves.length === 0) return total > 0;
+      const { moved } = await this.writer.send({ type: 'moveVectors', moves });
+      // Nothing moved: the newest generation changed under the pool's feet; re-read status.
+      if (moved === 0) return total > 0;
+      total += moved;
+      if (moves.length < MOVE_BATCH) return true;
+    }
+  }
+}

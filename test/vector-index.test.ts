@@ -1,0 +1,277 @@
+// The IVF vector index: its maths (k-means, nearest cells), the writer's guards (only the
+// newest generation's cells accept vectors, a generation retires only when empty), the
+// upgrade of a pre-IVF vector table, and the whole loop in a real service: training once a
+// namespace is big enough, vectors placed at attach time, retraining after growth, and
+// recall that still finds every memory by its own vector through the probed cells.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openDatabase, type Db } from '../src/shared/db.js';
+import { blobOf } from '../src/shared/meta.js';
+import { INSERT_VECTOR_SQL } from '../src/shared/sql-schema.js';
+import { ensureNamespace, migrate } from '../src/writer/migrate.js';
+import { prepareVectorTable } from '../src/writer/vectors.js';
+import { VectorIndexWriter } from '../src/writer/vector-index.js';
+import { cellCountFor, nearestCentroid, nearestCentroids, probeCountFor, sampleIndexes, trainCentroids } from '../src/workers/vector-index/ivf.js';
+import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
+import { RecallEngine } from '../src/workers/recall/engine.js';
+import { ReadStore } from '../src/workers/read-store.js';
+import { EntityMatcher } from '../src/workers/entity-mentions.js';
+import { post, startTestService, tempDir, type TestService } from './support/service.js';
+
+function unit(values: number[]): Float32Array {
+  const norm = Math.hypot(...values);
+  return Float32Array.from(values, (v) => v / norm);
+}
+
+/** Points scattered tightly around `centres` (unit vectors), `per` each, deterministically. */
+function clusters(centres: number[][], per: number): { points: Float32Array[]; labels: number[] } {
+  const points: Float32Array[] = [];
+  const labels: number[] = [];
+  let seed = 12345;
+  const noise = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31 - 0.5) * 0.1;
+  centres.forEach((centre, label) => {
+    for (let i = 0; i < per; i++) {
+      points.push(unit(centre.map((c) => c + noise())));
+      labels.push(label);
+    }
+  });
+  return { points, labels };
+}
+
+describe('IVF maths', () => {
+  const centres = [[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]];
+
+  test('k-means finds well-separated clusters: one centroid per cluster, every point with its own', () => {
+    const { points, labels } = clusters(centres, 40);
+    const centroids = trainCentroids(points, 4);
+    const cellOfLabel = new Map<number, number>();
+    points.forEach((point, i) => {
+      const cell = nearestCentroid(centroids, point);
+      if (!cellOfLabel.has(labels[i])) cellOfLabel.set(labels[i], cell);
+      assert.equal(cell, cellOfLabel.get(labels[i]), `point ${i} left its cluster's cell`);
+    });
+    assert.equal(new Set(cellOfLabel.values()).size, 4, 'two clusters share a cell');
+    for (let c = 0; c < centroids.count; c++) {
+      const row = centroids.data.subarray(c * 4, c * 4 + 4);
+      assert.ok(Math.abs(Math.hypot(...row) - 1) < 1e-5, 'centroids are unit length');
+    }
+  });
+
+  test('more cells than distinct points: no cell is left empty or NaN', () => {
+    const { points } = clusters(centres.slice(0, 2), 5);
+    const centroids = trainCentroids(points, 6);
+    assert.equal(centroids.count, 6);
+    assert.ok(centroids.data.every(Number.isFinite));
+  });
+
+  test('nearest centroids come best first', () => {
+    const centroids = { count: 3, dimensions: 2, data: Float32Array.from([1, 0, 0, 1, Math.SQRT1_2, Math.SQRT1_2]) };
+    assert.deepEqual(nearestCentroids(centroids, unit([1, 0.1]), 2), [0, 2]);
+    assert.deepEqual(nearestCentroids(centroids, unit([0.1, 1]), 5), [1, 2, 0]);
+  });
+
+  test('sampling is uniform without repeats, and the same for the same seed', () => {
+    const picks = sampleIndexes(1000, 100, 7);
+    assert.equal(new Set(picks).size, 100);
+    assert.ok(picks.every((i) => i >= 0 && i < 1000));
+    assert.deepEqual(sampleIndexes(1000, 100, 7), picks);
+    assert.deepEqual(sampleIndexes(5, 10, 7), [0, 1, 2, 3, 4]);
+  });
+
+  test('cell and probe counts grow with the namespace, within bounds', () => {
+    assert.equal(cellCountFor(100), 16);
+    assert.equal(cellCountFor(1_000_000), 500);
+    assert.equal(cellCountFor(1e12), 2048);
+    assert.equal(probeCountFor(4), 4);
+    assert.equal(probeCountFor(158), 8);
+    assert.equal(probeCountFor(500), 15);
+  });
+});
+
+describe('writer: generations and moves', () => {
+  let db: Db;
+  let ns: number;
+  let index: VectorIndexWriter;
+  const dir = tempDir('memrt-ivf-');
+
+  before(() => {
+    db = openDatabase(join(dir, 'w.db'), { readonly: false, synchronous: 'NORMAL' });
+    migrate(db);
+    prepareVectorTable(db, { id: 'hash-2', dimensions: 2 }, false);
+    ns = ensureNamespace(db, 'default');
+    index = new VectorIndexWriter(db, ns);
+    const insertMemory = db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
+      stability, difficulty, last_access_at, created_at, extraction_tier, embedded) VALUES (?, ?, 'semantic', ?, ?, 1, 1, 5, 0, 0, 1, 1)`);
+    const insertVector = db.prepare(INSERT_VECTOR_SQL);
+    for (let i = 1; i <= 4; i++) {
+      const rowid = insertMemory.run(`m${i}`, ns, `memory ${i}`, `memory ${i}`).lastInsertRowid;
+      insertVector.run(BigInt(rowid), BigInt(ns), 0n, blobOf(unit([i, 5 - i])));
+    }
+  });
+  after(() => db.close());
+
+  const cellsOf = (generation: number) =>
+    db.prepare('SELECT cell FROM vector_cells WHERE generation = ? ORDER BY cell').pluck().all(generation) as number[];
+  const placement = () => db.prepare('SELECT vector_cell FROM memories ORDER BY rowid').pluck().all() as number[];
+  const vec0Cells = () => db.prepare('SELECT cell FROM memory_vectors ORDER BY rowid').pluck().all().map(Number);
+
+  test('only cells of the newest generation are accepted', () => {
+    const first = index.install({ type: 'installVectorGeneration', trainedOn: 4, centroids: { count: 2, dimensions: 2, data: Float32Array.from([1, 0, 0, 1]) } });
+    const [a, b] = cellsOf(first.generation);
+    assert.equal(index.cellFor(ns, a), a);
+    assert.equal(index.cellFor(ns, 9999), 0, 'unknown cell');
+    assert.equal(index.move({ type: 'moveVectors', moves: [{ rowid: 1, cell: a }, { rowid: 2, cell: b }] }).moved, 2);
+    assert.deepEqual(placement(), [a, b, 0, 0]);
+    assert.deepEqual(vec0Cells(), [a, b, 0, 0], 'the vec0 partition follows memories.vector_cell');
+
+    const second = index.install({ type: 'installVectorGeneration', trainedOn: 4, centroids: { count: 1, dimensions: 2, data: Float32Array.from([1, 0]) } });
+    const [c] = cellsOf(second.generation);
+    assert.ok(c > b, 'a new generation takes higher cell ids');
+    assert.equal(index.cellFor(ns, a), 0, 'a cell of the replaced generation now means unassigned');
+    assert.equal(index.move({ type: 'moveVectors', moves: [{ rowid: 3, cell: a }] }).moved, 0);
+
+    assert.equal(index.retire().retired, 0, 'the old generation still holds vectors');
+    assert.equal(index.move({ type: 'moveVectors', moves: [1, 2, 3, 4].map((rowid) => ({ rowid, cell: c })) }).moved, 4);
+    assert.equal(index.move({ type: 'moveVectors', moves: [{ rowid: 1, cell: c }] }).moved, 0, 'already placed');
+    assert.deepEqual(vec0Cells(), [c, c, c, c]);
+    assert.equal(index.retire().retired, 1);
+    assert.deepEqual(cellsOf(first.generation), []);
+    assert.equal(db.prepare('SELECT count(*) FROM vector_generations').pluck().get(), 1);
+  });
+
+  test('a pre-IVF vector table is rebuilt with the cell partition, vectors kept and unassigned', () => {
+    const path = join(dir, 'old.db');
+    const old = openDatabase(path, { readonly: false, synchronous: 'NORMAL' });
+    migrate(old);
+    const oldNs = ensureNamespace(old, 'default');
+    old.exec(`CREATE VIRTUAL TABLE memory_vectors USING vec0(namespace_id integer partition key, embedding float[2] distance_metric=cosine)`);
+    old.exec(`INSERT INTO meta (key, value) VALUES ('embedder', 'hash-2'), ('embedding_dimensions', '2')`);
+    old.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)').run(7n, BigInt(oldNs), blobOf(unit([3, 4])));
+    prepareVectorTable(old, { id: 'hash-2', dimensions: 2 }, false);
+    const rows = old.prepare('SELECT rowid, cell, embedding FROM memory_vectors').all() as { rowid: number; cell: number; embedding: Buffer }[];
+    assert.equal(rows.length, 1);
+    assert.equal(rows[0].rowid, 7);
+    assert.equal(Number(rows[0].cell), 0);
+    assert.deepEqual([...new Float32Array(rows[0].embedding.buffer.slice(rows[0].embedding.byteOffset, rows[0].embedding.byteOffset + 8))], [...unit([3, 4])]);
+    old.close();
+  });
+});
+
+describe('service: the index follows the vectors', () => {
+  let t: TestService;
+  const DIMENSIONS = 64;
+  const topics = ['sailing', 'violin', 'chess', 'pottery', 'climbing', 'baking', 'astronomy', 'gardening', 'fencing', 'origami'];
+  let stored = 0;
+
+  /** Stores `n` more distinct facts, then waits for their vectors. */
+  async function remember(n: number): Promise<void> {
+    const facts = Array.from({ length: n }, () => {
+      const i = stored++;
+      return { entity: `person${i % 37}`, fact: `person${i % 37} practises ${topics[i % topics.length]} with friend${i} on day ${i * 7 % 31}` };
+    });
+    for (let i = 0; i < facts.length; i += 25) {
+      const replies = await Promise.all(facts.slice(i, i + 25).map((f) => post(t.base, '/v1/remember', f)));
+      for (const r of replies) assert.equal(r.status, 201);
+    }
+    await t.service.backfill.idle();
+  }
+
+  const readDb = () => openDatabase(join(t.dir, 'memory.db'), { readonly: true });
+  function state() {
+    const db = readDb();
+    try {
+      return {
+        generations: db.prepare('SELECT generation, trained_on AS trainedOn FROM vector_generations ORDER BY generation').all() as { generation: number; trainedOn: number }[],
+        firstCell: db.prepare(`SELECT min(cell) FROM vector_cells WHERE generation = (SELECT max(generation) FROM vector_generations)`).pluck().get() as number | null,
+        unplaced: db.prepare('SELECT count(*) FROM memories WHERE embedded = 1 AND vector_cell = 0').pluck().get() as number,
+        cells: new Set(db.prepare('SELECT vector_cell FROM memories WHERE embedded = 1').pluck().all() as number[]),
+        mismatched: db.prepare(`SELECT count(*) FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid WHERE v.cell != m.vector_cell`).pluck().get() as number,
+      };
+    } finally {
+      db.close();
+    }
+  }
+
+  before(async () => {
+    t = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: String(DIMENSIONS), SERVICE_VECTOR_INDEX_MIN: '100' });
+  });
+  after(() => t.close());
+
+  test('below the threshold there is no index: every vector waits in cell 0', async () => {
+    await remember(90);
+    await t.service.vectorIndexer.flush();
+    const s = state();
+    assert.equal(s.generations.length, 0);
+    assert.equal(s.unplaced, 90);
+  });
+
+  test('past it, the indexer trains a generation and moves every vector into its cells', async () => {
+    await remember(30);
+    await t.service.vectorIndexer.flush();
+    const s = state();
+    assert.equal(s.generations.length, 1);
+    assert.equal(s.generations[0].trainedOn, 120);
+    assert.equal(s.unplaced, 0);
+    assert.equal(s.mismatched, 0);
+    assert.ok(s.cells.size > 4, `vectors spread over ${s.cells.size} cells`);
+    assert.ok([...s.cells].every((cell) => cell >= s.firstCell!));
+  });
+
+  test('new vectors go straight into the current cells, without the indexer', async () => {
+    await remember(40);
+    const s = state();
+    assert.equal(s.unplaced, 0);
+    assert.equal(s.mismatched, 0);
+  });
+
+  test('every memory is found again by its own vector through the probed cells', async () => {
+    const db = readDb();
+    try {
+      const ns = db.prepare("SELECT id FROM namespaces WHERE name = 'default'").pluck().get() as number;
+      // One probe: only the query's nearest cell (plus cell 0) is scanned.
+      const engine = new RecallEngine(db, new ReadStore(db, ns, 'default'), new EntityMatcher(db, ns), {
+        minSimilarity: 0.2, only: ['vector'], vectorProbes: 1,
+      });
+      const embedder = new HashingEmbedder(DIMENSIONS);
+      const rows = db.prepare('SELECT rowid, content FROM memories WHERE embedded = 1').all() as { rowid: number; content: string }[];
+      const vectors = await embedder.embed(rows.map((r) => r.content));
+      let missed = 0;
+      rows.forEach((row, i) => {
+        const hits = engine.recall({ query: row.content, entity: null, types: null, limit: 3, queryVector: vectors[i] });
+        if (!hits.some((hit) => hit.row.rowid === row.rowid)) missed++;
+      });
+      assert.equal(missed, 0, `${missed} of ${rows.length} memories not found by their own vector`);
+    } finally {
+      db.close();
+    }
+  });
+
+  test('grown 4× since training: a new generation replaces the old one, nothing left behind', async () => {
+    const before = state();
+    await remember(4 * 120 - stored);
+    await t.service.vectorIndexer.flush();
+    const s = state();
+    assert.equal(s.generations.length, 1, 'the old generation was retired');
+    assert.ok(s.generations[0].generation > before.generations[0].generation);
+    assert.equal(s.generations[0].trainedOn, 480);
+    assert.equal(s.unplaced, 0);
+    assert.equal(s.mismatched, 0);
+    assert.ok([...s.cells].every((cell) => cell >= s.firstCell!));
+    const r = await post(t.base, '/v1/recall', { query: 'who practises origami with friend9', limit: 5 });
+    assert.equal(r.status, 200);
+    assert.ok(r.body.memories.some((m: { content: string }) => m.content.includes('friend9 ')));
+  });
+
+  test('deleting an entity removes its vectors from their cells', async () => {
+    const r = await fetch(`${t.base}/v1/entities/person3`, { method: 'DELETE' });
+    assert.equal(r.status, 200);
+    const db = readDb();
+    try {
+      assert.equal(db.prepare('SELECT count(*) FROM memory_vectors v WHERE NOT EXISTS (SELECT 1 FROM memories m WHERE m.rowid = v.rowid)').pluck().get(), 0);
+    } finally {
+      db.close();
+    }
+    assert.equal(state().mismatched, 0);
+  });
+});
