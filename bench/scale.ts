@@ -10,6 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
+import { VectorCells } from '../src/workers/vector-index/cells.js';
+import { blobOf } from '../src/shared/meta.js';
+import { DEFAULT_VECTOR_INDEX_MIN } from '../src/shared/config.js';
 import { ftsMatchExpression, queryTerms } from '../src/workers/recall/query-text.js';
 import { Corpus } from './lib/corpus.js';
 import { runLoad, summarise, type LatencySummary, type LoadResult } from './lib/load.js';
@@ -31,6 +34,10 @@ const DEPTH = 50;
 
 interface RawTimes {
   knnMs: LatencySummary;
+  /** The same KNN restricted to the IVF cells the service would probe (null: no index at this size). */
+  ivfKnnMs: LatencySummary | null;
+  /** Share of the exact 50 nearest neighbours the IVF probe also returns (null: no index). */
+  ivfRecall: number | null;
   ftsMs: LatencySummary;
   hashEmbedMs: LatencySummary;
 }
@@ -56,9 +63,14 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
   const corpus = new Corpus(SEED, entityCountFor(memories));
   for (let i = 0; i < 2000; i++) corpus.next();
   const hasher = new HashingEmbedder(dimensions);
-  const knn = db.prepare('SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?');
+  const knn = db.prepare<[Buffer, number], { rowid: number }>('SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ?');
+  const ivfKnn = db.prepare<[Buffer, number, string, number], { rowid: number }>(`WITH per_cell AS MATERIALIZED (
+      SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ? AND cell IN (SELECT value FROM json_each(?)))
+    SELECT rowid, distance FROM per_cell ORDER BY distance LIMIT ?`);
+  const cells = new VectorCells(db, 1);
+  const indexed = cells.current().length > 0;
   const fts = db.prepare('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?');
-  const [knnMs, ftsMs, embedMs]: number[][] = [[], [], []];
+  const [knnMs, ivfMs, ftsMs, embedMs, recalls]: number[][] = [[], [], [], [], []];
   return (async () => {
     try {
       for (let i = 0; i < RAW_QUERIES + 3; i++) {
@@ -67,8 +79,15 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
         const [vector] = await hasher.embed([query]);
         const embedTime = performance.now() - t;
         t = performance.now();
-        knn.all(Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength), DEPTH);
+        const exact = knn.all(blobOf(vector), DEPTH);
         const knnTime = performance.now() - t;
+        if (indexed && i >= 3) {
+          t = performance.now();
+          const probed = ivfKnn.all(blobOf(vector), DEPTH, JSON.stringify(cells.probe(vector)), DEPTH);
+          ivfMs.push(performance.now() - t);
+          const found = new Set(probed.map((row) => row.rowid));
+          recalls.push(exact.length === 0 ? 1 : exact.filter((row) => found.has(row.rowid)).length / exact.length);
+        }
         t = performance.now();
         fts.all(ftsMatchExpression(queryTerms(query)) ?? '"x"', DEPTH);
         const ftsTime = performance.now() - t;
@@ -80,7 +99,11 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
         }
       }
       const s = (v: number[]) => summarise(Float64Array.from(v));
-      return { knnMs: s(knnMs), ftsMs: s(ftsMs), hashEmbedMs: s(embedMs) };
+      return {
+        knnMs: s(knnMs), ftsMs: s(ftsMs), hashEmbedMs: s(embedMs),
+        ivfKnnMs: indexed ? s(ivfMs) : null,
+        ivfRecall: indexed ? recalls.reduce((a, b) => a + b, 0) / recalls.length : null,
+      };
     } finally {
       db.close();
     }
@@ -105,7 +128,9 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
   const seed = await seedDatabase({ path: dbPath, memories, embedder: identity, seed: SEED, label: `(${identity.id})` });
   const dbMb = fileMb(dbPath);
   const raw = await rawTimes(dbPath, memories, identity.dimensions);
-  note(`raw at ${memories.toLocaleString('en')}: KNN p50 ${raw.knnMs.p50.toFixed(2)} ms, FTS p50 ${raw.ftsMs.p50.toFixed(2)} ms`);
+  note(`raw at ${memories.toLocaleString('en')}: exact KNN p50 ${raw.knnMs.p50.toFixed(2)} ms` +
+    (raw.ivfKnnMs ? `, IVF KNN p50 ${raw.ivfKnnMs.p50.toFixed(2)} ms (recall@${DEPTH} ${(100 * raw.ivfRecall!).toFixed(1)}%)` : '') +
+    `, FTS p50 ${raw.ftsMs.p50.toFixed(2)} ms`);
   const service = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, cpuProfDir: process.env.BENCH_CPU_PROF });
   try {
     const scenarios = new Scenarios(SEED, entityCountFor(memories));
@@ -142,16 +167,19 @@ out.push(`memory-runtime scale benchmark — ${info.date}, Node ${info.node}, ${
 out.push('Indicative only. Memories were seeded directly with better-sqlite3 into a database prepared by the service migrations');
 out.push('(seeding bypassed HTTP); recall is then measured over HTTP with the query embedded by the service.');
 out.push(table(`Recall over HTTP by dataset size (autocannon, ${seconds} s per phase, limit 5, no entity filter)`,
-  ['memories', 'embedder', 'c=1 p50', 'p90', 'p99', 'req/s', 'c=8 p50', 'p99', 'req/s', 'errors', 'raw KNN', 'raw FTS', 'p50/raw', 'DB MiB', 'peak RSS', 'PSS', 'anon', 'seed s'],
+  ['memories', 'embedder', 'c=1 p50', 'p90', 'p99', 'req/s', 'c=8 p50', 'p99', 'req/s', 'errors', 'exact KNN', 'IVF KNN', 'IVF recall', 'raw FTS', 'p50/raw', 'DB MiB', 'peak RSS', 'PSS', 'anon', 'seed s'],
   rows.map((r) => [
     fmt.int(r.memories), r.embedder, fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p90), fmt.ms(r.recall1.latencyMs.p99), fmt.rate(r.recall1.rps),
     fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),
     r.recall1.errors + r.recall1.non2xx + r.recall8.errors + r.recall8.non2xx,
-    fmt.ms(r.raw.knnMs.p50), fmt.ms(r.raw.ftsMs.p50), fmt.ratio(r.recall1.latencyMs.p50 / (r.raw.knnMs.p50 + r.raw.ftsMs.p50)),
+    fmt.ms(r.raw.knnMs.p50), r.raw.ivfKnnMs ? fmt.ms(r.raw.ivfKnnMs.p50) : '—', r.raw.ivfRecall === null ? '—' : `${(100 * r.raw.ivfRecall).toFixed(1)}%`,
+    fmt.ms(r.raw.ftsMs.p50), fmt.ratio(r.recall1.latencyMs.p50 / (r.raw.knnMs.p50 + r.raw.ftsMs.p50)),
     fmt.int(r.dbMb), fmt.int(r.peakRssMb), fmt.int(r.pssMb), fmt.int(r.rssAnonMb), r.seed.seconds.toFixed(0),
   ])));
-out.push('Latencies in ms. raw KNN = vec0 MATCH k=50, raw FTS = FTS5 MATCH ORDER BY rank LIMIT 50, both on the same file');
-out.push('before the service starts; p50/raw = service recall p50 (c=1) over raw KNN + raw FTS. Memory in MiB: peak RSS (VmHWM)');
+out.push('Latencies in ms. exact KNN = vec0 MATCH k=50 over every vector; IVF KNN = the same in the cells the service probes (from');
+out.push(`${DEFAULT_VECTOR_INDEX_MIN.toLocaleString('en')} memories up an IVF index is built); IVF recall = share of the exact 50 neighbours IVF also returns; raw FTS =`);
+out.push('FTS5 MATCH ORDER BY rank LIMIT 50; all on the same file before the service starts. p50/raw = service recall p50 (c=1)');
+out.push('over exact KNN + raw FTS, the cost of answering without an index. Memory in MiB: peak RSS (VmHWM)');
 out.push('counts pages of the memory-mapped database once per read connection that touched them; PSS (after the run) counts');
 out.push('each page once; anon (after the run) is heaps, SQLite caches and model weights only.');
 

@@ -20,8 +20,12 @@ export const WEAK_SIMILARITY = 0.15;
 
 /** A strong neighbour must also be at least this fraction as similar as the best one. */
 export const RELATIVE_SIMILARITY = 0.75;
-/** KNN fetches this many times the wanted depth, to survive filtering. */
-const OVERFETCH = 3;
+/**
+ * With a types filter, KNN fetches this many times the wanted depth, to survive filtering.
+ * Without one only archived rows drop out, so it fetches the depth itself: vec0's per-chunk
+ * top-k selection costs in proportion to k (k = 150 took ~2× k = 50 at 100k vectors).
+ */
+const TYPED_OVERFETCH = 3;
 /** vec0 caps k; beyond it the exact filtered scan is used. */
 const MAX_K = 4096;
 
@@ -72,11 +76,11 @@ export class VectorSignal implements RetrievalSignal {
     };
     // An entity's memories are few: scanning them exactly beats a namespace-wide KNN.
     if (ctx.filter.entityId !== null) return this.grade(this.exact.all(params));
-    const k = Math.min(MAX_K, ctx.depth * OVERFETCH);
+    const filtered = ctx.filter.types !== null;
+    const k = Math.min(MAX_K, ctx.depth * (filtered ? TYPED_OVERFETCH : 1));
     const queryVector = ctx.queryVector;
     const cells = timed(ctx.timings ?? {}, 'vector_probe', () => this.cells.probe(queryVector));
     const hits = this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
-    const filtered = ctx.filter.types !== null;
     if (hits.length < ctx.depth && filtered) return this.grade(this.exact.all(params));
     return this.grade(hits);
   }
