@@ -189,6 +189,8 @@ export const MIGRATIONS: readonly string[] = [
     centroid   BLOB NOT NULL -- float32, unit length
   ) STRICT;
   CREATE INDEX vector_cells_by_generation ON vector_cells(generation, cell);
+  -- The graph signal's one-hop walk starts from an entity's episodes.
+  CREATE INDEX episode_participants_by_entity ON episode_participants(entity_id, episode_id);
   `,
 ];
 

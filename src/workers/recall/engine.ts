@@ -8,7 +8,8 @@ import { MEMORY_COLUMNS, type MemoryRow, type ReadStore } from '../read-store.js
 import { fuseRankings, type RankedList } from './fuse.js';
 import { GraphSignal } from './graph-signal.js';
 import { queryTerms } from './query-text.js';
-import { Bm25Signal, StrengthSignal, type Proposal, type RecallContext, type RerankSignal, type RetrievalSignal } from './signals.js';
+import { Bm25Signal } from './bm25-signal.js';
+import { StrengthSignal, type Proposal, type RecallContext, type RerankSignal, type RetrievalSignal } from './signals.js';
 import { VectorSignal } from './vector-signal.js';
 import { VectorCells } from '../vector-index/cells.js';
 import type { StageTimings } from '../../shared/messages.js';
