@@ -1,0 +1,75 @@
+// BM25 at scale, on a real SQLite file: a term too common to rank cheaply is left out when a
+// rarer one carries the query, a query of common terms alone ranks the newest matches, and an
+// entity's memories are always ranked in full, however old.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openDatabase, type Db } from '../src/shared/db.js';
+import { ensureNamespace, migrate } from '../src/writer/migrate.js';
+import { Bm25Signal } from '../src/workers/recall/bm25-signal.js';
+import { queryTerms } from '../src/workers/recall/query-text.js';
+import type { RecallContext } from '../src/workers/recall/signals.js';
+import { tempDir } from './support/service.js';
+
+/** More than the signal's match budget (4,000). */
+const COMMON_ROWS = 4_500;
+
+describe('bm25 signal at scale', () => {
+  let db: Db;
+  let ns: number;
+  let signal: Bm25Signal;
+  let oldestEntityMemory: number;
+  const rare: number[] = [];
+
+  before(() => {
+    db = openDatabase(join(tempDir('memrt-bm25-'), 'b.db'), { readonly: false, synchronous: 'NORMAL' });
+    migrate(db);
+    ns = ensureNamespace(db, 'default');
+    db.prepare("INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES ('e-ola', ?, 'Ola', 'user', 0)").run(ns);
+    const insert = db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
+      stability, difficulty, last_access_at, created_at, extraction_tier, entity_id) VALUES (?, ?, ?, ?, ?, 1, 1, 5, 0, 0, 1, ?)`);
+    const add = (content: string, type = 'semantic', owner: string | null = null) =>
+      Number(insert.run(`m-${content}`, ns, type, content, content, owner).lastInsertRowid);
+    db.transaction(() => {
+      // The oldest row: Ola's, matching only the common term.
+      oldestEntityMemory = add('Ola said the lives of bees are short', 'semantic', 'e-ola');
+      db.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, 'e-ola', 'owner')").run(oldestEntityMemory);
+      for (let i = 0; i < COMMON_ROWS; i++) add(`note ${i}: where people live ${i % 7 === 0 ? 'quietly' : ''}`, i % 2 ? 'semantic' : 'procedural');
+      for (let i = 0; i < 3; i++) rare.push(add(`zyxwv number ${i} lives by the sea`));
+      rare.push(add('zyxwv without the common word'));
+    })();
+    signal = new Bm25Signal(db, ns);
+  });
+  after(() => db.close());
+
+  const ctx = (query: string, filter: RecallContext['filter'] = { entityId: null, types: null }): RecallContext => ({
+    query, terms: queryTerms(query), queryVector: null, queryEntityIds: [], filter, depth: 50, now: Date.now(),
+  });
+  const rowids = (query: string, filter?: RecallContext['filter']) => signal.retrieve(ctx(query, filter)).map((p) => p.rowid);
+  const newestWindow = () => Math.max(...rare) - 4_000;
+
+  test('a rare term carries the query: the common one is left out of the match', () => {
+    assert.deepEqual(new Set(rowids('zyxwv live')), new Set(rare));
+  });
+
+  test('rare terms within the budget all count together', () => {
+    const found = rowids('zyxwv quietly');
+    // 4 rows of the rare term and ~640 of the other fit in 4,000: both terms rank.
+    assert.equal(found.length, 50);
+    // The rarer term weighs more: its rows come first.
+    assert.deepEqual(new Set(found.slice(0, rare.length)), new Set(rare));
+  });
+
+  test('a term matching more rows than the budget ranks only the newest matches', () => {
+    const found = rowids('live');
+    assert.equal(found.length, 50);
+    assert.ok(found.every((rowid) => rowid > newestWindow()), 'a row older than the newest 4,000 matches was ranked');
+    const typed = rowids('live', { entityId: null, types: ['procedural'] });
+    assert.equal(typed.length, 50);
+    assert.ok(typed.every((rowid) => rowid > newestWindow()));
+  });
+
+  test("with an entity, all of its matches are ranked, however old", () => {
+    assert.deepEqual(rowids('live', { entityId: 'e-ola', types: null }), [oldestEntityMemory]);
+  });
+});
