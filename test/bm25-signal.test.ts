@@ -34,7 +34,10 @@ describe('bm25 signal at scale', () => {
       // The oldest row: Ola's, matching only the common term.
       oldestEntityMemory = add('Ola said the lives of bees are short', 'semantic', 'e-ola');
       db.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, 'e-ola', 'owner')").run(oldestEntityMemory);
-      for (let i = 0; i < COMMON_ROWS; i++) add(`note ${i}: where people live ${i % 7 === 0 ? 'quietly' : ''}`, i % 2 ? 'semantic' : 'procedural');
+      // The oldest 400 are short, so bm25 would rank them first if it saw them.
+      for (let i = 0; i < COMMON_ROWS; i++) {
+        add(i < 400 ? `live ${i}` : `note ${i}: where people live ${i % 7 === 0 ? 'quietly' : ''}`, i % 2 ? 'semantic' : 'procedural');
+      }
       for (let i = 0; i < 3; i++) rare.push(add(`zyxwv number ${i} lives by the sea`));
       rare.push(add('zyxwv without the common word'));
     })();
