@@ -1,6 +1,7 @@
 // BM25 at scale, on a real SQLite file: a term too common to rank cheaply is left out when a
-// rarer one carries the query, a query of common terms alone ranks the newest matches, and an
-// entity's memories are always ranked in full, however old.
+// rarer one carries the query (and fills up after it), a query of common terms alone ranks the
+// newest matches, an entity's memories are always ranked in full, however old, and a file with
+// several namespaces ranks every match.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -51,8 +52,16 @@ describe('bm25 signal at scale', () => {
   const rowids = (query: string, filter?: RecallContext['filter']) => signal.retrieve(ctx(query, filter)).map((p) => p.rowid);
   const newestWindow = () => Math.max(...rare) - 4_000;
 
-  test('a rare term carries the query: the common one is left out of the match', () => {
-    assert.deepEqual(new Set(rowids('zyxwv live')), new Set(rare));
+  test('a rare term carries the query: the common one is left out of the match, then fills up', () => {
+    const found = rowids('zyxwv live');
+    assert.equal(found.length, 50);
+    assert.deepEqual(new Set(found.slice(0, rare.length)), new Set(rare));
+    assert.ok(found.slice(rare.length).every((rowid) => rowid >= newestWindow()), 'fillers come from the newest matches');
+  });
+
+  test('a term matching nothing does not crowd out the others', () => {
+    assert.equal(rowids('qqqqqq live').length, 50);
+    assert.deepEqual(new Set(rowids('qqqqqq zyxwv')), new Set(rare));
   });
 
   test('rare terms within the budget all count together', () => {
@@ -66,13 +75,21 @@ describe('bm25 signal at scale', () => {
   test('a term matching more rows than the budget ranks only the newest matches', () => {
     const found = rowids('live');
     assert.equal(found.length, 50);
-    assert.ok(found.every((rowid) => rowid > newestWindow()), 'a row older than the newest 4,000 matches was ranked');
+    assert.ok(found.every((rowid) => rowid >= newestWindow()), 'a row older than the newest 4,000 matches was ranked');
     const typed = rowids('live', { entityId: null, types: ['procedural'] });
     assert.equal(typed.length, 50);
-    assert.ok(typed.every((rowid) => rowid > newestWindow()));
+    assert.ok(typed.every((rowid) => rowid >= newestWindow()));
   });
 
   test("with an entity, all of its matches are ranked, however old", () => {
     assert.deepEqual(rowids('live', { entityId: 'e-ola', types: null }), [oldestEntityMemory]);
+  });
+
+  test('with several namespaces in the file, every match is ranked again (counts would mix them)', () => {
+    ensureNamespace(db, 'another');
+    const found = rowids('live');
+    assert.equal(found.length, 50);
+    // The short, oldest rows rank first once the window is off.
+    assert.ok(found.every((rowid) => rowid < newestWindow()), 'the newest-4,000 window still applied');
   });
 });

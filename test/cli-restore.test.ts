@@ -2,6 +2,7 @@
 // links and vectors) and recall finds them again; restoring twice changes nothing; a damaged
 // snapshot or one of another namespace is refused with one line and changes nothing; the
 // command refuses to write while the service runs. Also `snapshots`.
+import { openDatabase } from '../src/shared/db.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -123,6 +124,14 @@ test('restore brings back every memory with its id, fields, links and vector', a
   const vectors = (dump(dbPath).vectors as { id: string; embedding: number[] }[]);
   assert.equal(vectors.length, 6, "five restored and the bystander's");
   for (const v of vectors) assert.equal(v.embedding.length, DIMENSIONS);
+  // Restored vectors wait in the IVF's unassigned cell (which every recall scans), marked embedded.
+  const db = openDatabase(dbPath, { readonly: true });
+  try {
+    assert.deepEqual(db.prepare('SELECT DISTINCT cell FROM memory_vectors').pluck().all().map(Number), [0]);
+    assert.equal(db.prepare('SELECT count(*) FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid WHERE m.embedded = 1 AND m.vector_cell = 0').pluck().get(), 6);
+  } finally {
+    db.close();
+  }
 });
 
 test('restoring twice changes nothing', async () => {

@@ -14,10 +14,19 @@ import { prepareVectorTable } from '../src/writer/vectors.js';
 import { VectorIndexWriter } from '../src/writer/vector-index.js';
 import { cellCountFor, nearestCentroid, nearestCentroids, probeCountFor, sampleIndexes, trainCentroids } from '../src/workers/vector-index/ivf.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
+import { VectorCells } from '../src/workers/vector-index/cells.js';
+import { loadConfig } from '../src/shared/config.js';
+import { openForWriting } from '../src/cli/offline-db.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { ReadStore } from '../src/workers/read-store.js';
 import { EntityMatcher } from '../src/workers/entity-mentions.js';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
+
+function dotOf(a: Float32Array, b: Float32Array): number {
+  let sum = 0;
+  for (let i = 0; i < a.length; i++) sum += a[i] * b[i];
+  return sum;
+}
 
 function unit(values: number[]): Float32Array {
   const norm = Math.hypot(...values);
@@ -59,7 +68,7 @@ describe('IVF maths', () => {
   });
 
   test('more cells than distinct points: no cell is left empty or NaN', () => {
-    const { points } = clusters(centres.slice(0, 2), 5);
+    const points = [unit([1, 0, 0, 0]), unit([0, 1, 0, 0])].flatMap((p) => Array.from({ length: 5 }, () => p));
     const centroids = trainCentroids(points, 6);
     assert.equal(centroids.count, 6);
     assert.ok(centroids.data.every(Number.isFinite));
@@ -140,7 +149,16 @@ describe('writer: generations and moves', () => {
     assert.equal(db.prepare('SELECT count(*) FROM vector_generations').pluck().get(), 1);
   });
 
-  test('a pre-IVF vector table is rebuilt with the cell partition, vectors kept and unassigned', () => {
+  test('a row marked embedded without a vector goes back to the embedding backlog instead of blocking', () => {
+    const rowid = Number(db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
+      stability, difficulty, last_access_at, created_at, extraction_tier, embedded) VALUES ('orphan', ?, 'semantic', 'o', 'o', 1, 1, 5, 0, 0, 1, 1)`)
+      .run(ns).lastInsertRowid);
+    const newestCell = Math.max(...(db.prepare('SELECT cell FROM vector_cells').pluck().all() as number[]));
+    assert.equal(index.move({ type: 'moveVectors', moves: [{ rowid, cell: newestCell }] }).moved, 1);
+    assert.deepEqual(db.prepare('SELECT embedded, vector_cell FROM memories WHERE rowid = ?').get(rowid), { embedded: 0, vector_cell: 0 });
+  });
+
+  test('a pre-IVF vector table is rebuilt with the cell partition (by the CLI and the writer), vectors kept and unassigned', () => {
     const path = join(dir, 'old.db');
     const old = openDatabase(path, { readonly: false, synchronous: 'NORMAL' });
     migrate(old);
@@ -148,13 +166,19 @@ describe('writer: generations and moves', () => {
     old.exec(`CREATE VIRTUAL TABLE memory_vectors USING vec0(namespace_id integer partition key, embedding float[2] distance_metric=cosine)`);
     old.exec(`INSERT INTO meta (key, value) VALUES ('embedder', 'hash-2'), ('embedding_dimensions', '2')`);
     old.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)').run(7n, BigInt(oldNs), blobOf(unit([3, 4])));
-    prepareVectorTable(old, { id: 'hash-2', dimensions: 2 }, false);
-    const rows = old.prepare('SELECT rowid, cell, embedding FROM memory_vectors').all() as { rowid: number; cell: number; embedding: Buffer }[];
-    assert.equal(rows.length, 1);
+    old.close();
+    // The offline commands (restore, import) upgrade it before writing vectors, as the service does.
+    const target = openForWriting(loadConfig({ SERVICE_PATH: path }), 'import', { create: false });
+    target.db.prepare(INSERT_VECTOR_SQL).run(8n, BigInt(oldNs), 0n, blobOf(unit([1, 1])));
+    target.close();
+    const upgraded = openDatabase(path, { readonly: false });
+    prepareVectorTable(upgraded, { id: 'hash-2', dimensions: 2 }, false);
+    const rows = upgraded.prepare('SELECT rowid, cell, embedding FROM memory_vectors ORDER BY rowid').all() as { rowid: number; cell: number; embedding: Buffer }[];
+    assert.equal(rows.length, 2);
     assert.equal(rows[0].rowid, 7);
     assert.equal(Number(rows[0].cell), 0);
     assert.deepEqual([...new Float32Array(rows[0].embedding.buffer.slice(rows[0].embedding.byteOffset, rows[0].embedding.byteOffset + 8))], [...unit([3, 4])]);
-    old.close();
+    upgraded.close();
   });
 });
 
@@ -219,7 +243,9 @@ describe('service: the index follows the vectors', () => {
   });
 
   test('new vectors go straight into the current cells, without the indexer', async () => {
+    const runs = t.service.vectorIndexer.runs;
     await remember(40);
+    assert.equal(t.service.vectorIndexer.runs, runs, 'the indexer ran meanwhile: this test would prove nothing');
     const s = state();
     assert.equal(s.unplaced, 0);
     assert.equal(s.mismatched, 0);
@@ -236,12 +262,23 @@ describe('service: the index follows the vectors', () => {
       const embedder = new HashingEmbedder(DIMENSIONS);
       const rows = db.prepare('SELECT rowid, content FROM memories WHERE embedded = 1').all() as { rowid: number; content: string }[];
       const vectors = await embedder.embed(rows.map((r) => r.content));
+      const cellOf = new Map(db.prepare('SELECT rowid, vector_cell FROM memories WHERE embedded = 1').all()
+        .map((r) => [(r as { rowid: number }).rowid, (r as { vector_cell: number }).vector_cell]));
+      const cells = new VectorCells(db, ns, 1);
       let missed = 0;
+      let nearButUnprobed = 0;
       rows.forEach((row, i) => {
         const hits = engine.recall({ query: row.content, entity: null, types: null, limit: 3, queryVector: vectors[i] });
         if (!hits.some((hit) => hit.row.rowid === row.rowid)) missed++;
+        // Only the probed cell is scanned: a close neighbour living in another cell never shows.
+        const probed = new Set(cells.probe(vectors[i]));
+        for (const hit of hits) assert.ok(probed.has(cellOf.get(hit.row.rowid)!), 'a memory from an unprobed cell was returned');
+        const closest = rows.map((other, j) => ({ rowid: other.rowid, similarity: dotOf(vectors[i], vectors[j]) }))
+          .filter((other) => other.rowid !== row.rowid && other.similarity > 0.2).sort((a, b) => b.similarity - a.similarity)[0];
+        if (closest && !probed.has(cellOf.get(closest.rowid)!)) nearButUnprobed++;
       });
       assert.equal(missed, 0, `${missed} of ${rows.length} memories not found by their own vector`);
+      assert.ok(nearButUnprobed > 0, 'every nearest neighbour shared the query cell: the cell restriction went untested');
     } finally {
       db.close();
     }

@@ -8,6 +8,7 @@ import type { Config } from '../shared/config.js';
 import { openDatabase, type Db } from '../shared/db.js';
 import { acquireLock, LockHeldError } from '../shared/instance-lock.js';
 import { ensureNamespace, migrate } from '../writer/migrate.js';
+import { addCellPartition } from '../writer/vectors.js';
 import { CliError } from './args.js';
 
 export interface WritableDb {
@@ -32,6 +33,7 @@ export function openForWriting(config: Config, command: string, options: { creat
   try {
     const db = openDatabase(config.dbPath, { readonly: false, synchronous: 'FULL' });
     migrate(db);
+    db.transaction(() => addCellPartition(db)).immediate();
     return {
       db,
       namespaceId: (name, createdAt) => ensureNamespace(db, name, createdAt),

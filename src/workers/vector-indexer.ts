@@ -26,6 +26,8 @@ export class VectorIndexer {
   private closed = false;
   /** The last status seen (metrics, logs). */
   status: VectorIndexStatus | null = null;
+  /** Upkeep runs started (tests check that placement needed none). */
+  runs = 0;
 
   constructor(
     private readonly pool: ReadPool,
@@ -48,6 +50,7 @@ export class VectorIndexer {
   async flush(): Promise<void> {
     while (this.running) await this.running;
     if (this.closed) return;
+    this.runs++;
     this.running = this.catchUp()
       .catch((error: Error) => {
         // A later poke retries: the index only ever lags, recall stays correct meanwhile.
@@ -67,7 +70,7 @@ export class VectorIndexer {
   }
 
   private async catchUp(): Promise<void> {
-    for (let step = 0; !this.closed; step++) {
+    while (!this.closed) {
       const status = await this.pool.run({ op: 'vectorIndexStatus' });
       this.status = status;
       if (needsTraining(status, this.minVectors)) {
@@ -78,10 +81,9 @@ export class VectorIndexer {
         this.log.info({ generation, cells, trainedOn, ms: Math.round(performance.now() - started) }, 'vector index trained');
         continue;
       }
-      if (status.stale > 0) {
-        if (!(await this.moveStale())) return;
-        continue;
-      }
+      // Stale vectors that cannot move now (the generation changed under the pool) wait for
+      // the next poke; an older generation is still retired if nothing lives in it any more.
+      if (status.stale > 0 && (await this.moveStale())) continue;
       if (status.generations > 1) {
         const { retired } = await this.writer.send({ type: 'retireVectorGenerations' });
         if (retired > 0) this.log.info({ retired }, 'old vector index generation retired');
@@ -98,7 +100,7 @@ export class VectorIndexer {
       const { moves } = await this.pool.run({ op: 'staleVectorMoves', limit: MOVE_BATCH });
       if (moves.length === 0) return total > 0;
       const { moved } = await this.writer.send({ type: 'moveVectors', moves });
-      // Nothing moved: the newest generation changed under the pool's feet; re-read status.
+      // Nothing moved: the newest generation changed under the pool's feet.
       if (moved === 0) return total > 0;
       total += moved;
       if (moves.length < MOVE_BATCH) return true;

@@ -57,8 +57,9 @@ export class RowWriter {
   /** The new rowid, or null when the memory is already here. */
   putMemory(row: Row, links: { entity_id: string; relation: string }[], refs: RefResolver): number | null {
     if (this.present('memories', String(row.id))) return null;
-    // vector_cell is this database's IVF index state: the vector starts unassigned here.
-    const { rowid: _ignored, vector_cell: _cell, ...fields } = row;
+    // Vector state is this database's: the row counts as embedded only once VectorRows.write
+    // stores its vector here (else the backfill embeds it), and starts in no IVF cell.
+    const { rowid: _ignored, vector_cell: _cell, embedded: _embedded, ...fields } = row;
     const info = this.insert('memories', {
       ...fields,
       namespace_id: this.namespaceId,

@@ -25,6 +25,7 @@ export class VectorIndexWriter {
       deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
       insertVector: db.prepare(INSERT_VECTOR_SQL),
       setCell: db.prepare('UPDATE memories SET vector_cell = ? WHERE rowid = ?'),
+      unembed: db.prepare(`UPDATE memories SET embedded = 0, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ?`),
       olderInUse: db.prepare<[number, number], { n: number }>(`SELECT count(*) AS n FROM memories
         WHERE namespace_id = ? AND embedded = 1 AND vector_cell > 0 AND vector_cell < ?`),
       retire: db.prepare('DELETE FROM vector_cells WHERE generation IN (SELECT generation FROM vector_generations WHERE namespace_id = ? AND generation < ?)'),
@@ -48,19 +49,27 @@ export class VectorIndexWriter {
     return { generation, cells: count };
   }
 
-  /** Moves stale vectors into the cells the pool chose; skips any that changed meanwhile. */
+  /**
+   * Moves stale vectors into the cells the pool chose; skips any that changed meanwhile. A row
+   * marked embedded without a vector goes back to the embedding backlog (counted as moved).
+   */
   move(cmd: CommandOf<'moveVectors'>): WriterResults['moveVectors'] {
     const newest = this.s.newest.get(this.namespaceId);
     if (!newest) return { moved: 0 };
     let moved = 0;
     for (const { rowid, cell } of cmd.moves) {
-      if (this.cellFor(this.namespaceId, cell) === UNASSIGNED_CELL) continue;
       const placement = this.s.placement.get(rowid, this.namespaceId);
       // Deleted, or already placed by this generation (the backfill, or an earlier move).
       if (!placement || placement.vector_cell >= newest.first) continue;
       const key = BigInt(rowid);
       const stored = this.s.embedding.get(key);
-      if (!stored) continue;
+      if (!stored) {
+        // Marked embedded but has no vector (a file restored so): back to the embedding backlog.
+        this.s.unembed.run(rowid);
+        moved++;
+        continue;
+      }
+      if (this.cellFor(this.namespaceId, cell) === UNASSIGNED_CELL) continue;
       this.s.deleteVector.run(key);
       this.s.insertVector.run(key, BigInt(this.namespaceId), BigInt(cell), stored.embedding);
       this.s.setCell.run(cell, rowid);

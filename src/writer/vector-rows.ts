@@ -18,6 +18,7 @@ export class VectorRows {
   readonly report: VectorReport = { written: 0, skipped: 0 };
   private insert: Statement | null = null;
   private reader: Statement | null = null;
+  private markEmbedded: Statement | null = null;
 
   constructor(private readonly db: Db, private readonly namespaceId: number) {}
 
@@ -67,6 +68,8 @@ export class VectorRows {
     // Unassigned: the service's vector indexer moves it into its IVF cell.
     this.insert ??= this.db.prepare(INSERT_VECTOR_SQL);
     this.insert.run(BigInt(rowid), BigInt(this.namespaceId), BigInt(UNASSIGNED_CELL), Buffer.from(new Float32Array(embedding).buffer));
+    this.markEmbedded ??= this.db.prepare(`UPDATE memories SET embedded = 1, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ?`);
+    this.markEmbedded.run(rowid);
     this.report.written++;
     return true;
   }

@@ -34,7 +34,7 @@ export function prepareVectorTable(db: Db, configured: EmbedderIdentity, reembed
       db.exec('UPDATE memories SET embedded = 0');
       db.exec(RESET_VECTOR_INDEX_SQL);
     } else {
-      addCellPartition(db, configured.dimensions);
+      addCellPartition(db);
     }
     db.exec(vectorTableSql(configured.dimensions));
     writeMeta(db, 'embedder', configured.id);
@@ -46,11 +46,13 @@ export function prepareVectorTable(db: Db, configured: EmbedderIdentity, reembed
 /**
  * Databases made before the IVF index (schema migration 5) have a vector table without the
  * `cell` partition key. vec0 cannot add a column, so the vectors are copied into a new table,
- * all in cell 0 (unassigned); the indexer assigns them to cells once the service runs.
+ * all in cell 0 (unassigned); the indexer assigns them to cells once the service runs. Run by
+ * the writer at start and by the offline commands (restore, import) before they write vectors.
  */
-function addCellPartition(db: Db, dimensions: number): void {
+export function addCellPartition(db: Db): void {
   const table = db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'memory_vectors'").get();
   if (!table || /\bcell\b/.test(table.sql)) return;
+  const dimensions = Number(/float\[(\d+)\]/i.exec(table.sql)?.[1]);
   db.exec(`CREATE TEMP TABLE vectors_before_cells AS SELECT rowid AS memory_rowid, namespace_id, embedding FROM memory_vectors;
     DROP TABLE memory_vectors;
     ${vectorTableSql(dimensions)};

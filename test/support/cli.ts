@@ -1,5 +1,6 @@
 // Runs the operator CLI (`dist/src/cli/index.js`) as a child process, and prepares databases
 // the way an embedder would leave them (a vec0 table with vectors) for the CLI tests.
+import { INSERT_VECTOR_SQL, UNASSIGNED_CELL } from '../../src/shared/sql-schema.js';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { openDatabase, type Db } from '../../src/shared/db.js';
@@ -61,9 +62,14 @@ export function embedAll(path: string): number {
   const db = openDatabase(path, { readonly: false });
   const rows = db.prepare(`SELECT m.rowid AS rowid, m.id AS id, m.namespace_id AS ns FROM memories m
     WHERE m.rowid NOT IN (SELECT rowid FROM memory_vectors)`).all() as { rowid: number; id: string; ns: number }[];
-  const insert = db.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)');
+  // As the service stores them before the IVF index places them: cell 0, marked embedded.
+  const insert = db.prepare(INSERT_VECTOR_SQL);
+  const mark = db.prepare('UPDATE memories SET embedded = 1, vector_cell = 0 WHERE rowid = ?');
   db.transaction(() => {
-    for (const r of rows) insert.run(BigInt(r.rowid), BigInt(r.ns), Buffer.from(new Float32Array(vectorFor(r.id)).buffer));
+    for (const r of rows) {
+      insert.run(BigInt(r.rowid), BigInt(r.ns), BigInt(UNASSIGNED_CELL), Buffer.from(new Float32Array(vectorFor(r.id)).buffer));
+      mark.run(r.rowid);
+    }
   })();
   db.close();
   return rows.length;

@@ -1,13 +1,15 @@
 // Lexical relevance: FTS5 with real bm25() ranking, kept cheap at scale. FTS5 scores every
 // row a query matches before it can sort (it has no top-k pruning), about 1 µs a row, and
-// "where does Ava live" at 1M memories matches 30k rows through "live" alone. So:
+// "where does Ava live" at 1M memories matches 30k rows through "live" alone. So, in a file
+// holding one namespace (the usual case; with several, every match is ranked as before):
 // - Each term's matches are counted (up to MATCH_BUDGET) and, rarest first, terms join the
 //   MATCH while the total stays within the budget: the commonest are left out (low-IDF term
 //   elimination). A row matching only a common term ranks below rows with a rarer one anyway,
-//   since bm25 weighs a term by its rarity.
+//   since bm25 weighs a term by its rarity; if the rarer terms bring fewer than `depth` rows,
+//   rows of the common ones fill the rest.
 // - Ranking covers the MATCH_BUDGET newest matching rows: all of them (exact) unless even the
 //   rarest term alone is that common; then the newest, as a memory store favours recency.
-// - With an entity filter every match among the entity's memories is ranked (they are few).
+// - With an entity filter the query walks the entity's memories (few) and ranks every match.
 import type { Db } from '../../shared/db.js';
 import { ftsMatchExpression } from './query-text.js';
 import { FILTER_SQL, filterParams, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
@@ -21,12 +23,15 @@ const NEWEST_MATCHES = `SELECT rowid, rank FROM memories_fts WHERE memories_fts 
 
 export class Bm25Signal implements RetrievalSignal {
   readonly name = 'bm25';
+  private readonly namespaces;
   private readonly matchesUpTo;
   private readonly best;
   private readonly filtered;
+  private readonly everyMatch;
   private readonly ofEntity;
 
   constructor(db: Db, private readonly namespaceId: number, readonly weight = 1) {
+    this.namespaces = db.prepare<[], number>('SELECT count(*) FROM namespaces').pluck();
     this.matchesUpTo = db.prepare<[string, number], number>(
       'SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)').pluck();
     // No entity or type filter: FTS5 ranks on its own and only the best few rows are looked
@@ -42,44 +47,62 @@ export class Bm25Signal implements RetrievalSignal {
       SELECT m.rowid AS rowid FROM newest CROSS JOIN memories m ON m.rowid = newest.rowid
       WHERE ${FILTER_SQL}
       ORDER BY newest.rank LIMIT @depth`);
-    // The entity filter is stated on the FTS rowid as well: SQLite then drops other rows with
-    // a Bloom filter before joining memories (2.6× faster at 100k memories).
+    // Several namespaces share the FTS index: counts and windows would mix them, so rank all.
+    this.everyMatch = db.prepare<Record<string, unknown>, { rowid: number }>(`SELECT m.rowid AS rowid
+      FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid
+      WHERE memories_fts MATCH @match AND ${FILTER_SQL}
+      ORDER BY bm25(memories_fts) LIMIT @depth`);
+    // From the entity's links (one per memory: the key is memory × entity), each checked
+    // against the MATCH by rowid (FTS5 seeks to it).
     this.ofEntity = db.prepare<Record<string, unknown>, { rowid: number }>(`SELECT m.rowid AS rowid
-      FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-      WHERE memories_fts MATCH @match AND memories_fts.rowid IN (SELECT memory_rowid FROM memory_entities
-          WHERE entity_id = @entity AND relation IN ('owner', 'participant'))
+      FROM memory_entities e
+      CROSS JOIN memories_fts ON memories_fts.rowid = e.memory_rowid
+      CROSS JOIN memories m ON m.rowid = e.memory_rowid
+      WHERE e.entity_id = @entity AND e.relation IN ('owner', 'participant') AND memories_fts MATCH @match
         AND ${FILTER_SQL}
       ORDER BY bm25(memories_fts) LIMIT @depth`);
   }
 
   retrieve(ctx: RecallContext): Proposal[] {
-    const match = ftsMatchExpression(this.selective(ctx.terms));
-    if (match === null) return [];
-    const params = { match, depth: ctx.depth, ...filterParams(this.namespaceId, ctx.filter) };
-    if (ctx.filter.entityId !== null) return this.ofEntity.all(params);
-    if (ctx.filter.types === null) {
-      const fetch = ctx.depth * OVERFETCH;
-      const hits = this.best.all({ match, depth: ctx.depth, fetch, ns: this.namespaceId });
-      // Enough survivors, or nothing more to rank: the same answer the filtered query gives.
-      if (hits.length === ctx.depth || (hits.length > 0 && hits[0].fetched < fetch)) return hits.map(({ rowid }) => ({ rowid }));
-    }
-    return this.filtered.all(params);
+    const all = ftsMatchExpression(ctx.terms);
+    if (all === null) return [];
+    const filter = filterParams(this.namespaceId, ctx.filter);
+    if (ctx.filter.entityId !== null) return this.ofEntity.all({ match: all, depth: ctx.depth, ...filter });
+    if (this.namespaces.get()! > 1) return this.everyMatch.all({ match: all, depth: ctx.depth, ...filter });
+    const { kept, left } = this.selective(ctx.terms);
+    const hits = this.ranked(ftsMatchExpression(kept)!, ctx, ctx.depth);
+    if (hits.length >= ctx.depth || left.length === 0) return hits;
+    // The rarer terms ran out: fill up with the newest best rows of the common ones.
+    const seen = new Set(hits.map((hit) => hit.rowid));
+    const more = this.ranked(ftsMatchExpression(left)!, ctx, ctx.depth + hits.length).filter((hit) => !seen.has(hit.rowid));
+    return [...hits, ...more].slice(0, ctx.depth);
   }
 
-  /** The terms that go into the MATCH: rarest first, while their matches stay within budget. */
-  private selective(terms: string[]): string[] {
-    if (terms.length <= 1) return terms;
+  private ranked(match: string, ctx: RecallContext, depth: number): Proposal[] {
+    if (ctx.filter.types === null) {
+      const fetch = depth * OVERFETCH;
+      const hits = this.best.all({ match, depth, fetch, ns: this.namespaceId });
+      // Enough survivors, or nothing more to rank: the same answer the filtered query gives.
+      if (hits.length === depth || (hits.length > 0 && hits[0].fetched < fetch)) return hits.map(({ rowid }) => ({ rowid }));
+    }
+    return this.filtered.all({ match, depth, ...filterParams(this.namespaceId, ctx.filter) });
+  }
+
+  /**
+   * Terms for the MATCH, rarest first, while their matches stay within budget (at least one);
+   * `left` are the commoner ones. Terms matching nothing are dropped: they would only crowd out.
+   */
+  private selective(terms: string[]): { kept: string[]; left: string[] } {
+    if (terms.length <= 1) return { kept: terms, left: [] };
     // Counting stops past the budget: at most MATCH_BUDGET doclist steps per term.
     const counted = terms
       .map((term) => ({ term, matches: this.matchesUpTo.get(ftsMatchExpression([term])!, MATCH_BUDGET + 1)! }))
+      .filter((term) => term.matches > 0)
       .sort((a, b) => a.matches - b.matches);
-    const kept = [counted[0].term];
+    if (counted.length === 0) return { kept: terms.slice(0, 1), left: [] };
     let matches = counted[0].matches;
-    for (const { term, matches: more } of counted.slice(1)) {
-      if (matches + more > MATCH_BUDGET) break;
-      kept.push(term);
-      matches += more;
-    }
-    return kept;
+    let n = 1;
+    while (n < counted.length && matches + counted[n].matches <= MATCH_BUDGET) matches += counted[n++].matches;
+    return { kept: counted.slice(0, n).map((t) => t.term), left: counted.slice(n).map((t) => t.term) };
   }
 }

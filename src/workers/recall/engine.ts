@@ -52,6 +52,7 @@ export class RecallEngine {
   private readonly retrieval: RetrievalSignal[];
   private readonly rerank: RerankSignal[];
   private readonly hydrate;
+  private readonly inSnapshot: <T>(work: () => T) => T;
 
   constructor(
     db: Db,
@@ -69,11 +70,20 @@ export class RecallEngine {
       ...(use('graph') ? [new GraphSignal(db, ns, weights.graph)] : []),
     ];
     this.rerank = use('strength') ? [new StrengthSignal(weights.strength)] : [];
+    this.inSnapshot = db.transaction(<T>(work: () => T): T => work()) as <T>(work: () => T) => T;
     this.hydrate = db.prepare<[string], MemoryRow>(
       `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
   }
 
+  /**
+   * One read transaction per recall: the IVF cells probed and the vectors scanned come from the
+   * same snapshot, even if the indexer moves vectors between cells meanwhile.
+   */
   recall(request: RecallRequest, now = Date.now(), timings: StageTimings = {}): RecallHit[] {
+    return this.inSnapshot(() => this.recallNow(request, now, timings));
+  }
+
+  private recallNow(request: RecallRequest, now: number, timings: StageTimings): RecallHit[] {
     let entityId: string | null = null;
     if (request.entity !== null) {
       const entity = this.store.entity(request.entity);

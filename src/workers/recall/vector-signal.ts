@@ -26,6 +26,8 @@ export const RELATIVE_SIMILARITY = 0.75;
  * top-k selection costs in proportion to k (k = 150 took ~2× k = 50 at 100k vectors).
  */
 const TYPED_OVERFETCH = 3;
+/** When filtering left too few of k close neighbours, KNN looks again this many times wider. */
+const WIDER = 4;
 /** vec0 caps k; beyond it the exact filtered scan is used. */
 const MAX_K = 4096;
 
@@ -53,7 +55,9 @@ export class VectorSignal implements RetrievalSignal {
           AND cell IN (SELECT value FROM json_each(@cells))
       ),
       knn AS (SELECT rowid, distance FROM per_cell ORDER BY distance LIMIT @k)
-      SELECT m.rowid AS rowid, knn.distance AS distance FROM knn JOIN memories m ON m.rowid = knn.rowid
+      SELECT m.rowid AS rowid, knn.distance AS distance,
+        (SELECT count(*) FROM knn WHERE distance <= @maxDistance) AS close
+      FROM knn JOIN memories m ON m.rowid = knn.rowid
       WHERE knn.distance <= @maxDistance AND ${FILTER_SQL}
       ORDER BY knn.distance LIMIT @depth`);
     // vec0 has a hidden column named "distance": compute under another name first.
@@ -85,7 +89,11 @@ export class VectorSignal implements RetrievalSignal {
     const k = Math.min(MAX_K, ctx.depth * (filtered ? TYPED_OVERFETCH : 1));
     const queryVector = ctx.queryVector;
     const cells = timed(ctx.timings ?? {}, 'vector_probe', () => this.cells.probe(queryVector));
-    const hits = this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
+    const knn = (k: number) => this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
+    let hits = knn(k);
+    // All k neighbours were close, yet filtering (archived, types) left fewer than wanted:
+    // there may be more close ones of the right kind further out. One wider look.
+    if (hits.length < ctx.depth && hits.length > 0 && hits[0].close === k && k < MAX_K) hits = knn(Math.min(MAX_K, k * WIDER));
     // Too few of the right type among the neighbours: a small namespace is scanned exactly;
     // an indexed one (IVF cells exist, so ≥ SERVICE_VECTOR_INDEX_MIN vectors) keeps what the
     // probe found, since an exact scan there costs ~0.3 µs per vector.
@@ -104,4 +112,6 @@ export class VectorSignal implements RetrievalSignal {
 interface Neighbour {
   rowid: number;
   distance: number;
+  /** Neighbours within the weak-similarity cut before filtering (same on every row). */
+  close?: number;
 }

@@ -5,6 +5,7 @@
 import type { Db } from '../../shared/db.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import type { VectorMove } from '../../shared/messages.js';
+import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { VectorCells } from './cells.js';
 import { trainIndex, type Centroids } from './ivf.js';
 
@@ -30,9 +31,10 @@ export class VectorIndexMaintenance {
         'SELECT count(*) AS n FROM memories WHERE namespace_id = ? AND embedded = 1 AND vector_cell < ?'),
       rowids: db.prepare<[number], number>('SELECT rowid FROM memories WHERE namespace_id = ? AND embedded = 1').pluck(),
       embedding: db.prepare<[bigint], Buffer>('SELECT embedding FROM memory_vectors WHERE rowid = ?').pluck(),
-      // CROSS JOIN keeps the memories index driving the loop (vec0 is only looked up by rowid).
-      staleVectors: db.prepare<[number, number, number], { rowid: number; embedding: Buffer }>(`
-        SELECT m.rowid AS rowid, v.embedding AS embedding FROM memories m CROSS JOIN memory_vectors v ON v.rowid = m.rowid
+      // CROSS JOIN keeps the memories index driving the loop (vec0 is only looked up by rowid);
+      // LEFT, so a row marked embedded without a vector comes too (the writer repairs it).
+      staleVectors: db.prepare<[number, number, number], { rowid: number; embedding: Buffer | null }>(`
+        SELECT m.rowid AS rowid, v.embedding AS embedding FROM memories m LEFT JOIN memory_vectors v ON v.rowid = m.rowid
         WHERE m.namespace_id = ? AND m.embedded = 1 AND m.vector_cell < ? LIMIT ?`),
     };
   }
@@ -63,6 +65,6 @@ export class VectorIndexMaintenance {
     const newest = this.cells.newest();
     if (!newest) return [];
     return this.s.staleVectors.all(this.namespaceId, newest.cells[0], limit)
-      .map((row) => ({ rowid: row.rowid, cell: this.cells.assign(float32FromBlob(row.embedding)) }));
+      .map((row) => ({ rowid: row.rowid, cell: row.embedding ? this.cells.assign(float32FromBlob(row.embedding)) : UNASSIGNED_CELL }));
   }
 }
