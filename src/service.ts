@@ -72,6 +72,7 @@ export async function startService(config: Config, log: Logger = createLogger())
   metrics.bind({
     writer, pool, limiter: server.limiter, stats: () => operations.stats(),
     embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog' })).count,
+    vectorIndex: () => vectorIndexer.status,
   });
   let port: number;
   try {

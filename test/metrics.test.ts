@@ -111,9 +111,12 @@ test('scrape-time levels follow their sources; the embedding backlog appears onl
   assert.equal(has(parseSamples(await without.render()), `${P}embedding_backlog`), false);
 
   const metrics = new ServiceMetrics();
-  metrics.bind({ ...sources, embeddingBacklog: () => 9 });
+  const index = { cells: 158, stale: 12 };
+  metrics.bind({ ...sources, embeddingBacklog: () => 9, vectorIndex: () => index });
   let samples = parseSamples(await metrics.render());
   assert.equal(sample(samples, `${P}embedding_backlog`), 9);
+  assert.equal(sample(samples, `${P}vector_index_cells`), 158);
+  assert.equal(sample(samples, `${P}vector_index_stale`), 12);
   assert.equal(sample(samples, `${P}writer_queue_depth`), 3);
   assert.equal(sample(samples, `${P}pool_queue_size`), 4);
   assert.equal(sample(samples, `${P}memories`, { type: 'procedural' }), 7);

@@ -27,6 +27,8 @@ export interface MetricSources {
    * series is only exposed once it does, rather than reporting a misleading 0.
    */
   embeddingBacklog?: () => number | Promise<number>;
+  /** The IVF vector index as its last upkeep saw it (null before the first). */
+  vectorIndex?: () => { cells: number; stale: number } | null;
 }
 
 export class ServiceMetrics implements RequestMetrics {
@@ -76,6 +78,19 @@ export class ServiceMetrics implements RequestMetrics {
       new Gauge({
         name: `${PREFIX}embedding_backlog`, help: 'Memories stored but not yet embedded', registers: [this.registry],
         async collect() { this.set(await backlog()); },
+      });
+    }
+    const vectorIndex = sources.vectorIndex;
+    if (vectorIndex) {
+      new Gauge({
+        name: `${PREFIX}vector_index_cells`, help: 'IVF cells of the newest generation (0 = no index: every vector is scanned)',
+        registers: [this.registry],
+        collect() { this.set(vectorIndex()?.cells ?? 0); },
+      });
+      new Gauge({
+        name: `${PREFIX}vector_index_stale`, help: 'Vectors outside the newest IVF generation (still scanned, in cell 0 or an older one), at the last upkeep',
+        registers: [this.registry],
+        collect() { this.set(vectorIndex()?.stale ?? 0); },
       });
     }
   }
