@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { VectorCells } from '../src/workers/vector-index/cells.js';
+import { cellCountFor, probeCountFor } from '../src/workers/vector-index/ivf.js';
 import { blobOf } from '../src/shared/meta.js';
 import { DEFAULT_VECTOR_INDEX_MIN } from '../src/shared/config.js';
 import { ftsMatchExpression, queryTerms } from '../src/workers/recall/query-text.js';
@@ -40,7 +41,12 @@ interface RawTimes {
   ivfRecall: number | null;
   ftsMs: LatencySummary;
   hashEmbedMs: LatencySummary;
+  /** IVF recall and KNN time (mean ms) at other probe counts: what SERVICE_VECTOR_INDEX_PROBES trades. */
+  probeSweep: { probes: number; recall: number; ms: number }[];
 }
+
+/** Probe counts the scale bench tries beside the service's default. */
+const PROBE_SWEEP = [4, 8, 15, 25, 40];
 
 interface ScaleRow {
   memories: number;
@@ -69,6 +75,11 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
     SELECT rowid, distance FROM per_cell ORDER BY distance LIMIT ?`);
   const cells = new VectorCells(db, 1);
   const indexed = cells.current().length > 0;
+  const sweep = PROBE_SWEEP.map((probes) => ({ probes, cells: new VectorCells(db, 1, probes), recall: 0, ms: 0 }));
+  const overlap = (exact: { rowid: number }[], found: { rowid: number }[]) => {
+    const ids = new Set(found.map((row) => row.rowid));
+    return exact.length === 0 ? 1 : exact.filter((row) => ids.has(row.rowid)).length / exact.length;
+  };
   const fts = db.prepare('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?');
   const [knnMs, ivfMs, ftsMs, embedMs, recalls]: number[][] = [[], [], [], [], []];
   return (async () => {
@@ -85,8 +96,13 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
           t = performance.now();
           const probed = ivfKnn.all(blobOf(vector), DEPTH, JSON.stringify(cells.probe(vector)), DEPTH);
           ivfMs.push(performance.now() - t);
-          const found = new Set(probed.map((row) => row.rowid));
-          recalls.push(exact.length === 0 ? 1 : exact.filter((row) => found.has(row.rowid)).length / exact.length);
+          recalls.push(overlap(exact, probed));
+          for (const point of sweep) {
+            t = performance.now();
+            const found = ivfKnn.all(blobOf(vector), DEPTH, JSON.stringify(point.cells.probe(vector)), DEPTH);
+            point.ms += (performance.now() - t) / RAW_QUERIES;
+            point.recall += overlap(exact, found) / RAW_QUERIES;
+          }
         }
         t = performance.now();
         fts.all(ftsMatchExpression(queryTerms(query)) ?? '"x"', DEPTH);
@@ -103,6 +119,7 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
         knnMs: s(knnMs), ftsMs: s(ftsMs), hashEmbedMs: s(embedMs),
         ivfKnnMs: indexed ? s(ivfMs) : null,
         ivfRecall: indexed ? recalls.reduce((a, b) => a + b, 0) / recalls.length : null,
+        probeSweep: indexed ? sweep.map(({ probes, recall, ms }) => ({ probes, recall, ms })) : [],
       };
     } finally {
       db.close();
@@ -182,6 +199,16 @@ out.push('FTS5 MATCH ORDER BY rank LIMIT 50; all on the same file before the ser
 out.push('over exact KNN + raw FTS, the cost of answering without an index. Memory in MiB: peak RSS (VmHWM)');
 out.push('counts pages of the memory-mapped database once per read connection that touched them; PSS (after the run) counts');
 out.push('each page once; anon (after the run) is heaps, SQLite caches and model weights only.');
+
+const swept = rows.filter((r) => r.raw.probeSweep.length > 0);
+if (swept.length > 0) {
+  out.push(table(`IVF probes: share of the exact ${DEPTH} nearest neighbours found / mean KNN ms, by cells scanned (SERVICE_VECTOR_INDEX_PROBES)`,
+    ['memories', 'embedder', 'cells', 'default', ...PROBE_SWEEP.map((p) => `${p} probes`)],
+    swept.map((r) => [
+      fmt.int(r.memories), r.embedder, String(cellCountFor(r.memories)), String(probeCountFor(cellCountFor(r.memories))),
+      ...r.raw.probeSweep.map((p) => `${(100 * p.recall).toFixed(1)}% / ${p.ms.toFixed(1)}`),
+    ])));
+}
 
 const targets: (string | number)[][] = [];
 const at = (n: number) => rows.find((r) => r.memories === n && r.embedder === 'hash-256');

@@ -94,7 +94,7 @@ describe('IVF maths', () => {
     assert.equal(cellCountFor(1e12), 2048);
     assert.equal(probeCountFor(4), 4);
     assert.equal(probeCountFor(158), 8);
-    assert.equal(probeCountFor(500), 15);
+    assert.equal(probeCountFor(500), 25);
   });
 });
 
