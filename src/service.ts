@@ -106,7 +106,7 @@ export async function startService(config: Config, log: Logger = createLogger())
         // A run in progress needs the pool and the writer: let it finish first.
         await consolidator.stop();
         backfill.close();
-        await vectorIndexer.close();
+        vectorIndexer.close();
         await reinforcer.flush();
         await pool.close();
         await writer.close();
