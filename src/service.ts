@@ -54,6 +54,7 @@ export async function startService(config: Config, log: Logger = createLogger())
   const backfill = new EmbeddingBackfill(pool, writer, log);
   const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors);
   backfill.onAttached = () => vectorIndexer.poke();
+  vectorIndexer.onRepaired = () => backfill.poke();
   const reinforcer = new Reinforcer(writer, log);
   const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs);
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator);

@@ -154,7 +154,7 @@ describe('writer: generations and moves', () => {
       stability, difficulty, last_access_at, created_at, extraction_tier, embedded) VALUES ('orphan', ?, 'semantic', 'o', 'o', 1, 1, 5, 0, 0, 1, 1)`)
       .run(ns).lastInsertRowid);
     const newestCell = Math.max(...(db.prepare('SELECT cell FROM vector_cells').pluck().all() as number[]));
-    assert.equal(index.move({ type: 'moveVectors', moves: [{ rowid, cell: newestCell }] }).moved, 1);
+    assert.deepEqual(index.move({ type: 'moveVectors', moves: [{ rowid, cell: newestCell }] }), { moved: 0, repaired: 1 });
     assert.deepEqual(db.prepare('SELECT embedded, vector_cell FROM memories WHERE rowid = ?').get(rowid), { embedded: 0, vector_cell: 0 });
   });
 

@@ -76,7 +76,7 @@ export interface WriterResults {
   reinforce: { reinforced: number };
   consolidate: import('./schemas.js').ConsolidateResult;
   installVectorGeneration: { generation: number; cells: number };
-  moveVectors: { moved: number };
+  moveVectors: { moved: number; repaired: number };
   retireVectorGenerations: { retired: number };
 }
 

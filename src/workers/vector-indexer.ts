@@ -28,6 +28,8 @@ export class VectorIndexer {
   status: VectorIndexStatus | null = null;
   /** Upkeep runs started (tests check that placement needed none). */
   runs = 0;
+  /** Rows marked embedded without a vector went back to the backlog (the backfill listens). */
+  onRepaired: (() => void) | null = null;
 
   constructor(
     private readonly pool: ReadPool,
@@ -103,10 +105,11 @@ export class VectorIndexer {
       if (this.closed) return false;
       const { moves } = await this.pool.run({ op: 'staleVectorMoves', limit: MOVE_BATCH });
       if (moves.length === 0) return total > 0;
-      const { moved } = await this.writer.send({ type: 'moveVectors', moves });
-      // Nothing moved: the newest generation changed under the pool's feet.
-      if (moved === 0) return total > 0;
-      total += moved;
+      const { moved, repaired } = await this.writer.send({ type: 'moveVectors', moves });
+      if (repaired > 0) this.onRepaired?.();
+      // Nothing changed: the newest generation changed under the pool's feet.
+      if (moved + repaired === 0) return total > 0;
+      total += moved + repaired;
       if (moves.length < MOVE_BATCH) return true;
     }
   }

@@ -51,12 +51,13 @@ export class VectorIndexWriter {
 
   /**
    * Moves stale vectors into the cells the pool chose; skips any that changed meanwhile. A row
-   * marked embedded without a vector goes back to the embedding backlog (counted as moved).
+   * marked embedded without a vector goes back to the embedding backlog (`repaired`).
    */
   move(cmd: CommandOf<'moveVectors'>): WriterResults['moveVectors'] {
     const newest = this.s.newest.get(this.namespaceId);
-    if (!newest) return { moved: 0 };
+    if (!newest) return { moved: 0, repaired: 0 };
     let moved = 0;
+    let repaired = 0;
     for (const { rowid, cell } of cmd.moves) {
       const placement = this.s.placement.get(rowid, this.namespaceId);
       // Deleted, or already placed by this generation (the backfill, or an earlier move).
@@ -66,7 +67,7 @@ export class VectorIndexWriter {
       if (!stored) {
         // Marked embedded but has no vector (a file restored so): back to the embedding backlog.
         this.s.unembed.run(rowid);
-        moved++;
+        repaired++;
         continue;
       }
       if (this.cellFor(this.namespaceId, cell) === UNASSIGNED_CELL) continue;
@@ -75,7 +76,7 @@ export class VectorIndexWriter {
       this.s.setCell.run(cell, rowid);
       moved++;
     }
-    return { moved };
+    return { moved, repaired };
   }
 
   /** Drops generations older than the newest once no vector lives in their cells. */
