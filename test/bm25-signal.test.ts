@@ -36,8 +36,10 @@ describe('bm25 signal at scale', () => {
       oldestEntityMemory = add('Ola said the lives of bees are short', 'semantic', 'e-ola');
       db.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, 'e-ola', 'owner')").run(oldestEntityMemory);
       // The oldest 400 are short, so bm25 would rank them first if it saw them.
+      db.prepare("INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES ('e-big', ?, 'Big', 'user', 0)").run(ns);
+      const own = db.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, 'e-big', 'owner')");
       for (let i = 0; i < COMMON_ROWS; i++) {
-        add(i < 400 ? `live ${i}` : `note ${i}: where people live ${i % 7 === 0 ? 'quietly' : ''}`, i % 2 ? 'semantic' : 'procedural');
+        own.run(add(i < 400 ? `live ${i}` : `note ${i}: where people live ${i % 7 === 0 ? 'quietly' : ''}`, i % 2 ? 'semantic' : 'procedural', 'e-big'));
       }
       for (let i = 0; i < 3; i++) rare.push(add(`zyxwv number ${i} lives by the sea`));
       rare.push(add('zyxwv without the common word'));
@@ -85,8 +87,20 @@ describe('bm25 signal at scale', () => {
     assert.deepEqual(rowids('live', { entityId: 'e-ola', types: null }), [oldestEntityMemory]);
   });
 
+  test('an entity owning more than 4,000 memories is a filter on the windowed path, not a walk over its links', () => {
+    const found = rowids('live', { entityId: 'e-big', types: null });
+    assert.equal(found.length, 50);
+    assert.ok(found.every((rowid) => rowid >= newestWindow()), 'the walk over every link ranked old rows');
+    const owned = new Set(db.prepare("SELECT memory_rowid FROM memory_entities WHERE entity_id = 'e-big'").pluck().all() as number[]);
+    assert.ok(found.every((rowid) => owned.has(rowid)), 'a memory of another entity came back');
+  });
+
   test('with several namespaces in the file, every match is ranked again (counts would mix them)', () => {
-    ensureNamespace(db, 'another');
+    const other = ensureNamespace(db, 'another');
+    // A namespace without memories shares nothing: still the single-namespace path.
+    assert.ok(rowids('live').every((rowid) => rowid >= newestWindow()));
+    db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
+      stability, difficulty, last_access_at, created_at, extraction_tier) VALUES ('other-1', ?, 'semantic', 'x', 'x', 1, 1, 5, 0, 0, 1)`).run(other);
     const found = rowids('live');
     assert.equal(found.length, 50);
     // The short, oldest rows rank first once the window is off.

@@ -168,7 +168,7 @@ describe('writer: generations and moves', () => {
     old.prepare('INSERT INTO memory_vectors (rowid, namespace_id, embedding) VALUES (?, ?, ?)').run(7n, BigInt(oldNs), blobOf(unit([3, 4])));
     old.close();
     // The offline commands (restore, import) upgrade it before writing vectors, as the service does.
-    const target = openForWriting(loadConfig({ SERVICE_PATH: path }), 'import', { create: false });
+    const target = openForWriting(loadConfig({ SERVICE_PATH: path }), 'import', { create: false, upgradeVectors: true });
     target.db.prepare(INSERT_VECTOR_SQL).run(8n, BigInt(oldNs), 0n, blobOf(unit([1, 1])));
     target.close();
     const upgraded = openDatabase(path, { readonly: false });

@@ -18,7 +18,11 @@ export interface WritableDb {
   close(): void;
 }
 
-export function openForWriting(config: Config, command: string, options: { create: boolean }): WritableDb {
+/**
+ * `upgradeVectors`: bring a pre-IVF vector table to the current shape first (restore and import
+ * write vectors into it; `reembed` leaves it to prepareVectorTable, which may drop it anyway).
+ */
+export function openForWriting(config: Config, command: string, options: { create: boolean; upgradeVectors?: boolean }): WritableDb {
   if (!options.create && !existsSync(config.dbPath)) throw new CliError(`no database at ${config.dbPath} (set --db or SERVICE_PATH)`);
   mkdirSync(dirname(config.dbPath), { recursive: true });
   let lock;
@@ -30,19 +34,22 @@ export function openForWriting(config: Config, command: string, options: { creat
     }
     throw error;
   }
+  let db: Db | null = null;
   try {
-    const db = openDatabase(config.dbPath, { readonly: false, synchronous: 'FULL' });
-    migrate(db);
-    db.transaction(() => addCellPartition(db)).immediate();
+    db = openDatabase(config.dbPath, { readonly: false, synchronous: 'FULL' });
+    const open = db;
+    migrate(open);
+    if (options.upgradeVectors) open.transaction(() => addCellPartition(open)).immediate();
     return {
-      db,
-      namespaceId: (name, createdAt) => ensureNamespace(db, name, createdAt),
+      db: open,
+      namespaceId: (name, createdAt) => ensureNamespace(open, name, createdAt),
       close() {
-        db.close();
+        open.close();
         lock.release();
       },
     };
   } catch (error) {
+    db?.close();
     lock.release();
     throw error;
   }

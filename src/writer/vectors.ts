@@ -58,6 +58,10 @@ export function addCellPartition(db: Db): void {
     ${vectorTableSql(dimensions)};
     INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding)
       SELECT memory_rowid, namespace_id, 0, embedding FROM vectors_before_cells;
-    DROP TABLE vectors_before_cells;
-    UPDATE memories SET vector_cell = 0 WHERE vector_cell != 0;`);
+    UPDATE memories SET vector_cell = 0 WHERE vector_cell != 0;
+    -- Restores by earlier versions could mark a row embedded without giving it a vector:
+    -- back to the embedding backlog with it.
+    UPDATE memories SET embedded = 0 WHERE embedded = 1
+      AND rowid NOT IN (SELECT memory_rowid FROM vectors_before_cells);
+    DROP TABLE vectors_before_cells;`);
 }

@@ -35,7 +35,7 @@ Options:
       input.once('error', (e: Error) => reject(new CliError(`cannot read ${source}: ${e.message}`)));
     });
     await opened;
-    const target = openForWriting(config, 'import', { create: true });
+    const target = openForWriting(config, 'import', { create: true, upgradeVectors: true });
     let progress: Progress = { tick() {}, stop() {} };
     try {
       target.db.exec('BEGIN IMMEDIATE');

@@ -31,7 +31,7 @@ Options:
       throw new CliError(`snapshot ${snapshot.snapshot_id} was taken in namespace '${snapshot.namespace}', not '${config.namespace}'; ` +
         `pass --force to restore it into '${config.namespace}'`);
     }
-    const target = openForWriting(config, 'restore', { create: false });
+    const target = openForWriting(config, 'restore', { create: false, upgradeVectors: true });
     try {
       const namespaceId = target.namespaceId(config.namespace);
       const result = target.db.transaction(() => restoreSnapshot(target.db, namespaceId, snapshot)).immediate();

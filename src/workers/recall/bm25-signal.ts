@@ -9,10 +9,12 @@
 //   rows of the common ones fill the rest.
 // - Ranking covers the MATCH_BUDGET newest matching rows: all of them (exact) unless even the
 //   rarest term alone is that common; then the newest, as a memory store favours recency.
-// - With an entity filter the query walks the entity's memories (few) and ranks every match.
+// - With an entity filter the query walks the entity's memories and ranks every match; an
+//   entity with more than LARGE_ENTITY memories (a one-user store's user) is a filter on the
+//   path above instead.
 import type { Db } from '../../shared/db.js';
 import { ftsMatchExpression } from './query-text.js';
-import { FILTER_SQL, filterParams, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
+import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
 
 /** Most rows one query ranks (≈ 4 ms of bm25). */
 const MATCH_BUDGET = 4000;
@@ -24,6 +26,7 @@ const NEWEST_MATCHES = `SELECT rowid, rank FROM memories_fts WHERE memories_fts 
 export class Bm25Signal implements RetrievalSignal {
   readonly name = 'bm25';
   private readonly namespaces;
+  private readonly entitySize;
   private readonly matchesUpTo;
   private readonly best;
   private readonly filtered;
@@ -31,7 +34,10 @@ export class Bm25Signal implements RetrievalSignal {
   private readonly ofEntity;
 
   constructor(db: Db, private readonly namespaceId: number, readonly weight = 1) {
-    this.namespaces = db.prepare<[], number>('SELECT count(*) FROM namespaces').pluck();
+    // Namespaces holding memories (a namespace row alone, e.g. from an empty import, shares nothing).
+    this.namespaces = db.prepare<[], number>(
+      'SELECT count(*) FROM namespaces n WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id)').pluck();
+    this.entitySize = entitySize(db);
     this.matchesUpTo = db.prepare<[string, number], number>(
       'SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)').pluck();
     // No entity or type filter: FTS5 ranks on its own and only the best few rows are looked
@@ -67,7 +73,9 @@ export class Bm25Signal implements RetrievalSignal {
     const all = ftsMatchExpression(ctx.terms);
     if (all === null) return [];
     const filter = filterParams(this.namespaceId, ctx.filter);
-    if (ctx.filter.entityId !== null) return this.ofEntity.all({ match: all, depth: ctx.depth, ...filter });
+    if (ctx.filter.entityId !== null && this.entitySize(ctx.filter.entityId) <= LARGE_ENTITY) {
+      return this.ofEntity.all({ match: all, depth: ctx.depth, ...filter });
+    }
     if (this.namespaces.get()! > 1) return this.everyMatch.all({ match: all, depth: ctx.depth, ...filter });
     const { kept, left } = this.selective(ctx.terms);
     const hits = this.ranked(ftsMatchExpression(kept)!, ctx, ctx.depth);
@@ -79,7 +87,7 @@ export class Bm25Signal implements RetrievalSignal {
   }
 
   private ranked(match: string, ctx: RecallContext, depth: number): Proposal[] {
-    if (ctx.filter.types === null) {
+    if (ctx.filter.types === null && ctx.filter.entityId === null) {
       const fetch = depth * OVERFETCH;
       const hits = this.best.all({ match, depth, fetch, ns: this.namespaceId });
       // Enough survivors, or nothing more to rank: the same answer the filtered query gives.

@@ -48,8 +48,23 @@ export interface RerankSignal {
 /** The SQL that every candidate query shares: namespace, active only, types and entity filters. */
 export const FILTER_SQL = `m.namespace_id = @ns AND m.archived = 0
   AND (@types IS NULL OR m.memory_type IN (SELECT value FROM json_each(@types)))
-  AND (@entity IS NULL OR m.rowid IN (SELECT memory_rowid FROM memory_entities
-        WHERE entity_id = @entity AND relation IN ('owner', 'participant')))`;
+  AND (@entity IS NULL OR EXISTS (SELECT 1 FROM memory_entities fe
+        WHERE fe.memory_rowid = m.rowid AND fe.entity_id = @entity AND fe.relation IN ('owner', 'participant')))`;
+// (EXISTS, a key lookup per row: an IN list would be built from all of the entity's links,
+// every query, and a one-user store's user owns every memory.)
+
+/**
+ * Past this many memories an entity is no longer "few": signals stop walking its links and
+ * search the namespace with the entity as a filter instead.
+ */
+export const LARGE_ENTITY = 4000;
+
+/** Counts an entity's memories (owner or participant), stopping at LARGE_ENTITY + 1. */
+export function entitySize(db: Db): (entityId: string) => number {
+  const count = db.prepare<[string, number], number>(`SELECT count(*) FROM (SELECT 1 FROM memory_entities
+    WHERE entity_id = ? AND relation IN ('owner', 'participant') LIMIT ?)`).pluck();
+  return (entityId) => count.get(entityId, LARGE_ENTITY + 1)!;
+}
 
 export function filterParams(namespaceId: number, filter: CandidateFilter) {
   return { ns: namespaceId, types: filter.types ? JSON.stringify(filter.types) : null, entity: filter.entityId };

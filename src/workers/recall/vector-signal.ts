@@ -13,7 +13,7 @@ import type { Db } from '../../shared/db.js';
 import { blobOf } from '../../shared/meta.js';
 import type { VectorCells } from '../vector-index/cells.js';
 import { timed } from './timing.js';
-import { FILTER_SQL, filterParams, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
+import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
 
 /** Faintest similarity still worth proposing (as a weak candidate). */
 export const WEAK_SIMILARITY = 0.15;
@@ -36,6 +36,7 @@ export class VectorSignal implements RetrievalSignal {
   private readonly knn;
   private readonly exact;
   private readonly exactOfEntity;
+  private readonly entitySize;
 
   constructor(
     db: Db,
@@ -55,11 +56,11 @@ export class VectorSignal implements RetrievalSignal {
           AND cell IN (SELECT value FROM json_each(@cells))
       ),
       knn AS (SELECT rowid, distance FROM per_cell ORDER BY distance LIMIT @k)
-      SELECT m.rowid AS rowid, knn.distance AS distance,
-        (SELECT count(*) FROM knn WHERE distance <= @maxDistance) AS close
-      FROM knn JOIN memories m ON m.rowid = knn.rowid
-      WHERE knn.distance <= @maxDistance AND ${FILTER_SQL}
-      ORDER BY knn.distance LIMIT @depth`);
+      -- Every close neighbour, flagged: the caller needs to know how many the filter dropped.
+      SELECT knn.rowid AS rowid, knn.distance AS distance, (m.rowid IS NOT NULL AND ${FILTER_SQL}) AS kept
+      FROM knn LEFT JOIN memories m ON m.rowid = knn.rowid
+      WHERE knn.distance <= @maxDistance
+      ORDER BY knn.distance`);
     // vec0 has a hidden column named "distance": compute under another name first.
     const exactOver = (rows: string) => `
       SELECT rowid, cosine_distance AS distance FROM (
@@ -70,6 +71,7 @@ export class VectorSignal implements RetrievalSignal {
       WHERE cosine_distance <= @maxDistance
       ORDER BY cosine_distance LIMIT @depth`;
     this.exact = db.prepare<Record<string, unknown>, Neighbour>(exactOver('memories m'));
+    this.entitySize = entitySize(db);
     // From the entity's links, never a walk over the namespace checking each row for a link.
     this.exactOfEntity = db.prepare<Record<string, unknown>, Neighbour>(exactOver(`memory_entities e
       CROSS JOIN memories m ON m.rowid = e.memory_rowid AND e.entity_id = @entity AND e.relation IN ('owner', 'participant')`));
@@ -83,21 +85,26 @@ export class VectorSignal implements RetrievalSignal {
       depth: ctx.depth,
       maxDistance: 1 - WEAK_SIMILARITY,
     };
-    // An entity's memories are few: scanning them exactly beats a namespace-wide KNN.
-    if (ctx.filter.entityId !== null) return this.grade(this.exactOfEntity.all(params));
-    const filtered = ctx.filter.types !== null;
+    // An entity's memories are usually few: scanning them exactly beats a namespace-wide KNN.
+    if (ctx.filter.entityId !== null && this.entitySize(ctx.filter.entityId) <= LARGE_ENTITY) {
+      return this.grade(this.exactOfEntity.all(params));
+    }
+    const filtered = ctx.filter.types !== null || ctx.filter.entityId !== null;
     const k = Math.min(MAX_K, ctx.depth * (filtered ? TYPED_OVERFETCH : 1));
     const queryVector = ctx.queryVector;
     const cells = timed(ctx.timings ?? {}, 'vector_probe', () => this.cells.probe(queryVector));
-    const knn = (k: number) => this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
-    let hits = knn(k);
-    // All k neighbours were close, yet filtering (archived, types) left fewer than wanted:
-    // there may be more close ones of the right kind further out. One wider look.
-    if (hits.length < ctx.depth && hits.length > 0 && hits[0].close === k && k < MAX_K) hits = knn(Math.min(MAX_K, k * WIDER));
+    const knn = (k: number) => {
+      const close = this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
+      return { close: close.length, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
+    };
+    let { close, hits } = knn(k);
+    // All k neighbours were close, yet filtering (archived, types, entity) left fewer than
+    // wanted: more close ones of the right kind may lie further out. One wider look.
+    if (hits.length < ctx.depth && close === k && k < MAX_K) ({ hits } = knn(Math.min(MAX_K, k * WIDER)));
     // Too few of the right type among the neighbours: a small namespace is scanned exactly;
     // an indexed one (IVF cells exist, so ≥ SERVICE_VECTOR_INDEX_MIN vectors) keeps what the
     // probe found, since an exact scan there costs ~0.3 µs per vector.
-    if (hits.length < ctx.depth && filtered && cells.length === 1) return this.grade(this.exact.all(params));
+    if (hits.length < ctx.depth && ctx.filter.types !== null && cells.length === 1) return this.grade(this.exact.all(params));
     return this.grade(hits);
   }
 
@@ -112,6 +119,6 @@ export class VectorSignal implements RetrievalSignal {
 interface Neighbour {
   rowid: number;
   distance: number;
-  /** Neighbours within the weak-similarity cut before filtering (same on every row). */
-  close?: number;
+  /** KNN rows only: whether the memory passes the filter (1) or not (0). */
+  kept?: number;
 }

@@ -1,0 +1,71 @@
+// The vector signal's filters on a real SQLite file: when every neighbour KNN fetched was
+// filtered out (archived), it looks again wider rather than coming back empty; an entity
+// with a few memories is scanned exactly, one owning thousands goes through KNN.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openDatabase, type Db } from '../src/shared/db.js';
+import { blobOf } from '../src/shared/meta.js';
+import { INSERT_VECTOR_SQL } from '../src/shared/sql-schema.js';
+import { ensureNamespace, migrate } from '../src/writer/migrate.js';
+import { prepareVectorTable } from '../src/writer/vectors.js';
+import { VectorSignal } from '../src/workers/recall/vector-signal.js';
+import { LARGE_ENTITY, type RecallContext } from '../src/workers/recall/signals.js';
+import { VectorCells } from '../src/workers/vector-index/cells.js';
+import { tempDir } from './support/service.js';
+
+const unit = (values: number[]) => {
+  const norm = Math.hypot(...values);
+  return Float32Array.from(values, (v) => v / norm);
+};
+const QUERY = unit([1, 0, 0, 0]);
+/** More memories than LARGE_ENTITY, all owned by one entity; their similarity to QUERY falls with i. */
+const MEMORIES = LARGE_ENTITY + 200;
+const ARCHIVED = 60;
+
+describe('vector signal filters', () => {
+  let db: Db;
+  let ns: number;
+  let signal: VectorSignal;
+  const rowidAt: number[] = [];
+
+  before(() => {
+    db = openDatabase(join(tempDir('memrt-vec-'), 'v.db'), { readonly: false, synchronous: 'NORMAL' });
+    migrate(db);
+    prepareVectorTable(db, { id: 'hash-4', dimensions: 4 }, false);
+    ns = ensureNamespace(db, 'default');
+    db.prepare("INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES ('e-all', ?, 'All', 'user', 0), ('e-few', ?, 'Few', 'user', 0)").run(ns, ns);
+    const memory = db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
+      stability, difficulty, last_access_at, created_at, extraction_tier, embedded, archived) VALUES (?, ?, 'semantic', ?, ?, 1, 1, 5, 0, 0, 1, 1, ?)`);
+    const vector = db.prepare(INSERT_VECTOR_SQL);
+    const link = db.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, 'owner')");
+    db.transaction(() => {
+      for (let i = 0; i < MEMORIES; i++) {
+        // The nearest ARCHIVED memories are archived: KNN at k = depth finds only those.
+        const rowid = Number(memory.run(`m${i}`, ns, `memory ${i}`, `memory ${i}`, i < ARCHIVED ? 1 : 0).lastInsertRowid);
+        vector.run(BigInt(rowid), BigInt(ns), 0n, blobOf(unit([1, i / MEMORIES, 0, 0])));
+        link.run(rowid, 'e-all');
+        if (i % 1000 === 999) link.run(rowid, 'e-few');
+        rowidAt.push(rowid);
+      }
+    })();
+    signal = new VectorSignal(db, ns, 0.2, new VectorCells(db, ns));
+  });
+  after(() => db.close());
+
+  const retrieve = (entityId: string | null) => signal.retrieve({
+    query: 'q', terms: [], queryVector: QUERY, queryEntityIds: [], filter: { entityId, types: null }, depth: 50, now: Date.now(),
+  } satisfies RecallContext).map((p) => p.rowid);
+
+  test('every fetched neighbour archived: the next 50 active ones, not nothing', () => {
+    assert.deepEqual(retrieve(null), rowidAt.slice(ARCHIVED, ARCHIVED + 50));
+  });
+
+  test('an entity owning thousands goes through KNN with the filter and still gets its nearest', () => {
+    assert.deepEqual(retrieve('e-all'), rowidAt.slice(ARCHIVED, ARCHIVED + 50));
+  });
+
+  test('an entity with a few memories is scanned exactly', () => {
+    assert.deepEqual(retrieve('e-few'), [999, 1999, 2999, 3999].map((i) => rowidAt[i]));
+  });
+});
