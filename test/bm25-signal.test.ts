@@ -66,6 +66,11 @@ describe('bm25 signal at scale', () => {
     assert.deepEqual(new Set(rowids('qqqqqq zyxwv')), new Set(rare));
   });
 
+  test('within the budget: exactly what plain FTS5 ranks, equal scores oldest first', () => {
+    const plain = db.prepare(`SELECT rowid FROM memories_fts WHERE memories_fts MATCH '"zyxwv" OR "quietly"' ORDER BY rank LIMIT 50`).pluck().all();
+    assert.deepEqual(rowids('zyxwv quietly'), plain);
+  });
+
   test('rare terms within the budget all count together', () => {
     const found = rowids('zyxwv quietly');
     // 4 rows of the rare term and ~640 of the other fit in 4,000: both terms rank.

@@ -21,6 +21,8 @@ const MATCH_BUDGET = 4000;
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;
 
+// Equal scores are common (templated texts): every query breaks ties by rowid, oldest first,
+// as FTS5's own ORDER BY rank does, so the window never reorders what plain FTS5 would return.
 const NEWEST_MATCHES = `SELECT rowid, rank FROM memories_fts WHERE memories_fts MATCH @match ORDER BY rowid DESC LIMIT ${MATCH_BUDGET}`;
 
 export class Bm25Signal implements RetrievalSignal {
@@ -44,20 +46,20 @@ export class Bm25Signal implements RetrievalSignal {
     // up in memories, not every match. `fetched` tells whether FTS5 had more to give.
     this.best = db.prepare<Record<string, unknown>, { rowid: number; fetched: number }>(`
       WITH newest AS MATERIALIZED (${NEWEST_MATCHES}),
-      best AS MATERIALIZED (SELECT rowid, rank FROM newest ORDER BY rank LIMIT @fetch)
+      best AS MATERIALIZED (SELECT rowid, rank FROM newest ORDER BY rank, rowid LIMIT @fetch)
       SELECT m.rowid AS rowid, (SELECT count(*) FROM best) AS fetched FROM best CROSS JOIN memories m ON m.rowid = best.rowid
       WHERE m.namespace_id = @ns AND m.archived = 0
-      ORDER BY best.rank LIMIT @depth`);
+      ORDER BY best.rank, best.rowid LIMIT @depth`);
     this.filtered = db.prepare<Record<string, unknown>, { rowid: number }>(`
       WITH newest AS MATERIALIZED (${NEWEST_MATCHES})
       SELECT m.rowid AS rowid FROM newest CROSS JOIN memories m ON m.rowid = newest.rowid
       WHERE ${FILTER_SQL}
-      ORDER BY newest.rank LIMIT @depth`);
+      ORDER BY newest.rank, newest.rowid LIMIT @depth`);
     // Several namespaces share the FTS index: counts and windows would mix them, so rank all.
     this.everyMatch = db.prepare<Record<string, unknown>, { rowid: number }>(`SELECT m.rowid AS rowid
       FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid
       WHERE memories_fts MATCH @match AND ${FILTER_SQL}
-      ORDER BY bm25(memories_fts) LIMIT @depth`);
+      ORDER BY bm25(memories_fts), m.rowid LIMIT @depth`);
     // From the entity's links (one per memory: the key is memory × entity), each checked
     // against the MATCH by rowid (FTS5 seeks to it).
     this.ofEntity = db.prepare<Record<string, unknown>, { rowid: number }>(`SELECT m.rowid AS rowid
@@ -66,7 +68,7 @@ export class Bm25Signal implements RetrievalSignal {
       CROSS JOIN memories m ON m.rowid = e.memory_rowid
       WHERE e.entity_id = @entity AND e.relation IN ('owner', 'participant') AND memories_fts MATCH @match
         AND ${FILTER_SQL}
-      ORDER BY bm25(memories_fts) LIMIT @depth`);
+      ORDER BY bm25(memories_fts), m.rowid LIMIT @depth`);
   }
 
   retrieve(ctx: RecallContext): Proposal[] {
