@@ -7,6 +7,7 @@ import { readMeta, vectorFromBlob } from '../shared/meta.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../shared/db.js';
 import { INSERT_VECTOR_SQL, UNASSIGNED_CELL, vectorTableSql } from '../shared/sql-schema.js';
+import { vectorTableShape } from './vectors.js';
 
 export interface VectorReport {
   written: number;
@@ -24,10 +25,7 @@ export class VectorRows {
 
   /** Dimension of the existing table, or null when there is none. */
   dimensions(): number | null {
-    const row = this.db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'memory_vectors'").get();
-    if (!row) return null;
-    const match = /float\[(\d+)\]/i.exec(row.sql);
-    return match ? Number(match[1]) : null;
+    return vectorTableShape(this.db)?.dimensions ?? null;
   }
 
   embedder(): string | null {

@@ -50,9 +50,9 @@ export function prepareVectorTable(db: Db, configured: EmbedderIdentity, reembed
  * the writer at start and by the offline commands (restore, import) before they write vectors.
  */
 export function addCellPartition(db: Db): void {
-  const table = db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'memory_vectors'").get();
-  if (!table || /\bcell\b/.test(table.sql)) return;
-  const dimensions = Number(/float\[(\d+)\]/i.exec(table.sql)?.[1]);
+  const table = vectorTableShape(db);
+  if (!table || table.cellPartition) return;
+  const { dimensions } = table;
   db.exec(`CREATE TEMP TABLE vectors_before_cells AS SELECT rowid AS memory_rowid, namespace_id, embedding FROM memory_vectors;
     DROP TABLE memory_vectors;
     ${vectorTableSql(dimensions)};
@@ -64,4 +64,12 @@ export function addCellPartition(db: Db): void {
     UPDATE memories SET embedded = 0 WHERE embedded = 1
       AND rowid NOT IN (SELECT memory_rowid FROM vectors_before_cells);
     DROP TABLE vectors_before_cells;`);
+}
+
+/** The existing vector table's shape, read back from its definition (null: there is none yet). */
+export function vectorTableShape(db: Db): { dimensions: number; cellPartition: boolean } | null {
+  const table = db.prepare<[], { sql: string }>("SELECT sql FROM sqlite_master WHERE name = 'memory_vectors'").get();
+  const dimensions = table && /float\[(\d+)\]/i.exec(table.sql);
+  if (!table || !dimensions) return null;
+  return { dimensions: Number(dimensions[1]), cellPartition: /\bcell\b/.test(table.sql) };
 }
