@@ -10,6 +10,8 @@ import { ensureNamespace, migrate } from '../src/writer/migrate.js';
 import { Bm25Signal } from '../src/workers/recall/bm25-signal.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
 import type { RecallContext } from '../src/workers/recall/signals.js';
+import type { MemoryType } from '../src/shared/schemas.js';
+import { memoryInserter } from './support/rows.js';
 import { tempDir } from './support/service.js';
 
 /** More than the signal's match budget (4,000). */
@@ -27,10 +29,9 @@ describe('bm25 signal at scale', () => {
     migrate(db);
     ns = ensureNamespace(db, 'default');
     db.prepare("INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES ('e-ola', ?, 'Ola', 'user', 0)").run(ns);
-    const insert = db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-      stability, difficulty, last_access_at, created_at, extraction_tier, entity_id) VALUES (?, ?, ?, ?, ?, 1, 1, 5, 0, 0, 1, ?)`);
-    const add = (content: string, type = 'semantic', owner: string | null = null) =>
-      Number(insert.run(`m-${content}`, ns, type, content, content, owner).lastInsertRowid);
+    const insert = memoryInserter(db, ns);
+    const add = (content: string, type: MemoryType = 'semantic', owner: string | null = null) =>
+      insert({ id: `m-${content}`, content, type, entityId: owner });
     db.transaction(() => {
       // The oldest row: Ola's, matching only the common term.
       oldestEntityMemory = add('Ola said the lives of bees are short', 'semantic', 'e-ola');
@@ -104,8 +105,7 @@ describe('bm25 signal at scale', () => {
     const other = ensureNamespace(db, 'another');
     // A namespace without memories shares nothing: still the single-namespace path.
     assert.ok(rowids('live').every((rowid) => rowid >= newestWindow()));
-    db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-      stability, difficulty, last_access_at, created_at, extraction_tier) VALUES ('other-1', ?, 'semantic', 'x', 'x', 1, 1, 5, 0, 0, 1)`).run(other);
+    memoryInserter(db, other)({ id: 'other-1', content: 'x' });
     const found = rowids('live');
     assert.equal(found.length, 50);
     // The short, oldest rows rank first once the window is off.

@@ -20,6 +20,7 @@ import { openForWriting } from '../src/cli/offline-db.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { ReadStore } from '../src/workers/read-store.js';
 import { EntityMatcher } from '../src/workers/entity-mentions.js';
+import { memoryInserter, unit } from './support/rows.js';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
 
 function dotOf(a: Float32Array, b: Float32Array): number {
@@ -28,10 +29,6 @@ function dotOf(a: Float32Array, b: Float32Array): number {
   return sum;
 }
 
-function unit(values: number[]): Float32Array {
-  const norm = Math.hypot(...values);
-  return Float32Array.from(values, (v) => v / norm);
-}
 
 /** Points scattered tightly around `centres` (unit vectors), `per` each, deterministically. */
 function clusters(centres: number[][], per: number): { points: Float32Array[]; labels: number[] } {
@@ -110,11 +107,10 @@ describe('writer: generations and moves', () => {
     prepareVectorTable(db, { id: 'hash-2', dimensions: 2 }, false);
     ns = ensureNamespace(db, 'default');
     index = new VectorIndexWriter(db, ns);
-    const insertMemory = db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-      stability, difficulty, last_access_at, created_at, extraction_tier, embedded) VALUES (?, ?, 'semantic', ?, ?, 1, 1, 5, 0, 0, 1, 1)`);
+    const insertMemory = memoryInserter(db, ns);
     const insertVector = db.prepare(INSERT_VECTOR_SQL);
     for (let i = 1; i <= 4; i++) {
-      const rowid = insertMemory.run(`m${i}`, ns, `memory ${i}`, `memory ${i}`).lastInsertRowid;
+      const rowid = insertMemory({ id: `m${i}`, content: `memory ${i}`, embedded: 1 });
       insertVector.run(BigInt(rowid), BigInt(ns), 0n, blobOf(unit([i, 5 - i])));
     }
   });
@@ -150,9 +146,7 @@ describe('writer: generations and moves', () => {
   });
 
   test('a row marked embedded without a vector goes back to the embedding backlog instead of blocking', () => {
-    const rowid = Number(db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-      stability, difficulty, last_access_at, created_at, extraction_tier, embedded) VALUES ('orphan', ?, 'semantic', 'o', 'o', 1, 1, 5, 0, 0, 1, 1)`)
-      .run(ns).lastInsertRowid);
+    const rowid = memoryInserter(db, ns)({ id: 'orphan', content: 'o', embedded: 1 });
     const newestCell = Math.max(...(db.prepare('SELECT cell FROM vector_cells').pluck().all() as number[]));
     assert.deepEqual(index.move({ type: 'moveVectors', moves: [{ rowid, cell: newestCell }] }), { moved: 0, repaired: 1 });
     assert.deepEqual(db.prepare('SELECT embedded, vector_cell FROM memories WHERE rowid = ?').get(rowid), { embedded: 0, vector_cell: 0 });

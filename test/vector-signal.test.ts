@@ -12,12 +12,9 @@ import { prepareVectorTable } from '../src/writer/vectors.js';
 import { VectorSignal } from '../src/workers/recall/vector-signal.js';
 import { LARGE_ENTITY, type RecallContext } from '../src/workers/recall/signals.js';
 import { VectorCells } from '../src/workers/vector-index/cells.js';
+import { memoryInserter, unit } from './support/rows.js';
 import { tempDir } from './support/service.js';
 
-const unit = (values: number[]) => {
-  const norm = Math.hypot(...values);
-  return Float32Array.from(values, (v) => v / norm);
-};
 const QUERY = unit([1, 0, 0, 0]);
 /** More memories than LARGE_ENTITY, all owned by one entity; their similarity to QUERY falls with i. */
 const MEMORIES = LARGE_ENTITY + 200;
@@ -35,14 +32,13 @@ describe('vector signal filters', () => {
     prepareVectorTable(db, { id: 'hash-4', dimensions: 4 }, false);
     ns = ensureNamespace(db, 'default');
     db.prepare("INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES ('e-all', ?, 'All', 'user', 0), ('e-few', ?, 'Few', 'user', 0)").run(ns, ns);
-    const memory = db.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-      stability, difficulty, last_access_at, created_at, extraction_tier, embedded, archived) VALUES (?, ?, 'semantic', ?, ?, 1, 1, 5, 0, 0, 1, 1, ?)`);
+    const memory = memoryInserter(db, ns);
     const vector = db.prepare(INSERT_VECTOR_SQL);
     const link = db.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, 'owner')");
     db.transaction(() => {
       for (let i = 0; i < MEMORIES; i++) {
         // The nearest ARCHIVED memories are archived: KNN at k = depth finds only those.
-        const rowid = Number(memory.run(`m${i}`, ns, `memory ${i}`, `memory ${i}`, i < ARCHIVED ? 1 : 0).lastInsertRowid);
+        const rowid = memory({ id: `m${i}`, content: `memory ${i}`, embedded: 1, archived: i < ARCHIVED ? 1 : 0 });
         vector.run(BigInt(rowid), BigInt(ns), 0n, blobOf(unit([1, i / MEMORIES, 0, 0])));
         link.run(rowid, 'e-all');
         if (i % 1000 === 999) link.run(rowid, 'e-few');
