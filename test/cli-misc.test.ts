@@ -1,5 +1,5 @@
-// The CLI's surface (help, exit codes, serve, reembed) and the instance lock that
-// keeps the service and the offline writers (restore, import) from writing at the same time.
+// The CLI's surface (help, exit codes, serve, reembed). The instance lock has its own tests
+// (instance-lock.test.ts).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -10,7 +10,6 @@ import { CLI, runCli, VECTOR_ENV } from './support/cli.js';
 import { post, startTestService, tempDir } from './support/service.js';
 import { openDatabase } from '../src/shared/db.js';
 import { exited } from './support/process.js';
-import { LockHeldError, lockPathFor } from '../src/shared/instance-lock.js';
 
 const COMMANDS = ['serve', 'restore', 'snapshots', 'export', 'import', 'reembed'];
 
@@ -66,24 +65,6 @@ test('serve runs the service like npm start and stops on SIGTERM', async () => {
     assert.equal(child.exitCode, 0);
   } finally {
     child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  }
-});
-
-test('the service will not start while a live process holds the database lock; a stale lock is taken over', async () => {
-  const dir = tempDir('memrt-lock-');
-  const db = join(dir, 'memory.db');
-  try {
-    // A live holder: this very process, posing as a running import.
-    writeFileSync(lockPathFor(db), JSON.stringify({ pid: process.pid, host: hostname(), owner: 'memory-runtime import', since: 'now' }));
-    await assert.rejects(startTestService({ SERVICE_PATH: db, ...VECTOR_ENV }), LockHeldError);
-    // A stale holder: a process that has exited.
-    const gone = spawn(process.execPath, ['-e', '']);
-    await exited(gone);
-    writeFileSync(lockPathFor(db), JSON.stringify({ pid: gone.pid, host: hostname(), owner: 'memory-runtime import', since: 'then' }));
-    const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
-    await t.close();
-  } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,10 +1,20 @@
 // One process at a time may write a database file: the service (through its writer thread) or
-// an offline CLI command (restore, import). Each takes `<db>.lock` — a small JSON file naming
-// its pid and host — for as long as it writes. A lock whose pid is gone (a crash, SIGKILL) is
-// stale and taken over. Node has no flock(), and SQLite cannot tell whether another process
-// merely has the file open, so a pid file is the dependable signal here.
-import { closeSync, openSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+// an offline CLI command (restore, import). Each holds `<db>.lock` for as long as it writes.
+//
+// The lock is an operating-system lock, not a pid file: `<db>.lock` is a tiny SQLite database
+// opened with locking_mode=EXCLUSIVE and written once, so SQLite's unix VFS holds an fcntl()
+// write lock on it until the connection closes. The kernel drops that lock when the process
+// ends in any way (exit, crash, kill -9, OOM kill), so a restart never has to guess whether
+// a recorded pid is still the holder. Guessing went wrong in containers: the service is pid 1
+// there, the restarted service is pid 1 again on the same hostname, and a zombie still
+// answers kill(pid, 0). Node has no flock(); better-sqlite3 (already the storage layer) gives
+// the same kernel-owned lock without a native addon of our own.
+//
+// Who holds the lock is written beside it in `<db>.lock.json` (pid, host, owner, since), for
+// error messages only: it never decides anything.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
+import Database from 'better-sqlite3';
 
 export interface LockInfo {
   pid: number;
@@ -16,7 +26,7 @@ export interface LockInfo {
 export class LockHeldError extends Error {
   constructor(readonly path: string, readonly holder: LockInfo) {
     super(`${path} is held by ${holder.owner} (pid ${holder.pid} on ${holder.host} since ${holder.since}); ` +
-      `stop it first, or delete the file if that process is gone`);
+      `stop that process first (the lock is released when it exits)`);
     this.name = 'LockHeldError';
   }
 }
@@ -26,72 +36,76 @@ export interface InstanceLock {
   release(): void;
 }
 
+const UNKNOWN_HOLDER: LockInfo = { pid: 0, host: 'unknown', owner: 'another process', since: 'unknown' };
+
 export function lockPathFor(dbPath: string): string {
   return `${dbPath}.lock`;
 }
 
-/** Takes the lock or throws LockHeldError naming the live holder. */
+export function holderPathFor(dbPath: string): string {
+  return `${lockPathFor(dbPath)}.json`;
+}
+
+/** Takes the lock or throws LockHeldError naming the holder. */
 export function acquireLock(dbPath: string, owner: string): InstanceLock {
   const path = lockPathFor(dbPath);
+  const connection = tryLock(path);
+  if (!connection) throw new LockHeldError(path, readHolder(dbPath) ?? UNKNOWN_HOLDER);
   const mine: LockInfo = { pid: process.pid, host: hostname(), owner, since: new Date().toISOString() };
-  for (let attempt = 0; attempt < 2; attempt++) {
+  writeFileSync(holderPathFor(dbPath), JSON.stringify(mine), { mode: 0o600 });
+  let released = false;
+  return {
+    path,
+    release() {
+      if (released) return;
+      released = true;
+      rmSync(holderPathFor(dbPath), { force: true });
+      connection.close();
+    },
+  };
+}
+
+/** The holder of the database's lock, if it is held (for commands that only read). */
+export function lockHolder(dbPath: string): LockInfo | null {
+  const connection = tryLock(lockPathFor(dbPath));
+  if (!connection) return readHolder(dbPath) ?? UNKNOWN_HOLDER;
+  connection.close();
+  return null;
+}
+
+/** An open connection holding the exclusive lock, or null when another connection holds it. */
+function tryLock(path: string): Database.Database | null {
+  for (let attempt = 0; ; attempt++) {
+    // timeout 0: a held lock answers SQLITE_BUSY at once instead of waiting.
+    const connection = new Database(path, { timeout: 0 });
     try {
-      const fd = openSync(path, 'wx', 0o600);
-      try {
-        writeSync(fd, JSON.stringify(mine));
-      } finally {
-        closeSync(fd);
-      }
-      return { path, release: () => releaseIfMine(path) };
+      connection.pragma('locking_mode = EXCLUSIVE');
+      // The file's content is irrelevant: no journal file beside it.
+      connection.pragma('journal_mode = MEMORY');
+      // In exclusive locking mode the first write takes the lock and keeps it until close.
+      connection.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS instance_lock (taken_at TEXT); ' +
+        "DELETE FROM instance_lock; INSERT INTO instance_lock VALUES (datetime('now')); COMMIT");
+      return connection;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-    }
-    const holder = readHolder(path);
-    if (holder && isAlive(holder)) throw new LockHeldError(path, holder);
-    // Stale (its process is gone) or unreadable (a crash mid-write): take it over.
-    try {
-      unlinkSync(path);
-    } catch {
-      // another process removed it first; the retry decides
+      connection.close();
+      const code = (error as { code?: string }).code;
+      if (code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED') return null;
+      // Not an SQLite file: the pid-file lock of an earlier version (or a damaged lock file,
+      // which nobody can be holding). Replace it once.
+      if (attempt === 0 && (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')) {
+        rmSync(path, { force: true });
+        continue;
+      }
+      throw error;
     }
   }
-  const holder = readHolder(path);
-  throw new LockHeldError(path, holder ?? { pid: 0, host: 'unknown', owner: 'another process', since: 'unknown' });
 }
 
-/** The live holder of the database's lock, if any (for commands that only read). */
-export function lockHolder(dbPath: string): LockInfo | null {
-  const holder = readHolder(lockPathFor(dbPath));
-  return holder && isAlive(holder) ? holder : null;
-}
-
-function readHolder(path: string): LockInfo | null {
+function readHolder(dbPath: string): LockInfo | null {
   try {
-    const info = JSON.parse(readFileSync(path, 'utf8')) as LockInfo;
+    const info = JSON.parse(readFileSync(holderPathFor(dbPath), 'utf8')) as LockInfo;
     return Number.isInteger(info.pid) && typeof info.host === 'string' ? info : null;
   } catch {
     return null;
-  }
-}
-
-function isAlive(holder: LockInfo): boolean {
-  // A pid means nothing on another machine (a shared volume): assume it is alive.
-  if (holder.host !== hostname()) return true;
-  try {
-    process.kill(holder.pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-function releaseIfMine(path: string): void {
-  const holder = readHolder(path);
-  if (holder && holder.pid === process.pid) {
-    try {
-      unlinkSync(path);
-    } catch {
-      // already gone
-    }
   }
 }

@@ -11,9 +11,13 @@ export interface ServiceProcess {
   output: () => string;
 }
 
-/** Starts the service and resolves once its "listening" log line names the port. */
-export function spawnService(env: Record<string, string>): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [MAIN], {
+/**
+ * Starts the service and resolves once its "listening" log line names the port. `prefix` runs
+ * it under another command (e.g. `unshare -fp --mount-proc` to make it pid 1).
+ */
+export function spawnService(env: Record<string, string>, prefix: string[] = []): Promise<ServiceProcess> {
+  const [command, ...args] = [...prefix, process.execPath, MAIN];
+  const child = spawn(command!, args, {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SERVICE_RATE_LIMIT: '0', SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,99 @@
+// The instance lock is the kernel's (an fcntl lock SQLite holds on <db>.lock), so it dies with
+// its process however that process ends. These tests kill holders with SIGKILL, including a
+// service running as pid 1 in its own pid namespace — the container case, where a restarted
+// service has the same pid and hostname as the one that was killed.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { VECTOR_ENV } from './support/cli.js';
+import { get, post, startTestService, tempDir } from './support/service.js';
+import { exited, spawnService } from './support/process.js';
+import { acquireLock, holderPathFor, LockHeldError, lockHolder, lockPathFor } from '../src/shared/instance-lock.js';
+
+const LOCK_MODULE = fileURLToPath(new URL('../src/shared/instance-lock.js', import.meta.url));
+
+/** A separate process that takes the lock and keeps it until killed. */
+async function holderProcess(db: string) {
+  const script = `const m = await import(${JSON.stringify(LOCK_MODULE)}); m.acquireLock(${JSON.stringify(db)}, 'test holder');` +
+    `console.log('held'); setInterval(() => {}, 1000);`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve, reject) => {
+    child.stdout!.once('data', () => resolve());
+    child.once('exit', (code) => reject(new Error(`holder exited with ${code}`)));
+  });
+  return child;
+}
+
+test('a live holder keeps the service out; once it is killed with SIGKILL the lock is free at once', async () => {
+  const dir = tempDir('memrt-lock-');
+  const db = join(dir, 'memory.db');
+  try {
+    const holder = await holderProcess(db);
+    await assert.rejects(startTestService({ SERVICE_PATH: db, ...VECTOR_ENV }), (error: unknown) => {
+      assert.ok(error instanceof LockHeldError);
+      assert.equal(error.holder.pid, holder.pid);
+      return true;
+    });
+    assert.equal(lockHolder(db)?.pid, holder.pid);
+    holder.kill('SIGKILL');
+    await exited(holder);
+    assert.equal(lockHolder(db), null);
+    const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
+    try {
+      // Held by this process now: a second taker in the same process is refused too.
+      assert.throws(() => acquireLock(db, 'second'), LockHeldError);
+    } finally {
+      await t.close();
+    }
+    acquireLock(db, 'after close').release();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a pid-file lock left by an earlier version (naming a live pid) is replaced', async () => {
+  const dir = tempDir('memrt-lock-');
+  const db = join(dir, 'memory.db');
+  try {
+    writeFileSync(lockPathFor(db), JSON.stringify({ pid: process.pid, host: hostname(), owner: 'memory-runtime import', since: 'now' }));
+    const lock = acquireLock(db, 'upgraded');
+    assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).owner, 'upgraded');
+    lock.release();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+const UNSHARE = ['unshare', '-fp', '--mount-proc'];
+const unshareWorks = spawnSync(UNSHARE[0]!, [...UNSHARE.slice(1), 'true']).status === 0;
+
+test('as pid 1 in its own pid namespace, the service restarts on the same file after kill -9', {
+  skip: unshareWorks ? false : 'unshare -fp --mount-proc is not permitted here (needs root or user namespaces)',
+}, async () => {
+  const dir = tempDir('memrt-pid1-');
+  const db = join(dir, 'memory.db');
+  const env = { SERVICE_PATH: db, ...VECTOR_ENV };
+  try {
+    for (let run = 1; run <= 3; run++) {
+      const service = await spawnService(env, UNSHARE);
+      try {
+        // The holder record shows the service really is pid 1: the case pid-file locks got wrong.
+        assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).pid, 1);
+        assert.equal((await post(service.base, '/v1/remember', { entity: 'pid1', fact: `fact from run ${run}` })).status, 201);
+        assert.equal((await get(service.base, '/v1/stats')).body.semantic_memories, run);
+        // kill -9 the namespace's init (the service), not the unshare parent.
+        const inner = Number(readFileSync(`/proc/${service.child.pid}/task/${service.child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
+        process.kill(inner, 'SIGKILL');
+        await exited(service.child);
+      } finally {
+        service.child.kill('SIGKILL');
+      }
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
