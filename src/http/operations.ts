@@ -12,8 +12,11 @@ import { ServiceError } from '../shared/errors.js';
 import type { EmbeddingBackfill } from '../workers/backfill.js';
 import type { Reinforcer } from '../writer/reinforcement.js';
 import type { Consolidator } from '../workers/consolidator.js';
+import { EntityDeletion } from '../workers/entity-deletion.js';
 
 export class MemoryOperations {
+  private readonly deletion: EntityDeletion;
+
   constructor(
     private readonly config: Config,
     private readonly writer: WriterClient,
@@ -21,7 +24,9 @@ export class MemoryOperations {
     private readonly backfill: EmbeddingBackfill,
     private readonly reinforcer: Reinforcer,
     private readonly consolidator: Consolidator,
-  ) {}
+  ) {
+    this.deletion = new EntityDeletion(pool, writer);
+  }
 
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
   onExtraction: ((extractor: 'llm' | 'rules' | 'none', fallbackReason?: string) => void) | null = null;
@@ -75,8 +80,9 @@ export class MemoryOperations {
     return this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories, sourceIds }));
   }
 
+  /** Snapshot in the pool, then delete in time-bounded chunks (workers/entity-deletion.ts). */
   forget(entity: string): Promise<ForgetResult> {
-    return this.writer.send({ type: 'forget', entity });
+    return this.deletion.forget(entity);
   }
 
   inspect(input: InspectInput): Promise<InspectResult> {

@@ -2,7 +2,7 @@
 // an id; replies carry the same id; errors cross as a plain WireError.
 import type { WireError } from './errors.js';
 import type {
-  EntityKind, EntityRecord, ForgetResult, MemoryType, Outcome, StoredFactRecord, StartEpisodeResult, EndEpisodeResult,
+  DeletionSnapshotRecord, EntityKind, EntityRecord, MemoryType, Outcome, StoredFactRecord, StartEpisodeResult, EndEpisodeResult,
 } from './schemas.js';
 
 /** A memory produced by extraction, ready for the writer to store. */
@@ -27,7 +27,11 @@ export type WriterCommand =
       /** Ids of the turns extraction read: if any is gone by now (deleted), nothing is stored. */
       sourceIds: string[];
     }
-  | { type: 'forget'; entity: string }
+  | {
+      type: 'forgetRows';
+      /** [rowid, id] pairs from an fsynced deletion snapshot; the id guards against a reused rowid. */
+      rows: [number, string][];
+    }
   | { type: 'attachVectors'; items: EmbeddedMemory[]; unembeddable?: number[] }
   | { type: 'reinforce'; rowids: number[]; at: number }
   | { type: 'consolidate'; plan: ConsolidationPlan }
@@ -71,7 +75,8 @@ export interface WriterResults {
   startEpisode: StartEpisodeResult;
   addMessage: { status: 'ok' };
   endEpisode: EndEpisodeResult;
-  forget: ForgetResult;
+  /** `processed`: how many of `rows` were handled (the rest did not fit the time budget). */
+  forgetRows: { processed: number; removed: number };
   attachVectors: { attached: number };
   reinforce: { reinforced: number };
   consolidate: import('./schemas.js').ConsolidateResult;
@@ -126,13 +131,16 @@ export type PoolTask =
   | { op: 'planConsolidation'; now: number }
   | { op: 'vectorIndexStatus' }
   | { op: 'trainVectorIndex' }
-  | { op: 'staleVectorMoves'; limit: number };
+  | { op: 'staleVectorMoves'; limit: number }
+  | { op: 'snapshotEntity'; entity: string };
 
 export interface PoolResults {
   /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
   recall: { result: import('./schemas.js').RecallResult; rowids: number[] };
   recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[] };
   inspect: import('./schemas.js').InspectResult;
+  /** The entity's rows as [rowid, id], all in the fsynced snapshot (null when it had none). */
+  snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
   stats: import('./schemas.js').StatsResult;
   /** `extractor` says which tier produced the memories; `fallbackReason` why the LLM was not used. */
   prepareEpisodeEnd: { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string; sourceIds: string[] };

@@ -17,6 +17,7 @@ import { createEmbedder, embedderIdentity } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
 import { VectorCells } from './vector-index/cells.js';
 import { VectorIndexMaintenance } from './vector-index/maintenance.js';
+import { DeletionSnapshots } from './deletion-snapshot.js';
 
 const { config, namespaceId } = workerData as PoolWorkerData;
 const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
@@ -34,6 +35,7 @@ const embedder = createEmbedder(config);
 embedder.catch(() => {});
 const llm = new LlmExtractor(config);
 const consolidation = new ConsolidationPlanner(db, namespaceId, config);
+const deletionSnapshots = new DeletionSnapshots(db, namespaceId, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
 async function embedQuery(query: string): Promise<Float32Array | null> {
@@ -128,6 +130,8 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
       return vectorIndex.train();
     case 'staleVectorMoves':
       return { moves: vectorIndex.staleMoves(task.limit) };
+    case 'snapshotEntity':
+      return deletionSnapshots.write(task.entity);
   }
 }
 

@@ -9,13 +9,15 @@ import { INITIAL_DIFFICULTY, initialStability, reinforcedStability } from '../sh
 import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messages.js';
 import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
 import { contentKey } from '../shared/text.js';
-import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from './snapshot.js';
-import { blobOf, readMeta, vectorFromBlob } from '../shared/meta.js';
+import { blobOf } from '../shared/meta.js';
 import { INSERT_VECTOR_SQL } from '../shared/sql-schema.js';
 import { ConsolidationWriter } from './consolidation.js';
 import { VectorIndexWriter } from './vector-index.js';
 
 type Relation = 'owner' | 'participant' | 'mention';
+
+/** Time one forgetRows command may delete for before handing the writer back to other writes. */
+const FORGET_BUDGET_MS = 20;
 
 interface NewMemory {
   type: MemoryType;
@@ -77,14 +79,8 @@ export class WriteStore {
       touchEpisode: db.prepare('UPDATE episodes SET last_activity_at = ?, message_count = message_count + 1 WHERE id = ?'),
       endEpisode: db.prepare('UPDATE episodes SET ended_at = ?, outcome = ? WHERE id = ?'),
       countIds: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM memories WHERE id IN (SELECT value FROM json_each(?))'),
-      memoriesOfEntity: db.prepare<[string], Record<string, unknown>>(`SELECT m.* FROM memories m
-        WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
-        ORDER BY m.rowid`),
-      linksOf: db.prepare<[number], { entity_id: string; relation: string }>(
-        'SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ?'),
-      deleteMemory: db.prepare('DELETE FROM memories WHERE rowid = ?'),
+      deleteMemoryWithId: db.prepare('DELETE FROM memories WHERE rowid = ? AND id = ?'),
       deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
-      vectorOf: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
       unembedded: db.prepare<[number], { namespace_id: number }>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0'),
       insertVector: db.prepare(INSERT_VECTOR_SQL),
       markEmbedded: db.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?'),
@@ -111,12 +107,6 @@ export class WriteStore {
     const created: EntityRecord = { id: randomUUID(), name, kind };
     this.s.insertEntity.run(created.id, this.namespaceId, name, kind, this.now());
     return created;
-  }
-
-  private requireEntity(name: string): EntityRecord {
-    const found = this.s.entityByName.get(this.namespaceId, name);
-    if (!found) throw new ServiceError('NOT_FOUND', `entity '${name}' not found`);
-    return found;
   }
 
   // ------------------------------------------------------------------ memories
@@ -221,42 +211,23 @@ export class WriteStore {
 
   // ------------------------------------------------------------------ deletion
 
-  /** Snapshot first, then delete; a failed snapshot throws and the savepoint undoes nothing-yet-done. */
-  forget(cmd: CommandOf<'forget'>): WriterResults['forget'] {
-    const entity = this.requireEntity(cmd.entity);
-    const rows = this.s.memoriesOfEntity.all(entity.id);
-    if (rows.length === 0) return { forgotten_count: 0 };
-    const memories = rows.map((row) => ({
-      ...row,
-      links: this.s.linksOf.all(row.rowid as number),
-      embedding: this.vectorOf(row.rowid as number),
-    }));
-    const snapshotId = randomUUID();
-    const capturedAt = new Date(this.now()).toISOString();
-    const written = writeSnapshot(this.config.snapshotDir, {
-      format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt,
-      namespace: this.config.namespace, entity, embedder: readMeta(this.db, 'embedder'), memories,
-    });
-    for (const row of rows) this.deleteMemory(row.rowid as number);
-    const count = (type: MemoryType) => rows.filter((r) => r.memory_type === type).length;
-    return {
-      forgotten_count: rows.length,
-      snapshot: {
-        snapshot_id: snapshotId, format_version: SNAPSHOT_FORMAT_VERSION, captured_at: capturedAt,
-        owner_only: written.ownerOnly, memory_count: rows.length,
-        episodic_count: count('episodic'), semantic_count: count('semantic'),
-      },
-    };
-  }
-
-  private deleteMemory(rowid: number): void {
-    this.s.deleteVector.run(BigInt(rowid));
-    this.s.deleteMemory.run(rowid);
-  }
-
-  private vectorOf(rowid: number): number[] | null {
-    const row = this.s.vectorOf.get(BigInt(rowid));
-    return row ? vectorFromBlob(row.embedding) : null;
+  /**
+   * Deletes rows listed in an fsynced deletion snapshot (see workers/entity-deletion.ts), for at
+   * most FORGET_BUDGET_MS: a huge entity is deleted over many commands, and other writes'
+   * batches commit between them. Rows already gone are skipped.
+   */
+  forgetRows(cmd: CommandOf<'forgetRows'>): WriterResults['forgetRows'] {
+    const started = performance.now();
+    let processed = 0;
+    let removed = 0;
+    for (const [rowid, id] of cmd.rows) {
+      if (processed > 0 && performance.now() - started > FORGET_BUDGET_MS) break;
+      processed++;
+      if (this.s.deleteMemoryWithId.run(rowid, id).changes === 0) continue;
+      this.s.deleteVector.run(BigInt(rowid));
+      removed++;
+    }
+    return { processed, removed };
   }
 
   // ------------------------------------------------------------------ vectors, reinforcement

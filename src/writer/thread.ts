@@ -39,7 +39,7 @@ function execute(command: WriterCommand): unknown {
     case 'startEpisode': return store.startEpisode(command);
     case 'addMessage': return store.addMessage(command);
     case 'endEpisode': return store.endEpisode(command);
-    case 'forget': return store.forget(command);
+    case 'forgetRows': return store.forgetRows(command);
     case 'attachVectors': return store.attachVectors(command);
     case 'reinforce': return store.reinforce(command);
     case 'consolidate': return store.consolidate(command);

@@ -1,0 +1,80 @@
+// First half of deleting an entity, run in the pool: every memory the entity owns or took part
+// in is read from ONE read snapshot (a WAL read transaction) and streamed to the recovery file,
+// which is fsynced before this returns. The writer is not involved, so other writes go on
+// while a large entity's snapshot is written. The writer then deletes exactly the rows listed
+// here (entity-deletion.ts), never a row the fsynced file does not hold.
+import { randomUUID } from 'node:crypto';
+import type { Db } from '../shared/db.js';
+import type { Config } from '../shared/config.js';
+import { ServiceError } from '../shared/errors.js';
+import { readMeta, vectorFromBlob } from '../shared/meta.js';
+import type { PoolResults } from '../shared/messages.js';
+import type { EntityRecord, MemoryType } from '../shared/schemas.js';
+import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from '../writer/snapshot.js';
+
+/** Rows read per query: bounds memory to one page of rows (with vectors) at a time. */
+const PAGE_ROWS = 500;
+
+type Row = Record<string, unknown> & { rowid: number; id: string; memory_type: MemoryType };
+
+export class DeletionSnapshots {
+  private readonly s;
+
+  constructor(private readonly db: Db, private readonly namespaceId: number, private readonly config: Config) {
+    this.s = {
+      entity: db.prepare<[number, string], EntityRecord>('SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
+      page: db.prepare<[string, number, number], Row>(`SELECT m.* FROM memories m
+        WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
+          AND m.rowid > ? ORDER BY m.rowid LIMIT ?`),
+      linksOf: db.prepare<[number], { entity_id: string; relation: string }>(
+        'SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ?'),
+      vectorOf: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
+    };
+  }
+
+  /** Writes the entity's snapshot; `rows` are the [rowid, id] pairs it holds, in rowid order. */
+  write(entityName: string): PoolResults['snapshotEntity'] {
+    // One read transaction: every page below sees the same committed state.
+    return this.db.transaction(() => this.writeInSnapshot(entityName))();
+  }
+
+  private writeInSnapshot(entityName: string): PoolResults['snapshotEntity'] {
+    const entity = this.s.entity.get(this.namespaceId, entityName);
+    if (!entity) throw new ServiceError('NOT_FOUND', `entity '${entityName}' not found`);
+    const first = this.s.page.all(entity.id, 0, PAGE_ROWS);
+    if (first.length === 0) return { rows: [], snapshot: null };
+    const rows: [number, string][] = [];
+    const counts: Record<MemoryType, number> = { episodic: 0, semantic: 0, procedural: 0 };
+    const memories = this.memories(entity.id, first, (row) => {
+      rows.push([row.rowid, row.id]);
+      counts[row.memory_type]++;
+    });
+    const snapshotId = randomUUID();
+    const capturedAt = new Date().toISOString();
+    const written = writeSnapshot(this.config.snapshotDir, {
+      format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt,
+      namespace: this.config.namespace, entity, embedder: readMeta(this.db, 'embedder'), memories,
+    });
+    return {
+      rows,
+      snapshot: {
+        snapshot_id: snapshotId, format_version: SNAPSHOT_FORMAT_VERSION, captured_at: capturedAt,
+        owner_only: written.ownerOnly, memory_count: rows.length,
+        episodic_count: counts.episodic, semantic_count: counts.semantic,
+      },
+    };
+  }
+
+  /** The entity's memories with links and vectors, a page at a time, as the writer consumes them. */
+  private *memories(entityId: string, first: Row[], seen: (row: Row) => void): Generator<Record<string, unknown>> {
+    let page = first;
+    while (page.length > 0) {
+      for (const row of page) {
+        seen(row);
+        const vector = this.s.vectorOf.get(BigInt(row.rowid));
+        yield { ...row, links: this.s.linksOf.all(row.rowid), embedding: vector ? vectorFromBlob(vector.embedding) : null };
+      }
+      page = page.length < PAGE_ROWS ? [] : this.s.page.all(entityId, page[page.length - 1]!.rowid, PAGE_ROWS);
+    }
+  }
+}

@@ -1,0 +1,32 @@
+// DELETE /v1/entities/{name}, main-thread side. Snapshot first, then delete in small steps:
+//   1. the pool reads the entity's memories from one read snapshot and writes + fsyncs the
+//      recovery file (deletion-snapshot.ts) — the writer keeps serving other writes meanwhile;
+//   2. the writer deletes exactly the rows that file lists, a time-bounded chunk per command
+//      (WriteStore.forgetRows), so other writes commit between chunks.
+// Nothing is deleted that the fsynced file does not hold. A crash between chunks leaves some
+// rows deleted and all of them in the file: `memory-runtime restore <snapshot_id>` brings the
+// entity back whole. Memories written to the entity after the snapshot was read are not in
+// it and are kept (they count as written after the delete).
+import type { ForgetResult } from '../shared/schemas.js';
+import type { WriterClient } from '../writer/client.js';
+import type { ReadPool } from './pool.js';
+
+/** Rows sent per writer command; the writer may handle fewer within its time budget. */
+const CHUNK_ROWS = 2_000;
+
+export class EntityDeletion {
+  constructor(private readonly pool: ReadPool, private readonly writer: WriterClient) {}
+
+  async forget(entity: string): Promise<ForgetResult> {
+    const { rows, snapshot } = await this.pool.run({ op: 'snapshotEntity', entity });
+    if (!snapshot) return { forgotten_count: 0 };
+    let next = 0;
+    let removed = 0;
+    while (next < rows.length) {
+      const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS) });
+      next += step.processed;
+      removed += step.removed;
+    }
+    return { forgotten_count: removed, snapshot };
+  }
+}
