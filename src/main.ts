@@ -3,11 +3,19 @@ import { loadConfig, ConfigError } from './shared/config.js';
 import { createLogger } from './shared/logger.js';
 import { startService } from './service.js';
 import { LockHeldError } from './shared/instance-lock.js';
+import { UnreadableDatabaseError } from './shared/unreadable-database.js';
 
 const log = createLogger();
 
 try {
-  const service = await startService(loadConfig(), log);
+  const service = await startService(loadConfig(), log, {
+    // The writer thread died: stop taking requests, then exit non-zero for the supervisor.
+    onFatal: () => {
+      const exit = () => process.exit(70);
+      setTimeout(exit, 10_000).unref();
+      service.close().then(exit, exit);
+    },
+  });
   const stop = (signal: string) => {
     log.info({ signal }, 'shutting down');
     service.close().then(
@@ -22,7 +30,9 @@ try {
   process.once('SIGINT', () => stop('SIGINT'));
 } catch (error) {
   if (error instanceof ConfigError) log.fatal(`invalid configuration: ${error.message}`);
-  else if (error instanceof LockHeldError) log.fatal(`cannot start: the database is in use: ${error.message}`);
+  else if (error instanceof UnreadableDatabaseError) {
+    log.fatal({ db: error.path, sqliteCode: error.sqliteCode, sqliteMessage: error.sqliteMessage }, error.message);
+  } else if (error instanceof LockHeldError) log.fatal(`cannot start: the database is in use: ${error.message}`);
   else log.fatal({ err: error }, 'start-up failed');
   process.exit(1);
 }

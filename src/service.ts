@@ -16,6 +16,7 @@ import { createMcpMount } from './http/mcp/handler.js';
 import { withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { acquireLock } from './shared/instance-lock.js';
+import { unreadableDatabase } from './shared/unreadable-database.js';
 import { Consolidator } from './workers/consolidator.js';
 import { VectorIndexer } from './workers/vector-indexer.js';
 
@@ -38,7 +39,15 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-export async function startService(config: Config, log: Logger = createLogger()): Promise<RunningService> {
+export interface ServiceHooks {
+  /**
+   * The service can no longer work (its writer thread died): main.ts exits the process so the
+   * supervisor restarts it. Tests leave it unset and observe the unhealthy service instead.
+   */
+  onFatal?(reason: string): void;
+}
+
+export async function startService(config: Config, log: Logger = createLogger(), hooks: ServiceHooks = {}): Promise<RunningService> {
   assertNativeUws();
   // Offline CLI commands (restore, import) check this lock, and this refuses to start while one runs.
   mkdirSync(dirname(config.dbPath), { recursive: true });
@@ -48,8 +57,12 @@ export async function startService(config: Config, log: Logger = createLogger())
     writer = await WriterClient.start(config);
   } catch (error) {
     lock.release();
-    throw error;
+    throw unreadableDatabase(config.dbPath, error) ?? error;
   }
+  writer.onFailure = (cause) => {
+    log.fatal({ cause, db: config.dbPath }, 'writer thread died: every write fails and /v1/health answers 503; exiting so the supervisor restarts the service');
+    hooks.onFatal?.(cause);
+  };
   const pool = new ReadPool(config, writer.namespaceId, log);
   const backfill = new EmbeddingBackfill(pool, writer, log);
   const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors);
@@ -57,7 +70,7 @@ export async function startService(config: Config, log: Logger = createLogger())
   vectorIndexer.onRepaired = () => backfill.poke();
   const reinforcer = new Reinforcer(writer, log);
   const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs);
-  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator);
+  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log);
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(VERSION), metrics, {
     version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,

@@ -36,7 +36,8 @@ test('a full disk mid-batch fails the whole batch and leaves nothing committed',
   db.pragma(`max_page_count = ${pages + 2}`);
   assert.throws(
     () => run.immediate([request(1, 'small before'), request(2, 'x'.repeat(64 * 1024)), request(3, 'small after')]),
-    BatchRolledBack,
+    // The cause's code survives the rollback: clients see STORAGE_FULL (507), not INTERNAL.
+    (error: unknown) => error instanceof BatchRolledBack && error.code === 'STORAGE_FULL',
   );
   assert.equal(db.inTransaction, false);
   assert.deepEqual(db.prepare('SELECT v FROM t').pluck().all(), ['seed'], 'neither the earlier nor the later command stayed');

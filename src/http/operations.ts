@@ -13,6 +13,7 @@ import type { EmbeddingBackfill } from '../workers/backfill.js';
 import type { Reinforcer } from '../writer/reinforcement.js';
 import type { Consolidator } from '../workers/consolidator.js';
 import { EntityDeletion } from '../workers/entity-deletion.js';
+import type { Logger } from '../shared/logger.js';
 
 export class MemoryOperations {
   private readonly deletion: EntityDeletion;
@@ -24,8 +25,9 @@ export class MemoryOperations {
     private readonly backfill: EmbeddingBackfill,
     private readonly reinforcer: Reinforcer,
     private readonly consolidator: Consolidator,
+    log: Logger,
   ) {
-    this.deletion = new EntityDeletion(pool, writer);
+    this.deletion = new EntityDeletion(pool, writer, log);
   }
 
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
@@ -36,6 +38,12 @@ export class MemoryOperations {
     const result = await write;
     this.backfill.poke();
     return result;
+  }
+
+  /** Health fails (503) once the writer thread has died: the service cannot store anything. */
+  assertHealthy(): void {
+    const failed = this.writer.failed;
+    if (failed) throw failed;
   }
 
   createEntity(input: CreateEntityInput): Promise<EntityRecord> {

@@ -26,6 +26,7 @@ const STATUS_TEXT: Record<number, string> = {
   200: '200 OK', 201: '201 Created', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
   405: '405 Method Not Allowed', 413: '413 Payload Too Large', 422: '422 Unprocessable Entity',
   429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
+  507: '507 Insufficient Storage',
 };
 
 export function sendJson(ex: Exchange, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -46,5 +47,6 @@ export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Re
 }
 
 export function sendError(ex: Exchange, error: ServiceError, headers: Record<string, string> = {}): void {
-  sendJson(ex, error.status, { error: error.message, code: error.code }, headers);
+  const retry = error.retryAfterSeconds;
+  sendJson(ex, error.status, { error: error.message, code: error.code }, retry === undefined ? headers : { 'Retry-After': String(retry), ...headers });
 }

@@ -45,7 +45,10 @@ export function buildRoutes(version: string): Route[] {
   return [
     {
       method: 'get', path: '/v1/health', status: 200, response: HealthResponse, summary: 'Liveness and version',
-      handle: async () => ({ status: 'ok', version }),
+      handle: async (ops) => {
+        ops.assertHealthy();
+        return { status: 'ok', version };
+      },
     },
     {
       method: 'post', path: '/v1/entities', body: v(CreateEntityBody), status: 201, response: Entity,

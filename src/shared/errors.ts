@@ -18,7 +18,15 @@ export const ERROR_STATUS = {
   RECALL_FAILED: 500,
   INTERNAL: 500,
   SHUTTING_DOWN: 503,
+  WRITER_UNAVAILABLE: 503, // the writer thread died; the process exits for its supervisor to restart it
+  STORAGE_FULL: 507, // the disk holding the database or the snapshots is full: nothing was stored
 } as const;
+
+/** Errors a client should retry later, and after how many seconds (the Retry-After header). */
+export const RETRY_AFTER_SECONDS: Partial<Record<keyof typeof ERROR_STATUS, number>> = {
+  WRITER_UNAVAILABLE: 5,
+  STORAGE_FULL: 60,
+};
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
@@ -40,6 +48,10 @@ export class ServiceError extends Error {
     return ERROR_STATUS[this.code];
   }
 
+  get retryAfterSeconds(): number | undefined {
+    return RETRY_AFTER_SECONDS[this.code];
+  }
+
   toWire(): WireError {
     return { code: this.code, message: this.message };
   }
@@ -48,9 +60,14 @@ export class ServiceError extends Error {
     return new ServiceError(wire.code in ERROR_STATUS ? wire.code : 'INTERNAL', wire.message);
   }
 
-  /** Anything thrown that is not a ServiceError is an internal fault; its text is kept for logs. */
+  /**
+   * Anything thrown that is not a ServiceError is an internal fault (its text is kept for logs),
+   * except a full disk: SQLite's SQLITE_FULL or the file system's ENOSPC/EDQUOT is the
+   * operator's to fix, and the client's to retry, so it gets its own code.
+   */
   static from(error: unknown): ServiceError {
     if (error instanceof ServiceError) return error;
+    if (isDiskFull(error)) return new ServiceError('STORAGE_FULL', 'no space left on the storage device: nothing was stored');
     const message = error instanceof Error ? error.message : String(error);
     return new ServiceError('INTERNAL', message);
   }
@@ -58,4 +75,11 @@ export class ServiceError extends Error {
 
 export function toWireError(error: unknown): WireError {
   return ServiceError.from(error).toWire();
+}
+
+const DISK_FULL_CODES = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT']);
+
+export function isDiskFull(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && DISK_FULL_CODES.has(code);
 }

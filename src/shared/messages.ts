@@ -104,6 +104,14 @@ export interface WriterBatchReport {
   commitMs: number;
 }
 
+/** Sent instead of WriterReady when the file could not be opened or migrated. */
+export interface WriterStartFailed {
+  type: 'startFailed';
+  /** SQLite's or the file system's code, e.g. SQLITE_CORRUPT, SQLITE_NOTADB, EACCES. */
+  code: string;
+  message: string;
+}
+
 /** Sent once by the writer when its connection is open and migrated. */
 export interface WriterReady {
   type: 'ready';

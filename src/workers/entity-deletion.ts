@@ -7,6 +7,7 @@
 // rows deleted and all of them in the file: `memory-runtime restore <snapshot_id>` brings the
 // entity back whole. Memories written to the entity after the snapshot was read are not in
 // it and are kept (they count as written after the delete).
+import type { Logger } from '../shared/logger.js';
 import type { ForgetResult } from '../shared/schemas.js';
 import type { WriterClient } from '../writer/client.js';
 import type { ReadPool } from './pool.js';
@@ -15,18 +16,26 @@ import type { ReadPool } from './pool.js';
 const CHUNK_ROWS = 2_000;
 
 export class EntityDeletion {
-  constructor(private readonly pool: ReadPool, private readonly writer: WriterClient) {}
+  constructor(private readonly pool: ReadPool, private readonly writer: WriterClient, private readonly log: Logger) {}
 
   async forget(entity: string): Promise<ForgetResult> {
+    const started = performance.now();
     const { rows, snapshot } = await this.pool.run({ op: 'snapshotEntity', entity });
     if (!snapshot) return { forgotten_count: 0 };
+    const snapshotMs = performance.now() - started;
     let next = 0;
     let removed = 0;
+    let commands = 0;
     while (next < rows.length) {
       const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS) });
       next += step.processed;
       removed += step.removed;
+      commands++;
     }
+    const deleteMs = performance.now() - started - snapshotMs;
+    // Operators match a large delete's duration to its snapshot (and to a slow spell, if any).
+    this.log.info({ snapshotId: snapshot.snapshot_id, memories: removed, snapshotMs: Math.round(snapshotMs), deleteMs: Math.round(deleteMs), commands },
+      'entity deleted');
     return { forgotten_count: removed, snapshot };
   }
 }

@@ -2,12 +2,14 @@
 // is undone alone and its neighbours still commit.
 import type { Transaction } from 'better-sqlite3';
 import type { Db } from '../shared/db.js';
-import { toWireError } from '../shared/errors.js';
+import { ServiceError, toWireError, type WireError } from '../shared/errors.js';
 import type { WriterCommand, WriterReply, WriterRequest } from '../shared/messages.js';
 
-export class BatchRolledBack extends Error {
-  constructor(reason: string) {
-    super(`write not stored: the transaction was rolled back (${reason})`);
+/** Keeps the cause's code (a full disk stays STORAGE_FULL), so every command in the batch reports it. */
+export class BatchRolledBack extends ServiceError {
+  constructor(cause: WireError | null) {
+    super(cause?.code === 'STORAGE_FULL' ? 'STORAGE_FULL' : 'INTERNAL',
+      `write not stored: the transaction was rolled back (${cause?.message ?? 'unknown cause'})`);
     this.name = 'BatchRolledBack';
   }
 }
@@ -29,7 +31,7 @@ export function batchRunner(db: Db, execute: (command: WriterCommand) => unknown
       } catch (error) {
         reply = { id: request.id, ok: false, error: toWireError(error) };
       }
-      if (!db.inTransaction) throw new BatchRolledBack(reply.ok ? 'unknown cause' : reply.error.message);
+      if (!db.inTransaction) throw new BatchRolledBack(reply.ok ? null : reply.error);
       return reply;
     }));
 }

@@ -3,7 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
-import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults } from '../shared/messages.js';
+import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/messages.js';
 
 export interface WriterStats {
   transactions: number;
@@ -20,17 +20,26 @@ export class WriterClient {
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
   private failure: ServiceError | null = null;
+  private closing = false;
   readonly stats: WriterStats = { transactions: 0, commands: 0, largestBatch: 0 };
   /** Called after every committed transaction (metrics hook). */
   onBatch: ((report: WriterBatchReport) => void) | null = null;
+  /**
+   * Called once if the thread dies (an uncaught error, a native crash, an exit) other than by
+   * close(): every write fails from then on, so the service reports unhealthy and exits.
+   */
+  onFailure: ((cause: string) => void) | null = null;
 
   private constructor(private readonly worker: Worker, readonly namespaceId: number) {
     worker.on('message', (message: WriterReply | WriterBatchReport) => {
       if ('type' in message) this.recordBatch(message);
       else this.settle(message);
     });
-    worker.on('error', (error) => this.fail(ServiceError.from(error)));
-    worker.on('exit', (code) => this.fail(new ServiceError('INTERNAL', `writer thread exited (code ${code})`)));
+    worker.on('error', (error) => this.died(`uncaught error in the writer thread: ${error.message}`));
+    worker.on('exit', (code) => {
+      if (this.closing) this.fail(new ServiceError('SHUTTING_DOWN', 'service is shutting down'));
+      else this.died(`the writer thread exited (code ${code})`);
+    });
   }
 
   static start(config: Config): Promise<WriterClient> {
@@ -40,10 +49,11 @@ export class WriterClient {
       const onExit = (code: number) => reject(new Error(`writer thread exited during start-up (code ${code})`));
       worker.once('error', onError);
       worker.once('exit', onExit);
-      worker.once('message', (message: WriterReady) => {
+      worker.once('message', (message: WriterReady | WriterStartFailed) => {
         worker.off('error', onError);
         worker.off('exit', onExit);
-        resolve(new WriterClient(worker, message.namespaceId));
+        if (message.type === 'ready') resolve(new WriterClient(worker, message.namespaceId));
+        else reject(Object.assign(new Error(message.message), { code: message.code }));
       });
     });
   }
@@ -62,9 +72,15 @@ export class WriterClient {
     });
   }
 
+  /** Why writes fail, once the thread has died (null while it runs). */
+  get failed(): ServiceError | null {
+    return this.closing ? null : this.failure;
+  }
+
   /** Lets queued commands commit, then closes the connection and ends the thread. */
   async close(): Promise<void> {
     if (this.failure) return;
+    this.closing = true;
     const exited = new Promise<void>((resolve) => this.worker.once('exit', () => resolve()));
     this.worker.postMessage({ type: 'close' });
     await exited;
@@ -83,6 +99,12 @@ export class WriterClient {
     this.pending.delete(reply.id);
     if (reply.ok) waiter.resolve(reply.result);
     else waiter.reject(ServiceError.fromWire(reply.error));
+  }
+
+  private died(cause: string): void {
+    if (this.failure) return;
+    this.fail(new ServiceError('WRITER_UNAVAILABLE', 'writes are unavailable: the writer thread stopped and the service is restarting'));
+    this.onFailure?.(cause);
   }
 
   private fail(error: ServiceError): void {

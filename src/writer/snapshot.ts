@@ -4,7 +4,7 @@
 // without a recovery copy on disk.
 import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { ServiceError } from '../shared/errors.js';
+import { isDiskFull, ServiceError } from '../shared/errors.js';
 
 export const SNAPSHOT_FORMAT_VERSION = 1;
 
@@ -67,9 +67,24 @@ export function writeSnapshot(dir: string, snapshot: SnapshotFile): WrittenSnaps
     }
     return { path, ownerOnly: (statSync(path).mode & 0o077) === 0 };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new ServiceError('SNAPSHOT_FAILED', `deletion aborted: could not write the recovery snapshot (${reason})`);
+    if (isDiskFull(error)) {
+      throw new ServiceError('STORAGE_FULL', 'deletion aborted: no space left for the recovery snapshot; nothing was removed');
+    }
+    throw new ServiceError('SNAPSHOT_FAILED', `deletion aborted: could not write the recovery snapshot (${withoutPaths(error)}); nothing was removed`);
   }
+}
+
+/**
+ * The reason, without the file names Node puts in file-system errors ("EACCES: permission
+ * denied, open '/srv/…'"): a response body must not reveal the server's folders.
+ */
+function withoutPaths(error: unknown): string {
+  const errno = error as NodeJS.ErrnoException;
+  if (typeof errno?.code === 'string' && typeof errno.syscall === 'string') {
+    const description = errno.message.split(',')[0] ?? errno.code;
+    return `${description} (${errno.syscall} in the snapshot folder)`;
+  }
+  return 'unexpected error';
 }
 
 /** The snapshot's JSON text in pieces: everything but the memories, then each memory. */

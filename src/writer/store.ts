@@ -17,7 +17,7 @@ import { VectorIndexWriter } from './vector-index.js';
 type Relation = 'owner' | 'participant' | 'mention';
 
 /** Time one forgetRows command may delete for before handing the writer back to other writes. */
-const FORGET_BUDGET_MS = 20;
+const FORGET_BUDGET_MS = 40;
 
 interface NewMemory {
   type: MemoryType;

@@ -8,9 +8,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../shared/config.js';
-import { openDatabase } from '../shared/db.js';
+import { openDatabase, type Db } from '../shared/db.js';
 import { toWireError } from '../shared/errors.js';
-import type { WriterBatchReport, WriterCommand, WriterReady, WriterReply, WriterRequest } from '../shared/messages.js';
+import type { WriterBatchReport, WriterCommand, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/messages.js';
 import { ensureNamespace, migrate } from './migrate.js';
 import { WriteStore } from './store.js';
 import { batchRunner } from './batch.js';
@@ -25,11 +25,28 @@ export type WriterControl = { type: 'close' };
 const port = parentPort!;
 const config = workerData.config as Config;
 
-mkdirSync(dirname(config.dbPath), { recursive: true });
-const db = openDatabase(config.dbPath, { readonly: false, synchronous: config.synchronous });
-migrate(db);
-prepareVectorTable(db, embedderIdentity(config), config.reembedOnChange);
-const namespaceId = ensureNamespace(db, config.namespace);
+/**
+ * Opens and migrates the file. A failure is posted as a message: an error thrown here reaches
+ * the main thread without its message (SqliteError does not survive the thread boundary).
+ */
+function open(): { db: Db; namespaceId: number } {
+  let db: Db | null = null;
+  try {
+    mkdirSync(dirname(config.dbPath), { recursive: true });
+    db = openDatabase(config.dbPath, { readonly: false, synchronous: config.synchronous });
+    migrate(db);
+    prepareVectorTable(db, embedderIdentity(config), config.reembedOnChange);
+    return { db, namespaceId: ensureNamespace(db, config.namespace) };
+  } catch (error) {
+    db?.close();
+    const { code, message } = error as { code?: string; message?: string };
+    port.postMessage({ type: 'startFailed', code: code ?? 'UNKNOWN', message: message ?? String(error) } satisfies WriterStartFailed);
+    // Ends this thread only; the main thread reports the failure it was just sent.
+    process.exit(1);
+  }
+}
+
+const { db, namespaceId } = open();
 const store = new WriteStore(db, config, namespaceId);
 
 function execute(command: WriterCommand): unknown {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/shared/config.js';
 import { createLogger } from '../../src/shared/logger.js';
-import { startService, type RunningService } from '../../src/service.js';
+import { startService, type RunningService, type ServiceHooks } from '../../src/service.js';
 
 export interface TestService {
   base: string;
@@ -18,7 +18,7 @@ export function tempDir(prefix = 'memrt-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
 
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(env: Record<string, string> = {}, hooks: ServiceHooks = {}): Promise<TestService> {
   const dir = tempDir();
   const config = loadConfig({
     HOST: '127.0.0.1',
@@ -33,7 +33,7 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0',
     ...env,
   });
-  const service = await startService(config, createLogger('silent'));
+  const service = await startService(config, createLogger('silent'), hooks);
   return {
     base: `http://127.0.0.1:${service.port}`,
     dir,

@@ -1,0 +1,103 @@
+// Deleting a large entity: the snapshot is written from a read snapshot in the pool and the
+// rows are deleted in short writer commands, so other writes commit while it runs; a crash
+// between two commands leaves rows deleted that the fsynced snapshot holds, and restoring it
+// brings the entity back whole.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { openDatabase } from '../src/shared/db.js';
+import { dump, embedAll, prepareVectorDatabase, runCli, VECTOR_ENV } from './support/cli.js';
+import { memoryInserter } from './support/rows.js';
+import { del, get, post, startTestService, tempDir } from './support/service.js';
+import { exited, spawnService } from './support/process.js';
+
+/** An entity owning `count` memories (with vectors), written straight into a fresh file. */
+function seedEntity(path: string, name: string, count: number): void {
+  prepareVectorDatabase(path);
+  const db = openDatabase(path, { readonly: false });
+  const entityId = randomUUID();
+  db.prepare("INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES (?, 1, ?, 'user', 0)").run(entityId, name);
+  const insert = memoryInserter(db, 1);
+  const link = db.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, 'owner')");
+  db.transaction(() => {
+    for (let i = 0; i < count; i++) link.run(insert({ id: randomUUID(), content: `${name} fact ${i}`, entityId }), entityId);
+  })();
+  db.close();
+  embedAll(path);
+}
+
+test('a large delete runs as many writer commands, and other writes commit while it runs', async () => {
+  const dir = tempDir('memrt-chunked-');
+  const db = join(dir, 'memory.db');
+  seedEntity(db, 'large', 5_000);
+  const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
+  try {
+    const transactionsBefore = t.service.writer.stats.transactions;
+    let deleted = false;
+    const deletion = del(t.base, '/v1/entities/large').then((r) => {
+      deleted = true;
+      return r;
+    });
+    const acknowledgedDuring: number[] = [];
+    let written = 0;
+    for (let i = 0; !deleted && i < 10_000; i++) {
+      const r = await post(t.base, '/v1/remember', { entity: 'bystander', fact: `written during the delete ${i}` });
+      assert.equal(r.status, 201);
+      written++;
+      if (!deleted) acknowledgedDuring.push(i);
+    }
+    const r = await deletion;
+    assert.equal(r.status, 200);
+    assert.equal(r.body.forgotten_count, 5_000);
+    assert.equal(r.body.snapshot.memory_count, 5_000);
+    assert.ok(acknowledgedDuring.length > 0, 'writes were acknowledged before the delete finished');
+    assert.ok(t.service.writer.stats.transactions - transactionsBefore > acknowledgedDuring.length, 'the delete spanned many transactions');
+    assert.equal((await post(t.base, '/v1/inspect', { entity: 'large' })).body.semantic.length, 0);
+    // Every acknowledged write is there; none was caught up in the delete.
+    assert.equal((await get(t.base, '/v1/stats')).body.semantic_memories, written);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('kill -9 in the middle of a large delete: the snapshot restores the entity whole', async () => {
+  const dir = tempDir('memrt-chunked-crash-');
+  const db = join(dir, 'memory.db');
+  const total = 20_000;
+  seedEntity(db, 'doomed', total);
+  const before = dump(db);
+  const service = await spawnService({ SERVICE_PATH: db, ...VECTOR_ENV });
+  try {
+    void fetch(`${service.base}/v1/entities/doomed`, { method: 'DELETE' }).catch(() => {});
+    // Kill once some rows are gone but not all of them.
+    for (;;) {
+      const left = (await get(service.base, '/v1/stats')).body.semantic_memories as number;
+      if (left < total) {
+        assert.ok(left > 0, 'the delete had not finished yet (raise `total` if this machine is fast)');
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    service.child.kill('SIGKILL');
+    await exited(service.child);
+  } finally {
+    service.child.kill('SIGKILL');
+  }
+  try {
+    const snapshots = readdirSync(join(dir, 'snapshots'));
+    assert.equal(snapshots.length, 1);
+    const restore = await runCli(['restore', snapshots[0]!.replace(/\.json$/, ''), '--db', db]);
+    assert.equal(restore.code, 0, restore.stderr);
+    const after = dump(db) as { memories: unknown[]; links: unknown[]; vectors: unknown[] };
+    const was = before as typeof after;
+    assert.equal(after.memories.length, total);
+    assert.deepEqual(after.memories, was.memories);
+    assert.deepEqual(after.links, was.links);
+    assert.deepEqual(after.vectors, was.vectors);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
