@@ -24,7 +24,8 @@ const ERRORS: Record<number, { name: string; description: string }> = {
   422: { name: 'UnprocessableEntity', description: 'Body is not JSON, not an object, lacks a field or has a wrong JSON type' },
   429: { name: 'TooManyRequests', description: 'Rate limit exceeded; see Retry-After (seconds)' },
   500: { name: 'InternalError', description: 'Internal failure (recall pipeline, deletion snapshot, ...)' },
-  503: { name: 'ShuttingDown', description: 'The service is draining for shutdown' },
+  503: { name: 'Unavailable', description: 'Draining for shutdown (SHUTTING_DOWN), or the writer thread died and the process is restarting (WRITER_UNAVAILABLE, with Retry-After)' },
+  507: { name: 'InsufficientStorage', description: 'The disk is full (STORAGE_FULL): nothing was stored; see Retry-After (seconds)' },
 };
 
 /** TypeBox values exported from schemas.ts, by identity, so a route's schema finds its name. */

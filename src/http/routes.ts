@@ -52,12 +52,12 @@ export function buildRoutes(version: string): Route[] {
     },
     {
       method: 'post', path: '/v1/entities', body: v(CreateEntityBody), status: 201, response: Entity,
-      summary: 'Create an entity, or return the existing one of that name',
+      errors: [507], summary: 'Create an entity, or return the existing one of that name',
       handle: (ops, { body }) => ops.createEntity(body),
     },
     {
       method: 'post', path: '/v1/remember', body: v(RememberBody), status: 201, response: StoredFact,
-      summary: 'Store a semantic memory (fact) about an entity',
+      errors: [507], summary: 'Store a semantic memory (fact) about an entity',
       handle: (ops, { body }) => ops.remember(body),
     },
     {
@@ -72,33 +72,33 @@ export function buildRoutes(version: string): Route[] {
     },
     {
       method: 'post', path: '/v1/episodes/start', body: v(StartEpisodeBody), status: 200, response: StartEpisodeResponse,
-      summary: 'Start an episode between participants', handle: (ops, { body }) => ops.startEpisode(body),
+      errors: [507], summary: 'Start an episode between participants', handle: (ops, { body }) => ops.startEpisode(body),
     },
     {
       method: 'post', path: '/v1/episodes/:id/message', body: v(EpisodeMessageBody), status: 200, response: StatusResponse,
-      params: EpisodeParams, errors: [404], summary: 'Add a message to an active episode',
+      params: EpisodeParams, errors: [404, 507], summary: 'Add a message to an active episode',
       handle: (ops, { body, params }) => ops.addMessage(params[0], body),
     },
     {
       method: 'post', path: '/v1/episodes/:id/end', body: v(EndEpisodeBody), status: 200, response: EndEpisodeResponse,
-      params: EpisodeParams, errors: [404], summary: 'End an episode and extract memories from it',
+      params: EpisodeParams, errors: [404, 507], summary: 'End an episode and extract memories from it',
       handle: (ops, { body, params }) => ops.endEpisode(params[0], body),
     },
     // Compatibility with existing SDKs that put the episode id in the body.
     {
       method: 'post', path: '/v1/episodes/message', body: v(EpisodeMessageByBody), status: 200, response: StatusResponse,
-      errors: [404], summary: 'Add a message to an episode (episode id in the body)',
+      errors: [404, 507], summary: 'Add a message to an episode (episode id in the body)',
       handle: (ops, { body }) => ops.addMessage(body.episode_id, body),
     },
     {
       method: 'post', path: '/v1/episodes/end', body: v(EndEpisodeByBody), status: 200, response: EndEpisodeResponse,
-      errors: [404], summary: 'End an episode (episode id in the body)',
+      errors: [404, 507], summary: 'End an episode (episode id in the body)',
       handle: (ops, { body }) => ops.endEpisode(body.episode_id, body),
     },
     {
       // `hard_delete` in the query is accepted and ignored: every delete is snapshot-backed.
       method: 'del', path: '/v1/entities/:entity_name', status: 200, response: ForgetResponse,
-      params: ForgetParams, errors: [404], summary: "Delete an entity's memories after writing a recovery snapshot",
+      params: ForgetParams, errors: [404, 507], summary: "Delete an entity's memories after writing a recovery snapshot",
       handle: (ops, { params }) => ops.forget(forgetParams.parse({ entity_name: params[0] }).entity_name),
     },
     {
