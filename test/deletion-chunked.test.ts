@@ -101,3 +101,32 @@ test('kill -9 in the middle of a large delete: the snapshot restores the entity 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a memory written to the entity after its snapshot was read is kept; the snapshot\'s rows are all deleted', async () => {
+  const dir = tempDir('memrt-chunked-late-');
+  const db = join(dir, 'memory.db');
+  const total = 20_000;
+  seedEntity(db, 'busy', total);
+  const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
+  try {
+    let finished = false;
+    const deletion = del(t.base, '/v1/entities/busy').finally(() => (finished = true));
+    // Rows start to go only once the snapshot is fsynced: from then on, a new write is "after".
+    while ((await get(t.base, '/v1/stats')).body.semantic_memories === total) await new Promise((resolve) => setTimeout(resolve, 5));
+    const late = await post(t.base, '/v1/remember', { entity: 'busy', fact: 'written while the delete ran' });
+    assert.equal(late.status, 201);
+    assert.equal(finished, false, 'the late write was acknowledged while the delete ran');
+    const r = await deletion;
+    assert.equal(r.status, 200);
+    assert.equal(r.body.snapshot.memory_count, total);
+    assert.equal(r.body.forgotten_count, total);
+    const left = (await post(t.base, '/v1/inspect', { entity: 'busy' })).body.semantic;
+    assert.deepEqual(left.map((m: { id: string }) => m.id), [late.body.id]);
+    // Deleting again removes it, with its own snapshot.
+    const again = await del(t.base, '/v1/entities/busy');
+    assert.equal(again.body.forgotten_count, 1);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
