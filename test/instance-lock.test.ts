@@ -55,6 +55,45 @@ test('a live holder keeps the service out; once it is killed with SIGKILL the lo
   }
 });
 
+test('a holder killed but not yet reaped (a zombie) holds nothing', async () => {
+  const dir = tempDir('memrt-lock-');
+  const db = join(dir, 'memory.db');
+  // `exec sleep` replaces the shell, so nobody reaps the holder once it dies: it stays a zombie.
+  const script = `const m = await import(${JSON.stringify(LOCK_MODULE)}); m.acquireLock(${JSON.stringify(db)}, 'zombie to be');` +
+    `console.log('held'); setInterval(() => {}, 1000);`;
+  const parent = spawn('sh', ['-c', 'node --input-type=module -e "$0" & echo "pid $!"; exec sleep 60', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    let output = '';
+    await new Promise<void>((resolve) => parent.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('held')) resolve();
+    }));
+    const holder = Number(/pid (\d+)/.exec(output)![1]);
+    assert.throws(() => acquireLock(db, 'too early'), LockHeldError);
+    process.kill(holder, 'SIGKILL');
+    while (!/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${holder}/stat`, 'utf8'))) await new Promise((resolve) => setTimeout(resolve, 10));
+    // The leader shows Z while its other threads may still be exiting; the kernel frees the
+    // lock when the last one has gone, so allow it a moment.
+    let lock = null;
+    for (let i = 0; i < 500 && !lock; i++) {
+      try {
+        lock = acquireLock(db, 'after the zombie');
+      } catch {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+    }
+    assert.ok(lock, 'the lock is free');
+    // The pid still exists (kill(pid, 0) succeeds on a zombie: what the pid-file lock trusted).
+    assert.match(readFileSync(`/proc/${holder}/stat`, 'utf8'), /^\d+ \(.*\) Z/);
+    process.kill(holder, 0);
+    lock.release();
+  } finally {
+    parent.kill('SIGKILL');
+    await exited(parent);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('a pid-file lock left by an earlier version (naming a live pid) is replaced', async () => {
   const dir = tempDir('memrt-lock-');
   const db = join(dir, 'memory.db');
