@@ -13,7 +13,7 @@ import { UseLiteEmbedder } from '../src/workers/embedding/use-lite.js';
 import { EntityMatcher } from '../src/workers/entity-mentions.js';
 import { ReadStore } from '../src/workers/read-store.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
-import { fuseRankings, type RankedList } from '../src/workers/recall/fuse.js';
+import { fuseScores, type SignalScores } from '../src/workers/recall/fuse.js';
 import { ftsMatchExpression, queryTerms } from '../src/workers/recall/query-text.js';
 import { Bm25Signal } from '../src/workers/recall/bm25-signal.js';
 import type { RecallContext } from '../src/workers/recall/signals.js';
@@ -131,11 +131,14 @@ async function databasePairs(db: Db, memories: number): Promise<MicroPair[]> {
 /** Fusion, embedding and validation: pure CPU. */
 async function cpuPairs(memories: number, withUse: boolean): Promise<MicroPair[]> {
   const corpus = new Corpus(7, entityCountFor(memories));
-  // Three retrieval lists of DEPTH overlapping ids plus a strength ranking of their union.
+  // Two retrieval lists of DEPTH overlapping ids, every candidate scored on both signals.
   const list = (offset: number) => Array.from({ length: DEPTH }, (_, i) => 1 + ((i * 7 + offset) % (DEPTH * 3)));
-  const lists: RankedList[] = [{ weight: 1, rowids: list(0) }, { weight: 1, rowids: list(11) }, { weight: 0.5, rowids: list(23) }];
-  lists.push({ weight: 0.3, rowids: [...new Set(lists.flatMap((l) => l.rowids))] });
-  const candidateScores = Float64Array.from(lists[3].rowids, (_, i) => Math.sin(i));
+  const candidates = [...new Set([...list(0), ...list(11)])];
+  const signals: SignalScores[] = [
+    { weight: 0.6, scale: 'ratio', scores: new Map(candidates.map((rowid, i) => [rowid, Math.abs(Math.sin(i)) * 10])) },
+    { weight: 0.4, scale: 'range', scores: new Map(candidates.map((rowid, i) => [rowid, Math.cos(i)])) },
+  ];
+  const candidateScores = Float64Array.from(candidates, (_, i) => Math.sin(i));
   const texts = Array.from({ length: 64 }, () => corpus.fact(corpus.entity()));
   const hasher = new HashingEmbedder(256);
   const validator = compileValidator(RecallBody);
@@ -145,8 +148,8 @@ async function cpuPairs(memories: number, withUse: boolean): Promise<MicroPair[]
 
   const pairs = await measure([
     {
-      name: 'fusion (weighted RRF, 4 lists)', rawLabel: `sort of ${candidateScores.length} candidate scores`,
-      service: () => fuseRankings(lists),
+      name: 'fusion (normalised scores, 2 signals)', rawLabel: `sort of ${candidateScores.length} candidate scores`,
+      service: () => [...fuseScores(candidates, signals)].sort((a, b) => b[1] - a[1]),
       raw: () => Float64Array.from(candidateScores).sort(),
     },
     {

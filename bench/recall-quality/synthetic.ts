@@ -18,7 +18,7 @@ import { buildCorpus } from './corpus.js';
 
 const KS = [1, 5, 10] as const;
 const pct = (x: number) => `${(x * 100).toFixed(1)}%`.padStart(7);
-/** `--weights bm25=1,vector=1,graph=0.5,strength=0.3` overrides fusion weights (for tuning). */
+/** `--weights bm25=0.6,vector=0.4,adjacent=0.3,entity=0.1,strength=0.02` overrides fusion weights (for tuning). */
 const weightsArg = process.argv[process.argv.indexOf('--weights') + 1];
 const weights = process.argv.includes('--weights')
   ? Object.fromEntries(weightsArg.split(',').map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])]))
@@ -88,15 +88,15 @@ export async function runSynthetic(useHash: boolean): Promise<void> {
   const minSimilarity = embedderIdentity(config).minSimilarity;
 
   const variants: [string, SignalName[] | undefined][] = [
-    ['bm25 only', ['bm25']], ['vector only', ['vector']], ['graph only', ['graph']],
+    ['bm25 only', ['bm25']], ['vector only', ['vector']],
     ['bm25 + vector', ['bm25', 'vector']], ['fused (all signals)', undefined],
   ];
   const rows: Row[] = [];
-  // Plain BM25 baseline: the FTS5 query alone, no filters, no fusion.
+  // Plain BM25 baseline: the FTS5 query alone on the content column, no filters, no fusion.
   const fts = db.prepare('SELECT m.id FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid WHERE memories_fts MATCH ? ORDER BY bm25(memories_fts) LIMIT 10');
   const baseline = new Map(corpus.questions.map((q) => {
     const match = ftsMatchExpression(queryTerms(q.text));
-    return [q.id, match ? (fts.all(match) as { id: string }[]).map((r) => r.id) : []];
+    return [q.id, match ? (fts.all(`{content} : (${match})`) as { id: string }[]).map((r) => r.id) : []];
   }));
   rows.push(score('baseline: plain FTS5 bm25', baseline, targets));
   const now = Date.now();

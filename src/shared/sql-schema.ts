@@ -192,6 +192,56 @@ export const MIGRATIONS: readonly string[] = [
   -- The graph signal's one-hop walk starts from an entity's episodes.
   CREATE INDEX episode_participants_by_entity ON episode_participants(entity_id, episode_id);
   `,
+  /* 6 */ `
+  -- Conversation context. A question and its answer are often split across two turns, so an
+  -- episodic turn is indexed with the turn before it in the same episode as a second FTS
+  -- column, \`context\`, which bm25 weighs down (BM25F-style): the turn's own words count fully,
+  -- its predecessor's a little. Stored on the row (not looked up when indexing) because the
+  -- external-content FTS table must be given the same values again when a row is deleted.
+  ALTER TABLE memories ADD COLUMN context TEXT NOT NULL DEFAULT '';
+  DROP TRIGGER memories_fts_insert;
+  DROP TRIGGER memories_fts_delete;
+  DROP TRIGGER memories_fts_update;
+  UPDATE memories SET context = coalesce((SELECT p.content FROM memories p
+      WHERE p.episode_id = memories.episode_id AND p.seq = memories.seq - 1 AND p.memory_type = 'episodic'), '')
+    WHERE memory_type = 'episodic' AND episode_id IS NOT NULL AND seq > 0;
+  DROP TABLE memories_fts;
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    content,
+    context,
+    content = 'memories',
+    content_rowid = 'rowid',
+    tokenize = 'porter unicode61 remove_diacritics 2'
+  );
+  INSERT INTO memories_fts(memories_fts) VALUES ('rebuild');
+  -- Every ORDER BY rank uses these column weights (stored in the FTS table's config): the
+  -- previous turn counts 0.3 of the turn's own words (flat optimum 0.2–0.4 on LoCoMo dev).
+  INSERT INTO memories_fts(memories_fts, rank) VALUES ('rank', 'bm25(1.0, 0.3)');
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, context ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+    INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+  END;
+
+  -- A memory may link one entity in several ways (a turn names a participant: 'participant'
+  -- and 'mention'). The old key (memory, entity) let the first link silently swallow the
+  -- second, so mention links of episode turns were never written.
+  CREATE TABLE memory_entities_rebuilt (
+    memory_rowid INTEGER NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+    entity_id    TEXT NOT NULL REFERENCES entities(id),
+    relation     TEXT NOT NULL,
+    PRIMARY KEY (memory_rowid, entity_id, relation)
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO memory_entities_rebuilt (memory_rowid, entity_id, relation) SELECT memory_rowid, entity_id, relation FROM memory_entities;
+  DROP TABLE memory_entities;
+  ALTER TABLE memory_entities_rebuilt RENAME TO memory_entities;
+  CREATE INDEX memory_entities_by_entity ON memory_entities(entity_id, relation);
+  `,
 ];
 
 /** Meta key: episodic rowids up to its value were considered by the namespace's last promotion run. */

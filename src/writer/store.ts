@@ -28,6 +28,8 @@ interface NewMemory {
   episodeId: string | null;
   seq: number | null;
   role: string | null;
+  /** Episodic turns: the previous turn's text, indexed as context (see migration 6). */
+  context?: string;
   links: { entityId: string; relation: Relation }[];
 }
 
@@ -60,9 +62,12 @@ export class WriteStore {
         'INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES (?, ?, ?, ?, ?)'),
       insertMemory: db.prepare(`INSERT INTO memories
         (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
-         last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role)
+         last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context)
         VALUES (@id, @ns, @type, @content, @key, @confidence, @stability, @difficulty,
-         @now, @now, @tier, @owner, @episode, @seq, @role)`),
+         @now, @now, @tier, @owner, @episode, @seq, @role, @context)`),
+      // The turn before, indexed with a message as its context (see migration 6).
+      previousTurn: db.prepare<[string, number], string>(
+        "SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'").pluck(),
       link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
       ownedDuplicate: db.prepare<[string, string, string], MemoryRow>(`SELECT rowid, id, memory_type, content,
         confidence, stability, extraction_tier FROM memories
@@ -142,6 +147,7 @@ export class WriteStore {
       id, ns: this.namespaceId, type: memory.type, content: memory.content, key: contentKey(memory.content),
       confidence: memory.confidence, stability, difficulty: INITIAL_DIFFICULTY, now: this.now(),
       tier: memory.tier, owner: memory.ownerId, episode: memory.episodeId, seq: memory.seq, role: memory.role,
+      context: memory.context ?? '',
     });
     const rowid = Number(info.lastInsertRowid);
     for (const link of memory.links) this.s.link.run(rowid, link.entityId, link.relation);
@@ -176,6 +182,7 @@ export class WriteStore {
     this.insertMemory({
       type: 'episodic', content: cmd.content, confidence: 1, tier: 1, ownerId: null,
       episodeId: cmd.episodeId, seq: episode.message_count, role: cmd.role,
+      context: episode.message_count > 0 ? this.s.previousTurn.get(cmd.episodeId, episode.message_count - 1) ?? '' : '',
       links: participants.map((p) => ({ entityId: p.entity_id, relation: 'participant' as const })),
     });
     this.s.touchEpisode.run(now, cmd.episodeId);

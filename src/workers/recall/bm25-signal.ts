@@ -1,4 +1,5 @@
-// Lexical relevance: FTS5 with real bm25() ranking, kept cheap at scale. FTS5 scores every
+// Lexical relevance: FTS5 with real bm25() ranking (the table's rank: a turn's own words, and
+// its previous turn's at a lower weight — see migration 6), kept cheap at scale. FTS5 scores every
 // row a query matches before it can sort (it has no top-k pruning), about 1 µs a row, and
 // "where does Ava live" at 1M memories matches 30k rows through "live" alone. So, in a file
 // holding one namespace (the usual case; with several, every match is ranked as before):
@@ -35,7 +36,7 @@ export class Bm25Signal implements RetrievalSignal {
   private readonly everyMatch;
   private readonly ofEntity;
 
-  constructor(db: Db, private readonly namespaceId: number, readonly weight = 1) {
+  constructor(db: Db, private readonly namespaceId: number) {
     // Namespaces holding memories (a namespace row alone, e.g. from an empty import, shares nothing).
     this.namespaces = db.prepare<[], number>(
       'SELECT count(*) FROM namespaces n WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id)').pluck();
@@ -44,31 +45,31 @@ export class Bm25Signal implements RetrievalSignal {
       'SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)').pluck();
     // No entity or type filter: FTS5 ranks on its own and only the best few rows are looked
     // up in memories, not every match. `fetched` tells whether FTS5 had more to give.
-    this.best = db.prepare<Record<string, unknown>, { rowid: number; fetched: number }>(`
+    this.best = db.prepare<Record<string, unknown>, Proposal & { fetched: number }>(`
       WITH newest AS MATERIALIZED (${NEWEST_MATCHES}),
       best AS MATERIALIZED (SELECT rowid, rank FROM newest ORDER BY rank, rowid LIMIT @fetch)
-      SELECT m.rowid AS rowid, (SELECT count(*) FROM best) AS fetched FROM best CROSS JOIN memories m ON m.rowid = best.rowid
+      SELECT m.rowid AS rowid, -best.rank AS score, (SELECT count(*) FROM best) AS fetched FROM best CROSS JOIN memories m ON m.rowid = best.rowid
       WHERE m.namespace_id = @ns AND m.archived = 0
       ORDER BY best.rank, best.rowid LIMIT @depth`);
-    this.filtered = db.prepare<Record<string, unknown>, { rowid: number }>(`
+    this.filtered = db.prepare<Record<string, unknown>, Proposal>(`
       WITH newest AS MATERIALIZED (${NEWEST_MATCHES})
-      SELECT m.rowid AS rowid FROM newest CROSS JOIN memories m ON m.rowid = newest.rowid
+      SELECT m.rowid AS rowid, -newest.rank AS score FROM newest CROSS JOIN memories m ON m.rowid = newest.rowid
       WHERE ${FILTER_SQL}
       ORDER BY newest.rank, newest.rowid LIMIT @depth`);
     // Several namespaces share the FTS index: counts and windows would mix them, so rank all.
-    this.everyMatch = db.prepare<Record<string, unknown>, { rowid: number }>(`SELECT m.rowid AS rowid
+    this.everyMatch = db.prepare<Record<string, unknown>, Proposal>(`SELECT m.rowid AS rowid, -memories_fts.rank AS score
       FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid
       WHERE memories_fts MATCH @match AND ${FILTER_SQL}
-      ORDER BY bm25(memories_fts), m.rowid LIMIT @depth`);
+      ORDER BY memories_fts.rank, m.rowid LIMIT @depth`);
     // From the entity's links (one per memory: the key is memory × entity), each checked
     // against the MATCH by rowid (FTS5 seeks to it).
-    this.ofEntity = db.prepare<Record<string, unknown>, { rowid: number }>(`SELECT m.rowid AS rowid
+    this.ofEntity = db.prepare<Record<string, unknown>, Proposal>(`SELECT m.rowid AS rowid, -memories_fts.rank AS score
       FROM memory_entities e
       CROSS JOIN memories_fts ON memories_fts.rowid = e.memory_rowid
       CROSS JOIN memories m ON m.rowid = e.memory_rowid
       WHERE e.entity_id = @entity AND e.relation IN ('owner', 'participant') AND memories_fts MATCH @match
         AND ${FILTER_SQL}
-      ORDER BY bm25(memories_fts), m.rowid LIMIT @depth`);
+      ORDER BY memories_fts.rank, m.rowid LIMIT @depth`);
   }
 
   retrieve(ctx: RecallContext): Proposal[] {
@@ -93,7 +94,7 @@ export class Bm25Signal implements RetrievalSignal {
       const fetch = depth * OVERFETCH;
       const hits = this.best.all({ match, depth, fetch, ns: this.namespaceId });
       // Enough survivors, or nothing more to rank: the same answer the filtered query gives.
-      if (hits.length === depth || (hits.length > 0 && hits[0].fetched < fetch)) return hits.map(({ rowid }) => ({ rowid }));
+      if (hits.length === depth || (hits.length > 0 && hits[0].fetched < fetch)) return hits.map(({ rowid, score }) => ({ rowid, score }));
     }
     return this.filtered.all({ match, depth, ...filterParams(this.namespaceId, ctx.filter) });
   }

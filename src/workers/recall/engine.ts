@@ -1,20 +1,28 @@
-// The recall pipeline: candidates from every retrieval signal (BM25, vector, graph) → rerank
-// signals over the candidate union (strength) → weighted RRF → top `limit`. Filters
-// (namespace, archived, entity, types) are applied inside each candidate query, before the limit.
+// The recall pipeline (see README "Recall engine"):
+// 1. candidates: bm25's top D and the vector signal's top D (D = max(50, 4 × limit)); a faint
+//    vector match counts only when bm25 proposes it too or it links an entity the query names;
+//    the memories of an entity the query names join when it has at most D of them;
+// 2. every candidate is scored on every signal that knows it (cosine by point lookup), scores
+//    normalised per signal and fused by a weighted mean over the signals that know the memory;
+// 3. conversation context: the best candidates' adjacent turns join, and each turn is lifted
+//    by a fraction of its best neighbour's score;
+// 4. entity links as a small prior; strength and recency only break near-ties.
+// Nothing here reads last access or stability: recalling never changes what a recall returns.
+// Filters (namespace, archived, entity, types) are applied inside each candidate query.
 import type { Db } from '../../shared/db.js';
 import type { MemoryRecord, MemoryType } from '../../shared/schemas.js';
 import type { EntityMatcher } from '../entity-mentions.js';
 import { MEMORY_COLUMNS, type MemoryRow, type ReadStore } from '../read-store.js';
-import { fuseRankings, type RankedList } from './fuse.js';
-import { GraphSignal } from './graph-signal.js';
+import { fuseScores, type SignalScores } from './fuse.js';
+import { liftedByNeighbours, TurnNeighbours } from './conversation.js';
+import { EntityLinks, entityPrior } from './entity-prior.js';
 import { queryTerms } from './query-text.js';
 import { Bm25Signal } from './bm25-signal.js';
-import { StrengthSignal, type Proposal, type RecallContext, type RerankSignal, type RetrievalSignal } from './signals.js';
+import type { Proposal, RecallContext } from './signals.js';
 import { VectorSignal } from './vector-signal.js';
 import { VectorCells } from '../vector-index/cells.js';
 import type { StageTimings } from '../../shared/messages.js';
 import { timed } from './timing.js';
-
 export interface RecallRequest {
   query: string;
   entity: string | null;
@@ -29,8 +37,12 @@ export interface RecallHit {
   score: number;
 }
 
-/** Weights of weighted RRF, tuned with bench/recall-quality (see README). */
-export const SIGNAL_WEIGHTS = { bm25: 1.5, vector: 1, graph: 0.7, strength: 0.1 } as const;
+/**
+ * Fusion weights, tuned on the LoCoMo dev conversations (bench:quality), each on a flat optimum:
+ * bm25 and vector are the weighted mean's weights; adjacent: fraction of the best neighbouring
+ * turn's score a turn gains; entity: the entity prior; strength: the tie-break.
+ */
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -47,10 +59,16 @@ export interface EngineOptions {
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
 const MIN_DEPTH = 50;
+/** The adjacent turns of this many times `limit` best candidates (at least MIN_EXPANDED) join. */
+const EXPAND_FACTOR = 2;
+const MIN_EXPANDED = 20;
 
 export class RecallEngine {
-  private readonly retrieval: RetrievalSignal[];
-  private readonly rerank: RerankSignal[];
+  private readonly bm25: Bm25Signal | null;
+  private readonly vector: VectorSignal | null;
+  private readonly weights: Record<SignalName, number>;
+  private readonly neighbours: TurnNeighbours;
+  private readonly links: EntityLinks;
   private readonly hydrate;
   private readonly inSnapshot: <T>(work: () => T) => T;
 
@@ -60,16 +78,14 @@ export class RecallEngine {
     private readonly entities: EntityMatcher,
     options: EngineOptions,
   ) {
-    const { minSimilarity, only } = options;
-    const weights = { ...SIGNAL_WEIGHTS, ...options.weights };
-    const use = (name: SignalName) => !only || only.includes(name);
+    const use = (name: SignalName) => !options.only || options.only.includes(name);
+    this.weights = Object.fromEntries(Object.entries({ ...SIGNAL_WEIGHTS, ...options.weights })
+      .map(([name, weight]) => [name, use(name as SignalName) ? weight : 0])) as Record<SignalName, number>;
     const ns = store.namespaceId;
-    this.retrieval = [
-      ...(use('bm25') ? [new Bm25Signal(db, ns, weights.bm25)] : []),
-      ...(use('vector') ? [new VectorSignal(db, ns, minSimilarity, new VectorCells(db, ns, options.vectorProbes), weights.vector)] : []),
-      ...(use('graph') ? [new GraphSignal(db, ns, weights.graph)] : []),
-    ];
-    this.rerank = use('strength') ? [new StrengthSignal(weights.strength)] : [];
+    this.bm25 = use('bm25') ? new Bm25Signal(db, ns) : null;
+    this.vector = use('vector') ? new VectorSignal(db, ns, options.minSimilarity, new VectorCells(db, ns, options.vectorProbes)) : null;
+    this.neighbours = new TurnNeighbours(db, ns);
+    this.links = new EntityLinks(db, ns);
     this.inSnapshot = db.transaction(<T>(work: () => T): T => work()) as <T>(work: () => T) => T;
     this.hydrate = db.prepare<[string], MemoryRow>(
       `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
@@ -95,45 +111,83 @@ export class RecallEngine {
     const ctx: RecallContext = {
       query: request.query,
       terms: queryTerms(request.query),
-      queryVector: request.queryVector,
-      // The filter entity adds no information as a graph seed: every candidate is linked to it.
+      queryVector: this.vector ? request.queryVector : null,
+      // The filter entity tells no candidate apart: every one of them is linked to it.
       queryEntityIds: this.entities.find(request.query).filter((id) => id !== entityId),
       filter: { entityId, types: request.types && request.types.length > 0 ? request.types : null },
       depth: Math.max(MIN_DEPTH, request.limit * DEPTH_FACTOR),
       now,
       timings,
     };
+    const w = this.weights;
 
-    const lists = corroborated(this.retrieval.map((signal) => ({
-      weight: signal.weight, proposals: timed(timings, signal.name, () => signal.retrieve(ctx)),
-    })));
-    const candidateIds = [...new Set(lists.flatMap((list) => list.rowids))];
-    if (candidateIds.length === 0) return [];
-    const rows = new Map(timed(timings, 'hydrate', () => this.hydrate.all(JSON.stringify(candidateIds))).map((row) => [row.rowid, row]));
-    const candidates = [...rows.values()];
-    for (const signal of this.rerank) lists.push({ weight: signal.weight, rowids: timed(timings, signal.name, () => signal.rank(ctx, candidates)) });
+    // 1. Candidates.
+    const lexical: Proposal[] = timed(timings, 'bm25', () => this.bm25?.retrieve(ctx) ?? []);
+    const nearest: Proposal[] = timed(timings, 'vector', () => this.vector?.retrieve(ctx) ?? []);
+    const lexicalScores = new Map(lexical.map((p) => [p.rowid, p.score]));
+    const { namedLinks, members } = timed(timings, 'graph', () => ({
+      namedLinks: this.links.linked(nearest.filter((p) => p.weak).map((p) => p.rowid), ctx.queryEntityIds),
+      members: w.entity > 0 ? this.links.membersOfFew(ctx.queryEntityIds, ctx.depth, ctx.filter) : [],
+    }));
+    const proposed = new Set([
+      ...lexicalScores.keys(),
+      ...nearest.filter((p) => !p.weak || lexicalScores.has(p.rowid) || namedLinks.has(p.rowid)).map((p) => p.rowid),
+      ...members,
+    ]);
+    if (proposed.size === 0) return [];
 
-    return timed(timings, 'fusion', () => fuseRankings(lists))
-      .slice(0, request.limit)
-      .flatMap(({ rowid, score }) => {
-        const row = rows.get(rowid);
-        return row ? [{ row, score }] : [];
-      });
+    // 2. Every candidate on every signal, fused. Cosines KNN did not give are looked up.
+    const cosine = new Map(nearest.map((p) => [p.rowid, p.score]));
+    const scoredOn = (rowids: number[]): SignalScores[] => {
+      const unknown = rowids.filter((rowid) => !cosine.has(rowid));
+      if (ctx.queryVector && this.vector && unknown.length > 0) {
+        for (const [rowid, similarity] of this.vector.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
+      }
+      const known = new Set(rowids);
+      // bm25 knows every candidate: one it did not match has no lexical evidence (0).
+      const lexicalKnown = lexical.length === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
+      return [
+        { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
+        { weight: w.vector, scores: new Map([...cosine].filter(([rowid]) => known.has(rowid))), scale: 'range' },
+      ];
+    };
+    let candidates = [...proposed];
+    let fused = fuseScores(candidates, timed(timings, 'vector', () => scoredOn(candidates)));
+
+    // 3. Conversation context: the best candidates' adjacent turns join, then every turn is lifted by its neighbours.
+    if (w.adjacent > 0) {
+      const best = [...fused].sort((a, b) => b[1] - a[1]).slice(0, Math.max(MIN_EXPANDED, request.limit * EXPAND_FACTOR)).map(([rowid]) => rowid);
+      const added = this.neighbours.adjacent(best, ctx.filter).filter((rowid) => !fused.has(rowid));
+      if (added.length > 0) {
+        candidates = [...candidates, ...added];
+        fused = fuseScores(candidates, timed(timings, 'vector', () => scoredOn(candidates)));
+      }
+    }
+    const rows = new Map(timed(timings, 'hydrate', () => this.hydrate.all(JSON.stringify(candidates))).map((row) => [row.rowid, row]));
+
+    return timed(timings, 'fusion', () => {
+      const lifted = liftedByNeighbours(rows, fused, w.adjacent);
+      // 4. Entity prior and tie-break.
+      const prior = entityPrior(candidates, this.links.linked(candidates, ctx.queryEntityIds), w.entity);
+      const tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
+      return [...rows.values()]
+        .map((row) => ({ row, score: (lifted.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
+        .sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid)
+        .slice(0, request.limit);
+    });
   }
 }
 
 /**
- * Drops weak proposals no other signal made, keeping each list's order (its ranking).
- * A faint vector match for "What does Ava do for a living?" counts when it is also one of
- * Ava's memories (graph); on its own it is noise.
+ * confidence × recency (created_at, scaled over the candidates) × weight: settles near-ties in
+ * favour of trusted, newer memories. Deliberately not FSRS retrievability or last access: those
+ * move with every recall, so ranking on them made results depend on what was asked before.
  */
-function corroborated(lists: { weight: number; proposals: Proposal[] }[]): RankedList[] {
-  const proposers = new Map<number, number>();
-  for (const list of lists) for (const p of new Set(list.proposals.map((x) => x.rowid))) proposers.set(p, (proposers.get(p) ?? 0) + 1);
-  return lists.map((list) => ({
-    weight: list.weight,
-    rowids: list.proposals.filter((p) => !p.weak || proposers.get(p.rowid)! > 1).map((p) => p.rowid),
-  }));
+function strengthTieBreak(rows: MemoryRow[], weight: number): (row: MemoryRow) => number {
+  if (weight <= 0 || rows.length === 0) return () => 0;
+  const oldest = Math.min(...rows.map((r) => r.created_at));
+  const span = Math.max(...rows.map((r) => r.created_at)) - oldest;
+  return (row) => weight * row.confidence * (span > 0 ? (row.created_at - oldest) / span : 1);
 }
 
 /** The public Memory shape. `score` is null where no ranking happened (inspect). */

@@ -1,24 +1,52 @@
-// Weighted reciprocal-rank fusion: score(d) = Σ_s w_s / (K + rank_s(d)), rank from 1.
-// Signals that returned nothing carry no information for this query and are left out, so
-// they neither dilute nor reorder the others.
+// Score fusion. Every candidate is scored on every signal that knows it; each signal's raw
+// scores (bm25, cosine) are normalised to [0, 1] over the candidates it scored, and the fused
+// score is the weighted mean over the signals that know the memory. So a memory whose vector
+// is not computed yet is ranked by its lexical score alone — not pushed below memories that
+// merely have a vector, as rank fusion did (mere presence in a list was a bonus there).
+//
+// Why scores rather than ranks: with reciprocal-rank fusion a noisy signal's rank 1 is worth
+// dozens of ranks of a good one, and a flat list (all candidates nearly equally similar)
+// reorders a sharp one. Normalised scores keep each signal's confidence: a flat signal moves
+// little, a sharp one a lot.
 
-export const RRF_K = 60;
-
-export interface RankedList {
+export interface SignalScores {
   weight: number;
-  rowids: number[];
+  /** Raw scores, higher is better, for exactly the memories this signal knows. */
+  scores: Map<number, number>;
+  /**
+   * 'ratio': score / best (scores are ≥ 0 and 0 means "no evidence", as for bm25).
+   * 'range': min-max over the known memories (cosine: there is no natural zero).
+   */
+  scale: 'ratio' | 'range';
 }
 
-/** Row ids with their fused scores, best first (ties broken by row id, newest first). */
-export function fuseRankings(lists: RankedList[]): { rowid: number; score: number }[] {
-  const scores = new Map<number, number>();
-  for (const list of lists) {
-    if (list.rowids.length === 0 || list.weight <= 0) continue;
-    list.rowids.forEach((rowid, index) => {
-      scores.set(rowid, (scores.get(rowid) ?? 0) + list.weight / (RRF_K + index + 1));
-    });
+/** The signal's scores mapped to [0, 1]. */
+export function normalised(signal: SignalScores): Map<number, number> {
+  const values = [...signal.scores.values()];
+  if (values.length === 0) return new Map();
+  const max = Math.max(...values);
+  const min = signal.scale === 'ratio' ? 0 : Math.min(...values);
+  const span = max - min;
+  return new Map([...signal.scores].map(([rowid, score]) => [rowid, span > 0 ? (score - min) / span : 1]));
+}
+
+/**
+ * Weighted mean of the normalised scores of the signals that know each memory. A memory no
+ * signal knows scores 0. Signals with no scores at all (nothing to say) are left out.
+ */
+export function fuseScores(rowids: Iterable<number>, signals: SignalScores[]): Map<number, number> {
+  const known = signals.filter((s) => s.weight > 0 && s.scores.size > 0).map((s) => ({ weight: s.weight, scores: normalised(s) }));
+  const fused = new Map<number, number>();
+  for (const rowid of rowids) {
+    let sum = 0;
+    let weights = 0;
+    for (const signal of known) {
+      const score = signal.scores.get(rowid);
+      if (score === undefined) continue;
+      sum += signal.weight * score;
+      weights += signal.weight;
+    }
+    fused.set(rowid, weights > 0 ? sum / weights : 0);
   }
-  return [...scores.entries()]
-    .map(([rowid, score]) => ({ rowid, score }))
-    .sort((a, b) => b.score - a.score || b.rowid - a.rowid);
+  return fused;
 }

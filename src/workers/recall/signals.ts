@@ -1,10 +1,7 @@
-// Recall signals. A *retrieval* signal proposes candidates from the whole namespace
-// (honouring the filter); a *rerank* signal only orders candidates others proposed. Fusion
-// (fuse.ts) combines their rankings. New signals plug in by implementing one interface.
+// Recall signals. A *retrieval* signal proposes scored candidates from the whole namespace
+// (honouring the filter); fusion (fuse.ts) combines the scores of every candidate.
 import type { Db } from '../../shared/db.js';
-import { retrievability } from '../../shared/fsrs.js';
 import type { MemoryType } from '../../shared/schemas.js';
-import type { MemoryRow } from '../read-store.js';
 
 export interface CandidateFilter {
   entityId: string | null;
@@ -26,23 +23,18 @@ export interface RecallContext {
   timings?: import('../../shared/messages.js').StageTimings;
 }
 
-/** A candidate a signal proposes. A weak one survives only if another signal proposes it too. */
+/** A candidate a signal proposes, with the signal's raw score (higher is better). */
 export interface Proposal {
   rowid: number;
+  score: number;
+  /** A weak one survives only if the lexical signal proposes it too, or it links an entity the query names. */
   weak?: boolean;
 }
 
 export interface RetrievalSignal {
   readonly name: string;
-  readonly weight: number;
   /** Candidates, best first. An empty list means the signal has nothing to say for this query. */
   retrieve(ctx: RecallContext): Proposal[];
-}
-
-export interface RerankSignal {
-  readonly name: string;
-  readonly weight: number;
-  rank(ctx: RecallContext, candidates: MemoryRow[]): number[];
 }
 
 /** The SQL that every candidate query shares: namespace, active only, types and entity filters. */
@@ -68,15 +60,4 @@ export function entitySize(db: Db): (entityId: string) => number {
 
 export function filterParams(namespaceId: number, filter: CandidateFilter) {
   return { ns: namespaceId, types: filter.types ? JSON.stringify(filter.types) : null, entity: filter.entityId };
-}
-
-/** Strength: FSRS retrievability now, times confidence — fresh, often-used, trusted memories first. */
-export class StrengthSignal implements RerankSignal {
-  readonly name = 'strength';
-  constructor(readonly weight = 0.5) {}
-
-  rank(ctx: RecallContext, candidates: MemoryRow[]): number[] {
-    const strength = (m: MemoryRow) => retrievability(m.stability, ctx.now - m.last_access_at) * m.confidence;
-    return [...candidates].sort((a, b) => strength(b) - strength(a) || b.created_at - a.created_at).map((m) => m.rowid);
-  }
 }

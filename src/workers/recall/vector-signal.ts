@@ -8,7 +8,7 @@
 // real question→answer paraphrases often score 0.2–0.45, so no single cut separates them.
 // Neighbours at or above the embedder's calibrated floor (and near the best match) are
 // proposed outright; fainter ones down to WEAK_SIMILARITY are proposed as *weak*: they only
-// count when BM25 or the graph proposes the same memory.
+// count when BM25 proposes the same memory or it links an entity the query names.
 import type { Db } from '../../shared/db.js';
 import { blobOf } from '../../shared/meta.js';
 import type { VectorCells } from '../vector-index/cells.js';
@@ -37,6 +37,7 @@ export class VectorSignal implements RetrievalSignal {
   private readonly exact;
   private readonly exactOfEntity;
   private readonly entitySize;
+  private readonly ofRows;
 
   constructor(
     db: Db,
@@ -45,7 +46,6 @@ export class VectorSignal implements RetrievalSignal {
     private readonly minSimilarity: number,
     /** The IVF cells: which of them a query scans (all vectors are in cell 0 until indexed). */
     private readonly cells: VectorCells,
-    readonly weight = 1,
   ) {
     // vec0 runs the KNN once per probed cell (k each); the best k of the union go on.
     // MATERIALIZED keeps SQLite from pushing the outer LIMIT into vec0, which refuses it.
@@ -75,6 +75,20 @@ export class VectorSignal implements RetrievalSignal {
     // From the entity's links, never a walk over the namespace checking each row for a link.
     this.exactOfEntity = db.prepare<Record<string, unknown>, Neighbour>(exactOver(`memory_entities e
       CROSS JOIN memories m ON m.rowid = e.memory_rowid AND e.entity_id = @entity AND e.relation IN ('owner', 'participant')`));
+    this.ofRows = db.prepare<[Buffer, string], { rowid: number; similarity: number }>(`
+      SELECT rowid, 1 - cosine_distance AS similarity FROM (
+        SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS cosine_distance
+        FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)`);
+  }
+
+  /**
+   * Cosine similarity of the query to each of these memories that has a vector (point lookups,
+   * so every candidate is scored on this signal, not only the ones KNN proposed). Memories
+   * without a vector yet are absent: fusion then ranks them on the lexical signal alone.
+   */
+  similarities(queryVector: Float32Array, rowids: number[]): Map<number, number> {
+    if (rowids.length === 0) return new Map();
+    return new Map(this.ofRows.all(blobOf(queryVector), JSON.stringify(rowids)).map((r) => [r.rowid, r.similarity]));
   }
 
   retrieve(ctx: RecallContext): Proposal[] {
@@ -112,7 +126,7 @@ export class VectorSignal implements RetrievalSignal {
   private grade(neighbours: Neighbour[]): Proposal[] {
     if (neighbours.length === 0) return [];
     const strongFloor = Math.max(this.minSimilarity, (1 - neighbours[0].distance) * RELATIVE_SIMILARITY);
-    return neighbours.map((n) => ({ rowid: n.rowid, weak: 1 - n.distance < strongFloor }));
+    return neighbours.map((n) => ({ rowid: n.rowid, score: 1 - n.distance, weak: 1 - n.distance < strongFloor }));
   }
 }
 
