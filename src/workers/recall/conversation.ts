@@ -5,7 +5,7 @@
 // join the candidates, even when no signal proposed them. (The previous turn's words are
 // also indexed with each turn, as a down-weighted FTS column: see migration 6.)
 import type { Db } from '../../shared/db.js';
-import type { MemoryRow } from '../read-store.js';
+import type { CandidateRow } from './engine.js';
 import { FILTER_SQL, filterParams, type CandidateFilter } from './signals.js';
 
 export class TurnNeighbours {
@@ -28,7 +28,7 @@ export class TurnNeighbours {
 }
 
 /** score + weight × the best score among the memory's adjacent turns (0 when it has none scored). */
-export function liftedByNeighbours(rows: Map<number, MemoryRow>, scores: Map<number, number>, weight: number): Map<number, number> {
+export function liftedByNeighbours(rows: Map<number, CandidateRow>, scores: Map<number, number>, weight: number): Map<number, number> {
   if (weight <= 0) return scores;
   const position = (episode: string, seq: number) => `${episode}\u0000${seq}`;
   const byPosition = new Map<string, number>();

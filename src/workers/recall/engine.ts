@@ -69,6 +69,7 @@ export class RecallEngine {
   private readonly weights: Record<SignalName, number>;
   private readonly neighbours: TurnNeighbours;
   private readonly links: EntityLinks;
+  private readonly positions;
   private readonly hydrate;
   private readonly inSnapshot: <T>(work: () => T) => T;
 
@@ -87,6 +88,9 @@ export class RecallEngine {
     this.neighbours = new TurnNeighbours(db, ns);
     this.links = new EntityLinks(db, ns);
     this.inSnapshot = db.transaction(<T>(work: () => T): T => work()) as <T>(work: () => T) => T;
+    // What ranking needs of every candidate; whole rows only for the `limit` returned.
+    this.positions = db.prepare<[string], CandidateRow>(`SELECT m.rowid AS rowid, m.memory_type, m.episode_id, m.seq,
+      m.confidence, m.created_at FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
     this.hydrate = db.prepare<[string], MemoryRow>(
       `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
   }
@@ -163,27 +167,35 @@ export class RecallEngine {
         fused = fuseScores(candidates, timed(timings, 'vector', () => scoredOn(candidates)));
       }
     }
-    const rows = new Map(timed(timings, 'hydrate', () => this.hydrate.all(JSON.stringify(candidates))).map((row) => [row.rowid, row]));
+    const rows = new Map(timed(timings, 'hydrate', () => this.positions.all(JSON.stringify(candidates))).map((row) => [row.rowid, row]));
 
-    return timed(timings, 'fusion', () => {
+    const ranked = timed(timings, 'fusion', () => {
       const lifted = liftedByNeighbours(rows, fused, w.adjacent);
       // 4. Entity prior and tie-break.
       const prior = entityPrior(candidates, this.links.linked(candidates, ctx.queryEntityIds), w.entity);
       const tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
-        .map((row) => ({ row, score: (lifted.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
-        .sort((a, b) => b.score - a.score || b.row.rowid - a.row.rowid)
+        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
+        .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
         .slice(0, request.limit);
+    });
+    const full = new Map(timed(timings, 'hydrate', () => this.hydrate.all(JSON.stringify(ranked.map((r) => r.rowid)))).map((row) => [row.rowid, row]));
+    return ranked.flatMap(({ rowid, score }) => {
+      const row = full.get(rowid);
+      return row ? [{ row, score }] : [];
     });
   }
 }
+
+/** The columns ranking reads of every candidate. */
+export type CandidateRow = Pick<MemoryRow, 'rowid' | 'memory_type' | 'episode_id' | 'seq' | 'confidence' | 'created_at'>;
 
 /**
  * confidence × recency (created_at, scaled over the candidates) × weight: settles near-ties in
  * favour of trusted, newer memories. Deliberately not FSRS retrievability or last access: those
  * move with every recall, so ranking on them made results depend on what was asked before.
  */
-function strengthTieBreak(rows: MemoryRow[], weight: number): (row: MemoryRow) => number {
+function strengthTieBreak(rows: CandidateRow[], weight: number): (row: CandidateRow) => number {
   if (weight <= 0 || rows.length === 0) return () => 0;
   const oldest = Math.min(...rows.map((r) => r.created_at));
   const span = Math.max(...rows.map((r) => r.created_at)) - oldest;
