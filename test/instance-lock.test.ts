@@ -94,7 +94,7 @@ test('a holder killed but not yet reaped (a zombie) holds nothing', async () => 
   }
 });
 
-test('a pid-file lock left by an earlier version (naming a live pid) is replaced', async () => {
+test('a pid-file lock left by an earlier version naming this process (a container restart as the same pid) is replaced', async () => {
   const dir = tempDir('memrt-lock-');
   const db = join(dir, 'memory.db');
   try {
@@ -103,6 +103,26 @@ test('a pid-file lock left by an earlier version (naming a live pid) is replaced
     assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).owner, 'upgraded');
     lock.release();
   } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a pid-file lock of an earlier version still running (another live pid on this host) is not taken over', async () => {
+  const dir = tempDir('memrt-lock-');
+  const db = join(dir, 'memory.db');
+  const old = spawn('sleep', ['60'], { stdio: 'ignore' });
+  try {
+    writeFileSync(lockPathFor(db), JSON.stringify({ pid: old.pid, host: hostname(), owner: 'memory-runtime service', since: 'now' }));
+    assert.throws(() => acquireLock(db, 'upgraded too early'), (error: unknown) => {
+      assert.ok(error instanceof LockHeldError);
+      assert.equal(error.holder.pid, old.pid);
+      return true;
+    });
+    old.kill('SIGKILL');
+    await exited(old);
+    acquireLock(db, 'upgraded').release();
+  } finally {
+    old.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
 });

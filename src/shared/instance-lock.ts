@@ -50,7 +50,7 @@ export function holderPathFor(dbPath: string): string {
 export function acquireLock(dbPath: string, owner: string): InstanceLock {
   const path = lockPathFor(dbPath);
   const connection = tryLock(path);
-  if (!connection) throw new LockHeldError(path, readHolder(dbPath) ?? UNKNOWN_HOLDER);
+  if (!connection) throw new LockHeldError(path, readHolder(dbPath) ?? legacyHolder(path) ?? UNKNOWN_HOLDER);
   const mine: LockInfo = { pid: process.pid, host: hostname(), owner, since: new Date().toISOString() };
   writeFileSync(holderPathFor(dbPath), JSON.stringify(mine), { mode: 0o600 });
   let released = false;
@@ -93,11 +93,32 @@ function tryLock(path: string): Database.Database | null {
       // Not an SQLite file: the pid-file lock of an earlier version (or a damaged lock file,
       // which nobody can be holding). Replace it once.
       if (attempt === 0 && (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT')) {
+        // During an upgrade the old version may still be running under its pid file: its lock
+        // is not a kernel lock, so its recorded pid is the only sign of it. Ours (a container
+        // restart as the same pid) or a dead one is replaced.
+        if (legacyHolder(path)) return null;
         rmSync(path, { force: true });
         continue;
       }
       throw error;
     }
+  }
+}
+
+/** The holder named by an earlier version's pid file at `path`, if it is another live process on this host. */
+function legacyHolder(path: string): LockInfo | null {
+  let info: LockInfo;
+  try {
+    info = JSON.parse(readFileSync(path, 'utf8')) as LockInfo;
+  } catch {
+    return null; // damaged or not a pid file: nobody can be holding it
+  }
+  if (!Number.isInteger(info?.pid) || info.host !== hostname() || info.pid === process.pid) return null;
+  try {
+    process.kill(info.pid, 0);
+    return info;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM' ? info : null;
   }
 }
 
