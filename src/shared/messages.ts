@@ -28,6 +28,17 @@ export type WriterCommand =
       sourceIds: string[];
     }
   | {
+      /**
+       * Opens a delete of `entity`: until forgetEnd, the entity's memories with a rowid up to the
+       * returned `maxRowid` (the rows its snapshot will hold) count as deleted for de-duplication
+       * and for extraction, so no write acknowledged meanwhile lands on a row about to go.
+       */
+      type: 'forgetBegin';
+      deletionId: number;
+      entity: string;
+    }
+  | { type: 'forgetEnd'; deletionId: number }
+  | {
       type: 'forgetRows';
       /** [rowid, id] pairs from an fsynced deletion snapshot; the id guards against a reused rowid. */
       rows: [number, string][];
@@ -76,6 +87,8 @@ export interface WriterResults {
   addMessage: { status: 'ok' };
   endEpisode: EndEpisodeResult;
   /** `processed`: how many of `rows` were handled (the rest did not fit the time budget). */
+  forgetBegin: { maxRowid: number };
+  forgetEnd: { status: 'ok' };
   forgetRows: { processed: number; removed: number };
   attachVectors: { attached: number };
   reinforce: { reinforced: number };
@@ -140,7 +153,7 @@ export type PoolTask =
   | { op: 'vectorIndexStatus' }
   | { op: 'trainVectorIndex' }
   | { op: 'staleVectorMoves'; limit: number }
-  | { op: 'snapshotEntity'; entity: string };
+  | { op: 'snapshotEntity'; entity: string; maxRowid: number };
 
 export interface PoolResults {
   /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */

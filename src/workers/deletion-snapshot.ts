@@ -23,9 +23,9 @@ export class DeletionSnapshots {
   constructor(private readonly db: Db, private readonly namespaceId: number, private readonly config: Config) {
     this.s = {
       entity: db.prepare<[number, string], EntityRecord>('SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
-      page: db.prepare<[string, number, number], Row>(`SELECT m.* FROM memories m
+      page: db.prepare<[string, number, number, number], Row>(`SELECT m.* FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
-          AND m.rowid > ? ORDER BY m.rowid LIMIT ?`),
+          AND m.rowid > ? AND m.rowid <= ? ORDER BY m.rowid LIMIT ?`),
       linksOf: db.prepare<[number], { entity_id: string; relation: string }>(
         'SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ?'),
       vectorOf: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
@@ -33,19 +33,20 @@ export class DeletionSnapshots {
   }
 
   /** Writes the entity's snapshot; `rows` are the [rowid, id] pairs it holds, in rowid order. */
-  write(entityName: string): PoolResults['snapshotEntity'] {
+  write(entityName: string, maxRowid: number): PoolResults['snapshotEntity'] {
     // One read transaction: every page below sees the same committed state.
-    return this.db.transaction(() => this.writeInSnapshot(entityName))();
+    return this.db.transaction(() => this.writeInSnapshot(entityName, maxRowid))();
   }
 
-  private writeInSnapshot(entityName: string): PoolResults['snapshotEntity'] {
+  /** Rows up to `maxRowid` only: the ones the writer treats as being deleted (forgetBegin). */
+  private writeInSnapshot(entityName: string, maxRowid: number): PoolResults['snapshotEntity'] {
     const entity = this.s.entity.get(this.namespaceId, entityName);
     if (!entity) throw new ServiceError('NOT_FOUND', `entity '${entityName}' not found`);
-    const first = this.s.page.all(entity.id, 0, PAGE_ROWS);
+    const first = this.s.page.all(entity.id, 0, maxRowid, PAGE_ROWS);
     if (first.length === 0) return { rows: [], snapshot: null };
     const rows: [number, string][] = [];
     const counts: Record<MemoryType, number> = { episodic: 0, semantic: 0, procedural: 0 };
-    const memories = this.memories(entity.id, first, (row) => {
+    const memories = this.memories(entity.id, maxRowid, first, (row) => {
       rows.push([row.rowid, row.id]);
       counts[row.memory_type]++;
     });
@@ -66,7 +67,7 @@ export class DeletionSnapshots {
   }
 
   /** The entity's memories with links and vectors, a page at a time, as the writer consumes them. */
-  private *memories(entityId: string, first: Row[], seen: (row: Row) => void): Generator<Record<string, unknown>> {
+  private *memories(entityId: string, maxRowid: number, first: Row[], seen: (row: Row) => void): Generator<Record<string, unknown>> {
     let page = first;
     while (page.length > 0) {
       for (const row of page) {
@@ -74,7 +75,7 @@ export class DeletionSnapshots {
         const vector = this.s.vectorOf.get(BigInt(row.rowid));
         yield { ...row, links: this.s.linksOf.all(row.rowid), embedding: vector ? vectorFromBlob(vector.embedding) : null };
       }
-      page = page.length < PAGE_ROWS ? [] : this.s.page.all(entityId, page[page.length - 1]!.rowid, PAGE_ROWS);
+      page = page.length < PAGE_ROWS ? [] : this.s.page.all(entityId, page[page.length - 1]!.rowid, maxRowid, PAGE_ROWS);
     }
   }
 }

@@ -3,6 +3,10 @@
 //      recovery file (deletion-snapshot.ts) — the writer keeps serving other writes meanwhile;
 //   2. the writer deletes exactly the rows that file lists, a time-bounded chunk per command
 //      (WriteStore.forgetRows), so other writes commit between chunks.
+// Before step 1 the writer is told the delete is open (forgetBegin): the snapshot holds the
+// entity's rows up to the rowid it returns, and until forgetEnd the writer treats those rows as
+// gone — a repeated fact gets a new row instead of landing on one about to be deleted, and an
+// `end` whose turns are among them stores nothing.
 // Nothing is deleted that the fsynced file does not hold. A crash between chunks leaves some
 // rows deleted and all of them in the file: `memory-runtime restore <snapshot_id>` brings the
 // entity back whole. Memories written to the entity after the snapshot was read are not in
@@ -16,21 +20,41 @@ import type { ReadPool } from './pool.js';
 const CHUNK_ROWS = 2_000;
 
 export class EntityDeletion {
+  private nextDeletionId = 1;
+
   constructor(private readonly pool: ReadPool, private readonly writer: WriterClient, private readonly log: Logger) {}
 
   async forget(entity: string): Promise<ForgetResult> {
+    const deletionId = this.nextDeletionId++;
+    try {
+      return await this.run(deletionId, entity);
+    } finally {
+      // Sent before the answer, so any write the client sends after it is handled after it.
+      await this.writer.send({ type: 'forgetEnd', deletionId }).catch(() => {});
+    }
+  }
+
+  private async run(deletionId: number, entity: string): Promise<ForgetResult> {
     const started = performance.now();
-    const { rows, snapshot } = await this.pool.run({ op: 'snapshotEntity', entity });
+    const { maxRowid } = await this.writer.send({ type: 'forgetBegin', deletionId, entity });
+    const { rows, snapshot } = await this.pool.run({ op: 'snapshotEntity', entity, maxRowid });
     if (!snapshot) return { forgotten_count: 0 };
     const snapshotMs = performance.now() - started;
     let next = 0;
     let removed = 0;
     let commands = 0;
-    while (next < rows.length) {
-      const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS) });
-      next += step.processed;
-      removed += step.removed;
-      commands++;
+    try {
+      while (next < rows.length) {
+        const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS) });
+        next += step.processed;
+        removed += step.removed;
+        commands++;
+      }
+    } catch (error) {
+      // The error's answer carries no snapshot: the operator needs its id to restore or repeat.
+      this.log.error({ snapshotId: snapshot.snapshot_id, removed, of: rows.length, reason: (error as Error).message },
+        'entity delete stopped midway: the snapshot holds every row; restore it or repeat the DELETE');
+      throw error;
     }
     const deleteMs = performance.now() - started - snapshotMs;
     // Operators match a large delete's duration to its snapshot (and to a slow spell, if any).

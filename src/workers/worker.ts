@@ -131,7 +131,7 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
     case 'staleVectorMoves':
       return { moves: vectorIndex.staleMoves(task.limit) };
     case 'snapshotEntity':
-      return deletionSnapshots.write(task.entity);
+      return deletionSnapshots.write(task.entity, task.maxRowid);
   }
 }
 

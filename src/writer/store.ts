@@ -46,6 +46,8 @@ interface MemoryRow {
 export class WriteStore {
   private readonly s;
   private readonly consolidation: ConsolidationWriter;
+  /** Deletes in progress (forgetBegin … forgetEnd), by deletion id. */
+  private readonly deleting = new Map<number, { entityId: string; maxRowid: number }>();
   /** IVF index upkeep (install, move, retire); attachVectors asks it which cell is current. */
   readonly vectorIndex: VectorIndexWriter;
 
@@ -69,9 +71,9 @@ export class WriteStore {
       previousTurn: db.prepare<[string, number], string>(
         "SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'").pluck(),
       link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
-      ownedDuplicate: db.prepare<[string, string, string], MemoryRow>(`SELECT rowid, id, memory_type, content,
+      ownedDuplicate: db.prepare<[string, string, string, number], MemoryRow>(`SELECT rowid, id, memory_type, content,
         confidence, stability, extraction_tier FROM memories
-        WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 LIMIT 1`),
+        WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 AND rowid > ? LIMIT 1`),
       raiseConfidence: db.prepare('UPDATE memories SET confidence = max(confidence, ?), last_access_at = ? WHERE rowid = ?'),
       insertEpisode: db.prepare(
         'INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (?, ?, ?, ?)'),
@@ -84,6 +86,11 @@ export class WriteStore {
       touchEpisode: db.prepare('UPDATE episodes SET last_activity_at = ?, message_count = message_count + 1 WHERE id = ?'),
       endEpisode: db.prepare('UPDATE episodes SET ended_at = ?, outcome = ? WHERE id = ?'),
       countIds: db.prepare<[string], { n: number }>('SELECT count(*) AS n FROM memories WHERE id IN (SELECT value FROM json_each(?))'),
+      maxRowid: db.prepare<[], { n: number }>('SELECT coalesce(max(rowid), 0) AS n FROM memories'),
+      doomedSources: db.prepare<[string, number, string], { n: number }>(`SELECT count(*) AS n FROM memories m
+        JOIN memory_entities me ON me.memory_rowid = m.rowid
+        WHERE m.id IN (SELECT value FROM json_each(?)) AND m.rowid <= ?
+          AND me.entity_id = ? AND me.relation IN ('owner', 'participant')`),
       deleteMemoryWithId: db.prepare('DELETE FROM memories WHERE rowid = ? AND id = ?'),
       deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
       unembedded: db.prepare<[number], { namespace_id: number }>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0'),
@@ -131,7 +138,8 @@ export class WriteStore {
   /** Stores a memory owned by an entity unless the entity already holds the same fact. */
   private storeOwned(ownerId: string, memory: NewMemory): MemoryRow & { created: boolean } {
     const key = contentKey(memory.content);
-    const duplicate = this.s.ownedDuplicate.get(ownerId, key, memory.type);
+    // A row an open delete is about to remove is no duplicate: the new fact gets a row of its own.
+    const duplicate = this.s.ownedDuplicate.get(ownerId, key, memory.type, this.deletedUpTo(ownerId));
     if (duplicate) {
       // Hearing a fact again is evidence for it: keep the stronger confidence.
       this.s.raiseConfidence.run(memory.confidence, this.now(), duplicate.rowid);
@@ -198,6 +206,8 @@ export class WriteStore {
     // Extraction ran on a snapshot, possibly while waiting seconds for an LLM. If a delete has
     // removed any turn it read since, storing its output would bring forgotten data back.
     if (this.s.countIds.get(JSON.stringify(cmd.sourceIds))!.n !== cmd.sourceIds.length) return { memories_created: 0 };
+    // The same when a delete in progress is about to remove one of them.
+    if (this.anySourceBeingDeleted(cmd.sourceIds)) return { memories_created: 0 };
     let created = 0;
     for (const memory of cmd.memories) if (this.storeExtracted(cmd.episodeId, memory)) created++;
     return { memories_created: created };
@@ -217,6 +227,36 @@ export class WriteStore {
   }
 
   // ------------------------------------------------------------------ deletion
+
+  /** Opens a delete (see CommandOf<'forgetBegin'>); its snapshot holds rows up to `maxRowid`. */
+  forgetBegin(cmd: CommandOf<'forgetBegin'>): WriterResults['forgetBegin'] {
+    // Row ids only grow (AUTOINCREMENT): every memory written from now on is above maxRowid.
+    const maxRowid = this.s.maxRowid.get()!.n;
+    const entity = this.s.entityByName.get(this.namespaceId, cmd.entity);
+    if (entity) this.deleting.set(cmd.deletionId, { entityId: entity.id, maxRowid });
+    return { maxRowid };
+  }
+
+  forgetEnd(cmd: CommandOf<'forgetEnd'>): WriterResults['forgetEnd'] {
+    this.deleting.delete(cmd.deletionId);
+    return { status: 'ok' };
+  }
+
+  /** The entity's memories up to this rowid are being deleted (0: none are). */
+  private deletedUpTo(entityId: string): number {
+    let upTo = 0;
+    for (const open of this.deleting.values()) if (open.entityId === entityId) upTo = Math.max(upTo, open.maxRowid);
+    return upTo;
+  }
+
+  private anySourceBeingDeleted(sourceIds: string[]): boolean {
+    if (this.deleting.size === 0 || sourceIds.length === 0) return false;
+    const ids = JSON.stringify(sourceIds);
+    for (const open of this.deleting.values()) {
+      if (this.s.doomedSources.get(ids, open.maxRowid, open.entityId)!.n > 0) return true;
+    }
+    return false;
+  }
 
   /**
    * Deletes rows listed in an fsynced deletion snapshot (see workers/entity-deletion.ts), for at

@@ -56,6 +56,8 @@ function execute(command: WriterCommand): unknown {
     case 'startEpisode': return store.startEpisode(command);
     case 'addMessage': return store.addMessage(command);
     case 'endEpisode': return store.endEpisode(command);
+    case 'forgetBegin': return store.forgetBegin(command);
+    case 'forgetEnd': return store.forgetEnd(command);
     case 'forgetRows': return store.forgetRows(command);
     case 'attachVectors': return store.attachVectors(command);
     case 'reinforce': return store.reinforce(command);
