@@ -1,41 +1,94 @@
-// Reading a request body with a hard size limit. uWS hands out chunks whose memory is reused
-// after the callback returns, so each one is copied. An over-size body is refused as soon
-// as the limit is crossed (or up front, from Content-Length) instead of being buffered.
+// Request bodies. Every request that declares a body gets ONE uWS data handler, attached in the
+// synchronous part of the handler (uWS drops data nobody listens for, and replacing a data
+// handler from inside its own callback is unsafe). The stream starts out discarding: a body
+// nobody reads — because the request was refused before reading it, or the route takes none —
+// is counted and thrown away, never buffered, so an early answer can wait for its end (see
+// linger.ts). `readBody` switches it to reading, with a hard size limit, a share of the
+// service-wide in-flight body budget, and back to discarding once a limit is crossed.
 import type { HttpResponse } from 'uWebSockets.js';
 import { ServiceError } from '../shared/errors.js';
 
-/**
- * Resolves with the whole body. Rejects when it grows past `limit`, or when `signal` fires
- * (the client went away mid-upload: uWS then never delivers the last chunk, and a pending
- * promise would hold the request "in flight" until shutdown gave up on it).
- */
-export function readBody(res: HttpResponse, declaredLength: number | null, limit: number, signal: AbortSignal): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    if (declaredLength !== null && declaredLength > limit) {
-      reject(tooLarge(limit));
-      return;
-    }
-    if (signal.aborted) {
-      reject(clientGone());
-      return;
-    }
-    signal.addEventListener('abort', () => reject(clientGone()), { once: true });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    res.onData((chunk, isLast) => {
-      if (failed) return;
-      size += chunk.byteLength;
-      if (size > limit) {
-        failed = true;
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
-      if (isLast) resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
-    });
-  });
+/** Service-wide bytes of request bodies being buffered at once (SERVICE_MAX_INFLIGHT_BODY_BYTES). */
+export class BodyBudget {
+  used = 0;
+  constructor(readonly cap: number) {}
 }
+
+export class BodyStream {
+  /** The client sent the last chunk (or the connection is gone). */
+  ended = false;
+  /** Bytes thrown away since the stream last switched to discarding. */
+  discarded = 0;
+  /** Called once when the body ends while discarding (the lingering answer completes then). */
+  onEnd: (() => void) | null = null;
+  /** Called when the discarded bytes pass `discardLimit` (the lingering answer gives up). */
+  onOverflow: (() => void) | null = null;
+  discardLimit = Infinity;
+  private reader: ((chunk: ArrayBuffer, isLast: boolean) => void) | null = null;
+  private reserved = 0;
+
+  constructor(res: HttpResponse, private readonly budget: BodyBudget) {
+    res.onData((chunk, isLast) => {
+      if (this.reader) return this.reader(chunk, isLast);
+      this.discarded += chunk.byteLength;
+      if (isLast) this.end();
+      else if (this.discarded > this.discardLimit) this.onOverflow?.();
+    });
+  }
+
+  /** The connection closed: no more chunks will come. */
+  end(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.onEnd?.();
+  }
+
+  /** Hands the buffered bytes back to the in-flight budget (when the request is finished). */
+  release(): void {
+    this.budget.used -= this.reserved;
+    this.reserved = 0;
+  }
+
+  /**
+   * Resolves with the whole body. Rejects when it grows past `limit` or past the service's
+   * in-flight budget (then the rest is discarded), or when `signal` fires (the client went away
+   * mid-upload: uWS then never delivers the last chunk).
+   */
+  read(declaredLength: number | null, limit: number, signal: AbortSignal): Promise<Buffer> {
+    return new Promise((resolve, reject) => {
+      if (declaredLength !== null && declaredLength > limit) return reject(tooLarge(limit));
+      if (declaredLength !== null && !this.reserve(declaredLength)) return reject(busy());
+      if (signal.aborted) return reject(clientGone());
+      signal.addEventListener('abort', () => reject(clientGone()), { once: true });
+      const chunks: Buffer[] = [];
+      let size = 0;
+      this.reader = (chunk, isLast) => {
+        size += chunk.byteLength;
+        const failure = size > limit ? tooLarge(limit) : declaredLength === null && !this.reserve(chunk.byteLength) ? busy() : null;
+        if (failure) {
+          this.reader = null; // the rest of the body is counted and dropped
+          reject(failure);
+          return;
+        }
+        chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
+        if (isLast) {
+          this.ended = true;
+          resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+        }
+      };
+    });
+  }
+
+  private reserve(bytes: number): boolean {
+    if (this.budget.used + bytes > this.budget.cap) return false;
+    this.budget.used += bytes;
+    this.reserved += bytes;
+    return true;
+  }
+}
+
+/** The body of a request that declared none: empty, at once. */
+export const NO_BODY = Promise.resolve(Buffer.alloc(0));
 
 function clientGone(): ServiceError {
   return new ServiceError('CLIENT_CLOSED', 'client closed the connection before the body was read');
@@ -43,6 +96,10 @@ function clientGone(): ServiceError {
 
 function tooLarge(limit: number): ServiceError {
   return new ServiceError('BODY_TOO_LARGE', `request body exceeds the ${limit}-byte limit`);
+}
+
+function busy(): ServiceError {
+  return new ServiceError('SERVER_BUSY', 'too many request bodies in flight; retry shortly');
 }
 
 /** JSON.parse that reports a 422 instead of throwing SyntaxError. */

@@ -40,6 +40,14 @@ export class RateLimiter {
     return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.refillPerMs / 1000)) };
   }
 
+  /** 0 when `client` may make a request now, else the seconds until it may (nothing is taken). */
+  retryAfter(client: string): number {
+    const bucket = this.enabled ? this.buckets.get(client) : undefined;
+    if (bucket === undefined) return 0;
+    const tokens = bucket.tokens + (this.now() - bucket.updatedAt) * this.refillPerMs;
+    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000));
+  }
+
   close(): void {
     if (this.sweeper) clearInterval(this.sweeper);
   }

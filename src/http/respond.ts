@@ -3,6 +3,8 @@
 // aborted — uWS would crash the process.
 import type { HttpResponse } from 'uWebSockets.js';
 import { ServiceError } from '../shared/errors.js';
+import type { BodyStream } from './body.js';
+import { lingerUntilBodyEnds } from './linger.js';
 
 export interface Exchange {
   readonly res: HttpResponse;
@@ -15,6 +17,10 @@ export interface Exchange {
   requestId?: string;
   /** Status of the response sent, for the access log and metrics. */
   status?: number;
+  /** The request body, when one was declared (Content-Length > 0 or chunked). */
+  body?: BodyStream;
+  /** Run when uWS reports the client gone (after `aborted` is set). */
+  onAbort?: () => void;
 }
 
 /** A handler result sent as-is rather than as JSON (the Prometheus text format, for one). */
@@ -37,13 +43,22 @@ export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Re
   if (ex.aborted || ex.done) return;
   ex.done = true;
   ex.status = status;
+  // Answered before the body was read: closing now would reset the connection under the
+  // client's feet, so the answer is sent and the rest of the body drained first (linger.ts).
+  const lingering = ex.body !== undefined && !ex.body.ended;
   ex.res.cork(() => {
     ex.res.writeStatus(STATUS_TEXT[status] ?? String(status));
     ex.res.writeHeader('Content-Type', body.contentType);
     if (ex.requestId) ex.res.writeHeader('X-Request-Id', ex.requestId);
     for (const [name, value] of Object.entries(headers)) ex.res.writeHeader(name, value);
-    ex.res.end(body.body, ex.closeAfter);
+    if (lingering) {
+      ex.res.writeHeader('Connection', 'close');
+      ex.res.write(body.body);
+    } else {
+      ex.res.end(body.body, ex.closeAfter);
+    }
   });
+  if (lingering) lingerUntilBodyEnds(ex, ex.body!);
 }
 
 export function sendError(ex: Exchange, error: ServiceError, headers: Record<string, string> = {}): void {

@@ -9,7 +9,7 @@ import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { ApiKeyAuth } from './auth.js';
-import { parseJson, readBody } from './body.js';
+import { BodyBudget, BodyStream, NO_BODY, parseJson } from './body.js';
 import { captureRequest, headerOf, type Mount } from './mount.js';
 import type { MemoryOperations } from './operations.js';
 import { RateLimiter } from './rate-limit.js';
@@ -46,6 +46,9 @@ export class HttpServer {
   private readonly app: TemplatedApp;
   private readonly auth: ApiKeyAuth;
   readonly limiter: RateLimiter;
+  /** Failed authentications per client address: a key cannot be guessed at line rate. */
+  readonly authFailures: RateLimiter;
+  private readonly bodies: BodyBudget;
   private listenSocket: us_listen_socket | null = null;
   private draining = false;
   private inflight = 0;
@@ -61,6 +64,8 @@ export class HttpServer {
   ) {
     this.auth = new ApiKeyAuth(config.apiKeys);
     this.limiter = new RateLimiter(config.rateLimitPerMinute);
+    this.authFailures = new RateLimiter(config.apiKeys.length > 0 ? config.authFailuresPerMinute : 0);
+    this.bodies = new BodyBudget(config.maxInflightBodyBytes);
     this.app = uWS.App();
     for (const route of routes) this.app[route.method](route.path, (res, req) => this.accept(res, req, route));
     for (const mount of mounts) this.app.any(mount.path, (res, req) => this.acceptMount(res, req, mount));
@@ -86,6 +91,7 @@ export class HttpServer {
     if (this.listenSocket) uWS.us_listen_socket_close(this.listenSocket);
     this.listenSocket = null;
     this.limiter.close();
+    this.authFailures.close();
     if (this.inflight === 0) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, graceMs);
@@ -113,27 +119,42 @@ export class HttpServer {
     });
   }
 
-  /** Immediate answer from the synchronous part of a handler (already corked by uWS). */
+  /**
+   * Immediate answer from the synchronous part of a handler (already corked by uWS). With keys
+   * set, an unauthenticated caller gets the 401 rather than the 404/405, so route names do not
+   * leak to someone without a key.
+   */
   private reject(res: HttpResponse, req: HttpRequest, route: string, error: ServiceError, headers: Record<string, string> = {}): void {
     const startedAt = performance.now();
-    const ex = this.exchange(res, req);
-    sendError(ex, error, headers);
+    const ex = this.exchange(res, req, req.getHeader('content-length'));
+    res.onAborted(() => this.aborted(ex));
+    const client = this.auth.enabled ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
+    if (!this.auth.enabled || this.authenticate(ex, req.getHeader('authorization'), client) !== null) sendError(ex, error, headers);
     this.finished(ex, req.getMethod().toUpperCase(), route, startedAt);
   }
 
-  private exchange(res: HttpResponse, req: HttpRequest): Exchange {
+  /** `contentLength` is the raw header; a request declaring a body gets its one data handler now. */
+  private exchange(res: HttpResponse, req: HttpRequest, contentLength: string): Exchange {
     const isKey = (value: string) => this.auth.enabled && this.auth.authenticate(`Bearer ${value}`) !== null;
-    return { res, aborted: false, done: false, closeAfter: this.draining, requestId: requestIdFrom(req.getHeader(REQUEST_ID_HEADER), isKey) };
+    const ex: Exchange = { res, aborted: false, done: false, closeAfter: this.draining, requestId: requestIdFrom(req.getHeader(REQUEST_ID_HEADER), isKey) };
+    if ((contentLength !== '' && contentLength !== '0') || req.getHeader('transfer-encoding') !== '') ex.body = new BodyStream(res, this.bodies);
+    return ex;
+  }
+
+  private aborted(ex: Exchange): void {
+    ex.aborted = true;
+    ex.body?.end();
+    ex.onAbort?.();
   }
 
   private accept(res: HttpResponse, req: HttpRequest, route: Route): void {
-    const exchange = this.exchange(res, req);
+    const length = req.getHeader('content-length');
+    const exchange = this.exchange(res, req, length);
     const abort = new AbortController();
     res.onAborted(() => {
-      exchange.aborted = true;
+      this.aborted(exchange);
       abort.abort();
     });
-    const length = req.getHeader('content-length');
     const captured: Captured = {
       authorization: req.getHeader('authorization'),
       contentLength: length === '' ? null : Number(length),
@@ -147,11 +168,11 @@ export class HttpServer {
   }
 
   private acceptMount(res: HttpResponse, req: HttpRequest, mount: Mount): void {
-    const exchange = this.exchange(res, req);
+    const exchange = this.exchange(res, req, req.getHeader('content-length'));
     const startedAt = performance.now();
     const abort = new AbortController();
     res.onAborted(() => {
-      exchange.aborted = true;
+      this.aborted(exchange);
       abort.abort();
     });
     const request = captureRequest(res, req, abort.signal);
@@ -164,7 +185,7 @@ export class HttpServer {
       const params = captured.rawParams.map(decodeSegment);
       let body: unknown;
       if (route.body) {
-        const raw = await readBody(ex.res, captured.contentLength, this.config.maxBodyBytes, captured.signal);
+        const raw = await (ex.body?.read(captured.contentLength, this.config.maxBodyBytes, captured.signal) ?? NO_BODY);
         body = route.body.parse(parseJson(raw));
       }
       const result = await route.handle(this.ops, { body, params });
@@ -185,15 +206,15 @@ export class HttpServer {
       await work();
     } catch (thrown) {
       const error = ServiceError.from(thrown);
-      if (error.code === 'BODY_TOO_LARGE') ex.closeAfter = true; // the rest of the body is not read
       if (error.code === 'INTERNAL') {
         this.log.error({ err: thrown, route: label, reqId: ex.requestId }, 'request failed');
         sendError(ex, new ServiceError('INTERNAL', 'internal server error'));
       } else {
         if (error.status >= 500) this.log.error({ code: error.code, route: label, reqId: ex.requestId, reason: error.message }, 'request failed');
-        sendError(ex, error);
+        sendError(ex, error, error.code === 'SERVER_BUSY' ? RETRY_SOON : {});
       }
     } finally {
+      ex.body?.release();
       this.finished(ex, caller.method, label, caller.startedAt);
       this.inflight--;
       if (this.draining && this.inflight === 0) this.drained?.();
@@ -208,19 +229,37 @@ export class HttpServer {
     this.log.info({ reqId: ex.requestId, method, route, status, ms: Math.round(durationMs * 100) / 100 }, 'request');
   }
 
-  /** False when the request was refused (and answered); throws while draining. */
+  /**
+   * The caller's key, or null after answering 401 — or 429 once this address has failed too
+   * often (its key is then not even checked, so guessing keys runs at the limiter's pace).
+   */
+  private authenticate(ex: Exchange, authorization: string, address: string): string | null {
+    const blocked = this.authFailures.retryAfter(address);
+    if (blocked > 0) {
+      sendError(ex, new ServiceError('RATE_LIMITED', 'too many failed authentications from this address'), { 'Retry-After': String(blocked) });
+      return null;
+    }
+    const key = this.auth.authenticate(authorization);
+    if (key === null) {
+      this.authFailures.take(address);
+      sendError(ex, new ServiceError('UNAUTHORIZED', 'missing or invalid Bearer token'), { 'WWW-Authenticate': 'Bearer' });
+    }
+    return key;
+  }
+
+  /** False when the request was refused (and answered); throws while draining or when over capacity. */
   private admit(ex: Exchange, caller: Caller): boolean {
     if (this.draining) {
       ex.closeAfter = true;
       throw new ServiceError('SHUTTING_DOWN', 'service is shutting down');
     }
+    if (this.inflight > this.config.maxInflightRequests) {
+      throw new ServiceError('SERVER_BUSY', `more than ${this.config.maxInflightRequests} requests in flight; retry shortly`);
+    }
     let client = caller.client;
     if (this.auth.enabled) {
-      const key = this.auth.authenticate(caller.authorization);
-      if (key === null) {
-        sendError(ex, new ServiceError('UNAUTHORIZED', 'missing or invalid Bearer token'), { 'WWW-Authenticate': 'Bearer' });
-        return false;
-      }
+      const key = this.authenticate(ex, caller.authorization, caller.client);
+      if (key === null) return false;
       client = `key:${key}`;
     }
     const decision = this.limiter.take(client);
@@ -233,6 +272,9 @@ export class HttpServer {
     return true;
   }
 }
+
+/** Retry-After for refusals caused by load rather than by the caller. */
+const RETRY_SOON = { 'Retry-After': '1' };
 
 /** One path segment, percent-decoded exactly once. */
 function decodeSegment(raw: string): string {

@@ -46,6 +46,12 @@ export interface Config {
   readonly readMmapBytes: number;
   /** Largest accepted request body. */
   readonly maxBodyBytes: number;
+  /** Bytes of request bodies buffered at once, service-wide; beyond it 503 + Retry-After. */
+  readonly maxInflightBodyBytes: number;
+  /** Requests being served at once (uploading, waiting or answering); beyond it 503 + Retry-After. */
+  readonly maxInflightRequests: number;
+  /** Failed authentications per minute per client address before 429 (with keys set). */
+  readonly authFailuresPerMinute: number;
   /** Milliseconds graceful shutdown waits for in-flight requests. */
   readonly shutdownGraceMs: number;
   /** Milliseconds between background consolidation runs; 0 = only on POST /v1/consolidate. */
@@ -203,6 +209,9 @@ export function loadConfig(env: Env = process.env): Config {
     vectorIndexProbes: integer(env, 'SERVICE_VECTOR_INDEX_PROBES', 0, 0, 4096),
     readMmapBytes: integer(env, 'SERVICE_READ_MMAP_BYTES', DEFAULT_READ_MMAP_BYTES, 0, 2 ** 40),
     maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    maxInflightBodyBytes: integer(env, 'SERVICE_MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 40),
+    maxInflightRequests: integer(env, 'SERVICE_MAX_INFLIGHT_REQUESTS', 1024, 1, 1_000_000),
+    authFailuresPerMinute: integer(env, 'SERVICE_AUTH_FAILURE_LIMIT', 60, 0, 100_000_000),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     consolidateIntervalMs: integer(env, 'SERVICE_CONSOLIDATE_INTERVAL_SECONDS', 3600, 0, 31_536_000) * 1000,
     promotionSimilarity: fraction(env, 'SERVICE_PROMOTION_SIMILARITY') ?? 0.93,

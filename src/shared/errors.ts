@@ -20,12 +20,14 @@ export const ERROR_STATUS = {
   SHUTTING_DOWN: 503,
   WRITER_UNAVAILABLE: 503, // the writer thread died; the process exits for its supervisor to restart it
   STORAGE_FULL: 507, // the disk holding the database or the snapshots is full: nothing was stored
+  SERVER_BUSY: 503, // in-flight request or body caps reached; answered with Retry-After
 } as const;
 
 /** Errors a client should retry later, and after how many seconds (the Retry-After header). */
 export const RETRY_AFTER_SECONDS: Partial<Record<keyof typeof ERROR_STATUS, number>> = {
   WRITER_UNAVAILABLE: 5,
   STORAGE_FULL: 60,
+  SERVER_BUSY: 1,
 };
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
