@@ -73,7 +73,11 @@ export class BodyStream {
         chunks.push(Buffer.from(new Uint8Array(chunk.slice(0))));
         if (isLast) {
           this.ended = true;
-          resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+          // Settled on the next turn, after uWS has parsed the rest of what it received: a
+          // pipelined request behind this one makes uWS drop the connection, and the abort then
+          // wins, so a write is never executed without its answer reaching anyone.
+          const body = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+          setImmediate(() => resolve(body));
         }
       };
     });
@@ -87,8 +91,17 @@ export class BodyStream {
   }
 }
 
-/** The body of a request that declared none: empty, at once. */
-export const NO_BODY = Promise.resolve(Buffer.alloc(0));
+const EMPTY = Buffer.alloc(0);
+
+/** The body of a request that declared none: empty, on the next turn (see `read`). */
+export function noBody(signal: AbortSignal): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    setImmediate(() => {
+      if (signal.aborted) reject(clientGone());
+      else resolve(EMPTY);
+    }),
+  );
+}
 
 function clientGone(): ServiceError {
   return new ServiceError('CLIENT_CLOSED', 'client closed the connection before the body was read');

@@ -15,7 +15,7 @@ import type { Exchange } from './respond.js';
 /** Discarded bytes after which a lingering connection is closed. */
 export const LINGER_MAX_BYTES = 64 * 1024 * 1024;
 /** Milliseconds after the answer at which a lingering connection is closed. */
-export const LINGER_MAX_MS = 5_000;
+export const LINGER_MAX_MS = 10_000;
 
 /**
  * Called right after the answer was written (not ended): completes it once `body` has been

@@ -19,6 +19,8 @@ export interface Exchange {
   status?: number;
   /** The request body, when one was declared (Content-Length > 0 or chunked). */
   body?: BodyStream;
+  /** A HEAD request: the answer's status and headers (Content-Length included), no body. */
+  head?: boolean;
   /** Run when uWS reports the client gone (after `aborted` is set). */
   onAbort?: () => void;
 }
@@ -45,13 +47,17 @@ export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Re
   ex.status = status;
   // Answered before the body was read: closing now would reset the connection under the
   // client's feet, so the answer is sent and the rest of the body drained first (linger.ts).
-  const lingering = ex.body !== undefined && !ex.body.ended;
+  const lingering = ex.body !== undefined && !ex.body.ended && !ex.head;
   ex.res.cork(() => {
     ex.res.writeStatus(STATUS_TEXT[status] ?? String(status));
     ex.res.writeHeader('Content-Type', body.contentType);
     if (ex.requestId) ex.res.writeHeader('X-Request-Id', ex.requestId);
     for (const [name, value] of Object.entries(headers)) ex.res.writeHeader(name, value);
-    if (lingering) {
+    if (ex.head) {
+      // No Content-Length (optional on HEAD): this uWS build leaves a response with a reported
+      // length, or with closeConnection, unfinished — and the connection then unusable.
+      ex.res.endWithoutBody();
+    } else if (lingering) {
       ex.res.writeHeader('Connection', 'close');
       ex.res.write(body.body);
     } else {

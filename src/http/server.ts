@@ -9,7 +9,7 @@ import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { ApiKeyAuth } from './auth.js';
-import { BodyBudget, BodyStream, NO_BODY, parseJson } from './body.js';
+import { BodyBudget, BodyStream, noBody, parseJson } from './body.js';
 import { captureRequest, headerOf, type Mount } from './mount.js';
 import type { MemoryOperations } from './operations.js';
 import { RateLimiter } from './rate-limit.js';
@@ -67,7 +67,11 @@ export class HttpServer {
     this.authFailures = new RateLimiter(config.apiKeys.length > 0 ? config.authFailuresPerMinute : 0);
     this.bodies = new BodyBudget(config.maxInflightBodyBytes);
     this.app = uWS.App();
-    for (const route of routes) this.app[route.method](route.path, (res, req) => this.accept(res, req, route));
+    for (const route of routes) {
+      this.app[route.method](route.path, (res, req) => this.accept(res, req, route));
+      // HEAD is GET without the body (RFC 9110 §9.3.2): same gate, same work, same headers.
+      if (route.method === 'get') this.app.head(route.path, (res, req) => this.accept(res, req, route, true));
+    }
     for (const mount of mounts) this.app.any(mount.path, (res, req) => this.acceptMount(res, req, mount));
     this.registerFallbacks(routes);
   }
@@ -106,7 +110,8 @@ export class HttpServer {
     const methodsByPath = new Map<string, string[]>();
     for (const route of routes) {
       const name = route.method === 'del' ? 'DELETE' : route.method.toUpperCase();
-      methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), name]);
+      const names = name === 'GET' ? [name, 'HEAD'] : [name];
+      methodsByPath.set(route.path, [...(methodsByPath.get(route.path) ?? []), ...names]);
     }
     for (const [path, methods] of methodsByPath) {
       this.app.any(path, (res, req) => {
@@ -127,6 +132,7 @@ export class HttpServer {
   private reject(res: HttpResponse, req: HttpRequest, route: string, error: ServiceError, headers: Record<string, string> = {}): void {
     const startedAt = performance.now();
     const ex = this.exchange(res, req, req.getHeader('content-length'));
+    ex.head = req.getMethod() === 'head';
     res.onAborted(() => this.aborted(ex));
     const client = this.auth.enabled ? Buffer.from(res.getRemoteAddressAsText()).toString() : '';
     if (!this.auth.enabled || this.authenticate(ex, req.getHeader('authorization'), client) !== null) sendError(ex, error, headers);
@@ -147,9 +153,10 @@ export class HttpServer {
     ex.onAbort?.();
   }
 
-  private accept(res: HttpResponse, req: HttpRequest, route: Route): void {
+  private accept(res: HttpResponse, req: HttpRequest, route: Route, head = false): void {
     const length = req.getHeader('content-length');
     const exchange = this.exchange(res, req, length);
+    if (head) exchange.head = true;
     const abort = new AbortController();
     res.onAborted(() => {
       this.aborted(exchange);
@@ -161,7 +168,7 @@ export class HttpServer {
       client: Buffer.from(res.getRemoteAddressAsText()).toString(),
       rawParams: [...route.path.matchAll(/:\w+/g)].map((_, i) => req.getParameter(i)),
       signal: abort.signal,
-      method: route.method === 'del' ? 'DELETE' : route.method.toUpperCase(),
+      method: head ? 'HEAD' : route.method === 'del' ? 'DELETE' : route.method.toUpperCase(),
       startedAt: performance.now(),
     };
     void this.dispatch(exchange, route, captured);
@@ -176,6 +183,7 @@ export class HttpServer {
       abort.abort();
     });
     const request = captureRequest(res, req, abort.signal);
+    exchange.head = request.method === 'HEAD';
     const caller: Caller = { authorization: headerOf(request, 'authorization'), client: request.client, method: request.method, startedAt };
     void this.guarded(exchange, mount.path, caller, () => mount.handle(exchange, request));
   }
@@ -185,8 +193,10 @@ export class HttpServer {
       const params = captured.rawParams.map(decodeSegment);
       let body: unknown;
       if (route.body) {
-        const raw = await (ex.body?.read(captured.contentLength, this.config.maxBodyBytes, captured.signal) ?? NO_BODY);
+        const raw = await (ex.body?.read(captured.contentLength, this.config.maxBodyBytes, captured.signal) ?? noBody(captured.signal));
         body = route.body.parse(parseJson(raw));
+      } else if (route.method !== 'get') {
+        await noBody(captured.signal); // a change waits out pipelined requests too (see BodyStream.read)
       }
       const result = await route.handle(this.ops, { body, params });
       if (result instanceof RawBody) sendRaw(ex, route.status, result);

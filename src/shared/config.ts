@@ -185,6 +185,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
     throw new ConfigError('SERVICE_SYNCHRONOUS', `must be FULL or NORMAL, got "${synchronous}"`);
   }
+  const maxBodyBytes = integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024);
+  const maxInflightBodyBytes = integer(env, 'SERVICE_MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 40);
+  if (maxInflightBodyBytes < maxBodyBytes) {
+    throw new ConfigError('SERVICE_MAX_INFLIGHT_BODY_BYTES', `must be at least SERVICE_MAX_BODY_BYTES (${maxBodyBytes}), got ${maxInflightBodyBytes}`);
+  }
   const namespace = text(env, 'SERVICE_NAMESPACE', 'default');
   if (namespace.length > 128) throw new ConfigError('SERVICE_NAMESPACE', 'must be at most 128 characters');
   return Object.freeze({
@@ -208,8 +213,8 @@ export function loadConfig(env: Env = process.env): Config {
     vectorIndexMinVectors: integer(env, 'SERVICE_VECTOR_INDEX_MIN', DEFAULT_VECTOR_INDEX_MIN, 64, 1_000_000_000),
     vectorIndexProbes: integer(env, 'SERVICE_VECTOR_INDEX_PROBES', 0, 0, 4096),
     readMmapBytes: integer(env, 'SERVICE_READ_MMAP_BYTES', DEFAULT_READ_MMAP_BYTES, 0, 2 ** 40),
-    maxBodyBytes: integer(env, 'SERVICE_MAX_BODY_BYTES', 1024 * 1024, 1024, 64 * 1024 * 1024),
-    maxInflightBodyBytes: integer(env, 'SERVICE_MAX_INFLIGHT_BODY_BYTES', 64 * 1024 * 1024, 1024, 2 ** 40),
+    maxBodyBytes,
+    maxInflightBodyBytes,
     maxInflightRequests: integer(env, 'SERVICE_MAX_INFLIGHT_REQUESTS', 1024, 1, 1_000_000),
     authFailuresPerMinute: integer(env, 'SERVICE_AUTH_FAILURE_LIMIT', 60, 0, 100_000_000),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

@@ -7,7 +7,7 @@
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { NO_BODY } from '../body.js';
+import { noBody } from '../body.js';
 import { headerOf, type Mount, type RawRequest } from '../mount.js';
 import type { MemoryOperations } from '../operations.js';
 import { sendJson, type Exchange } from '../respond.js';
@@ -42,7 +42,7 @@ async function handleMcp(options: McpMountOptions, ex: Exchange, request: RawReq
     return;
   }
   // Attached before the first await: uWS drops body data that arrives with no reader.
-  const body = await (ex.body?.read(request.contentLength, options.config.maxBodyBytes, request.signal) ?? NO_BODY);
+  const body = await (ex.body?.read(request.contentLength, options.config.maxBodyBytes, request.signal) ?? noBody(request.signal));
 
   const server = createMcpServer(options);
   const transport = new WebStandardStreamableHTTPServerTransport({

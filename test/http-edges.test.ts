@@ -1,0 +1,145 @@
+// HTTP edges the uWS front end must answer honestly: HEAD on GET routes, pipelined requests
+// (answered in order or refused — a write is never executed without its answer), the
+// service-wide caps on in-flight requests and buffered bodies (503 + Retry-After, whatever the
+// source address), and failed authentication limited per address, before any 404/405.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { rawRequest } from './support/raw-http.js';
+import { call, get, post, startTestService, type TestService } from './support/service.js';
+
+const portOf = (t: TestService) => Number(new URL(t.base).port);
+const remember = (fact: string) => {
+  const body = JSON.stringify({ entity: 'pipe', fact });
+  return `POST /v1/remember HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+};
+
+describe('HEAD and pipelining', () => {
+  let t: TestService;
+  before(async () => {
+    t = await startTestService();
+  });
+  after(() => t.close());
+
+  test('HEAD on a GET route answers like GET, without a body', async () => {
+    for (const path of ['/v1/health', '/v1/stats', '/metrics']) {
+      const response = await fetch(t.base + path, { method: 'HEAD' });
+      assert.equal(response.status, 200, path);
+      assert.equal((await response.arrayBuffer()).byteLength, 0, path);
+      assert.ok(response.headers.get('content-type'), path);
+    }
+  });
+
+  test('HEAD elsewhere gets the usual status, still without a body; Allow lists HEAD on GET routes', async () => {
+    const missing = await fetch(`${t.base}/no/such/route`, { method: 'HEAD' });
+    assert.equal(missing.status, 404);
+    assert.equal((await missing.arrayBuffer()).byteLength, 0);
+    const wrongMethod = await call(t.base, 'POST', '/v1/health');
+    assert.equal(wrongMethod.status, 405);
+    assert.equal(wrongMethod.headers.get('allow'), 'GET, HEAD');
+  });
+
+  test('pipelined writes are never executed without their answer', async () => {
+    for (let round = 0; round < 5; round++) {
+      const before = (await get(t.base, '/v1/stats')).body.semantic_memories;
+      const r = await rawRequest({ port: portOf(t), head: remember(`pipelined A${round}`) + remember(`pipelined B${round}`), expectAnswers: 2 });
+      const acknowledged = r.answers.filter((a) => a.status === 201).length;
+      const stored = (await get(t.base, '/v1/stats')).body.semantic_memories - before;
+      assert.equal(stored, acknowledged, `round ${round}: ${stored} stored, ${acknowledged} acknowledged`);
+    }
+  });
+
+  test('a pipelined delete is never executed without its answer', async () => {
+    assert.equal((await post(t.base, '/v1/remember', { entity: 'keep-me', fact: 'still here' })).status, 201);
+    const head = 'DELETE /v1/entities/keep-me HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n';
+    const r = await rawRequest({ port: portOf(t), head, expectAnswers: 2 });
+    const deleted = r.answers.some((a) => a.status === 200 && a.body.includes('deleted'));
+    const inspect = await post(t.base, '/v1/inspect', { entity: 'keep-me' });
+    assert.equal(inspect.status === 404, deleted, JSON.stringify(r.answers.map((a) => a.status)));
+  });
+
+  test('pipelined requests answered at once come back in order', async () => {
+    const head = 'GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\nGET /no/route HTTP/1.1\r\nHost: x\r\n\r\nGET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n';
+    const r = await rawRequest({ port: portOf(t), head, expectAnswers: 3 });
+    assert.deepEqual(r.answers.map((a) => a.status), [200, 404, 200]);
+  });
+});
+
+/** Opens an upload that declares `length` bytes, sends `sent` of them, then stalls. */
+function stalledUpload(port: number, localAddress: string, length: number, sent: number): Promise<net.Socket> {
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress }, () => {
+      socket.write(`POST /v1/remember HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`);
+      socket.write(Buffer.alloc(sent, 0x20), () => setTimeout(() => resolve(socket), 50));
+    });
+    socket.on('error', reject);
+  });
+}
+
+async function eventually<T>(attempt: () => Promise<T>, ok: (value: T) => boolean): Promise<T> {
+  let value = await attempt();
+  for (let i = 0; i < 50 && !ok(value); i++) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    value = await attempt();
+  }
+  return value;
+}
+
+describe('service-wide caps, whatever the source address', () => {
+  let t: TestService;
+  before(async () => {
+    t = await startTestService({ SERVICE_MAX_BODY_BYTES: '1048576', SERVICE_MAX_INFLIGHT_BODY_BYTES: '2097152', SERVICE_MAX_INFLIGHT_REQUESTS: '4' });
+  });
+  after(() => t.close());
+
+  test('buffered bodies past SERVICE_MAX_INFLIGHT_BODY_BYTES get 503 + Retry-After; room comes back when they end', async () => {
+    const uploads = [await stalledUpload(portOf(t), '127.0.0.2', 1_000_000, 1000), await stalledUpload(portOf(t), '127.0.0.3', 1_000_000, 1000)];
+    const body = JSON.stringify({ entity: 'caps', fact: 'x'.repeat(99_000) });
+    const head = `POST /v1/remember HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+    const refused = await rawRequest({ port: portOf(t), head: head + body, expectAnswers: 1, localAddress: '127.0.0.4' });
+    assert.equal(refused.answers[0].status, 503);
+    assert.equal(JSON.parse(refused.answers[0].body).code, 'SERVER_BUSY');
+    assert.ok(Number(refused.answers[0].headers['retry-after']) >= 1);
+    for (const socket of uploads) socket.destroy();
+    const accepted = await eventually(() => post(t.base, '/v1/remember', { entity: 'caps', fact: 'x'.repeat(99_000) }), (r) => r.status === 201);
+    assert.equal(accepted.status, 201);
+  });
+
+  test('requests past SERVICE_MAX_INFLIGHT_REQUESTS get 503 + Retry-After', async () => {
+    const uploads = [];
+    for (let i = 0; i < 4; i++) uploads.push(await stalledUpload(portOf(t), `127.0.1.${i + 1}`, 100, 10));
+    const refused = await rawRequest({ port: portOf(t), head: 'GET /v1/stats HTTP/1.1\r\nHost: x\r\n\r\n', expectAnswers: 1, localAddress: '127.0.2.1' });
+    assert.equal(refused.answers[0].status, 503);
+    assert.equal(JSON.parse(refused.answers[0].body).code, 'SERVER_BUSY');
+    assert.ok(Number(refused.answers[0].headers['retry-after']) >= 1);
+    for (const socket of uploads) socket.destroy();
+    assert.equal((await eventually(() => get(t.base, '/v1/stats'), (r) => r.status === 200)).status, 200);
+  });
+});
+
+describe('failed authentication', () => {
+  let t: TestService;
+  const good = { authorization: 'Bearer right-key' };
+  before(async () => {
+    t = await startTestService({ SERVICE_API_KEYS: 'right-key', SERVICE_AUTH_FAILURE_LIMIT: '5' });
+  });
+  after(() => t.close());
+
+  test('unknown routes and wrong methods answer 401 before 404/405 without a valid key', async () => {
+    assert.equal((await get(t.base, '/v1/secret-route')).status, 401);
+    assert.equal((await call(t.base, 'PUT', '/v1/health')).status, 401);
+    assert.equal((await get(t.base, '/v1/secret-route', good)).status, 404);
+    assert.equal((await call(t.base, 'PUT', '/v1/health', undefined, good)).status, 405);
+  });
+
+  test('counts against a per-address limit: past it, 429 with Retry-After (the key is not even checked)', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i++) statuses.push((await get(t.base, '/v1/health', { authorization: 'Bearer guess' })).status);
+    assert.ok(statuses.includes(401));
+    assert.equal(statuses.at(-1), 429);
+    const blocked = await get(t.base, '/v1/health', good);
+    assert.equal(blocked.status, 429);
+    assert.ok(Number(blocked.headers.get('retry-after')) >= 1);
+    assert.equal(blocked.body.code, 'RATE_LIMITED');
+  });
+});
