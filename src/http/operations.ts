@@ -9,6 +9,7 @@ import type {
 import type { WriterClient } from '../writer/client.js';
 import type { ReadPool } from '../workers/pool.js';
 import { ServiceError } from '../shared/errors.js';
+import { markTruncated } from './truncation.js';
 import type { EmbeddingBackfill } from '../workers/backfill.js';
 import type { Reinforcer } from '../writer/reinforcement.js';
 import type { Consolidator } from '../workers/consolidator.js';
@@ -55,16 +56,16 @@ export class MemoryOperations {
   }
 
   async recall(input: RecallInput): Promise<RecallResult> {
-    const { result, rowids } = await this.pool.run({ op: 'recall', input });
+    const { result, rowids, truncated } = await this.pool.run({ op: 'recall', input });
     this.reinforcer.record(rowids);
-    return result;
+    return markTruncated(result, truncated);
   }
 
   async recallGrouped(input: RecallGroupedInput): Promise<RecallGroupedResult> {
     try {
-      const { result, rowids } = await this.pool.run({ op: 'recallGrouped', input });
+      const { result, rowids, truncated } = await this.pool.run({ op: 'recallGrouped', input });
       this.reinforcer.record(rowids);
-      return result;
+      return markTruncated(result, truncated);
     } catch (error) {
       // The spec names this failure: the recall pipeline failed → 500 with {error}.
       const failure = ServiceError.from(error);
@@ -93,8 +94,9 @@ export class MemoryOperations {
     return this.deletion.forget(entity);
   }
 
-  inspect(input: InspectInput): Promise<InspectResult> {
-    return this.pool.run({ op: 'inspect', input });
+  async inspect(input: InspectInput): Promise<InspectResult> {
+    const { result, truncated } = await this.pool.run({ op: 'inspect', input });
+    return markTruncated(result, truncated);
   }
 
   stats(): Promise<StatsResult> {

@@ -16,6 +16,7 @@ import { RateLimiter } from './rate-limit.js';
 import { RawBody, sendError, sendJson, sendRaw, type Exchange } from './respond.js';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
 import type { Route } from './routes.js';
+import { isTruncated, TRUNCATED_HEADER } from './truncation.js';
 
 /** Where finished requests are counted (implemented by the Prometheus metrics). */
 export interface RequestMetrics {
@@ -200,7 +201,7 @@ export class HttpServer {
       }
       const result = await route.handle(this.ops, { body, params });
       if (result instanceof RawBody) sendRaw(ex, route.status, result);
-      else sendJson(ex, route.status, result);
+      else sendJson(ex, route.status, result, isTruncated(result) ? TRUNCATED_ANSWER : undefined);
     });
   }
 
@@ -282,6 +283,8 @@ export class HttpServer {
     return true;
   }
 }
+
+const TRUNCATED_ANSWER = { [TRUNCATED_HEADER]: 'true' };
 
 /** Retry-After for refusals caused by load rather than by the caller. */
 const RETRY_SOON = { 'Retry-After': '1' };

@@ -48,6 +48,8 @@ export interface Config {
   readonly maxBodyBytes: number;
   /** Bytes of request bodies buffered at once, service-wide; beyond it 503 + Retry-After. */
   readonly maxInflightBodyBytes: number;
+  /** Approximate bytes of memories one recall/inspect answer may carry (the rest is left out, flagged). */
+  readonly maxResponseBytes: number;
   /** Requests being served at once (uploading, waiting or answering); beyond it 503 + Retry-After. */
   readonly maxInflightRequests: number;
   /** Failed authentications per minute per client address before 429 (with keys set). */
@@ -215,6 +217,7 @@ export function loadConfig(env: Env = process.env): Config {
     readMmapBytes: integer(env, 'SERVICE_READ_MMAP_BYTES', DEFAULT_READ_MMAP_BYTES, 0, 2 ** 40),
     maxBodyBytes,
     maxInflightBodyBytes,
+    maxResponseBytes: integer(env, 'SERVICE_MAX_RESPONSE_BYTES', 8 * 1024 * 1024, 1024 * 1024, 2 ** 31),
     maxInflightRequests: integer(env, 'SERVICE_MAX_INFLIGHT_REQUESTS', 1024, 1, 1_000_000),
     authFailuresPerMinute: integer(env, 'SERVICE_AUTH_FAILURE_LIMIT', 60, 0, 100_000_000),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),

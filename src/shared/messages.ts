@@ -157,9 +157,10 @@ export type PoolTask =
 
 export interface PoolResults {
   /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
-  recall: { result: import('./schemas.js').RecallResult; rowids: number[] };
-  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[] };
-  inspect: import('./schemas.js').InspectResult;
+  /** `truncated`: memories were left out to keep the answer within SERVICE_MAX_RESPONSE_BYTES. */
+  recall: { result: import('./schemas.js').RecallResult; rowids: number[]; truncated: boolean };
+  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[]; truncated: boolean };
+  inspect: { result: import('./schemas.js').InspectResult; truncated: boolean };
   /** The entity's rows as [rowid, id], all in the fsynced snapshot (null when it had none). */
   snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
   stats: import('./schemas.js').StatsResult;

@@ -18,6 +18,7 @@ import { embeddingInput } from './embedding/embedder.js';
 import { VectorCells } from './vector-index/cells.js';
 import { VectorIndexMaintenance } from './vector-index/maintenance.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
+import { withinBudget } from './response-budget.js';
 
 const { config, namespaceId } = workerData as PoolWorkerData;
 const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
@@ -56,13 +57,17 @@ async function recallHits(
   return engine.recall({ query, entity, types, limit, queryVector }, Date.now(), timings);
 }
 
-function inspect(entityName: string, limit: number): InspectResult {
+function inspect(entityName: string, limit: number): PoolResults['inspect'] {
   const entity = store.entity(entityName);
   if (!entity) throw new ServiceError('NOT_FOUND', `entity '${entityName}' not found`);
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
-  for (const row of store.entityMemories(entity.id, limit)) result[row.memory_type].push(toMemory(row, null));
-  return result;
+  const { kept, truncated } = withinBudget(store.entityMemories(entity.id, limit), (row) => row.content, config.maxResponseBytes);
+  for (const row of kept) result[row.memory_type].push(toMemory(row, null));
+  return { result, truncated };
 }
+
+/** Hits in rank order, cut to the response budget. */
+const budgeted = (hits: RecallHit[]) => withinBudget(hits, (hit) => hit.row.content, config.maxResponseBytes);
 
 async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
   const rows = store.unembedded(limit + 1);
@@ -93,16 +98,17 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
   switch (task.op) {
     case 'recall': {
       const { query, entity = null, types = null, limit = 5 } = task.input;
-      const hits = await recallHits(query, entity, types as MemoryType[] | null, limit, timings);
+      const { kept: hits, truncated } = budgeted(await recallHits(query, entity, types as MemoryType[] | null, limit, timings));
       const rows = hits.map((hit) => hit.row);
       return {
         result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
         rowids: rows.map((row) => row.rowid),
+        truncated,
       } satisfies PoolResults['recall'];
     }
     case 'recallGrouped': {
       const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
-      const hits = await recallHits(query, null, null, limit, timings);
+      const { kept: hits, truncated } = budgeted(await recallHits(query, null, null, limit, timings));
       const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
       const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
       // Only what is returned counts as recalled.
@@ -110,6 +116,7 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
       return {
         result: { groups },
         rowids: hits.filter((hit) => returned.has(hit.row.id)).map((hit) => hit.row.rowid),
+        truncated,
       } satisfies PoolResults['recallGrouped'];
     }
     case 'inspect':

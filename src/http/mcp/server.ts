@@ -11,6 +11,14 @@ import { ServiceError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { MemoryOperations } from '../operations.js';
 import { MEMORY_TOOLS, TOOLS_BY_NAME } from './tools.js';
+import { isTruncated } from '../truncation.js';
+
+/**
+ * Results up to this size are also given as JSON text (the MCP spec's SHOULD, for clients
+ * without structuredContent); larger ones are not sent twice — the text then says where the
+ * data is. The spec (2025-06-18) requires only structuredContent for tools with an outputSchema.
+ */
+const TEXT_COPY_MAX_CHARS = 64 * 1024;
 
 export interface McpServerOptions {
   name: string;
@@ -59,10 +67,7 @@ export async function callTool(options: McpServerOptions, name: string, args: un
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; available: ${[...TOOLS_BY_NAME.keys()].join(', ')}`);
   try {
     const result = await tool.run(options.ops, tool.input.parse(args));
-    return {
-      content: [{ type: 'text', text: JSON.stringify(result) }],
-      structuredContent: result as Record<string, unknown>,
-    };
+    return { content: [{ type: 'text', text: textOf(result) }], structuredContent: result as Record<string, unknown> };
   } catch (thrown) {
     const error = ServiceError.from(thrown);
     let message = error.message;
@@ -74,4 +79,11 @@ export async function callTool(options: McpServerOptions, name: string, args: un
     }
     return { content: [{ type: 'text', text: message }], isError: true };
   }
+}
+
+function textOf(result: unknown): string {
+  const note = isTruncated(result) ? ' Some memories were left out to keep the answer within the response budget; lower limit or narrow the query.' : '';
+  const json = JSON.stringify(result);
+  if (json.length <= TEXT_COPY_MAX_CHARS && !note) return json;
+  return `The result (${json.length} characters of JSON) is in structuredContent.${note}`;
 }
