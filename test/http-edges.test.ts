@@ -143,3 +143,60 @@ describe('failed authentication', () => {
     assert.equal(blocked.body.code, 'RATE_LIMITED');
   });
 });
+
+describe('cap configuration', () => {
+  test('an in-flight body budget smaller than one body is refused at start, naming the variable', async () => {
+    const { ConfigError, loadConfig } = await import('../src/shared/config.js');
+    assert.throws(
+      () => loadConfig({ SERVICE_MAX_BODY_BYTES: '2000000', SERVICE_MAX_INFLIGHT_BODY_BYTES: '1000000' }),
+      (e: unknown) => e instanceof ConfigError && /^SERVICE_MAX_INFLIGHT_BODY_BYTES: /.test(e.message),
+    );
+    const config = loadConfig({});
+    assert.equal(config.maxInflightBodyBytes, 64 * 1024 * 1024);
+    assert.equal(config.maxInflightRequests, 1024);
+    assert.equal(config.maxResponseBytes, 8 * 1024 * 1024);
+  });
+});
+
+describe('response budget (SERVICE_MAX_RESPONSE_BYTES)', () => {
+  let t: TestService;
+  const FACTS = 30;
+  before(async () => {
+    t = await startTestService({ SERVICE_MAX_RESPONSE_BYTES: String(1024 * 1024), SERVICE_EMBEDDER: 'hash' });
+    for (let i = 0; i < FACTS; i++) {
+      assert.equal((await post(t.base, '/v1/remember', { entity: 'big', fact: `fact ${i} ` + 'y'.repeat(90_000) })).status, 201);
+    }
+  });
+  after(() => t.close());
+
+  test('REST: memories past the budget are left out, the shape kept and the answer flagged', async () => {
+    const full = await post(t.base, '/v1/inspect', { entity: 'big', limit: 1000 });
+    assert.equal(full.status, 200);
+    assert.equal(full.headers.get('x-result-truncated'), 'true');
+    const kept = full.body.semantic.length;
+    assert.ok(kept > 0 && kept < FACTS, `${kept} kept`);
+    assert.deepEqual(Object.keys(full.body).sort(), ['entity', 'episodic', 'procedural', 'semantic']);
+    assert.ok(JSON.stringify(full.body).length <= 1024 * 1024 + 4096);
+    const small = await post(t.base, '/v1/inspect', { entity: 'big', limit: 3 });
+    assert.equal(small.headers.get('x-result-truncated'), null);
+    assert.equal(small.body.semantic.length, 3);
+    const recall = await post(t.base, '/v1/recall', { query: 'fact', limit: 1000 });
+    assert.equal(recall.headers.get('x-result-truncated'), 'true');
+    assert.ok(recall.body.memories.length > 0 && recall.body.memories.length < FACTS);
+  });
+
+  test('MCP: a large result is sent once, as structuredContent', async () => {
+    const response = await fetch(`${t.base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'inspect', arguments: { entity: 'big', limit: 1000 } } }),
+    });
+    const raw = await response.text();
+    const reply = JSON.parse(raw);
+    const structured = reply.result.structuredContent;
+    assert.ok(structured.semantic.length > 0 && structured.semantic.length < FACTS);
+    assert.ok(raw.length < 2 * JSON.stringify(structured).length * 0.6, 'the data is not repeated as text');
+    assert.equal(reply.result.content[0].type, 'text');
+    assert.ok(reply.result.content[0].text.length < 1000);
+  });
+});
