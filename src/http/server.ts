@@ -222,7 +222,7 @@ export class HttpServer {
         sendError(ex, new ServiceError('INTERNAL', 'internal server error'));
       } else {
         if (error.status >= 500) this.log.error({ code: error.code, route: label, reqId: ex.requestId, reason: error.message }, 'request failed');
-        sendError(ex, error, error.code === 'SERVER_BUSY' ? RETRY_SOON : {});
+        sendError(ex, error);
       }
     } finally {
       ex.body?.release();
@@ -285,9 +285,6 @@ export class HttpServer {
 }
 
 const TRUNCATED_ANSWER = { [TRUNCATED_HEADER]: 'true' };
-
-/** Retry-After for refusals caused by load rather than by the caller. */
-const RETRY_SOON = { 'Retry-After': '1' };
 
 /** One path segment, percent-decoded exactly once. */
 function decodeSegment(raw: string): string {
