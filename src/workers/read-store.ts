@@ -65,8 +65,9 @@ export class ReadStore {
   }
 
   /** The entity's most recent active memories, newest first. */
-  entityMemories(entityId: string, limit: number): MemoryRow[] {
-    return this.s.entityMemories.all(entityId, limit);
+  /** Lazily, newest first: the caller may stop early (the response budget) without loading the rest. */
+  entityMemories(entityId: string, limit: number): IterableIterator<MemoryRow> {
+    return this.s.entityMemories.iterate(entityId, limit);
   }
 
   stats(): StatsResult {

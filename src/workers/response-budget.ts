@@ -13,11 +13,14 @@ export interface Budgeted<T> {
   truncated: boolean;
 }
 
-export function withinBudget<T>(items: readonly T[], content: (item: T) => string, budgetBytes: number): Budgeted<T> {
+/** `items` may be a lazy iterator (rows streamed from SQLite): it is not read past the budget. */
+export function withinBudget<T>(items: Iterable<T>, content: (item: T) => string, budgetBytes: number): Budgeted<T> {
+  const kept: T[] = [];
   let used = 0;
-  for (let i = 0; i < items.length; i++) {
-    used += Buffer.byteLength(content(items[i])) + PER_MEMORY_OVERHEAD;
-    if (used > budgetBytes && i > 0) return { kept: items.slice(0, i), truncated: true };
+  for (const item of items) {
+    used += Buffer.byteLength(content(item)) + PER_MEMORY_OVERHEAD;
+    if (used > budgetBytes && kept.length > 0) return { kept, truncated: true }; // `for…of` closes the iterator
+    kept.push(item);
   }
-  return { kept: items as T[], truncated: false };
+  return { kept, truncated: false };
 }

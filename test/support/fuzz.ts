@@ -71,7 +71,10 @@ export class RequestFuzzer {
     const { path, method, op } = this.pick(operations);
     const schema = op.requestBody?.content?.['application/json']?.schema;
     const valid = schema ? this.valid(this.resolve(schema), 0) : undefined;
-    let url = path.replace(/\{[^}]+\}/g, () => encodeSegment(this.rnd() < 0.5 && this.knownIds.length ? this.pick(this.knownIds) : this.string()));
+    // Segments are cut to 3,000 characters: uWS 20.30 drops a request head over 4 KiB when it
+    // arrives split across reads (no answer at all; README, "What this uWS build drops silently"),
+    // and whether loopback splits it is timing. Bodies still carry the 100,000-character strings.
+    let url = path.replace(/\{[^}]+\}/g, () => encodeSegment(this.rnd() < 0.5 && this.knownIds.length ? this.pick(this.knownIds) : this.string()).slice(0, 3000));
     let httpMethod = method.toUpperCase();
     let mutation = 'valid';
     const roll = this.rnd();
