@@ -181,4 +181,27 @@ export type TaskOf<T extends PoolOp> = Extract<PoolTask, { op: T }>;
 export interface PoolWorkerData {
   config: import('./config.js').Config;
   namespaceId: number;
+  /** Set by the pool: background-lane threads lower their OS priority. */
+  lane?: Lane;
 }
+
+/** Interactive: a client waits for it. Background: upkeep nobody waits on. */
+export type Lane = 'interactive' | 'background';
+
+/** Which lane each pool task runs in (src/workers/lane-pool.ts explains why two). */
+export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
+  recall: 'interactive',
+  recallGrouped: 'interactive',
+  inspect: 'interactive',
+  stats: 'interactive',
+  // A count for /metrics: cheap, and a scrape must not wait behind a training run.
+  embeddingBacklog: 'interactive',
+  prepareEpisodeEnd: 'background',
+  embedPending: 'background',
+  planConsolidation: 'background',
+  vectorIndexStatus: 'background',
+  trainVectorIndex: 'background',
+  staleVectorMoves: 'background',
+  // Pages a whole entity into a snapshot file and fsyncs it: heavy, and never in recall's way.
+  snapshotEntity: 'background',
+};

@@ -18,8 +18,11 @@ import { embeddingInput } from './embedding/embedder.js';
 import { VectorCells } from './vector-index/cells.js';
 import { VectorIndexMaintenance } from './vector-index/maintenance.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
+import { lowerThreadPriority } from './thread-priority.js';
 
-const { config, namespaceId } = workerData as PoolWorkerData;
+const { config, namespaceId, lane } = workerData as PoolWorkerData;
+// Background threads yield the CPU to interactive ones whenever both want it.
+if (lane === 'background') lowerThreadPriority();
 const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
 const store = new ReadStore(db, namespaceId, config.namespace);
 const entities = new EntityMatcher(db, namespaceId);
