@@ -133,43 +133,45 @@ async function rawRecallCost(dbPath: string, queries: string[]): Promise<MixedRe
   return { embed: embed / n, search: search / n, total: (embed + search) / n, sentencesPerSecond };
 }
 
+interface Sample { t: number; memories: number; backlog: number }
+
+async function scrape(base: string): Promise<Sample> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const memories = [...text.matchAll(/^memory_runtime_memories\{[^}]*\} (\d+)/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  const backlog = Number(/^memory_runtime_embedding_backlog (\d+)/m.exec(text)?.[1] ?? NaN);
+  return { t: performance.now(), memories, backlog };
+}
+
 /**
- * Writes at a steady `rate` for `duration` s and records, for each write, when the backlog
- * first shows it embedded (the backfill embeds oldest first): the largest gap is the max lag.
+ * Writes at a paced rate for `duration` s into an empty namespace while /metrics is scraped
+ * every 100 ms: memories(t) says when the k-th memory was stored, memories − backlog when it
+ * had its vector (the backfill embeds oldest first). The largest gap over k is the max lag.
  */
-async function embeddingLag(base: string, texts: Texts, rate: number, duration: number): Promise<MixedResults['lag']> {
-  const bodies = texts.remember(rate * duration);
-  const writtenAt: number[] = [];
-  const embeddedAt: number[] = [];
-  let acked = 0;
-  let failed = 0;
+async function embeddingLag(script: string, base: string, bodiesFile: string, rate: number, duration: number): Promise<MixedResults['lag']> {
+  const connections = 32;
+  const samples: Sample[] = [];
+  let writing = true;
+  const load = runWrk(script, {
+    title: `remember paced at ~${rate}/s`, base, route: '/v1/remember', connections, seconds: duration, threads: 1, bodiesFile,
+    // Each connection waits between requests; ~2 ms of it is the request itself.
+    delayMs: Math.max(0, (connections * 1000) / rate - 2),
+  }).finally(() => (writing = false));
   const started = performance.now();
-  const writes: Promise<void>[] = [];
-  let sent = 0;
-  const pump = setInterval(() => {
-    const due = Math.min(bodies.length, Math.floor(((performance.now() - started) / 1000) * rate));
-    for (; sent < due; sent++) {
-      const i = sent;
-      writes.push(fetch(`${base}/v1/remember`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodies[i] })
-        .then(async (res) => { await res.arrayBuffer(); if (res.status === 201) { writtenAt[i] = performance.now(); acked++; } else failed++; }));
-    }
-    if (sent === bodies.length) clearInterval(pump);
-  }, 5);
-  // Embedded so far (of this phase's writes) = acknowledged − backlog, polled until all are in.
-  let embedded = 0;
-  while (embedded < bodies.length - failed) {
+  for (;;) {
+    const sample = await scrape(base);
+    samples.push(sample);
+    if (!writing && sample.backlog === 0) break;
+    if (sample.t - started > 300_000) throw new Error('embedding lag: backlog still not drained after 300 s');
     await new Promise((r) => setTimeout(r, 100));
-    const now = performance.now();
-    const count = Math.max(0, acked - (await backlog(base)));
-    for (; embedded < count; embedded++) embeddedAt[embedded] = now;
-    if (now - started > 300_000) throw new Error('embedding lag: backlog still not drained after 300 s');
   }
-  await Promise.all(writes);
-  const writeSeconds = (Math.max(...writtenAt.filter(Number.isFinite)) - started) / 1000;
-  const order = writtenAt.map((t, i) => [t, i] as const).filter(([t]) => Number.isFinite(t)).sort((a, b) => a[0] - b[0]);
+  const written = await load;
+  const total = samples[samples.length - 1].memories;
+  const firstAt = (k: number, value: (s: Sample) => number) => samples.find((s) => value(s) >= k)!.t;
   let maxLag = 0;
-  order.forEach(([t], k) => (maxLag = Math.max(maxLag, embeddedAt[k] - t)));
-  return { writes: acked, writesPerSecond: acked / writeSeconds, maxLagSeconds: maxLag / 1000, embedder: '' };
+  for (let k = 1; k <= total; k += Math.max(1, Math.floor(total / 2000))) {
+    maxLag = Math.max(maxLag, firstAt(k, (s) => s.memories - s.backlog) - firstAt(k, (s) => s.memories));
+  }
+  return { writes: written.requests, writesPerSecond: written.rps, maxLagSeconds: maxLag / 1000, embedder: '' };
 }
 
 export async function runMixed(workDir: string): Promise<MixedResults> {
@@ -218,7 +220,7 @@ export async function runMixed(workDir: string): Promise<MixedResults> {
     // The lag needs an embedder that can keep up with 2k/s at all: USE-lite embeds
     // ~raw.sentencesPerSecond per thread, far below. The hashing embedder isolates the pipeline.
     lagService = await startService({ dbPath: join(workDir, 'lag.db'), embedder: 'hash', dimensions: 256, env: { SERVICE_RATE_LIMIT: '0', LOG_LEVEL: 'info' } });
-    const lag = { ...(await embeddingLag(lagService.base, texts, LAG_RATE, LAG_SECONDS)), embedder: 'hash-256' };
+    const lag = { ...(await embeddingLag(script, lagService.base, bodiesFile('lag', texts.remember(LAG_RATE * LAG_SECONDS * 2)), LAG_RATE, LAG_SECONDS)), embedder: 'hash-256' };
     return {
       recallIdle, recallStreaming, remembersStreaming, recallAfterBurst, burstWritesPerSecond, recallC16,
       rawRecallMs: { embed: raw.embed, search: raw.search, total: raw.total },

@@ -11,6 +11,7 @@ const SCRIPT = `
 local bodies_path = os.getenv("WRK_BODIES")
 local threads = tonumber(os.getenv("WRK_THREADS") or "1")
 local route = os.getenv("WRK_ROUTE") or "/"
+local pause = tonumber(os.getenv("WRK_DELAY_MS") or "0")
 local next_tid = 0
 function setup(thread)
   thread:set("tid", next_tid)
@@ -33,6 +34,9 @@ function request()
   if at > #bodies then at = 1 end
   return wrk.format("POST", route, { ["Content-Type"] = "application/json" }, bodies[at])
 end
+function delay()
+  return pause
+end
 function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,' ..
@@ -50,6 +54,8 @@ export interface WrkSpec {
   threads?: number;
   /** File of JSON bodies, one a line; absent = GET. */
   bodiesFile?: string;
+  /** Pause of each connection between its requests (paces the rate); default none. */
+  delayMs?: number;
 }
 
 export interface WrkResult {
@@ -79,7 +85,7 @@ export function writeScript(dir: string): string {
 export function runWrk(script: string, spec: WrkSpec): Promise<WrkResult> {
   const threads = spec.threads ?? Math.min(2, spec.connections);
   const args = ['-t', String(threads), '-c', String(spec.connections), '-d', `${spec.seconds}s`, '--timeout', '30s', '-s', script, spec.base + spec.route];
-  const env = { ...process.env, WRK_BODIES: spec.bodiesFile ?? '', WRK_THREADS: String(threads), WRK_ROUTE: spec.route };
+  const env = { ...process.env, WRK_BODIES: spec.bodiesFile ?? '', WRK_THREADS: String(threads), WRK_ROUTE: spec.route, WRK_DELAY_MS: String(spec.delayMs ?? 0) };
   return new Promise((resolve, reject) => {
     execFile('wrk', args, { env, maxBuffer: 1 << 20 }, (error, stdout) => {
       if (error) return reject(error);
