@@ -14,6 +14,7 @@ import type { Reinforcer } from '../writer/reinforcement.js';
 import type { Consolidator } from '../workers/consolidator.js';
 import { EntityDeletion } from '../workers/entity-deletion.js';
 import type { Logger } from '../shared/logger.js';
+import type { QueryEmbeddingCache } from '../workers/query-embedding-cache.js';
 
 export class MemoryOperations {
   private readonly deletion: EntityDeletion;
@@ -26,6 +27,7 @@ export class MemoryOperations {
     private readonly reinforcer: Reinforcer,
     private readonly consolidator: Consolidator,
     log: Logger,
+    private readonly queryCache: QueryEmbeddingCache,
   ) {
     this.deletion = new EntityDeletion(pool, writer, log);
   }
@@ -55,14 +57,18 @@ export class MemoryOperations {
   }
 
   async recall(input: RecallInput): Promise<RecallResult> {
-    const { result, rowids } = await this.pool.run({ op: 'recall', input });
+    const queryVector = this.queryCache.get(input.query);
+    const { result, rowids, embedded } = await this.pool.run({ op: 'recall', input, queryVector });
+    if (embedded) this.queryCache.set(input.query, embedded);
     this.reinforcer.record(rowids);
     return result;
   }
 
   async recallGrouped(input: RecallGroupedInput): Promise<RecallGroupedResult> {
     try {
-      const { result, rowids } = await this.pool.run({ op: 'recallGrouped', input });
+      const queryVector = this.queryCache.get(input.query);
+      const { result, rowids, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector });
+      if (embedded) this.queryCache.set(input.query, embedded);
       this.reinforcer.record(rowids);
       return result;
     } catch (error) {

@@ -142,8 +142,9 @@ export type StageTimings = Record<string, number>;
 
 /** Reads and CPU work, run in the Piscina pool against a read-only connection. */
 export type PoolTask =
-  | { op: 'recall'; input: import('./schemas.js').RecallInput }
-  | { op: 'recallGrouped'; input: import('./schemas.js').RecallGroupedInput }
+  /** `queryVector`: the query's embedding from the main thread's cache, when it had one. */
+  | { op: 'recall'; input: import('./schemas.js').RecallInput; queryVector?: Float32Array }
+  | { op: 'recallGrouped'; input: import('./schemas.js').RecallGroupedInput; queryVector?: Float32Array }
   | { op: 'inspect'; input: import('./schemas.js').InspectInput }
   | { op: 'stats' }
   | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }
@@ -157,8 +158,9 @@ export type PoolTask =
 
 export interface PoolResults {
   /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
-  recall: { result: import('./schemas.js').RecallResult; rowids: number[] };
-  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[] };
+  /** `embedded`: the query vector the worker computed (for the main thread's cache); absent on a cache hit or embedder failure. */
+  recall: { result: import('./schemas.js').RecallResult; rowids: number[]; embedded?: Float32Array };
+  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[]; embedded?: Float32Array };
   inspect: import('./schemas.js').InspectResult;
   /** The entity's rows as [rowid, id], all in the fsynced snapshot (null when it had none). */
   snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
