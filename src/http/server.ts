@@ -38,8 +38,8 @@ interface Caller {
 interface Captured extends Caller {
   contentLength: number | null;
   rawParams: string[];
-  /** Fires when the client goes away (uWS onAborted). */
-  signal: AbortSignal;
+  /** Fires when the client goes away (uWS onAborted); only routes that read a body have one. */
+  signal: AbortSignal | null;
 }
 
 export class HttpServer {
@@ -62,7 +62,10 @@ export class HttpServer {
     this.auth = new ApiKeyAuth(config.apiKeys);
     this.limiter = new RateLimiter(config.rateLimitPerMinute);
     this.app = uWS.App();
-    for (const route of routes) this.app[route.method](route.path, (res, req) => this.accept(res, req, route));
+    for (const route of routes) {
+      const paramCount = route.path.split('/:').length - 1;
+      this.app[route.method](route.path, (res, req) => this.accept(res, req, route, paramCount));
+    }
     for (const mount of mounts) this.app.any(mount.path, (res, req) => this.acceptMount(res, req, mount));
     this.registerFallbacks(routes);
   }
@@ -126,20 +129,24 @@ export class HttpServer {
     return { res, aborted: false, done: false, closeAfter: this.draining, requestId: requestIdFrom(req.getHeader(REQUEST_ID_HEADER), isKey) };
   }
 
-  private accept(res: HttpResponse, req: HttpRequest, route: Route): void {
+  private accept(res: HttpResponse, req: HttpRequest, route: Route, paramCount: number): void {
     const exchange = this.exchange(res, req);
-    const abort = new AbortController();
+    // Only a body reader needs to hear that the client left; the rest checks `aborted`.
+    const abort = route.body ? new AbortController() : null;
     res.onAborted(() => {
       exchange.aborted = true;
-      abort.abort();
+      abort?.abort();
     });
-    const length = req.getHeader('content-length');
+    const length = route.body ? req.getHeader('content-length') : '';
+    const rawParams: string[] = [];
+    for (let i = 0; i < paramCount; i++) rawParams.push(req.getParameter(i));
     const captured: Captured = {
-      authorization: req.getHeader('authorization'),
+      authorization: this.auth.enabled ? req.getHeader('authorization') : '',
       contentLength: length === '' ? null : Number(length),
-      client: Buffer.from(res.getRemoteAddressAsText()).toString(),
-      rawParams: [...route.path.matchAll(/:\w+/g)].map((_, i) => req.getParameter(i)),
-      signal: abort.signal,
+      // The address is only a rate-limit key, and only when there is no API key to use.
+      client: this.limiter.enabled && !this.auth.enabled ? Buffer.from(res.getRemoteAddressAsText()).toString() : '',
+      rawParams,
+      signal: abort?.signal ?? null,
       method: route.method === 'del' ? 'DELETE' : route.method.toUpperCase(),
       startedAt: performance.now(),
     };
@@ -160,17 +167,24 @@ export class HttpServer {
   }
 
   private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> {
-    return this.guarded(ex, route.path, captured, async () => {
+    return this.guarded(ex, route.path, captured, () => {
       const params = captured.rawParams.map(decodeSegment);
-      let body: unknown;
-      if (route.body) {
-        const raw = await readBody(ex.res, captured.contentLength, this.config.maxBodyBytes, captured.signal);
-        body = route.body.parse(parseJson(raw));
+      // A route without a body whose handler answers at once (health) is answered before
+      // uWS returns: no promise hops, and the write is corked by uWS itself.
+      if (!route.body) {
+        const result = route.handle(this.ops, { body: undefined, params });
+        if (!(result instanceof Promise)) return this.send(ex, route, result);
+        return result.then((value) => this.send(ex, route, value));
       }
-      const result = await route.handle(this.ops, { body, params });
-      if (result instanceof RawBody) sendRaw(ex, route.status, result);
-      else sendJson(ex, route.status, result);
+      return readBody(ex.res, captured.contentLength, this.config.maxBodyBytes, captured.signal!)
+        .then((raw) => route.handle(this.ops, { body: route.body!.parse(parseJson(raw)), params }))
+        .then((value) => this.send(ex, route, value));
     });
+  }
+
+  private send(ex: Exchange, route: Route, result: unknown): void {
+    if (result instanceof RawBody) sendRaw(ex, route.status, result);
+    else sendJson(ex, route.status, result);
   }
 
   /**
@@ -178,11 +192,13 @@ export class HttpServer {
    * with one mapping from thrown errors to `{error, code}` responses. `work` is started
    * synchronously so it can attach a body reader before uWS moves on.
    */
-  private async guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void>): Promise<void> {
+  private async guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void> | void): Promise<void> {
     this.inflight++;
     try {
       if (!this.admit(ex, caller)) return;
-      await work();
+      // Work that finished synchronously is logged and counted without leaving this tick.
+      const pending = work();
+      if (pending) await pending;
     } catch (thrown) {
       const error = ServiceError.from(thrown);
       if (error.code === 'BODY_TOO_LARGE') ex.closeAfter = true; // the rest of the body is not read
