@@ -14,7 +14,8 @@ export interface GateTask {
 }
 
 // As the service's worker does: background threads lower their own priority.
-if ((workerData as { lane?: string }).lane === 'background') lowerThreadPriority();
+// (The test runner also loads this file as a test on the main thread, where workerData is null.)
+if ((workerData as { lane?: string } | null)?.lane === 'background') lowerThreadPriority();
 
 export default function run(task: GateTask): number {
   const slot = Atomics.add(task.log, 0, 1) + 1;
