@@ -10,13 +10,14 @@ import { join } from 'node:path';
 import { runHttp, type HttpResults } from './http.js';
 import { measureInsertLimits, type InsertLimit } from './limits.js';
 import { runMicro, type MicroResults } from './micro.js';
+import { mixedReport, runMixed, type MixedResults } from './mixed.js';
 import { note } from './lib/progress.js';
 import { fmt, machine, table, writeResults } from './lib/report.js';
 import { seedDatabase } from './lib/seed.js';
 import { renderCharts } from './lib/svg.js';
 
-const parts = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['micro', 'limits', 'http']);
-for (const part of parts) if (!['micro', 'limits', 'http'].includes(part)) throw new Error(`unknown part "${part}" (micro, limits, http)`);
+const parts = new Set(process.argv.slice(2).length > 0 ? process.argv.slice(2) : ['micro', 'limits', 'http', 'mixed']);
+for (const part of parts) if (!['micro', 'limits', 'http', 'mixed'].includes(part)) throw new Error(`unknown part "${part}" (micro, limits, http, mixed)`);
 const env = (name: string, fallback: string) => process.env[name]?.trim() || fallback;
 const seconds = Number(env('BENCH_SECONDS', '10'));
 const memories = Number(env('BENCH_MEMORIES', '10000'));
@@ -31,6 +32,7 @@ note(`work folder ${workDir}; ${info.cpus} CPUs, load average ${info.loadAverage
 let micro: MicroResults | undefined;
 let inserts: InsertLimit[] | undefined;
 let http: HttpResults | undefined;
+let mixed: MixedResults | undefined;
 try {
   if (parts.has('micro') || parts.has('limits')) {
     const dbPath = join(workDir, 'micro.db');
@@ -41,6 +43,8 @@ try {
   if (parts.has('http')) {
     http = await runHttp({ workDir, memories, seconds, warmupSeconds: 2, levels, withUse, cpuProfDir: process.env.BENCH_CPU_PROF });
   }
+  // Recall under load and the front end's cost (wrk, USE-lite); also alone: npm run bench:mixed.
+  if (parts.has('mixed')) mixed = await runMixed(workDir);
 } finally {
   rmSync(workDir, { recursive: true, force: true });
 }
@@ -97,6 +101,7 @@ if (http) {
   }
   out.push(table('Service figures against their limits and targets', ['figure', 'service', 'limit', 'ratio', 'target', 'status'], ratios));
 }
+if (mixed) out.push(mixedReport(mixed));
 const minutes = (performance.now() - started) / 60_000;
 out.push(`\nTotal time ${minutes.toFixed(1)} min (excluding the build). Recall at 100k/1M memories: npm run bench:scale.`);
 console.log(out.join('\n'));
@@ -115,5 +120,5 @@ const svg = http
       `memory-runtime bench ${info.date} — indicative, shared ${info.cpus}-CPU machine`,
     )
   : undefined;
-const files = writeResults('bench', { machine: info, settings: { seconds, memories, levels, withUse }, micro, inserts, http, ratios, minutes }, svg);
+const files = writeResults('bench', { machine: info, settings: { seconds, memories, levels, withUse }, micro, inserts, http, mixed, ratios, minutes }, svg);
 note(`results: ${files.join(', ')}`);

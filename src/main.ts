@@ -11,6 +11,8 @@ try {
   const service = await startService(loadConfig(), log, {
     // The writer thread died: stop taking requests, then exit non-zero for the supervisor.
     onFatal: () => {
+      // exitCode first: should close() never settle, the process still ends non-zero once idle.
+      process.exitCode = 70;
       const exit = () => process.exit(70);
       setTimeout(exit, 10_000).unref();
       service.close().then(exit, exit);

@@ -6,6 +6,8 @@ import type { Config } from './shared/config.js';
 import { createLogger, type Logger } from './shared/logger.js';
 import { WriterClient } from './writer/client.js';
 import { ReadPool } from './workers/pool.js';
+import { QueryEmbeddingCache } from './workers/query-embedding-cache.js';
+import { embedderIdentity } from './workers/embedding/identity.js';
 import { MemoryOperations } from './http/operations.js';
 import { buildRoutes } from './http/routes.js';
 import { HttpServer } from './http/server.js';
@@ -70,7 +72,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
   vectorIndexer.onRepaired = () => backfill.poke();
   const reinforcer = new Reinforcer(writer, log);
   const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs);
-  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log);
+  const queryCache = new QueryEmbeddingCache(embedderIdentity(config).id, config.queryCacheBytes);
+  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache);
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(VERSION), metrics, {
     version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
@@ -85,6 +88,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
   pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);
   metrics.bind({
     writer, pool, limiter: server.limiter, stats: () => operations.stats(),
+    queryCache,
     embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog' })).count,
     vectorIndex: () => vectorIndexer.status,
   });

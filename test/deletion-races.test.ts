@@ -85,3 +85,33 @@ test('an episode ended while its participant is being deleted stores nothing fro
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a consolidation run while the entity is being deleted promotes nothing from the deleted turns', async () => {
+  const dir = tempDir('memrt-race-promote-');
+  const db = join(dir, 'memory.db');
+  seedEntity(db, 'repeater', TOTAL);
+  const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
+  try {
+    const { episode_id } = (await post(t.base, '/v1/episodes/start', { participants: ['repeater'] })).body;
+    // Two identical turns: a cluster consolidation promotes into a semantic memory of 'repeater'.
+    for (let i = 0; i < 2; i++) {
+      assert.equal((await post(t.base, `/v1/episodes/${episode_id}/message`, { role: 'user', content: 'I drink green tea every morning' })).status, 200);
+    }
+    let finished = false;
+    const deletion = del(t.base, '/v1/entities/repeater').finally(() => (finished = true));
+    await deletingStarted(t.base, TOTAL);
+    // The turns are the entity's newest rows: in the snapshot, deleted by one of the last commands.
+    const run = await post(t.base, '/v1/consolidate', {});
+    assert.equal(run.status, 200);
+    assert.equal(finished, false, 'the consolidation ran while the delete was in progress');
+    const r = await deletion;
+    assert.equal(r.status, 200);
+    assert.equal(r.body.snapshot.episodic_count, 2, 'the turns were in the snapshot and deleted');
+    const left = (await post(t.base, '/v1/inspect', { entity: 'repeater' })).body as { semantic: { content: string }[] };
+    assert.deepEqual(left.semantic.map((m) => m.content), [], 'a memory promoted from deleted turns outlived the delete');
+    assert.equal(run.body.promoted, 0);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

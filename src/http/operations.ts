@@ -15,6 +15,7 @@ import type { Reinforcer } from '../writer/reinforcement.js';
 import type { Consolidator } from '../workers/consolidator.js';
 import { EntityDeletion } from '../workers/entity-deletion.js';
 import type { Logger } from '../shared/logger.js';
+import type { QueryEmbeddingCache } from '../workers/query-embedding-cache.js';
 
 export class MemoryOperations {
   private readonly deletion: EntityDeletion;
@@ -27,6 +28,7 @@ export class MemoryOperations {
     private readonly reinforcer: Reinforcer,
     private readonly consolidator: Consolidator,
     log: Logger,
+    private readonly queryCache: QueryEmbeddingCache,
   ) {
     this.deletion = new EntityDeletion(pool, writer, log);
   }
@@ -56,14 +58,18 @@ export class MemoryOperations {
   }
 
   async recall(input: RecallInput): Promise<RecallResult> {
-    const { result, rowids, truncated } = await this.pool.run({ op: 'recall', input });
+    const queryVector = this.queryCache.get(input.query);
+    const { result, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector });
+    if (embedded) this.queryCache.set(input.query, embedded);
     this.reinforcer.record(rowids);
     return markTruncated(result, truncated);
   }
 
   async recallGrouped(input: RecallGroupedInput): Promise<RecallGroupedResult> {
     try {
-      const { result, rowids, truncated } = await this.pool.run({ op: 'recallGrouped', input });
+      const queryVector = this.queryCache.get(input.query);
+      const { result, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector });
+      if (embedded) this.queryCache.set(input.query, embedded);
       this.reinforcer.record(rowids);
       return markTruncated(result, truncated);
     } catch (error) {

@@ -25,7 +25,8 @@ export interface Route {
   body?: Validator<TSchema>;
   /** Status of a successful response. */
   status: 200 | 201;
-  handle(ops: MemoryOperations, input: RouteInput): Promise<unknown>;
+  /** A plain value is answered at once; a promise when the operation waits on a thread. */
+  handle(ops: MemoryOperations, input: RouteInput): unknown;
   /** One line for the OpenAPI document. */
   summary?: string;
   /** Schema of the success body (OpenAPI; not enforced at run time). */
@@ -45,7 +46,8 @@ export function buildRoutes(version: string): Route[] {
   return [
     {
       method: 'get', path: '/v1/health', status: 200, response: HealthResponse, summary: 'Liveness and version',
-      handle: async (ops) => {
+      // Synchronous: answered before uWS returns (a throw is still mapped to its status).
+      handle: (ops) => {
         ops.assertHealthy();
         return { status: 'ok', version };
       },

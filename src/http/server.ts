@@ -39,8 +39,8 @@ interface Caller {
 interface Captured extends Caller {
   contentLength: number | null;
   rawParams: string[];
-  /** Fires when the client goes away (uWS onAborted). */
-  signal: AbortSignal;
+  /** Fires when the client goes away (uWS onAborted); only routes that read a body have one. */
+  signal: AbortSignal | null;
 }
 
 export class HttpServer {
@@ -69,9 +69,11 @@ export class HttpServer {
     this.bodies = new BodyBudget(config.maxInflightBodyBytes);
     this.app = uWS.App();
     for (const route of routes) {
-      this.app[route.method](route.path, (res, req) => this.accept(res, req, route));
+      // Counted once here, not per request (uWS wants the parameter index).
+      const paramCount = route.path.split('/:').length - 1;
+      this.app[route.method](route.path, (res, req) => this.accept(res, req, route, paramCount));
       // HEAD is GET without the body (RFC 9110 §9.3.2): same gate, same work, same headers.
-      if (route.method === 'get') this.app.head(route.path, (res, req) => this.accept(res, req, route, true));
+      if (route.method === 'get') this.app.head(route.path, (res, req) => this.accept(res, req, route, paramCount, true));
     }
     for (const mount of mounts) this.app.any(mount.path, (res, req) => this.acceptMount(res, req, mount));
     this.registerFallbacks(routes);
@@ -154,21 +156,26 @@ export class HttpServer {
     ex.onAbort?.();
   }
 
-  private accept(res: HttpResponse, req: HttpRequest, route: Route, head = false): void {
+  private accept(res: HttpResponse, req: HttpRequest, route: Route, paramCount: number, head = false): void {
     const length = req.getHeader('content-length');
     const exchange = this.exchange(res, req, length);
     if (head) exchange.head = true;
-    const abort = new AbortController();
+    // Only a body reader (or a change waiting out pipelined requests) needs to hear that the
+    // client left; the rest checks `aborted`.
+    const abort = route.body || route.method !== 'get' ? new AbortController() : null;
     res.onAborted(() => {
       this.aborted(exchange);
-      abort.abort();
+      abort?.abort();
     });
+    const rawParams: string[] = [];
+    for (let i = 0; i < paramCount; i++) rawParams.push(req.getParameter(i));
     const captured: Captured = {
-      authorization: req.getHeader('authorization'),
+      authorization: this.auth.enabled ? req.getHeader('authorization') : '',
       contentLength: length === '' ? null : Number(length),
-      client: Buffer.from(res.getRemoteAddressAsText()).toString(),
-      rawParams: [...route.path.matchAll(/:\w+/g)].map((_, i) => req.getParameter(i)),
-      signal: abort.signal,
+      // The address keys the failed-authentication limiter (auth on) or the rate limiter (auth off).
+      client: this.auth.enabled || this.limiter.enabled ? Buffer.from(res.getRemoteAddressAsText()).toString() : '',
+      rawParams,
+      signal: abort?.signal ?? null,
       method: head ? 'HEAD' : route.method === 'del' ? 'DELETE' : route.method.toUpperCase(),
       startedAt: performance.now(),
     };
@@ -190,19 +197,27 @@ export class HttpServer {
   }
 
   private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> {
-    return this.guarded(ex, route.path, captured, async () => {
+    return this.guarded(ex, route.path, captured, () => {
       const params = captured.rawParams.map(decodeSegment);
-      let body: unknown;
-      if (route.body) {
-        const raw = await (ex.body?.read(captured.contentLength, this.config.maxBodyBytes, captured.signal) ?? noBody(captured.signal));
-        body = route.body.parse(parseJson(raw));
-      } else if (route.method !== 'get') {
-        await noBody(captured.signal); // a change waits out pipelined requests too (see BodyStream.read)
+      // A GET whose handler answers at once (health) is answered before uWS returns: no
+      // promise hops, and the write is corked by uWS itself.
+      if (!captured.signal) {
+        const result = route.handle(this.ops, { body: undefined, params });
+        if (!(result instanceof Promise)) return this.send(ex, route, result);
+        return result.then((value) => this.send(ex, route, value));
       }
-      const result = await route.handle(this.ops, { body, params });
-      if (result instanceof RawBody) sendRaw(ex, route.status, result);
-      else sendJson(ex, route.status, result, isTruncated(result) ? TRUNCATED_ANSWER : undefined);
+      const signal = captured.signal;
+      // A change without a body still waits out pipelined requests (see BodyStream.read).
+      const raw = route.body ? ex.body?.read(captured.contentLength, this.config.maxBodyBytes, signal) ?? noBody(signal) : noBody(signal);
+      return raw
+        .then((bytes) => route.handle(this.ops, { body: route.body ? route.body.parse(parseJson(bytes)) : undefined, params }))
+        .then((value) => this.send(ex, route, value));
     });
+  }
+
+  private send(ex: Exchange, route: Route, result: unknown): void {
+    if (result instanceof RawBody) sendRaw(ex, route.status, result);
+    else sendJson(ex, route.status, result, isTruncated(result) ? TRUNCATED_ANSWER : undefined);
   }
 
   /**
@@ -210,11 +225,13 @@ export class HttpServer {
    * with one mapping from thrown errors to `{error, code}` responses. `work` is started
    * synchronously so it can attach a body reader before uWS moves on.
    */
-  private async guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void>): Promise<void> {
+  private async guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void> | void): Promise<void> {
     this.inflight++;
     try {
       if (!this.admit(ex, caller)) return;
-      await work();
+      // Work that finished synchronously is logged and counted without leaving this tick.
+      const pending = work();
+      if (pending) await pending;
     } catch (thrown) {
       const error = ServiceError.from(thrown);
       if (error.code === 'INTERNAL') {

@@ -27,6 +27,8 @@ export interface MetricSources {
    * series is only exposed once it does, rather than reporting a misleading 0.
    */
   embeddingBacklog?: () => number | Promise<number>;
+  /** Hits and misses of the query embedding cache since start, and its size. */
+  queryCache?: { readonly hits: number; readonly misses: number; readonly bytes: number; readonly enabled: boolean };
   /** The IVF vector index as its last upkeep saw it (null before the first). */
   vectorIndex?: () => { cells: number; stale: number } | null;
 }
@@ -136,6 +138,26 @@ export class ServiceMetrics implements RequestMetrics {
     new Gauge({
       name: `${PREFIX}pool_queue_size`, help: 'Tasks waiting for a free pool worker', registers,
       collect() { if (metrics.sources) this.set(metrics.sources.pool.queueSize); },
+    });
+    // Running totals kept by the cache; each counter follows its total by the difference.
+    const follow = (name: string, help: string, read: (c: NonNullable<MetricSources['queryCache']>) => number) => {
+      let seen = 0;
+      new Counter({
+        name, help, registers,
+        collect() {
+          const cache = metrics.sources?.queryCache;
+          if (!cache) return;
+          const total = read(cache);
+          if (total > seen) this.inc(total - seen);
+          seen = total;
+        },
+      });
+    };
+    follow(`${PREFIX}query_embedding_cache_hits_total`, 'Recalls whose query embedding came from the cache', (c) => c.hits);
+    follow(`${PREFIX}query_embedding_cache_misses_total`, 'Recalls that had to embed their query (cache enabled)', (c) => c.misses);
+    new Gauge({
+      name: `${PREFIX}query_embedding_cache_bytes`, help: 'Bytes held by the query embedding cache (SERVICE_QUERY_CACHE_BYTES bounds it)', registers,
+      collect() { this.set(metrics.sources?.queryCache?.bytes ?? 0); },
     });
     // The limiter keeps a plain running total; the counter follows it by the difference.
     let reported = 0;

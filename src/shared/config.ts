@@ -28,8 +28,12 @@ export interface Config {
   readonly extractorTimeoutMs: number;
   /** Inactivity after which an episode expires. */
   readonly episodeTtlMs: number;
-  /** Worker threads in the read/CPU pool. */
+  /** Worker threads of the interactive lane (recall, recall_grouped, inspect, stats). */
   readonly poolThreads: number;
+  /** Worker threads of the background lane (embedding backfill, vector index, consolidation, extraction). */
+  readonly backgroundThreads: number;
+  /** Bytes of recent query embeddings kept for repeated queries; 0 disables the cache. */
+  readonly queryCacheBytes: number;
   /** `FULL` (default) makes every acknowledged write survive power loss; `NORMAL` trades that for speed. */
   readonly synchronous: 'FULL' | 'NORMAL';
   /** Which embedder vectors come from (SERVICE_EMBEDDER). */
@@ -208,6 +212,8 @@ export function loadConfig(env: Env = process.env): Config {
     extractorTimeoutMs: integer(env, 'SERVICE_EXTRACTOR_TIMEOUT_MS', 20_000, 1, 600_000),
     episodeTtlMs: integer(env, 'SERVICE_EPISODE_TTL_SECONDS', 1800, 1, 31_536_000) * 1000,
     poolThreads: integer(env, 'SERVICE_POOL_THREADS', 2, 1, 64),
+    backgroundThreads: integer(env, 'SERVICE_BACKGROUND_THREADS', 1, 1, 64),
+    queryCacheBytes: integer(env, 'SERVICE_QUERY_CACHE_BYTES', 8 * 1024 * 1024, 0, 2 ** 40),
     synchronous,
     embedder: Object.freeze(embedderConfig(env)),
     reembedOnChange: flag(env, 'SERVICE_REEMBED'),

@@ -52,7 +52,12 @@ export function acquireLock(dbPath: string, owner: string): InstanceLock {
   const connection = tryLock(path);
   if (!connection) throw new LockHeldError(path, readHolder(dbPath) ?? legacyHolder(path) ?? UNKNOWN_HOLDER);
   const mine: LockInfo = { pid: process.pid, host: hostname(), owner, since: new Date().toISOString() };
-  writeFileSync(holderPathFor(dbPath), JSON.stringify(mine), { mode: 0o600 });
+  try {
+    writeFileSync(holderPathFor(dbPath), JSON.stringify(mine), { mode: 0o600 });
+  } catch (error) {
+    connection.close(); // the lock would otherwise stay held by a process that failed to start
+    throw error;
+  }
   let released = false;
   return {
     path,

@@ -142,8 +142,9 @@ export type StageTimings = Record<string, number>;
 
 /** Reads and CPU work, run in the Piscina pool against a read-only connection. */
 export type PoolTask =
-  | { op: 'recall'; input: import('./schemas.js').RecallInput }
-  | { op: 'recallGrouped'; input: import('./schemas.js').RecallGroupedInput }
+  /** `queryVector`: the query's embedding from the main thread's cache, when it had one. */
+  | { op: 'recall'; input: import('./schemas.js').RecallInput; queryVector?: Float32Array }
+  | { op: 'recallGrouped'; input: import('./schemas.js').RecallGroupedInput; queryVector?: Float32Array }
   | { op: 'inspect'; input: import('./schemas.js').InspectInput }
   | { op: 'stats' }
   | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }
@@ -157,9 +158,12 @@ export type PoolTask =
 
 export interface PoolResults {
   /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
-  /** `truncated`: memories were left out to keep the answer within SERVICE_MAX_RESPONSE_BYTES. */
-  recall: { result: import('./schemas.js').RecallResult; rowids: number[]; truncated: boolean };
-  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[]; truncated: boolean };
+  /**
+   * `truncated`: memories were left out to keep the answer within SERVICE_MAX_RESPONSE_BYTES.
+   * `embedded`: the query vector the worker computed (for the main thread's cache); absent on a cache hit or embedder failure.
+   */
+  recall: { result: import('./schemas.js').RecallResult; rowids: number[]; truncated: boolean; embedded?: Float32Array };
+  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[]; truncated: boolean; embedded?: Float32Array };
   inspect: { result: import('./schemas.js').InspectResult; truncated: boolean };
   /** The entity's rows as [rowid, id], all in the fsynced snapshot (null when it had none). */
   snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
@@ -182,4 +186,27 @@ export type TaskOf<T extends PoolOp> = Extract<PoolTask, { op: T }>;
 export interface PoolWorkerData {
   config: import('./config.js').Config;
   namespaceId: number;
+  /** Set by the pool: background-lane threads lower their OS priority. */
+  lane?: Lane;
 }
+
+/** Interactive: a client waits for it. Background: upkeep nobody waits on. */
+export type Lane = 'interactive' | 'background';
+
+/** Which lane each pool task runs in (src/workers/lane-pool.ts explains why two). */
+export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
+  recall: 'interactive',
+  recallGrouped: 'interactive',
+  inspect: 'interactive',
+  stats: 'interactive',
+  // A count for /metrics: cheap, and a scrape must not wait behind a training run.
+  embeddingBacklog: 'interactive',
+  prepareEpisodeEnd: 'background',
+  embedPending: 'background',
+  planConsolidation: 'background',
+  vectorIndexStatus: 'background',
+  trainVectorIndex: 'background',
+  staleVectorMoves: 'background',
+  // Pages a whole entity into a snapshot file and fsyncs it: heavy, and never in recall's way.
+  snapshotEntity: 'background',
+};

@@ -1,10 +1,11 @@
-// Main-thread side of the read/CPU pool. Workers are long-lived (minThreads = maxThreads):
-// each opens its read-only connection and prepares its statements once.
-import { Piscina } from 'piscina';
+// Main-thread side of the read/CPU pool: every task goes to its lane (LANE_OF), interactive
+// or background (lane-pool.ts). Workers are long-lived: each opens its read-only connection
+// and prepares its statements once.
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import type { PoolOp, PoolResults, PoolWorkerData, StageTimings, TaskOf, TaskResult } from '../shared/messages.js';
+import { LANE_OF, type PoolOp, type PoolResults, type PoolWorkerData, type StageTimings, type TaskOf, type TaskResult } from '../shared/messages.js';
+import { LanePool } from './lane-pool.js';
 
 /**
  * Piscina loads the worker file with require() first and falls back to import(). On Node
@@ -18,45 +19,46 @@ const REQUIRE_ESM_OFF = process.allowedNodeEnvironmentFlags.has('--experimental-
   : [];
 
 export class ReadPool {
-  private readonly piscina: Piscina;
+  private readonly lanes: LanePool;
   /** Receives the stage timings a task reported (metrics hook); they never reach a caller. */
   onStageTimings: ((op: PoolOp, timings: StageTimings) => void) | null = null;
 
   constructor(config: Config, namespaceId: number, log: Logger) {
     const workerData: PoolWorkerData = { config, namespaceId };
-    this.piscina = new Piscina({
+    // A recall embeds its query locally (CPU) unless the embedder is an endpoint (a wait).
+    const recallWaitsOnIo = config.embedder.kind === 'openai';
+    this.lanes = new LanePool({
       filename: new URL('./worker.js', import.meta.url).href,
-      minThreads: config.poolThreads,
-      maxThreads: config.poolThreads,
-      idleTimeout: Number.POSITIVE_INFINITY,
-      // A task may mostly wait on I/O (`end` waits on the extraction endpoint for up to
-      // SERVICE_EXTRACTOR_TIMEOUT_MS): meanwhile its thread takes other tasks instead of idling.
-      concurrentTasksPerWorker: 4,
       workerData,
       execArgv: [...process.execArgv, ...REQUIRE_ESM_OFF],
+      lanes: {
+        interactive: { threads: config.poolThreads, concurrentTasksPerWorker: recallWaitsOnIo ? 4 : 1 },
+        // `end` may wait on the extraction endpoint for up to SERVICE_EXTRACTOR_TIMEOUT_MS:
+        // meanwhile the thread takes other background tasks instead of idling.
+        background: { threads: config.backgroundThreads, concurrentTasksPerWorker: 4 },
+      },
+      onError: (error: unknown) => log.error({ err: error }, 'pool worker failed'),
     });
-    // A worker that dies is replaced by Piscina; its task fails. Without a listener the
-    // 'error' event would take the whole process down.
-    this.piscina.on('error', (error: unknown) => log.error({ err: error }, 'pool worker failed'));
   }
 
-  /** Fraction of pool capacity in use, 0..1. */
+  /** Fraction of the interactive lane's capacity in use, 0..1. */
   get utilization(): number {
-    return this.piscina.utilization;
+    return this.lanes.utilization('interactive');
   }
 
+  /** Interactive tasks waiting for a thread. */
   get queueSize(): number {
-    return this.piscina.queueSize;
+    return this.lanes.queueSize('interactive');
   }
 
   async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
-    const result = (await this.piscina.run(task)) as TaskResult<PoolResults[T]>;
+    const result = (await this.lanes.run(LANE_OF[task.op], task)) as TaskResult<PoolResults[T]>;
     if (!result.ok) throw ServiceError.fromWire(result.error);
     if (result.timings) this.onStageTimings?.(task.op, result.timings);
     return result.value;
   }
 
   close(): Promise<void> {
-    return this.piscina.destroy();
+    return this.lanes.close();
   }
 }

@@ -19,8 +19,11 @@ import { VectorCells } from './vector-index/cells.js';
 import { VectorIndexMaintenance } from './vector-index/maintenance.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
 import { withinBudget } from './response-budget.js';
+import { lowerThreadPriority } from './thread-priority.js';
 
-const { config, namespaceId } = workerData as PoolWorkerData;
+const { config, namespaceId, lane } = workerData as PoolWorkerData;
+// Background threads yield the CPU to interactive ones whenever both want it.
+if (lane === 'background') lowerThreadPriority();
 const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
 const store = new ReadStore(db, namespaceId, config.namespace);
 const entities = new EntityMatcher(db, namespaceId);
@@ -48,13 +51,18 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
   }
 }
 
+/** The recall's hits, and the query vector when it was computed here rather than handed in. */
 async function recallHits(
-  query: string, entity: string | null, types: MemoryType[] | null, limit: number, timings: StageTimings,
-): Promise<RecallHit[]> {
-  const started = performance.now();
-  const queryVector = await embedQuery(query);
-  timings.embed = performance.now() - started;
-  return engine.recall({ query, entity, types, limit, queryVector }, Date.now(), timings);
+  query: string, entity: string | null, types: MemoryType[] | null, limit: number, cached: Float32Array | undefined, timings: StageTimings,
+): Promise<{ hits: RecallHit[]; embedded?: Float32Array }> {
+  let embedded: Float32Array | undefined;
+  if (!cached) {
+    const started = performance.now();
+    embedded = (await embedQuery(query)) ?? undefined;
+    timings.embed = performance.now() - started;
+  }
+  const hits = engine.recall({ query, entity, types, limit, queryVector: cached ?? embedded ?? null }, Date.now(), timings);
+  return embedded ? { hits, embedded } : { hits };
 }
 
 function inspect(entityName: string, limit: number): PoolResults['inspect'] {
@@ -98,17 +106,20 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
   switch (task.op) {
     case 'recall': {
       const { query, entity = null, types = null, limit = 5 } = task.input;
-      const { kept: hits, truncated } = budgeted(await recallHits(query, entity, types as MemoryType[] | null, limit, timings));
+      const { hits: ranked, embedded } = await recallHits(query, entity, types as MemoryType[] | null, limit, task.queryVector, timings);
+      const { kept: hits, truncated } = budgeted(ranked);
       const rows = hits.map((hit) => hit.row);
       return {
         result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
         rowids: rows.map((row) => row.rowid),
         truncated,
+        embedded,
       } satisfies PoolResults['recall'];
     }
     case 'recallGrouped': {
       const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
-      const { kept: hits, truncated } = budgeted(await recallHits(query, null, null, limit, timings));
+      const { hits: ranked, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
+      const { kept: hits, truncated } = budgeted(ranked);
       const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
       const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
       // Only what is returned counts as recalled.
@@ -117,6 +128,7 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
         result: { groups },
         rowids: hits.filter((hit) => returned.has(hit.row.id)).map((hit) => hit.row.rowid),
         truncated,
+        embedded,
       } satisfies PoolResults['recallGrouped'];
     }
     case 'inspect':

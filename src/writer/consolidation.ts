@@ -1,6 +1,6 @@
 // The write side of a consolidation run: applies the plan the pool computed, re-checking each
-// item against the row as it is now — a memory recalled (last access moved), deleted, archived
-// or promoted since planning is left alone — and counts only real changes. Runs inside the
+// item against the row as it is now — a memory recalled (last access moved), deleted (or held by
+// a delete in progress), archived or promoted since planning is left alone — and counts only real changes. Runs inside the
 // writer's group-commit transaction like any other command.
 import type { Db } from '../shared/db.js';
 import type { ConsolidationPlan } from '../shared/messages.js';
@@ -27,11 +27,12 @@ export class ConsolidationWriter {
     };
   }
 
-  apply(plan: ConsolidationPlan, store: StorePromoted): ConsolidateResult {
+  /** `beingDeleted`: members an open delete holds are left alone, like deleted ones. */
+  apply(plan: ConsolidationPlan, store: StorePromoted, beingDeleted: (members: number[]) => boolean = () => false): ConsolidateResult {
     const result: ConsolidateResult = { promoted: 0, decayed: 0, archived: 0 };
     for (const promotion of plan.promote) {
       const members = JSON.stringify(promotion.members);
-      if (this.s.promotable.get(members)!.n !== promotion.members.length) continue;
+      if (this.s.promotable.get(members)!.n !== promotion.members.length || beingDeleted(promotion.members)) continue;
       const stored = store(promotion);
       // Marked even when the entity already knew the fact: the provenance is recorded and the
       // members are never considered again, but only a new semantic memory counts as promoted.

@@ -1,7 +1,7 @@
 // Deletion snapshots: every row a delete removes is written to
-// <db folder>/snapshots/<snapshot_id>.json, with mode 0600, and fsynced before the delete
-// commits. If any step fails the caller aborts the delete, so nothing is ever removed
-// without a recovery copy on disk.
+// <db folder>/snapshots/<snapshot_id>.json, with mode 0600, and fsynced before the first of
+// the delete's chunks commits. If any step fails the caller aborts the delete, so nothing is
+// ever removed without a recovery copy on disk.
 import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { isDiskFull, ServiceError } from '../shared/errors.js';

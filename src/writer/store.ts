@@ -3,6 +3,7 @@
 // command's savepoint.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/db.js';
+import type { Statement } from 'better-sqlite3';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
 import { INITIAL_DIFFICULTY, initialStability, reinforcedStability } from '../shared/fsrs.js';
@@ -91,6 +92,9 @@ export class WriteStore {
         JOIN memory_entities me ON me.memory_rowid = m.rowid
         WHERE m.id IN (SELECT value FROM json_each(?)) AND m.rowid <= ?
           AND me.entity_id = ? AND me.relation IN ('owner', 'participant')`),
+      doomedRows: db.prepare<[string, number, string], { n: number }>(`SELECT count(*) AS n FROM memory_entities
+        WHERE memory_rowid IN (SELECT value FROM json_each(?)) AND memory_rowid <= ?
+          AND entity_id = ? AND relation IN ('owner', 'participant')`),
       deleteMemoryWithId: db.prepare('DELETE FROM memories WHERE rowid = ? AND id = ?'),
       deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
       unembedded: db.prepare<[number], { namespace_id: number }>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0'),
@@ -249,11 +253,21 @@ export class WriteStore {
     return upTo;
   }
 
+  /** Some of these memories (by id) are held by an open delete. */
   private anySourceBeingDeleted(sourceIds: string[]): boolean {
-    if (this.deleting.size === 0 || sourceIds.length === 0) return false;
-    const ids = JSON.stringify(sourceIds);
+    return this.anyHeld(this.s.doomedSources, sourceIds);
+  }
+
+  /** Some of these memories (by rowid) are held by an open delete. */
+  private anyRowBeingDeleted(rowids: number[]): boolean {
+    return this.anyHeld(this.s.doomedRows, rowids);
+  }
+
+  private anyHeld(query: Statement<[string, number, string], { n: number }>, memories: (string | number)[]): boolean {
+    if (this.deleting.size === 0 || memories.length === 0) return false;
+    const list = JSON.stringify(memories);
     for (const open of this.deleting.values()) {
-      if (this.s.doomedSources.get(ids, open.maxRowid, open.entityId)!.n > 0) return true;
+      if (query.get(list, open.maxRowid, open.entityId)!.n > 0) return true;
     }
     return false;
   }
@@ -314,9 +328,10 @@ export class WriteStore {
 
   /** Applies a plan computed in the pool; promoted memories go through the de-duplicating path. */
   consolidate(cmd: CommandOf<'consolidate'>): WriterResults['consolidate'] {
+    // A promotion from episodic rows an open delete holds would outlive the delete (as extraction would).
     return this.consolidation.apply(cmd.plan, (p) => this.storeOwned(p.ownerId, {
       type: 'semantic', content: p.content, confidence: p.confidence, tier: 1,
       ownerId: p.ownerId, episodeId: p.episodeId, seq: null, role: null, links: [],
-    }));
+    }), (members) => this.anyRowBeingDeleted(members));
   }
 }

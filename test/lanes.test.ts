@@ -1,0 +1,98 @@
+// The scheduling rule: interactive work (recall, recall_grouped, inspect, stats) never waits
+// behind background work (embedding backfill, vector-index upkeep, consolidation, extraction).
+// Real Piscina lanes and real worker threads; ordering is asserted, never timing.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, readdirSync } from 'node:fs';
+import { LanePool } from '../src/workers/lane-pool.js';
+import { LANE_OF } from '../src/shared/messages.js';
+import { startTestService } from './support/service.js';
+import type { GateTask } from './support/gate-worker.js';
+
+const BACKGROUND = 100;
+const INTERACTIVE = 1;
+
+function started(log: Int32Array): number[] {
+  return Array.from(log.subarray(1, 1 + Atomics.load(log, 0)));
+}
+
+/** Resolves once `count` tasks have started (Atomics.waitAsync: no polling, no timers). */
+async function untilStarted(log: Int32Array, count: number): Promise<void> {
+  for (;;) {
+    const seen = Atomics.load(log, 0);
+    if (seen >= count) return;
+    // Node 20 has Atomics.waitAsync; the compile target's lib does not declare it yet.
+    await (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { value: Promise<unknown> | string } }).waitAsync(log, 0, seen).value;
+  }
+}
+
+test('with the background lane saturated, an interactive task starts before the queued background tasks, and they all still complete', async () => {
+  const pool = new LanePool({
+    filename: new URL('./support/gate-worker.js', import.meta.url).href,
+    workerData: {},
+    lanes: { interactive: { threads: 1, concurrentTasksPerWorker: 1 }, background: { threads: 1, concurrentTasksPerWorker: 1 } },
+    onError: (error) => assert.fail(String(error)),
+  });
+  const log = new Int32Array(new SharedArrayBuffer(4 * 16));
+  const gate = new Int32Array(new SharedArrayBuffer(4));
+  const open = () => {
+    Atomics.store(gate, 0, 1);
+    Atomics.notify(gate, 0);
+  };
+  try {
+    const task = (kind: GateTask['kind'], id: number): GateTask => ({ kind, id, log, gate });
+    // One background task holds the only background thread; three more queue behind it.
+    const background = [0, 1, 2, 3].map((i) => pool.run('background', task('hold', BACKGROUND + i)));
+    await untilStarted(log, 1);
+    assert.equal(pool.queueSize('background'), 3);
+
+    const interactive = await pool.run('interactive', task('mark', INTERACTIVE));
+    assert.equal(interactive, INTERACTIVE);
+    assert.deepEqual(started(log), [BACKGROUND, INTERACTIVE], 'the interactive task ran while background work was still queued');
+
+    open();
+    assert.deepEqual(await Promise.all(background), [100, 101, 102, 103]);
+    // The rest ran after; among themselves background tasks keep no promised order.
+    assert.deepEqual(started(log).slice(2).sort(), [101, 102, 103]);
+  } finally {
+    open();
+    await pool.close();
+  }
+});
+
+test('every client-facing read is interactive and every upkeep task background', () => {
+  const interactive = Object.entries(LANE_OF).filter(([, lane]) => lane === 'interactive').map(([op]) => op).sort();
+  assert.deepEqual(interactive, ['embeddingBacklog', 'inspect', 'recall', 'recallGrouped', 'stats']);
+  for (const op of ['embedPending', 'trainVectorIndex', 'staleVectorMoves', 'vectorIndexStatus', 'planConsolidation', 'prepareEpisodeEnd', 'snapshotEntity'] as const) {
+    assert.equal(LANE_OF[op], 'background', op);
+  }
+});
+
+/** nice and scheduling policy of each thread of this process, from /proc (Linux). */
+function threadPriorities(): { nice: number; policy: number }[] {
+  return readdirSync('/proc/self/task').flatMap((tid) => {
+    try {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return [{ nice: Number(fields[16]), policy: Number(fields[38]) }];
+    } catch {
+      return [];
+    }
+  });
+}
+
+test('the service runs its background lane at the lowest OS priority and its interactive lane at the normal one', { skip: process.platform !== 'linux' }, async () => {
+  const before = threadPriorities().filter((t) => t.nice === 19).length;
+  const t = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_BACKGROUND_THREADS: '1' });
+  try {
+    // Threads start lazily with their first task: stats (interactive) and the start-up backfill (background).
+    assert.equal((await fetch(`${t.base}/v1/stats`)).status, 200);
+    await t.service.backfill.idle();
+    const lowered = threadPriorities().filter((p) => p.nice === 19);
+    assert.equal(lowered.length - before, 1, 'one background thread, reniced');
+    // SCHED_IDLE (5) where chrt exists; nice 19 alone otherwise.
+    assert.ok(lowered.every((p) => p.policy === 5 || p.policy === 0));
+  } finally {
+    await t.close();
+  }
+});
