@@ -16,6 +16,7 @@ import { prepareVectorTable } from '../src/writer/vectors.js';
 import { EntityMatcher } from '../src/workers/entity-mentions.js';
 import { ReadStore } from '../src/workers/read-store.js';
 import { RecallEngine, type EngineOptions } from '../src/workers/recall/engine.js';
+import { fuseScores } from '../src/workers/recall/fuse.js';
 import { memoryInserter, unit } from './support/rows.js';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
 
@@ -206,5 +207,16 @@ describe('mention links', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('large candidate sets', () => {
+  test('scores of 200k candidates normalise without overflowing the stack', () => {
+    const scores = new Map<number, number>();
+    for (let i = 0; i < 200_000; i++) scores.set(i, i % 1000);
+    const fused = fuseScores(scores.keys(), [{ weight: 1, scores, scale: 'range' }]);
+    assert.equal(fused.size, 200_000);
+    assert.equal(fused.get(999), 1);
+    assert.equal(fused.get(1000), 0);
   });
 });

@@ -197,8 +197,14 @@ export type CandidateRow = Pick<MemoryRow, 'rowid' | 'memory_type' | 'episode_id
  */
 function strengthTieBreak(rows: CandidateRow[], weight: number): (row: CandidateRow) => number {
   if (weight <= 0 || rows.length === 0) return () => 0;
-  const oldest = Math.min(...rows.map((r) => r.created_at));
-  const span = Math.max(...rows.map((r) => r.created_at)) - oldest;
+  // A loop, not Math.min(...spread): a spread of 100k+ candidates overflows the stack.
+  let oldest = Infinity;
+  let newest = -Infinity;
+  for (const r of rows) {
+    oldest = Math.min(oldest, r.created_at);
+    newest = Math.max(newest, r.created_at);
+  }
+  const span = newest - oldest;
   return (row) => weight * row.confidence * (span > 0 ? (row.created_at - oldest) / span : 1);
 }
 

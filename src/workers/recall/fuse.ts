@@ -22,10 +22,15 @@ export interface SignalScores {
 
 /** The signal's scores mapped to [0, 1]. */
 export function normalised(signal: SignalScores): Map<number, number> {
-  const values = [...signal.scores.values()];
-  if (values.length === 0) return new Map();
-  const max = Math.max(...values);
-  const min = signal.scale === 'ratio' ? 0 : Math.min(...values);
+  if (signal.scores.size === 0) return new Map();
+  // A loop, not Math.max(...spread): a spread of 100k+ candidates overflows the stack.
+  let max = -Infinity;
+  let lowest = Infinity;
+  for (const score of signal.scores.values()) {
+    max = Math.max(max, score);
+    lowest = Math.min(lowest, score);
+  }
+  const min = signal.scale === 'ratio' ? 0 : lowest;
   const span = max - min;
   return new Map([...signal.scores].map(([rowid, score]) => [rowid, span > 0 ? (score - min) / span : 1]));
 }
