@@ -155,3 +155,20 @@ test('bad invocations exit non-zero with one line', async () => {
     assert.match(r.stderr, /^memory-runtime: /);
   }
 });
+
+test('a file written before the conversation context gives imported turns their previous turn as context', async () => {
+  // Export lines as the build before migration 6 wrote them: memories without `context`.
+  const older = exported.trim().split('\n').map((line) => {
+    const row = JSON.parse(line);
+    if (row.type === 'memory') delete row.context;
+    return JSON.stringify(row);
+  }).join('\n');
+  const file = join(dir, 'older.jsonl');
+  writeFileSync(file, older);
+  const target = join(dir, 'older', 'memory.db');
+  const r = await runCli(['import', file, '--db', target]);
+  assert.equal(r.code, 0, r.stderr);
+  const contexts = (path: string) => (dump(path) as any).memories.map((m: any) => [m.id, m.context]);
+  assert.ok(contexts(source).some(([, context]: [string, string]) => context === 'I moved to Zürich last year'), 'the fixture: a turn with context');
+  assert.deepEqual(contexts(target), contexts(source));
+});

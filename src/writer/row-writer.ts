@@ -60,11 +60,15 @@ export class RowWriter {
     // Vector state is this database's: the row counts as embedded only once VectorRows.write
     // stores its vector here (else the backfill embeds it), and starts in no IVF cell.
     const { rowid: _ignored, vector_cell: _cell, embedded: _embedded, ...fields } = row;
+    const episodeId = row.episode_id == null ? null : refs.episode(String(row.episode_id));
     const info = this.insert('memories', {
       ...fields,
       namespace_id: this.namespaceId,
       entity_id: row.entity_id == null ? null : refs.entity(String(row.entity_id)),
-      episode_id: row.episode_id == null ? null : refs.episode(String(row.episode_id)),
+      episode_id: episodeId,
+      // A file written before migration 6 has no `context`: a turn gets its previous turn's
+      // text as the writer would have stored it (turns come in insertion order, the previous first).
+      context: 'context' in row ? row.context : this.previousTurn(row, episodeId),
     });
     const rowid = Number(info.lastInsertRowid);
     for (const link of links) {
@@ -74,6 +78,12 @@ export class RowWriter {
         .run(rowid, entityId, link.relation);
     }
     return rowid;
+  }
+
+  private previousTurn(row: Row, episodeId: string | null): string {
+    if (row.memory_type !== 'episodic' || episodeId === null || typeof row.seq !== 'number' || row.seq <= 0) return '';
+    return (this.statement("SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'")
+      .pluck().get(episodeId, row.seq - 1) as string | undefined) ?? '';
   }
 
   /** True when the row is in this namespace; throws when the id is taken by another one. */
