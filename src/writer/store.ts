@@ -95,7 +95,11 @@ export class WriteStore {
       doomedRows: db.prepare<[string, number, string], { n: number }>(`SELECT count(*) AS n FROM memory_entities
         WHERE memory_rowid IN (SELECT value FROM json_each(?)) AND memory_rowid <= ?
           AND entity_id = ? AND relation IN ('owner', 'participant')`),
-      deleteMemoryWithId: db.prepare('DELETE FROM memories WHERE rowid = ? AND id = ?'),
+      deleteMemoryWithId: db.prepare<[number, string], { episode_id: string | null; seq: number | null }>(
+        "DELETE FROM memories WHERE rowid = ? AND id = ? RETURNING episode_id, seq"),
+      // The turn after a forgotten one must not keep its text as context (see migration 6).
+      forgetContext: db.prepare(
+        "UPDATE memories SET context = '' WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic' AND context != ''"),
       deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
       unembedded: db.prepare<[number], { namespace_id: number }>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0'),
       insertVector: db.prepare(INSERT_VECTOR_SQL),
@@ -284,7 +288,9 @@ export class WriteStore {
     for (const [rowid, id] of cmd.rows) {
       if (processed > 0 && performance.now() - started > FORGET_BUDGET_MS) break;
       processed++;
-      if (this.s.deleteMemoryWithId.run(rowid, id).changes === 0) continue;
+      const deleted = this.s.deleteMemoryWithId.get(rowid, id);
+      if (!deleted) continue;
+      if (deleted.episode_id !== null && deleted.seq !== null) this.s.forgetContext.run(deleted.episode_id, deleted.seq + 1);
       this.s.deleteVector.run(BigInt(rowid));
       removed++;
     }
