@@ -25,6 +25,8 @@ export interface ServiceOptions {
   env?: Record<string, string>;
   /** Folder for `node --cpu-prof` output (BENCH_CPU_PROF). */
   cpuProfDir?: string;
+  /** Entry script of another build (`<dist>/src/main.js`), to measure it against this one. */
+  main?: string;
 }
 
 export function startService(options: ServiceOptions): Promise<ServerProcess> {
@@ -39,7 +41,8 @@ export function startService(options: ServiceOptions): Promise<ServerProcess> {
     ...(options.dimensions ? { SERVICE_EMBEDDING_DIMENSIONS: String(options.dimensions) } : {}),
     ...options.env,
   };
-  const args = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, MAIN] : [MAIN];
+  const main = options.main ?? MAIN;
+  const args = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, main] : [main];
   return launch(args, env, /"port":(\d+)[^\n]*"msg":"listening"/);
 }
 

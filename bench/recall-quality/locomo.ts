@@ -39,7 +39,7 @@ interface ConversationRun {
   reverse: Pass;
 }
 
-async function post<T>(base: string, path: string, body: unknown): Promise<T> {
+export async function post<T>(base: string, path: string, body: unknown): Promise<T> {
   const response = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (!response.ok) throw new Error(`${path}: HTTP ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
@@ -50,7 +50,7 @@ async function backlog(base: string): Promise<number> {
   return Number(/^memory_runtime_embedding_backlog\s+(\S+)/m.exec(text)?.[1] ?? NaN);
 }
 
-async function drain(base: string): Promise<void> {
+export async function drain(base: string): Promise<void> {
   while ((await backlog(base)) > 0) await new Promise((r) => setTimeout(r, 200));
 }
 
@@ -70,7 +70,35 @@ function plainBm25(conversation: Conversation): Map<string, string[]> {
   return ranked;
 }
 
-const key = (conversation: Conversation, index: number) => `${conversation.id}#${index}`;
+export const key = (conversation: Conversation, index: number) => `${conversation.id}#${index}`;
+
+/** A question asked through the service: dia ids of the results, and the client-side latency. */
+export type Ask = (index: number) => Promise<{ ids: string[]; ms: number }>;
+
+/** Writes the conversation into the service (one episode per session) and returns how to ask it. */
+export async function storeConversation(base: string, dbPath: string, conversation: Conversation): Promise<Ask> {
+  const episodes: string[] = [];
+  for (const session of conversation.sessions) {
+    const { episode_id } = await post<{ episode_id: string }>(base, '/v1/episodes/start', { participants: conversation.speakers });
+    episodes.push(episode_id);
+    for (const turn of session) await post(base, `/v1/episodes/${episode_id}/message`, { role: 'user', content: `${turn.speaker}: ${turn.text}` });
+  }
+  // Memory id → dia id, read from the file (the message endpoint returns no id).
+  const sessionOf = new Map(episodes.map((id, i) => [id, i]));
+  const file = new Database(dbPath, { readonly: true });
+  const diaOf = new Map<string, string>();
+  for (const row of file.prepare("SELECT id, episode_id, seq FROM memories WHERE memory_type = 'episodic'").all() as { id: string; episode_id: string; seq: number }[]) {
+    const turn = conversation.sessions[sessionOf.get(row.episode_id)!]?.[row.seq];
+    if (turn) diaOf.set(row.id, turn.diaId);
+  }
+  file.close();
+  return async (index) => {
+    const started = performance.now();
+    const { memories } = await post<{ memories: { id: string }[] }>(base, '/v1/recall',
+      { query: conversation.questions[index].text, limit: LIMIT, types: ['episodic'] });
+    return { ids: memories.map((m) => diaOf.get(m.id) ?? m.id), ms: performance.now() - started };
+  };
+}
 
 async function runConversation(conversation: Conversation, embedder: 'use' | 'hash'): Promise<ConversationRun> {
   const dir = mkdtempSync(join(tmpdir(), 'locomo-'));
@@ -78,28 +106,7 @@ async function runConversation(conversation: Conversation, embedder: 'use' | 'ha
   const server: ServerProcess = await startService({ dbPath, embedder});
   try {
     const base = server.base;
-    const episodes: string[] = [];
-    for (const session of conversation.sessions) {
-      const { episode_id } = await post<{ episode_id: string }>(base, '/v1/episodes/start', { participants: conversation.speakers });
-      episodes.push(episode_id);
-      for (const turn of session) await post(base, `/v1/episodes/${episode_id}/message`, { role: 'user', content: `${turn.speaker}: ${turn.text}` });
-    }
-    // Memory id → dia id, read from the file (the message endpoint returns no id).
-    const sessionOf = new Map(episodes.map((id, i) => [id, i]));
-    const file = new Database(dbPath, { readonly: true });
-    const diaOf = new Map<string, string>();
-    for (const row of file.prepare("SELECT id, episode_id, seq FROM memories WHERE memory_type = 'episodic'").all() as { id: string; episode_id: string; seq: number }[]) {
-      const turn = conversation.sessions[sessionOf.get(row.episode_id)!]?.[row.seq];
-      if (turn) diaOf.set(row.id, turn.diaId);
-    }
-    file.close();
-
-    const ask = async (index: number) => {
-      const started = performance.now();
-      const { memories } = await post<{ memories: { id: string }[] }>(base, '/v1/recall',
-        { query: conversation.questions[index].text, limit: LIMIT, types: ['episodic'] });
-      return { ids: memories.map((m) => diaOf.get(m.id) ?? m.id), ms: performance.now() - started };
-    };
+    const ask = await storeConversation(base, dbPath, conversation);
     const pass = async (order: number[], concurrent = false): Promise<Pass> => {
       const ranked = new Map<string, string[]>();
       const latencies: number[] = [];
