@@ -19,7 +19,7 @@ export interface ServerProcess {
 
 export interface ServiceOptions {
   dbPath: string;
-  embedder: 'hash' | 'use';
+  embedder: 'hash' | 'use' | 'glove';
   dimensions?: number;
   /** Extra environment (e.g. SERVICE_SYNCHRONOUS). */
   env?: Record<string, string>;

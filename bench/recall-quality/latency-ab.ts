@@ -16,6 +16,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startService, type ServerProcess } from '../lib/processes.js';
+import type { BenchEmbedder } from './synthetic.js';
 import { loadLocomo, locomoPath, type Conversation } from './locomo-data.js';
 import { drain, key, storeConversation, type Ask } from './locomo.js';
 import { percentile, scoreHeader, scoreLine, scoreRankings } from './scoring.js';
@@ -29,7 +30,7 @@ interface Side {
   latencies: number[];
 }
 
-async function withService<T>(main: string | undefined, embedder: 'use' | 'hash', use: (server: ServerProcess, dbPath: string) => Promise<T>): Promise<T> {
+async function withService<T>(main: string | undefined, embedder: BenchEmbedder, use: (server: ServerProcess, dbPath: string) => Promise<T>): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), 'locomo-ab-'));
   const dbPath = join(dir, 'memory.db');
   const server = await startService({ dbPath, embedder, main });
@@ -41,7 +42,7 @@ async function withService<T>(main: string | undefined, embedder: 'use' | 'hash'
   }
 }
 
-async function compareOn(conversation: Conversation, sides: [Side, Side], embedder: 'use' | 'hash'): Promise<void> {
+async function compareOn(conversation: Conversation, sides: [Side, Side], embedder: BenchEmbedder): Promise<void> {
   await withService(sides[0].main, embedder, (a, aPath) =>
     withService(sides[1].main, embedder, async (b, bPath) => {
       const asks: [Ask, Ask] = await Promise.all([storeConversation(a.base, aPath, conversation), storeConversation(b.base, bPath, conversation)]);
@@ -60,7 +61,7 @@ async function compareOn(conversation: Conversation, sides: [Side, Side], embedd
   );
 }
 
-export async function runLatencyComparison(baselineDist: string, embedder: 'use' | 'hash'): Promise<void> {
+export async function runLatencyComparison(baselineDist: string, embedder: BenchEmbedder): Promise<void> {
   const baselineMain = join(resolve(baselineDist), 'src', 'main.js');
   if (!existsSync(baselineMain)) throw new Error(`--baseline-dist: no ${baselineMain} (build the other commit with npm run build first)`);
   const conversations = loadLocomo();

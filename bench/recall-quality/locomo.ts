@@ -15,6 +15,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startService, type ServerProcess } from '../lib/processes.js';
+import type { BenchEmbedder } from './synthetic.js';
 import { tokenize } from '../../src/workers/recall/query-text.js';
 import { loadLocomo, locomoPath, type Conversation } from './locomo-data.js';
 import { percentile, scoreHeader, scoreLine, scoreRankings, type Scores } from './scoring.js';
@@ -100,7 +101,7 @@ export async function storeConversation(base: string, dbPath: string, conversati
   };
 }
 
-async function runConversation(conversation: Conversation, embedder: 'use' | 'hash'): Promise<ConversationRun> {
+async function runConversation(conversation: Conversation, embedder: BenchEmbedder): Promise<ConversationRun> {
   const dir = mkdtempSync(join(tmpdir(), 'locomo-'));
   const dbPath = join(dir, 'memory.db');
   const server: ServerProcess = await startService({ dbPath, embedder});
@@ -146,7 +147,7 @@ function changed(a: Map<string, string[]>, b: Map<string, string[]>, top: number
   return n;
 }
 
-export async function runLocomo(embedder: 'use' | 'hash'): Promise<void> {
+export async function runLocomo(embedder: BenchEmbedder): Promise<void> {
   const conversations = loadLocomo();
   if (!conversations) {
     console.log(`LoCoMo bench skipped: no data set at ${locomoPath()} (set BENCH_LOCOMO_DIR to its folder).`);

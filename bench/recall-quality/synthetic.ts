@@ -45,9 +45,12 @@ function score(name: string, ranked: Map<string, string[]>, targets: Map<string,
   return { name, recall, mrr: mrr / ranked.size };
 }
 
-export async function runSynthetic(useHash: boolean): Promise<void> {
+/** The embedders the quality benches can run the service with (SERVICE_EMBEDDER). */
+export type BenchEmbedder = 'use' | 'glove' | 'hash';
+
+export async function runSynthetic(embedderKind: BenchEmbedder): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'recall-quality-'));
-  const env = { HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(dir, 'memory.db'), SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: useHash ? 'hash' : 'use' };
+  const env = { HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(dir, 'memory.db'), SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: embedderKind };
   const config = loadConfig(env);
   // Weights were tuned on the default seed (42); `--seed N` evaluates on a corpus not tuned on.
   const seed = process.argv.includes('--seed') ? Number(process.argv[process.argv.indexOf('--seed') + 1]) : 42;

@@ -7,6 +7,7 @@ import { existsSync, statSync } from 'node:fs';
 
 export type EmbedderConfig =
   | { kind: 'use' }
+  | { kind: 'glove' }
   | { kind: 'hash'; dimensions: number }
   | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number };
 
@@ -134,6 +135,7 @@ function embedderConfig(env: Env): EmbedderConfig {
   const kind = text(env, 'SERVICE_EMBEDDER', 'use').toLowerCase();
   switch (kind) {
     case 'use':
+    case 'glove':
       return { kind };
     case 'hash':
       return { kind, dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 256, 2, 4096) };
@@ -151,7 +153,7 @@ function embedderConfig(env: Env): EmbedderConfig {
       };
     }
     default:
-      throw new ConfigError('SERVICE_EMBEDDER', `must be use, hash or openai, got "${kind}"`);
+      throw new ConfigError('SERVICE_EMBEDDER', `must be use, glove, hash or openai, got "${kind}"`);
   }
 }
 

@@ -3,7 +3,8 @@
 //
 // `minSimilarity` is the embedder's calibration: the cosine similarity from which a vector
 // match counts on its own (below it, only when another signal agrees — see vector-signal.ts).
-// It differs per model: USE-lite scores unrelated short sentences up to ~0.45, the hashing
+// It differs per model: USE-lite scores unrelated short sentences up to ~0.45, GloVe SIF averages
+// up to ~0.88 (the 90th percentile of question/other-turn pairs on LoCoMo dev for both), the hashing
 // embedder near 0. Measured with bench/recall-quality.
 import type { Config } from '../../shared/config.js';
 
@@ -13,9 +14,22 @@ export interface EmbedderIdentity {
   minSimilarity: number;
 }
 
+/** GloVe SIF averaging (glove.ts); every option changes the vectors, so each is in the id. */
+export interface GloveOptions {
+  /** How many of the most frequent words the table keeps. */
+  words: number;
+  /** SIF smoothing a: a word weighs a / (a + p(w)); smaller weighs frequent words down harder. */
+  a: number;
+  /** Remove the common component from every vector. */
+  removeCommon: boolean;
+}
+
+export const GLOVE_DEFAULTS: GloveOptions = { words: 50_000, a: 1e-3, removeCommon: false };
+
 /** The ids embedders record with their vectors; each embedder class reports the same. */
 export const EMBEDDER_IDS = {
   use: 'use-lite-512',
+  glove: (o: GloveOptions) => `glove-6b-100d-${o.words / 1000}k-sif${o.a}${o.removeCommon ? '-pc' : ''}`,
   hash: (dimensions: number) => `hash-${dimensions}`,
   openai: (model: string) => `openai:${model}`,
 } as const;
@@ -25,6 +39,8 @@ export function embedderIdentity(config: Pick<Config, 'embedder'>): EmbedderIden
   switch (e.kind) {
     case 'use':
       return { id: EMBEDDER_IDS.use, dimensions: 512, minSimilarity: 0.45 };
+    case 'glove':
+      return { id: EMBEDDER_IDS.glove(GLOVE_DEFAULTS), dimensions: 100, minSimilarity: 0.88 };
     case 'hash':
       return { id: EMBEDDER_IDS.hash(e.dimensions), dimensions: e.dimensions, minSimilarity: 0.2 };
     case 'openai':

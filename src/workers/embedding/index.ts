@@ -1,6 +1,7 @@
 // Chooses the embedder from configuration (SERVICE_EMBEDDER).
 import type { Config } from '../../shared/config.js';
 import type { Embedder } from './embedder.js';
+import { GloveEmbedder } from './glove.js';
 import { HashingEmbedder } from './hashing.js';
 import { OpenAiEmbedder } from './openai.js';
 import { UseLiteEmbedder } from './use-lite.js';
@@ -13,6 +14,8 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
   switch (e.kind) {
     case 'use':
       return UseLiteEmbedder.load();
+    case 'glove':
+      return GloveEmbedder.load();
     case 'hash':
       return new HashingEmbedder(e.dimensions);
     case 'openai':
