@@ -93,7 +93,7 @@ describe('service-wide caps, whatever the source address', () => {
   after(() => t.close());
 
   test('buffered bodies past SERVICE_MAX_INFLIGHT_BODY_BYTES get 503 + Retry-After; room comes back when they end', async () => {
-    const uploads = [await stalledUpload(portOf(t), '127.0.0.2', 1_000_000, 1000), await stalledUpload(portOf(t), '127.0.0.3', 1_000_000, 1000)];
+    const uploads = [await stalledUpload(portOf(t), '127.0.0.2', 1_048_576, 1_040_000), await stalledUpload(portOf(t), '127.0.0.3', 1_048_576, 1_040_000)];
     const body = JSON.stringify({ entity: 'caps', fact: 'x'.repeat(99_000) });
     const head = `POST /v1/remember HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
     const refused = await rawRequest({ port: portOf(t), head: head + body, expectAnswers: 1, localAddress: '127.0.0.4' });
@@ -102,6 +102,13 @@ describe('service-wide caps, whatever the source address', () => {
     assert.ok(Number(refused.answers[0].headers['retry-after']) >= 1);
     for (const socket of uploads) socket.destroy();
     const accepted = await eventually(() => post(t.base, '/v1/remember', { entity: 'caps', fact: 'x'.repeat(99_000) }), (r) => r.status === 201);
+    assert.equal(accepted.status, 201);
+  });
+
+  test('a declared Content-Length alone takes no share of the body budget (header-only uploads cannot starve it)', async () => {
+    const uploads = [await stalledUpload(portOf(t), '127.0.0.5', 1_048_576, 0), await stalledUpload(portOf(t), '127.0.0.6', 1_048_576, 0)];
+    const accepted = await post(t.base, '/v1/remember', { entity: 'caps', fact: 'x'.repeat(99_000) });
+    for (const socket of uploads) socket.destroy();
     assert.equal(accepted.status, 201);
   });
 

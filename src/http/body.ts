@@ -51,22 +51,26 @@ export class BodyStream {
 
   /**
    * Resolves with the whole body. Rejects when it grows past `limit` or past the service's
-   * in-flight budget (then the rest is discarded), or when `signal` fires (the client went away
+   * in-flight budget, counted in bytes received (then the rest is discarded), or when `signal` fires (the client went away
    * mid-upload: uWS then never delivers the last chunk).
    */
   read(declaredLength: number | null, limit: number, signal: AbortSignal): Promise<Buffer> {
     return new Promise((resolve, reject) => {
       if (declaredLength !== null && declaredLength > limit) return reject(tooLarge(limit));
-      if (declaredLength !== null && !this.reserve(declaredLength)) return reject(busy());
       if (signal.aborted) return reject(clientGone());
       signal.addEventListener('abort', () => reject(clientGone()), { once: true });
       const chunks: Buffer[] = [];
       let size = 0;
       this.reader = (chunk, isLast) => {
         size += chunk.byteLength;
-        const failure = size > limit ? tooLarge(limit) : declaredLength === null && !this.reserve(chunk.byteLength) ? busy() : null;
+        // Reserved as bytes arrive, never on the declared length: a client declaring 1 MiB and
+        // sending nothing would otherwise hold 1 MiB of the budget for free (64 header-only
+        // connections, renewed every 10 s, refused every body on the default caps).
+        const failure = size > limit ? tooLarge(limit) : !this.reserve(chunk.byteLength) ? busy() : null;
         if (failure) {
           this.reader = null; // the rest of the body is counted and dropped
+          // Refused on its last chunk: nothing is left to drain, so the answer must not linger.
+          if (isLast) this.ended = true;
           reject(failure);
           return;
         }
