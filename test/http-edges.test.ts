@@ -192,6 +192,16 @@ describe('response budget (SERVICE_MAX_RESPONSE_BYTES)', () => {
     assert.ok(recall.body.memories.length > 0 && recall.body.memories.length < FACTS);
   });
 
+  test('REST: the budget counts content as serialised (JSON escapes included)', async () => {
+    for (let i = 0; i < 4; i++) {
+      assert.equal((await post(t.base, '/v1/remember', { entity: 'escaped', fact: `escaped ${i} ` + '\u0001'.repeat(90_000) })).status, 201);
+    }
+    const answer = await post(t.base, '/v1/inspect', { entity: 'escaped', limit: 1000 });
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers.get('x-result-truncated'), 'true');
+    assert.ok(JSON.stringify(answer.body).length <= 1024 * 1024 + 4096, `${JSON.stringify(answer.body).length} bytes`);
+  });
+
   test('MCP: a large result is sent once, as structuredContent', async () => {
     const response = await fetch(`${t.base}/mcp`, {
       method: 'POST',

@@ -18,7 +18,9 @@ export function withinBudget<T>(items: Iterable<T>, content: (item: T) => string
   const kept: T[] = [];
   let used = 0;
   for (const item of items) {
-    used += Buffer.byteLength(content(item)) + PER_MEMORY_OVERHEAD;
+    // As serialised: escapes make a control character 6 bytes and a quote 2, so the raw length
+    // alone let an answer of such content run ~6× over the budget.
+    used += Buffer.byteLength(JSON.stringify(content(item))) + PER_MEMORY_OVERHEAD;
     if (used > budgetBytes && kept.length > 0) return { kept, truncated: true }; // `for…of` closes the iterator
     kept.push(item);
   }
