@@ -20,6 +20,8 @@ import { startService, startUwsHello, type ServerProcess } from './lib/processes
 import { fmt, machine, table, writeResults } from './lib/report.js';
 import { runWrk, writeScript, wrkAvailable, type WrkResult } from './lib/wrk.js';
 
+/** Share of its one core the bare server must use for wrk to count as saturating it. */
+const SATURATED_CORES = 0.9;
 const seconds = Number(process.env.BENCH_MIXED_SECONDS?.trim() || '8');
 const MEMORIES = 5_000;
 const ENTITIES = 500;
@@ -253,7 +255,7 @@ export function mixedReport(r: MixedResults): string {
   const targets: (string | number)[][] = [
     ['recall p99 while writes stream / idle p99', fmt.ratio(r.recallStreaming.p99 / r.recallIdle.p99), '≤ 1.5×', r.recallStreaming.p99 <= 1.5 * r.recallIdle.p99 ? 'met' : 'missed'],
     ['recall p99 after a 5k burst / idle p99', fmt.ratio(r.recallAfterBurst.p99 / r.recallIdle.p99), '≤ 2×', r.recallAfterBurst.p99 <= 2 * r.recallIdle.p99 ? 'met' : 'missed'],
-    ['GET /v1/health req/s / bare uWS req/s', fmt.ratio(r.health.rps / r.uwsHello.rps), '≥ 0.6×', r.health.rps >= 0.6 * r.uwsHello.rps ? 'met' : 'missed'],
+    ['GET /v1/health req/s / bare uWS req/s', fmt.ratio(r.health.rps / r.uwsHello.rps), '≥ 0.6×', r.uwsCores < SATURATED_CORES ? 'not shown (baseline unsaturated)' : r.health.rps >= 0.6 * r.uwsHello.rps ? 'met' : 'missed'],
     [`embedding max lag at ${fmt.int(r.lag.writesPerSecond)} writes/s (${r.lag.embedder}), s`, r.lag.maxLagSeconds.toFixed(1), '≤ 10 s', r.lag.maxLagSeconds <= 10 ? 'met' : 'missed'],
     [`recall c=16 req/s / ideal ${fmt.int(idealC16)} (${POOL_THREADS} threads ÷ ${fmt.ms(r.rawRecallMs.total)} ms raw)`, fmt.ratio(r.recallC16.rps / idealC16), '≥ 0.8×', r.recallC16.rps >= 0.8 * idealC16 ? 'met' : 'missed'],
   ];
@@ -265,7 +267,7 @@ export function mixedReport(r: MixedResults): string {
         row('GET /v1/health', r.health), row('bare uWS hello-world', r.uwsHello)]),
     `Health vs bare uWS: median of ${r.healthRounds.length} alternating rounds of ${HEALTH_SECONDS} s (req/s service/uWS: ` +
       `${r.healthRounds.map((x) => `${fmt.int(x.serviceRps)}/${fmt.int(x.uwsRps)}`).join(', ')}), wrk -t1 -c32; server CPU per request ` +
-      `${r.healthCpuUs.toFixed(1)} µs vs ${r.uwsCpuUs.toFixed(1)} µs bare. The bare server used ${r.uwsCores.toFixed(2)} of its one thread's core: wrk saturates it.`,
+      `${r.healthCpuUs.toFixed(1)} µs vs ${r.uwsCpuUs.toFixed(1)} µs bare. The bare server used ${r.uwsCores.toFixed(2)} of its one thread's core: ${r.uwsCores >= SATURATED_CORES ? 'wrk saturates it' : `NOT saturated (< ${SATURATED_CORES}): the generator or other load limits the baseline, so the ratio is not valid`}.`,
     `Raw per-recall CPU cost in isolation: query embed ${fmt.ms(r.rawRecallMs.embed)} ms + search/fusion ${fmt.ms(r.rawRecallMs.search)} ms; ` +
       `USE-lite batch throughput ${fmt.int(r.useSentencesPerSecond)} sentences/s per thread.`,
     table('Targets (issue 12)', ['figure', 'measured', 'target', 'status'], targets),
