@@ -11,6 +11,7 @@ import type { GateTask } from './support/gate-worker.js';
 
 const BACKGROUND = 100;
 const INTERACTIVE = 1;
+const REQUESTED = 2;
 
 function started(log: Int32Array): number[] {
   return Array.from(log.subarray(1, 1 + Atomics.load(log, 0)));
@@ -30,7 +31,11 @@ test('with the background lane saturated, an interactive task starts before the 
   const pool = new LanePool({
     filename: new URL('./support/gate-worker.js', import.meta.url).href,
     workerData: {},
-    lanes: { interactive: { threads: 1, concurrentTasksPerWorker: 1 }, background: { threads: 1, concurrentTasksPerWorker: 1 } },
+    lanes: {
+      interactive: { threads: 1, concurrentTasksPerWorker: 1 },
+      requested: { threads: 1, concurrentTasksPerWorker: 1 },
+      background: { threads: 1, concurrentTasksPerWorker: 1 },
+    },
     onError: (error) => assert.fail(String(error)),
   });
   const log = new Int32Array(new SharedArrayBuffer(4 * 16));
@@ -49,23 +54,26 @@ test('with the background lane saturated, an interactive task starts before the 
     const interactive = await pool.run('interactive', task('mark', INTERACTIVE));
     assert.equal(interactive, INTERACTIVE);
     assert.deepEqual(started(log), [BACKGROUND, INTERACTIVE], 'the interactive task ran while background work was still queued');
+    // Work a client waits for that is not a quick read (a delete's snapshot, an episode end) neither.
+    assert.equal(await pool.run('requested', task('mark', REQUESTED)), REQUESTED);
+    assert.deepEqual(started(log), [BACKGROUND, INTERACTIVE, REQUESTED], 'the requested task ran while background work was still queued');
+    assert.equal(pool.queueSize('background'), 3);
 
     open();
     assert.deepEqual(await Promise.all(background), [100, 101, 102, 103]);
     // The rest ran after; among themselves background tasks keep no promised order.
-    assert.deepEqual(started(log).slice(2).sort(), [101, 102, 103]);
+    assert.deepEqual(started(log).slice(3).sort(), [101, 102, 103]);
   } finally {
     open();
     await pool.close();
   }
 });
 
-test('every client-facing read is interactive and every upkeep task background', () => {
-  const interactive = Object.entries(LANE_OF).filter(([, lane]) => lane === 'interactive').map(([op]) => op).sort();
-  assert.deepEqual(interactive, ['embeddingBacklog', 'inspect', 'recall', 'recallGrouped', 'stats']);
-  for (const op of ['embedPending', 'trainVectorIndex', 'staleVectorMoves', 'vectorIndexStatus', 'planConsolidation', 'prepareEpisodeEnd', 'snapshotEntity'] as const) {
-    assert.equal(LANE_OF[op], 'background', op);
-  }
+test('every client-facing read is interactive, other work a client waits for requested, and every upkeep task background', () => {
+  const lane = (name: string) => Object.entries(LANE_OF).filter(([, l]) => l === name).map(([op]) => op).sort();
+  assert.deepEqual(lane('interactive'), ['embeddingBacklog', 'inspect', 'recall', 'recallGrouped', 'stats']);
+  assert.deepEqual(lane('requested'), ['planConsolidation', 'prepareEpisodeEnd', 'snapshotEntity']);
+  assert.deepEqual(lane('background'), ['embedPending', 'staleVectorMoves', 'trainVectorIndex', 'vectorIndexStatus']);
 });
 
 /** nice and scheduling policy of each thread of this process, from /proc (Linux). */

@@ -190,8 +190,12 @@ export interface PoolWorkerData {
   lane?: Lane;
 }
 
-/** Interactive: a client waits for it. Background: upkeep nobody waits on. */
-export type Lane = 'interactive' | 'background';
+/**
+ * Interactive: reads a client waits for, kept short (recall and the like). Requested: heavier
+ * work a client also waits for (an episode's extraction, a delete's snapshot, a consolidation
+ * run), at normal OS priority so it is never starved. Background: upkeep nobody waits on.
+ */
+export type Lane = 'interactive' | 'requested' | 'background';
 
 /** Which lane each pool task runs in (src/workers/lane-pool.ts explains why two). */
 export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
@@ -201,12 +205,14 @@ export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
   stats: 'interactive',
   // A count for /metrics: cheap, and a scrape must not wait behind a training run.
   embeddingBacklog: 'interactive',
-  prepareEpisodeEnd: 'background',
+  // `end`, DELETE and POST /v1/consolidate answer only when these finish: on the idle-priority
+  // background lane they waited seconds under recall load, or a whole IVF training run.
+  prepareEpisodeEnd: 'requested',
+  planConsolidation: 'requested',
   embedPending: 'background',
-  planConsolidation: 'background',
   vectorIndexStatus: 'background',
   trainVectorIndex: 'background',
   staleVectorMoves: 'background',
   // Pages a whole entity into a snapshot file and fsyncs it: heavy, and never in recall's way.
-  snapshotEntity: 'background',
+  snapshotEntity: 'requested',
 };

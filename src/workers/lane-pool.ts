@@ -1,10 +1,13 @@
-// Two lanes of worker threads over one worker file: interactive tasks (what a client waits
-// for) and background tasks (upkeep nobody waits on). Measured with bench:mixed: in one shared
+// Lanes of worker threads over one worker file: interactive tasks (short reads a client waits
+// for), requested tasks (heavier work a client waits for: extraction, deletion snapshots,
+// consolidation) and background tasks (upkeep nobody waits on). Measured with bench:mixed: in one shared
 // pool a recall queued behind a 64-text embedding batch (~0.5 s) or an IVF training run (~25 s
 // at 1M), and recall p99 went from 66 ms idle to 1.06 s while writes streamed in. Separate
 // lanes mean an interactive task never waits in a queue behind background work, and the
 // background threads run at the lowest OS priority, so when both lanes want the CPU the
-// kernel gives it to the interactive ones (see thread-priority.ts). Main-thread side.
+// kernel gives it to the interactive ones (see thread-priority.ts). Requested work keeps the
+// normal priority: at the idle one a DELETE or an episode end took seconds under recall load
+// and waited out whole IVF training runs. Main-thread side.
 import { Piscina } from 'piscina';
 import type { Lane } from '../shared/messages.js';
 
@@ -50,7 +53,7 @@ export class LanePool {
       piscina.on('error', options.onError);
       return piscina;
     };
-    this.lanes = { interactive: start('interactive'), background: start('background') };
+    this.lanes = { interactive: start('interactive'), requested: start('requested'), background: start('background') };
   }
 
   run(lane: Lane, task: unknown): Promise<unknown> {
@@ -67,6 +70,6 @@ export class LanePool {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.lanes.interactive.destroy(), this.lanes.background.destroy()]);
+    await Promise.all(Object.values(this.lanes).map((lane) => lane.destroy()));
   }
 }

@@ -1,5 +1,5 @@
-// Main-thread side of the read/CPU pool: every task goes to its lane (LANE_OF), interactive
-// or background (lane-pool.ts). Workers are long-lived: each opens its read-only connection
+// Main-thread side of the read/CPU pool: every task goes to its lane (LANE_OF), interactive,
+// requested or background (lane-pool.ts). Workers are long-lived: each opens its read-only connection
 // and prepares its statements once.
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
@@ -34,7 +34,8 @@ export class ReadPool {
       lanes: {
         interactive: { threads: config.poolThreads, concurrentTasksPerWorker: recallWaitsOnIo ? 4 : 1 },
         // `end` may wait on the extraction endpoint for up to SERVICE_EXTRACTOR_TIMEOUT_MS:
-        // meanwhile the thread takes other background tasks instead of idling.
+        // meanwhile the thread takes other requested tasks instead of idling.
+        requested: { threads: 1, concurrentTasksPerWorker: 4 },
         background: { threads: config.backgroundThreads, concurrentTasksPerWorker: 4 },
       },
       onError: (error: unknown) => log.error({ err: error }, 'pool worker failed'),
