@@ -5,6 +5,9 @@
 // truncated or deeply nested JSON, wrong content types, odd path segments, wrong methods.
 // The same seed always produces the same requests, so a failure can be replayed.
 
+// The bench corpus's seeded mulberry32: one generator for every deterministic input.
+import { rng } from '../../bench/lib/corpus.js';
+
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type Schema = Record<string, any>;
 
@@ -17,17 +20,6 @@ export interface FuzzCase {
   mutation: string;
 }
 
-/** mulberry32: small, fast, good enough to spread cases; seeded for replay. */
-export function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ODD_STRINGS = [
   '', ' ', '\u0000', 'a\u0000b', '\ud800', '\udfff\ud800', '🙂'.repeat(50), '\u202e\u2066rtl', 'e\u0301\u0301\u0301',
@@ -56,7 +48,7 @@ export class RequestFuzzer {
     /** Real ids (e.g. of episodes) to put in path parameters now and then. */
     private readonly knownIds: string[],
   ) {
-    this.rnd = random(seed);
+    this.rnd = rng(seed);
   }
 
   next(): FuzzCase {
