@@ -259,6 +259,9 @@ export function vectorTableSql(dimensions: number): string {
 /** The IVF cell of vectors not assigned yet (see migration 5). Every recall scans it. */
 export const UNASSIGNED_CELL = 0;
 
+/** An episode's turn by position (episode_id, seq): the previous turn is a turn's context (migration 6). */
+export const TURN_CONTENT_SQL = "SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'";
+
 /** Every insert into memory_vectors: rowid, namespace_id, cell, embedding (BigInt integers). */
 export const INSERT_VECTOR_SQL = 'INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding) VALUES (?, ?, ?, ?)';
 

@@ -6,6 +6,7 @@
 // idempotent; an id that belongs to another namespace is a conflict (ids are global).
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../shared/db.js';
+import { TURN_CONTENT_SQL } from '../shared/sql-schema.js';
 
 type Row = Record<string, unknown>;
 type Table = 'entities' | 'episodes' | 'memories';
@@ -82,8 +83,7 @@ export class RowWriter {
 
   private previousTurn(row: Row, episodeId: string | null): string {
     if (row.memory_type !== 'episodic' || episodeId === null || typeof row.seq !== 'number' || row.seq <= 0) return '';
-    return (this.statement("SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'")
-      .pluck().get(episodeId, row.seq - 1) as string | undefined) ?? '';
+    return (this.statement(TURN_CONTENT_SQL).pluck().get(episodeId, row.seq - 1) as string | undefined) ?? '';
   }
 
   /** True when the row is in this namespace; throws when the id is taken by another one. */

@@ -11,7 +11,7 @@ import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messag
 import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
 import { contentKey } from '../shared/text.js';
 import { blobOf } from '../shared/meta.js';
-import { INSERT_VECTOR_SQL } from '../shared/sql-schema.js';
+import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL } from '../shared/sql-schema.js';
 import { ConsolidationWriter } from './consolidation.js';
 import { VectorIndexWriter } from './vector-index.js';
 
@@ -69,8 +69,7 @@ export class WriteStore {
         VALUES (@id, @ns, @type, @content, @key, @confidence, @stability, @difficulty,
          @now, @now, @tier, @owner, @episode, @seq, @role, @context)`),
       // The turn before, indexed with a message as its context (see migration 6).
-      previousTurn: db.prepare<[string, number], string>(
-        "SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'").pluck(),
+      previousTurn: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
       link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
       ownedDuplicate: db.prepare<[string, string, string, number], MemoryRow>(`SELECT rowid, id, memory_type, content,
         confidence, stability, extraction_tier FROM memories
