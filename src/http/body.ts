@@ -3,7 +3,7 @@
 // handler from inside its own callback is unsafe). The stream starts out discarding: a body
 // nobody reads — because the request was refused before reading it, or the route takes none —
 // is counted and thrown away, never buffered, so an early answer can wait for its end (see
-// linger.ts). `readBody` switches it to reading, with a hard size limit, a share of the
+// linger.ts). `BodyStream.read` switches it to reading, with a hard size limit, a share of the
 // service-wide in-flight body budget, and back to discarding once a limit is crossed.
 import type { HttpResponse } from 'uWebSockets.js';
 import { ServiceError } from '../shared/errors.js';

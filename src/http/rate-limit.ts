@@ -29,7 +29,7 @@ export class RateLimiter {
     if (!this.enabled) return { allowed: true };
     const now = this.now();
     const bucket = this.buckets.get(client) ?? { tokens: this.perMinute, updatedAt: now };
-    bucket.tokens = Math.min(this.perMinute, bucket.tokens + (now - bucket.updatedAt) * this.refillPerMs);
+    bucket.tokens = Math.min(this.perMinute, this.tokensAt(bucket, now));
     bucket.updatedAt = now;
     this.buckets.set(client, bucket);
     if (bucket.tokens >= 1) {
@@ -37,15 +37,15 @@ export class RateLimiter {
       return { allowed: true };
     }
     this.rejected++;
-    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((1 - bucket.tokens) / this.refillPerMs / 1000)) };
+    return { allowed: false, retryAfterSeconds: this.secondsUntilOne(bucket.tokens) };
   }
 
   /** 0 when `client` may make a request now, else the seconds until it may (nothing is taken). */
   retryAfter(client: string): number {
     const bucket = this.enabled ? this.buckets.get(client) : undefined;
     if (bucket === undefined) return 0;
-    const tokens = bucket.tokens + (this.now() - bucket.updatedAt) * this.refillPerMs;
-    return tokens >= 1 ? 0 : Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000));
+    const tokens = this.tokensAt(bucket, this.now());
+    return tokens >= 1 ? 0 : this.secondsUntilOne(tokens);
   }
 
   close(): void {
@@ -55,7 +55,17 @@ export class RateLimiter {
   private sweep(): void {
     const now = this.now();
     for (const [client, bucket] of this.buckets) {
-      if (bucket.tokens + (now - bucket.updatedAt) * this.refillPerMs >= this.perMinute) this.buckets.delete(client);
+      if (this.tokensAt(bucket, now) >= this.perMinute) this.buckets.delete(client);
     }
+  }
+
+  /** The bucket's tokens at `now`, refilled since its last update (not capped). */
+  private tokensAt(bucket: Bucket, now: number): number {
+    return bucket.tokens + (now - bucket.updatedAt) * this.refillPerMs;
+  }
+
+  /** Whole seconds (at least 1) until a bucket holding `tokens` has one. */
+  private secondsUntilOne(tokens: number): number {
+    return Math.max(1, Math.ceil((1 - tokens) / this.refillPerMs / 1000));
   }
 }

@@ -65,7 +65,6 @@ async function handleMcp(options: McpMountOptions, ex: Exchange, request: RawReq
   }
 }
 
-/** null once the client aborts: uWS stops delivering body chunks then, so the read never settles. */
 /**
  * True when the client's Accept ranks text/event-stream strictly above application/json
  * (by q-value). MCP clients must list both; JSON is the default because it is cheaper and
