@@ -4,23 +4,23 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from './shared/config.js';
 import { createLogger, type Logger } from './shared/logger.js';
-import { WriterClient } from './writer/client.js';
-import { ReadPool } from './workers/pool.js';
-import { QueryEmbeddingCache } from './workers/query-embedding-cache.js';
-import { embedderIdentity } from './workers/embedding/identity.js';
+import { WriterClient } from './core/writer-client.js';
+import { ReadPool } from './core/pool/read-pool.js';
+import { QueryEmbeddingCache } from './core/query-embedding-cache.js';
+import { embedderIdentity } from './shared/embedder-identity.js';
 import { MemoryOperations } from './http/operations.js';
 import { buildRoutes } from './http/routes.js';
 import { HttpServer } from './http/server.js';
 import { assertNativeUws } from './http/native-check.js';
-import { EmbeddingBackfill } from './workers/backfill.js';
-import { Reinforcer } from './writer/reinforcement.js';
+import { EmbeddingBackfill } from './core/jobs/embedding-backfill.js';
+import { Reinforcer } from './core/reinforcement.js';
 import { createMcpMount } from './http/mcp/handler.js';
 import { withOperatorRoutes } from './http/operator-routes.js';
-import { ServiceMetrics } from './metrics/service-metrics.js';
+import { ServiceMetrics } from './core/metrics.js';
 import { acquireLock } from './shared/instance-lock.js';
 import { unreadableDatabase } from './shared/unreadable-database.js';
-import { Consolidator } from './workers/consolidator.js';
-import { VectorIndexer } from './workers/vector-indexer.js';
+import { Consolidator } from './core/jobs/consolidator.js';
+import { VectorIndexer } from './core/jobs/ivf-upkeep.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),

@@ -1,43 +1,103 @@
-// Recall stays in the pool: neither the main thread's modules nor the writer thread's can
-// reach the recall engine or the embedders through their imports.
+// The folders are the threads (README, "Where the code lives"): src/http and src/core run on the
+// main thread, src/writer on the one writer thread, src/workers on the pool's threads, src/shared
+// is a leaf every thread may load. These tests keep the arrows pointing one way, and keep each
+// thread from loading code that belongs to another.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const src = resolve(dirname(fileURLToPath(import.meta.url)), '../src');
+/** The TypeScript sources: the layering rules read them (type-only imports count there). */
+const sources = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
-/** Every project module statically imported from `entry` (type-only imports vanish in JS). */
+/** Every TypeScript module, named by the path its compiled JS has under dist/src. */
+function modulesUnder(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return modulesUnder(path);
+    return name.endsWith('.ts') ? [resolve(src, relative(sources, path)).replace(/\.ts$/, '.js')] : [];
+  });
+}
+
+/** Project modules a compiled module names: static imports, re-exports and import() types. */
+function importsOf(file: string, { runtimeOnly }: { runtimeOnly: boolean }): string[] {
+  // Compiled JS: type-only imports are gone, so what is left is what the thread loads. The
+  // TypeScript source keeps the type-only arrows, which count for layering.
+  const code = runtimeOnly ? readFileSync(file, 'utf8') : readSource(file);
+  const specifiers = [
+    ...code.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"](\.[^'"]+)['"]/g),
+    ...(runtimeOnly ? [] : code.matchAll(/import\(\s*['"](\.[^'"]+)['"]\s*\)/g)),
+  ].map((match) => match[1]);
+  return specifiers.map((specifier) => resolve(dirname(file), specifier));
+}
+
+function readSource(file: string): string {
+  return readFileSync(resolve(sources, relative(src, file)).replace(/\.js$/, '.ts'), 'utf8');
+}
+
 function reachable(entry: string): Set<string> {
   const seen = new Set<string>();
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
-    const code = readFileSync(file, 'utf8');
-    for (const match of code.matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"](\.[^'"]+)['"]/g)) {
-      visit(resolve(dirname(file), match[1]));
-    }
+    for (const next of importsOf(file, { runtimeOnly: true })) visit(next);
   };
   visit(resolve(src, entry));
   return seen;
 }
 
-const POOL_ONLY = /workers\/(recall|embedding|extraction|consolidation)\/|workers\/worker\.js$|workers\/read-store\.js$/;
+const folderOf = (file: string) => relative(src, file).split('/')[0];
 
-test('the main thread does not load recall, embedding or extraction code', () => {
-  // The query embedding cache keys by the embedder's id, which loads no model.
-  const loaded = [...reachable('main.js')].filter((f) => POOL_ONLY.test(f) && !f.endsWith('embedding/identity.js'));
-  assert.deepEqual(loaded, []);
+/** Which folders each folder may import from (type-only imports included). */
+const MAY_IMPORT: Record<string, readonly string[]> = {
+  shared: ['shared'],
+  writer: ['writer', 'shared'],
+  workers: ['workers', 'shared'],
+  core: ['core', 'shared'],
+  http: ['http', 'core', 'shared'],
+  client: ['client', 'shared'],
+  // The offline CLI is its own process: it opens the database as the writer would, and embeds as
+  // the pool would.
+  cli: ['cli', 'writer', 'workers', 'shared'],
+};
+
+test('every folder imports only from the folders below it', () => {
+  const wrong: string[] = [];
+  for (const file of modulesUnder(sources)) {
+    const folder = folderOf(file);
+    const allowed = MAY_IMPORT[folder];
+    if (!allowed) continue; // main.js and service.js: the entry point and the composition root
+    for (const target of importsOf(file, { runtimeOnly: false })) {
+      const targetFolder = folderOf(target);
+      if (!target.startsWith(src)) continue;
+      // `serve` starts the service the way `npm start` does: through the process entry point.
+      if (!allowed.includes(targetFolder) && target !== resolve(src, 'main.js')) {
+        wrong.push(`${relative(src, file)} -> ${relative(src, target)}`);
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
 });
 
-test('the writer thread does not load recall or embedder code', () => {
-  // The writer only needs the embedder's identity (id and dimension), which loads no model.
-  const loaded = [...reachable('writer/thread.js')].filter((f) => POOL_ONLY.test(f) && !f.endsWith('embedding/identity.js'));
-  assert.deepEqual(loaded, []);
+test('the main thread loads no pool or writer code', () => {
+  const loaded = [...reachable('main.js')].filter((f) => ['workers', 'writer'].includes(folderOf(f)));
+  assert.deepEqual(loaded.map((f) => relative(src, f)), []);
 });
 
-test('the pool worker is where recall lives', () => {
+test('the writer thread loads only writer and shared code', () => {
+  const loaded = [...reachable('writer/thread.js')].filter((f) => !['writer', 'shared'].includes(folderOf(f)));
+  assert.deepEqual(loaded.map((f) => relative(src, f)), []);
+});
+
+test('a pool thread loads only pool and shared code, and recall lives there', () => {
   const loaded = [...reachable('workers/worker.js')];
-  assert.ok(loaded.some((f) => f.endsWith('recall/engine.js')));
+  assert.deepEqual(loaded.filter((f) => !['workers', 'shared'].includes(folderOf(f))).map((f) => relative(src, f)), []);
+  assert.ok(loaded.some((f) => f.endsWith('workers/recall/engine.js')));
+});
+
+test('the client library loads nothing that needs the server', () => {
+  const loaded = [...reachable('client/index.js')].filter((f) => !['client', 'shared'].includes(folderOf(f)));
+  assert.deepEqual(loaded.map((f) => relative(src, f)), []);
 });

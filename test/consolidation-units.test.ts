@@ -7,7 +7,7 @@ import { clusterRepeats, representative, type Statement } from '../src/workers/c
 import { promotedConfidence } from '../src/workers/consolidation/promotion.js';
 import { ConsolidationWriter } from '../src/writer/consolidation.js';
 import { ensureNamespace, migrate } from '../src/writer/migrate.js';
-import { Consolidator } from '../src/workers/consolidator.js';
+import { Consolidator } from '../src/core/jobs/consolidator.js';
 import { createLogger } from '../src/shared/logger.js';
 import { contentKey } from '../src/shared/text.js';
 

@@ -8,7 +8,7 @@ import { existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadGloveTable } from '../src/workers/embedding/glove-table.js';
 import { GloveEmbedder } from '../src/workers/embedding/glove.js';
-import { GLOVE_DEFAULTS, embedderIdentity } from '../src/workers/embedding/identity.js';
+import { GLOVE_DEFAULTS, embedderIdentity } from '../src/shared/embedder-identity.js';
 import { loadConfig } from '../src/shared/config.js';
 import { tempDir } from './support/service.js';
 

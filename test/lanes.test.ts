@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
-import { LanePool } from '../src/workers/lane-pool.js';
+import { LanePool } from '../src/core/pool/lane-pool.js';
 import { LANE_OF } from '../src/shared/messages.js';
 import { startTestService } from './support/service.js';
 import type { GateTask } from './support/gate-worker.js';

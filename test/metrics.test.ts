@@ -107,7 +107,7 @@ test('recall responses carry no internal timings', async () => {
 });
 
 test('scrape-time levels follow their sources; the embedding backlog appears only once provided', async () => {
-  const { ServiceMetrics } = await import('../src/metrics/service-metrics.js');
+  const { ServiceMetrics } = await import('../src/core/metrics.js');
   const limiter = { rejected: 2 };
   const sources = {
     writer: { queueDepth: 3 }, pool: { utilization: 0.5, queueSize: 4 }, limiter,

@@ -3,7 +3,7 @@
 // turns it off. Real service, real pool threads.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { QueryEmbeddingCache } from '../src/workers/query-embedding-cache.js';
+import { QueryEmbeddingCache } from '../src/core/query-embedding-cache.js';
 import { loadConfig } from '../src/shared/config.js';
 import { parseSamples, sample } from './support/prometheus.js';
 import { post, startTestService } from './support/service.js';

@@ -12,7 +12,7 @@ import { openDatabase, type Db } from '../src/shared/db.js';
 import { blobOf } from '../src/shared/meta.js';
 import { INSERT_VECTOR_SQL, MIGRATIONS } from '../src/shared/sql-schema.js';
 import { ensureNamespace, migrate } from '../src/writer/migrate.js';
-import { prepareVectorTable } from '../src/writer/vectors.js';
+import { prepareVectorTable } from '../src/writer/vector-table.js';
 import { WriteStore } from '../src/writer/store.js';
 import { loadConfig } from '../src/shared/config.js';
 import { EntityMatcher } from '../src/workers/entity-mentions.js';

@@ -7,8 +7,8 @@ import fs, { closeSync, openSync, readFileSync, readSync, readdirSync, rmSync, s
 import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { writeSnapshot, type SnapshotFile } from '../src/writer/snapshot.js';
-import { readSnapshot } from '../src/cli/snapshot-files.js';
+import { writeSnapshot, type SnapshotFile } from '../src/shared/snapshot-file.js';
+import { readSnapshot } from '../src/cli/storage/snapshot-files.js';
 import { tempDir } from './support/service.js';
 
 const dir = tempDir('memrt-snapshot-');

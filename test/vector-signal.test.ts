@@ -8,10 +8,10 @@ import { openDatabase, type Db } from '../src/shared/db.js';
 import { blobOf } from '../src/shared/meta.js';
 import { INSERT_VECTOR_SQL } from '../src/shared/sql-schema.js';
 import { ensureNamespace, migrate } from '../src/writer/migrate.js';
-import { prepareVectorTable } from '../src/writer/vectors.js';
+import { prepareVectorTable } from '../src/writer/vector-table.js';
 import { VectorSignal } from '../src/workers/recall/vector-signal.js';
 import { LARGE_ENTITY, type RecallContext } from '../src/workers/recall/signals.js';
-import { VectorCells } from '../src/workers/vector-index/cells.js';
+import { VectorCells } from '../src/workers/ivf/cells.js';
 import { memoryInserter, unit } from './support/rows.js';
 import { tempDir } from './support/service.js';
 

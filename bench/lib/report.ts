@@ -4,7 +4,7 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 
-export const RESULTS_DIR = fileURLToPath(new URL('../../../bench/results/', import.meta.url));
+export const RESULTS_DIR = fileURLToPath(new URL('../../../bench/results', import.meta.url));
 
 export function table(title: string, header: string[], rows: (string | number)[][]): string {
   const cells = [header, ...rows.map((row) => row.map(String))];

@@ -14,7 +14,7 @@ import { scoreHeader, scoreLine, scoreRankings, type Scores } from './scoring.js
 import type { Embedder } from '../../src/workers/embedding/embedder.js';
 import { GloveEmbedder } from '../../src/workers/embedding/glove.js';
 import { HashingEmbedder } from '../../src/workers/embedding/hashing.js';
-import { GLOVE_DEFAULTS } from '../../src/workers/embedding/identity.js';
+import { GLOVE_DEFAULTS } from '../../src/shared/embedder-identity.js';
 import { UseLiteEmbedder } from '../../src/workers/embedding/use-lite.js';
 
 const BATCH = 64;

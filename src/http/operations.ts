@@ -6,16 +6,16 @@ import type {
   ForgetResult, InspectInput, InspectResult, RecallGroupedInput, RecallGroupedResult, RecallInput, RecallResult,
   RememberInput, StartEpisodeInput, StartEpisodeResult, StatsResult, StoredFactRecord,
 } from '../shared/schemas.js';
-import type { WriterClient } from '../writer/client.js';
-import type { ReadPool } from '../workers/pool.js';
+import type { WriterClient } from '../core/writer-client.js';
+import type { ReadPool } from '../core/pool/read-pool.js';
 import { ServiceError } from '../shared/errors.js';
 import { markTruncated } from './truncation.js';
-import type { EmbeddingBackfill } from '../workers/backfill.js';
-import type { Reinforcer } from '../writer/reinforcement.js';
-import type { Consolidator } from '../workers/consolidator.js';
-import { EntityDeletion } from '../workers/entity-deletion.js';
+import type { EmbeddingBackfill } from '../core/jobs/embedding-backfill.js';
+import type { Reinforcer } from '../core/reinforcement.js';
+import type { Consolidator } from '../core/jobs/consolidator.js';
+import { EntityDeletion } from '../core/entity-deletion.js';
 import type { Logger } from '../shared/logger.js';
-import type { QueryEmbeddingCache } from '../workers/query-embedding-cache.js';
+import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
 
 export class MemoryOperations {
   private readonly deletion: EntityDeletion;

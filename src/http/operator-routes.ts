@@ -1,7 +1,7 @@
 // Endpoints for operators rather than agents: Prometheus metrics and the OpenAPI document.
 // They are ordinary routes, so they pass the same draining, auth and rate-limit gate as the
 // rest (when keys are set, a scraper needs one too).
-import type { ServiceMetrics } from '../metrics/service-metrics.js';
+import type { ServiceMetrics } from '../core/metrics.js';
 import { MetricsText, OpenApiDocument } from '../shared/schemas.js';
 import { buildOpenApiDocument, type OpenApiOptions } from './openapi.js';
 import { RawBody } from './respond.js';

@@ -4,6 +4,7 @@
 // Mounts (MCP at /mcp) pass through the same gate and error mapping, then own the response.
 // Every request, routed or not, gets a request id and ends in one access-log line and one
 // metrics observation (route *pattern*, never the raw URL, so neither carries user data).
+import type { RequestMetrics } from '../core/metrics.js';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Config } from '../shared/config.js';
 import { ServiceError } from '../shared/errors.js';
@@ -19,9 +20,6 @@ import type { Route } from './routes.js';
 import { isTruncated, TRUNCATED_HEADER } from './truncation.js';
 
 /** Where finished requests are counted (implemented by the Prometheus metrics). */
-export interface RequestMetrics {
-  observeRequest(method: string, route: string, status: number, seconds: number): void;
-}
 
 /** Status recorded for a request whose client went away before the answer (nginx's convention). */
 const CLIENT_CLOSED = 499;

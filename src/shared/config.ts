@@ -43,7 +43,7 @@ export interface Config {
   readonly vectorMinSimilarity: number | null;
   /** Vectors a namespace needs before recall uses an IVF index instead of scanning every one. */
   readonly vectorIndexMinVectors: number;
-  /** IVF cells scanned per recall; 0 = chosen from the cell count (see vector-index/ivf.ts). */
+  /** IVF cells scanned per recall; 0 = chosen from the cell count (see workers/ivf/kmeans.ts). */
   readonly vectorIndexProbes: number;
   /** On an embedder change: re-embed everything (true) or refuse to start (false). */
   readonly reembedOnChange: boolean;

@@ -46,7 +46,7 @@ export type WriterCommand =
   | { type: 'attachVectors'; items: EmbeddedMemory[]; unembeddable?: number[] }
   | { type: 'reinforce'; rowids: number[]; at: number }
   | { type: 'consolidate'; plan: ConsolidationPlan }
-  | { type: 'installVectorGeneration'; trainedOn: number; centroids: import('../workers/vector-index/ivf.js').Centroids }
+  | { type: 'installVectorGeneration'; trainedOn: number; centroids: Centroids }
   | { type: 'moveVectors'; moves: VectorMove[] }
   | { type: 'retireVectorGenerations' };
 
@@ -174,8 +174,8 @@ export interface PoolResults {
   embedPending: { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean };
   embeddingBacklog: { count: number };
   planConsolidation: ConsolidationPlan;
-  vectorIndexStatus: import('../workers/vector-index/maintenance.js').VectorIndexStatus;
-  trainVectorIndex: { trainedOn: number; centroids: import('../workers/vector-index/ivf.js').Centroids };
+  vectorIndexStatus: VectorIndexStatus;
+  trainVectorIndex: { trainedOn: number; centroids: Centroids };
   staleVectorMoves: { moves: VectorMove[] };
 }
 
@@ -197,7 +197,7 @@ export interface PoolWorkerData {
  */
 export type Lane = 'interactive' | 'requested' | 'background';
 
-/** Which lane each pool task runs in (src/workers/lane-pool.ts explains why two). */
+/** Which lane each pool task runs in (src/core/pool/lane-pool.ts explains why two). */
 export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
   recall: 'interactive',
   recallGrouped: 'interactive',
@@ -216,3 +216,22 @@ export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
   // Pages a whole entity into a snapshot file and fsyncs it: heavy, and never in recall's way.
   snapshotEntity: 'requested',
 };
+
+/** An IVF generation's centroids, row-major (`count` × `dimensions`), computed in the pool. */
+export interface Centroids {
+  readonly count: number;
+  readonly dimensions: number;
+  readonly data: Float32Array;
+}
+
+export interface VectorIndexStatus {
+  /** Vectors stored for the namespace. */
+  vectors: number;
+  /** Vectors not in a cell of the newest generation (unassigned, or in an older one). */
+  stale: number;
+  /** Installed generations: 0 = no index yet; 2 while vectors move to a new one. */
+  generations: number;
+  /** Vectors the newest generation was trained on. */
+  trainedOn: number | null;
+  cells: number;
+}

@@ -168,7 +168,7 @@ export const MIGRATIONS: readonly string[] = [
   END;
   `,
   /* 5 */ `
-  -- IVF vector index (src/workers/vector-index): a namespace's vectors are split into cells
+  -- IVF vector index (src/workers/ivf): a namespace's vectors are split into cells
   -- around k-means centroids and recall scans only the cells nearest the query. vector_cell is
   -- the cell a memory's vector lives in (memory_vectors keeps the same value as its partition
   -- key \`cell\`); 0 = not assigned yet, a cell every recall scans. Cell ids only grow, and a

@@ -10,7 +10,7 @@ import { ServiceError } from '../shared/errors.js';
 import { readMeta, vectorFromBlob } from '../shared/meta.js';
 import type { PoolResults } from '../shared/messages.js';
 import type { EntityRecord, MemoryType } from '../shared/schemas.js';
-import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from '../writer/snapshot.js';
+import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from '../shared/snapshot-file.js';
 
 /** Rows read per query: bounds memory to one page of rows (with vectors) at a time. */
 const PAGE_ROWS = 500;

@@ -13,7 +13,7 @@ import { contentKey } from '../shared/text.js';
 import { blobOf } from '../shared/meta.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL } from '../shared/sql-schema.js';
 import { ConsolidationWriter } from './consolidation.js';
-import { VectorIndexWriter } from './vector-index.js';
+import { VectorIndexWriter } from './ivf-generations.js';
 
 type Relation = 'owner' | 'participant' | 'mention';
 

@@ -14,8 +14,8 @@ import type { WriterBatchReport, WriterCommand, WriterReady, WriterReply, Writer
 import { ensureNamespace, migrate } from './migrate.js';
 import { WriteStore } from './store.js';
 import { batchRunner } from './batch.js';
-import { prepareVectorTable } from './vectors.js';
-import { embedderIdentity } from '../workers/embedding/identity.js';
+import { prepareVectorTable } from './vector-table.js';
+import { embedderIdentity } from '../shared/embedder-identity.js';
 
 /** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */
 const MAX_BATCH = 512;

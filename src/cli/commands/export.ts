@@ -3,8 +3,8 @@ import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { CliError, configFrom, type Command } from '../args.js';
-import { namespaceIdOf, openForReading } from '../offline-db.js';
-import { exportHeader, exportRows } from '../namespace-export.js';
+import { namespaceIdOf, openForReading } from '../storage/offline-db.js';
+import { exportHeader, exportRows } from '../storage/namespace-export.js';
 import { progressBar } from '../progress.js';
 
 /** Lines are written in chunks of about this size: fewer syscalls, bounded memory. */

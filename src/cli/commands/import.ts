@@ -1,10 +1,10 @@
 // `import <file|->`: loads an export into the database (offline, one transaction).
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { IdConflictError } from '../../writer/row-writer.js';
+import { IdConflictError } from '../storage/row-writer.js';
 import { CliError, configFrom, type Command } from '../args.js';
-import { openForWriting } from '../offline-db.js';
-import { importNamespace, ImportLineError } from '../namespace-import.js';
+import { openForWriting } from '../storage/offline-db.js';
+import { importNamespace, ImportLineError } from '../storage/namespace-import.js';
 import { progressBar, type Progress } from '../progress.js';
 
 export const importCommand: Command = {

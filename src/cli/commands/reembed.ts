@@ -4,9 +4,9 @@
 // writer's own attachVectors, so the CLI stores them exactly as the service would.
 import { RESET_VECTOR_INDEX_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import { configFrom, type Command } from '../args.js';
-import { openForWriting } from '../offline-db.js';
+import { openForWriting } from '../storage/offline-db.js';
 import { progressBar } from '../progress.js';
-import { prepareVectorTable } from '../../writer/vectors.js';
+import { prepareVectorTable } from '../../writer/vector-table.js';
 import { WriteStore } from '../../writer/store.js';
 import { createEmbedder, embedderIdentity } from '../../workers/embedding/index.js';
 import { EntityMatcher } from '../../workers/entity-mentions.js';

@@ -1,6 +1,6 @@
 // `snapshots`: the deletion snapshots beside the database, oldest first.
 import { configFrom, type Command } from '../args.js';
-import { listSnapshots } from '../snapshot-files.js';
+import { listSnapshots } from '../storage/snapshot-files.js';
 
 export const snapshotsCommand: Command = {
   name: 'snapshots',

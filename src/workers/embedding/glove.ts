@@ -6,7 +6,7 @@
 // Microseconds per text, no model runtime; quality measured in bench/recall-quality.
 import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
 import { loadGloveTable, type GloveTable } from './glove-table.js';
-import { EMBEDDER_IDS, GLOVE_DEFAULTS, type GloveOptions } from './identity.js';
+import { EMBEDDER_IDS, GLOVE_DEFAULTS, type GloveOptions } from '../../shared/embedder-identity.js';
 
 /** GloVe 6B's vocabulary (400k words): Zipf's normaliser H(N) ≈ ln N + γ. */
 const ZIPF_NORMALISER = Math.log(400_000) + 0.5772;

@@ -2,7 +2,7 @@
 // word unigrams, word bigrams and character trigrams. No semantics beyond shared surface
 // forms, but stable, dependency-free and ~100× faster than a neural model.
 import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
-import { EMBEDDER_IDS } from './identity.js';
+import { EMBEDDER_IDS } from '../../shared/embedder-identity.js';
 
 function fnv1a(text: string): number {
   let hash = 0x811c9dc5;

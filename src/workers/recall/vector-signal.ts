@@ -1,5 +1,5 @@
 // Semantic relevance: cosine KNN over sqlite-vec, in the IVF cells nearest the query (every
-// cell while the namespace is too small to be indexed; see vector-index/). Filters (archived,
+// cell while the namespace is too small to be indexed; see workers/ivf/). Filters (archived,
 // types, entity) live in the memories table, so KNN over-fetches and filters; when a filter
 // is selective (an entity, or too few survivors) an exact scan over only the filtered rows
 // is used instead.
@@ -11,7 +11,7 @@
 // count when BM25 proposes the same memory or it links an entity the query names.
 import type { Db } from '../../shared/db.js';
 import { blobOf } from '../../shared/meta.js';
-import type { VectorCells } from '../vector-index/cells.js';
+import type { VectorCells } from '../ivf/cells.js';
 import { timed } from './timing.js';
 import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
 

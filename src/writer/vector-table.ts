@@ -5,7 +5,7 @@ import type { Db } from '../shared/db.js';
 import { RESET_VECTOR_INDEX_SQL, vectorTableSql } from '../shared/sql-schema.js';
 import { readMeta, writeMeta } from '../shared/meta.js';
 
-type EmbedderIdentity = Pick<import('../workers/embedding/identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
+type EmbedderIdentity = Pick<import('../shared/embedder-identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
 
 export class EmbedderMismatchError extends Error {
   constructor(stored: EmbedderIdentity, configured: EmbedderIdentity) {

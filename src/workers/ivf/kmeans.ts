@@ -8,11 +8,8 @@
 // the vectors, for a small loss of recall measured by `npm run bench:scale`.
 
 /** `count` centroids of `dimensions` each, row after row, every row unit length. */
-export interface Centroids {
-  readonly count: number;
-  readonly dimensions: number;
-  readonly data: Float32Array;
-}
+import type { Centroids } from '../../shared/messages.js';
+export type { Centroids };
 
 /** Cells for a namespace of `vectors` vectors: √N/2 (cells of ~2√N vectors), within bounds. */
 export function cellCountFor(vectors: number): number {

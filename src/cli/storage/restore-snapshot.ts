@@ -3,9 +3,9 @@
 // already present are left alone, so restoring twice changes nothing. The caller runs this in
 // one transaction: any failure leaves the database as it was.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../shared/db.js';
-import { RowWriter, type RefResolver } from '../writer/row-writer.js';
-import { VectorRows } from '../writer/vector-rows.js';
+import type { Db } from '../../shared/db.js';
+import { RowWriter, type RefResolver } from './row-writer.js';
+import { VectorRows } from './vector-rows.js';
 import type { SnapshotFileT } from './file-formats.js';
 
 export interface RestoreResult {

@@ -2,7 +2,7 @@
 // response path: ids are collected and sent as one command every FLUSH_MS, so a burst of
 // recalls costs one small transaction instead of one per request.
 import type { Logger } from '../shared/logger.js';
-import type { WriterClient } from './client.js';
+import type { WriterClient } from './writer-client.js';
 
 const FLUSH_MS = 250;
 const MAX_PENDING = 5_000;

@@ -4,7 +4,7 @@
 // ever removed without a recovery copy on disk.
 import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { isDiskFull, ServiceError } from '../shared/errors.js';
+import { isDiskFull, ServiceError } from './errors.js';
 
 export const SNAPSHOT_FORMAT_VERSION = 1;
 

@@ -3,10 +3,10 @@
 // grown 4× since, moves stale vectors into the newest generation's cells, and retires the old
 // generation once it is empty. Runs on the main thread; the pool computes and the writer
 // applies, a batch at a time, so recall and writes interleave with a rebuild.
-import type { Logger } from '../shared/logger.js';
-import type { WriterClient } from '../writer/client.js';
-import type { ReadPool } from './pool.js';
-import type { VectorIndexStatus } from './vector-index/maintenance.js';
+import type { Logger } from '../../shared/logger.js';
+import type { WriterClient } from '../writer-client.js';
+import type { ReadPool } from '../pool/read-pool.js';
+import type { VectorIndexStatus } from '../../shared/messages.js';
 
 /** Vectors moved per writer command: big enough to amortise, small enough not to stall writes. */
 const MOVE_BATCH = 1024;

@@ -1,10 +1,10 @@
 // Main-thread side of the read/CPU pool: every task goes to its lane (LANE_OF), interactive,
 // requested or background (lane-pool.ts). Workers are long-lived: each opens its read-only connection
 // and prepares its statements once.
-import type { Config } from '../shared/config.js';
-import { ServiceError } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
-import { LANE_OF, type PoolOp, type PoolResults, type PoolWorkerData, type StageTimings, type TaskOf, type TaskResult } from '../shared/messages.js';
+import type { Config } from '../../shared/config.js';
+import { ServiceError } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { LANE_OF, type PoolOp, type PoolResults, type PoolWorkerData, type StageTimings, type TaskOf, type TaskResult } from '../../shared/messages.js';
 import { LanePool } from './lane-pool.js';
 
 /**
@@ -28,7 +28,7 @@ export class ReadPool {
     // A recall embeds its query locally (CPU) unless the embedder is an endpoint (a wait).
     const recallWaitsOnIo = config.embedder.kind === 'openai';
     this.lanes = new LanePool({
-      filename: new URL('./worker.js', import.meta.url).href,
+      filename: new URL('../../workers/worker.js', import.meta.url).href,
       workerData,
       execArgv: [...process.execArgv, ...REQUIRE_ESM_OFF],
       lanes: {

@@ -4,12 +4,12 @@
 // service holds while it runs, and refuses when the service (or another command) has it.
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Config } from '../shared/config.js';
-import { openDatabase, type Db } from '../shared/db.js';
-import { acquireLock, LockHeldError } from '../shared/instance-lock.js';
-import { ensureNamespace, migrate } from '../writer/migrate.js';
-import { addCellPartition } from '../writer/vectors.js';
-import { CliError } from './args.js';
+import type { Config } from '../../shared/config.js';
+import { openDatabase, type Db } from '../../shared/db.js';
+import { acquireLock, LockHeldError } from '../../shared/instance-lock.js';
+import { ensureNamespace, migrate } from '../../writer/migrate.js';
+import { addCellPartition } from '../../writer/vector-table.js';
+import { CliError } from '../args.js';
 
 export interface WritableDb {
   db: Db;

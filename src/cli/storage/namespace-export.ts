@@ -3,8 +3,8 @@
 // table in insertion order. Import inserts in that same order, so exporting the imported copy
 // gives the same lines again. Internal row ids and namespace ids are left out: they are local
 // to a database file.
-import type { Db } from '../shared/db.js';
-import { VectorRows } from '../writer/vector-rows.js';
+import type { Db } from '../../shared/db.js';
+import { VectorRows } from './vector-rows.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, type ExportHeaderT } from './file-formats.js';
 
 type Row = Record<string, unknown>;

@@ -1,8 +1,8 @@
 // Finding, reading and checking deletion snapshots in `snapshots/` beside the database.
 import { readdirSync, readFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { snapshotPath } from '../writer/snapshot.js';
-import { CliError, UsageError } from './args.js';
+import { snapshotPath } from '../../shared/snapshot-file.js';
+import { CliError, UsageError } from '../args.js';
 import { validators, type SnapshotFileT } from './file-formats.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;

@@ -2,11 +2,11 @@
 // (SERVICE_CONSOLIDATE_INTERVAL_SECONDS). Runs never overlap: each waits for the one before.
 // The work happens elsewhere — planning in the pool, writes as one writer command — so a run
 // never blocks requests. Runs on the main thread.
-import type { Logger } from '../shared/logger.js';
-import type { ConsolidateResult } from '../shared/schemas.js';
-import type { WriterClient } from '../writer/client.js';
-import type { EmbeddingBackfill } from './backfill.js';
-import type { ReadPool } from './pool.js';
+import type { Logger } from '../../shared/logger.js';
+import type { ConsolidateResult } from '../../shared/schemas.js';
+import type { WriterClient } from '../writer-client.js';
+import type { EmbeddingBackfill } from './embedding-backfill.js';
+import type { ReadPool } from '../pool/read-pool.js';
 
 export class Consolidator {
   /** The latest run (settled or not); the next one starts after it. */

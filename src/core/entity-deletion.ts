@@ -1,6 +1,6 @@
 // DELETE /v1/entities/{name}, main-thread side. Snapshot first, then delete in small steps:
 //   1. the pool reads the entity's memories from one read snapshot and writes + fsyncs the
-//      recovery file (deletion-snapshot.ts) — the writer keeps serving other writes meanwhile;
+//      recovery file (workers/deletion-snapshot.ts) — the writer keeps serving other writes meanwhile;
 //   2. the writer deletes exactly the rows that file lists, a time-bounded chunk per command
 //      (WriteStore.forgetRows), so other writes commit between chunks.
 // Before step 1 the writer is told the delete is open (forgetBegin): the snapshot holds the
@@ -13,8 +13,8 @@
 // it and are kept (they count as written after the delete).
 import type { Logger } from '../shared/logger.js';
 import type { ForgetResult } from '../shared/schemas.js';
-import type { WriterClient } from '../writer/client.js';
-import type { ReadPool } from './pool.js';
+import type { WriterClient } from './writer-client.js';
+import type { ReadPool } from './pool/read-pool.js';
 
 /** Rows sent per writer command; the writer may handle fewer within its time budget. */
 const CHUNK_ROWS = 2_000;

@@ -1,25 +1,15 @@
 // The pool's half of IVF index upkeep: how far the index is from the vectors (status),
 // training a new generation of centroids from a sample (train), and choosing cells for stale
 // vectors (staleMoves). All reads on the pool's read-only connection; the writer applies the
-// results (src/writer/vector-index.ts). The main thread's VectorIndexer decides what runs.
+// results (src/writer/ivf-generations.ts). The main thread's VectorIndexer (src/core/jobs/ivf-upkeep.ts) decides what runs.
 import type { Db } from '../../shared/db.js';
 import { float32FromBlob } from '../../shared/meta.js';
-import type { VectorMove } from '../../shared/messages.js';
+import type { VectorIndexStatus, VectorMove } from '../../shared/messages.js';
+export type { VectorIndexStatus };
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { VectorCells } from './cells.js';
-import { trainIndex, type Centroids } from './ivf.js';
+import { trainIndex, type Centroids } from './kmeans.js';
 
-export interface VectorIndexStatus {
-  /** Vectors stored for the namespace. */
-  vectors: number;
-  /** Vectors not in a cell of the newest generation (unassigned, or in an older one). */
-  stale: number;
-  /** Installed generations: 0 = no index yet; 2 while vectors move to a new one. */
-  generations: number;
-  /** Vectors the newest generation was trained on. */
-  trainedOn: number | null;
-  cells: number;
-}
 
 export class VectorIndexMaintenance {
   private readonly s;

@@ -6,7 +6,7 @@
 // It differs per model: USE-lite scores unrelated short sentences up to ~0.45, GloVe SIF averages
 // up to ~0.88 (the 90th percentile of question/other-turn pairs on LoCoMo dev for both), the hashing
 // embedder near 0. Measured with bench/recall-quality.
-import type { Config } from '../../shared/config.js';
+import type { Config } from './config.js';
 
 export interface EmbedderIdentity {
   id: string;

@@ -43,7 +43,7 @@ export class WriterClient {
   }
 
   static start(config: Config): Promise<WriterClient> {
-    const worker = new Worker(new URL('./thread.js', import.meta.url), { workerData: { config } });
+    const worker = new Worker(new URL('../writer/thread.js', import.meta.url), { workerData: { config } });
     return new Promise((resolve, reject) => {
       const onError = (error: Error) => reject(error);
       const onExit = (code: number) => reject(new Error(`writer thread exited during start-up (code ${code})`));

@@ -8,7 +8,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { WriterBatchReport } from '../shared/messages.js';
 import type { StatsResult } from '../shared/schemas.js';
-import type { RequestMetrics } from '../http/server.js';
 
 const PREFIX = 'memory_runtime_';
 
@@ -31,6 +30,11 @@ export interface MetricSources {
   queryCache?: { readonly hits: number; readonly misses: number; readonly bytes: number; readonly enabled: boolean };
   /** The IVF vector index as its last upkeep saw it (null before the first). */
   vectorIndex?: () => { cells: number; stale: number } | null;
+}
+
+/** What the HTTP front end reports of each request. */
+export interface RequestMetrics {
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
 }
 
 export class ServiceMetrics implements RequestMetrics {

@@ -1,9 +1,9 @@
 // Keeps vectors flowing off the write path: after writes land, the pool embeds the backlog in
 // batches and the writer attaches the vectors. One batch is in flight at a time so embedding
 // never crowds recall out of the pool. Runs on the main thread; the work happens elsewhere.
-import type { Logger } from '../shared/logger.js';
-import type { WriterClient } from '../writer/client.js';
-import type { ReadPool } from './pool.js';
+import type { Logger } from '../../shared/logger.js';
+import type { WriterClient } from '../writer-client.js';
+import type { ReadPool } from '../pool/read-pool.js';
 
 const BATCH_SIZE = 64;
 const RETRY_MS = 5_000;

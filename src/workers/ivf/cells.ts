@@ -4,7 +4,7 @@
 import type { Db } from '../../shared/db.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import { nearestCentroid, nearestCentroids, probeCountFor, type Centroids } from './ivf.js';
+import { nearestCentroid, nearestCentroids, probeCountFor, type Centroids } from './kmeans.js';
 
 export interface Generation {
   generation: number;
