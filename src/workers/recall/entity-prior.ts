@@ -20,10 +20,11 @@ export class EntityLinks {
       SELECT DISTINCT m.rowid FROM json_each(@seeds) s
       CROSS JOIN memory_entities e ON e.entity_id = s.value
       CROSS JOIN memories m ON m.rowid = e.memory_rowid
-      WHERE (SELECT count(*) FROM (SELECT 1 FROM memory_entities x WHERE x.entity_id = s.value LIMIT @depth + 1)) <= @depth
+      WHERE (SELECT count(*) FROM (SELECT DISTINCT x.memory_rowid FROM memory_entities x WHERE x.entity_id = s.value LIMIT @depth + 1)) <= @depth
         AND ${FILTER_SQL}
       LIMIT @depth`).pluck();
-    // (LIMIT: a query can name hundreds of entities, each "few"; together they bring at most
+    // (DISTINCT: a memory can link an entity twice, as participant and as mention; "few" counts
+    // memories. LIMIT: a query can name hundreds of entities, each "few"; together they bring at most
     // `depth` members, else one request could pull 100k+ candidates into every later stage.)
     // (memory_rowid, …) is the key's prefix: one seek per candidate.
     this.linkedRows = db.prepare<[string, string], number>(`
