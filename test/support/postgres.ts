@@ -1,0 +1,111 @@
+// Private PostgreSQL clusters for tests (issue 16): Debian's PostgreSQL 15 binaries, a data
+// directory in a temp folder, a loopback port, and optionally a streaming replica made with
+// `pg_basebackup -R`, as an operator would. Nothing of the machine's own clusters is touched.
+// PostgreSQL refuses to run as root, so as root each command runs as the `postgres` system user
+// that Debian's package creates.
+import { execFile } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const SUPERUSER = 'memrt';
+
+export interface PgCluster {
+  /** The temp folder holding the data directory and the server's socket. */
+  readonly dir: string;
+  readonly port: number;
+  readonly url: string;
+  /** Runs SQL through psql and returns its unaligned output (rows by line, columns by '|'). */
+  sql(statement: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+const asRoot = userInfo().uid === 0;
+
+/** Why a cluster cannot start here, or null when it can (tests skip with this message). */
+export function postgresUnavailable(): string | null {
+  if (!existsSync(join(PG_BIN, 'postgres'))) return `PostgreSQL binaries not found in ${PG_BIN} (apt-get install postgresql)`;
+  if (asRoot && !postgresUser()) return 'running as root and there is no postgres system user to run PostgreSQL as (apt-get install postgresql creates it)';
+  return null;
+}
+
+/** Runs a PostgreSQL binary, as the postgres user when this process is root. */
+function pgCommand(binary: string, args: string[]): Promise<{ stdout: string }> {
+  const path = join(PG_BIN, binary);
+  return asRoot ? run('runuser', ['-u', 'postgres', '--', path, ...args]) : run(path, args);
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function privateDir(): string {
+  const dir = mkdtempSync('/tmp/memrt-pg-');
+  if (asRoot) {
+    const user = postgresUser();
+    if (!user) throw new Error('no postgres system user');
+    chownSync(dir, user.uid, user.gid);
+  }
+  return dir;
+}
+
+/** The `postgres` system user's ids, from /etc/passwd. */
+function postgresUser(): { uid: number; gid: number } | null {
+  const line = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.startsWith('postgres:'));
+  if (!line) return null;
+  const [, , uid, gid] = line.split(':');
+  return { uid: Number(uid), gid: Number(gid) };
+}
+
+async function startServer(dataDir: string, socketDir: string, port: number): Promise<void> {
+  const options = [
+    `-p ${port}`, `-k ${socketDir}`, '-c listen_addresses=127.0.0.1',
+    '-c wal_level=replica', '-c max_wal_senders=5', '-c hot_standby=on',
+  ].join(' ');
+  await pgCommand('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dataDir, 'server.log'), '-w', '-t', '60', 'start']);
+}
+
+function cluster(dir: string, dataDir: string, port: number): PgCluster {
+  return {
+    dir,
+    port,
+    url: `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`,
+    async sql(statement) {
+      const { stdout } = await run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', SUPERUSER, '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-Atc', statement]);
+      return stdout.trim();
+    },
+    async stop() {
+      await pgCommand('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A new primary: initdb (trust auth on loopback only), started on a free port. */
+export async function startPrimary(): Promise<PgCluster> {
+  const dir = privateDir();
+  const dataDir = join(dir, 'data');
+  await pgCommand('initdb', ['-D', dataDir, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  const port = await freePort();
+  await startServer(dataDir, dir, port);
+  return cluster(dir, dataDir, port);
+}
+
+/** A streaming replica of `primary`, as `pg_basebackup -R` makes one (standby.signal + primary_conninfo). */
+export async function startReplica(primary: PgCluster): Promise<PgCluster> {
+  const dir = privateDir();
+  const dataDir = join(dir, 'data');
+  await pgCommand('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', SUPERUSER, '-D', dataDir, '-R', '-X', 'stream', '--no-sync']);
+  const port = await freePort();
+  await startServer(dataDir, dir, port);
+  return cluster(dir, dataDir, port);
+}
