@@ -2,7 +2,7 @@
 // when the reply with the same id arrives (that is, after its transaction committed).
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
-import { ServiceError } from '../shared/errors.js';
+import { fail, ServiceError } from '../shared/errors.js';
 import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/messages.js';
 
 export interface WriterStats {
@@ -37,7 +37,7 @@ export class WriterClient {
     });
     worker.on('error', (error) => this.died(`uncaught error in the writer thread: ${error.message}`));
     worker.on('exit', (code) => {
-      if (this.closing) this.fail(new ServiceError('SHUTTING_DOWN', 'service is shutting down'));
+      if (this.closing) this.fail(fail.shuttingDown());
       else this.died(`the writer thread exited (code ${code})`);
     });
   }
@@ -103,7 +103,7 @@ export class WriterClient {
 
   private died(cause: string): void {
     if (this.failure) return;
-    this.fail(new ServiceError('WRITER_UNAVAILABLE', 'writes are unavailable: the writer thread stopped and the service is restarting'));
+    this.fail(fail.writerStopped());
     this.onFailure?.(cause);
   }
 

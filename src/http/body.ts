@@ -6,7 +6,7 @@
 // linger.ts). `BodyStream.read` switches it to reading, with a hard size limit, a share of the
 // service-wide in-flight body budget, and back to discarding once a limit is crossed.
 import type { HttpResponse } from 'uWebSockets.js';
-import { ServiceError } from '../shared/errors.js';
+import { fail } from '../shared/errors.js';
 
 /** Service-wide bytes of request bodies being buffered at once (SERVICE_MAX_INFLIGHT_BODY_BYTES). */
 export class BodyBudget {
@@ -56,9 +56,9 @@ export class BodyStream {
    */
   read(declaredLength: number | null, limit: number, signal: AbortSignal): Promise<Buffer> {
     return new Promise((resolve, reject) => {
-      if (declaredLength !== null && declaredLength > limit) return reject(tooLarge(limit));
-      if (signal.aborted) return reject(clientGone());
-      signal.addEventListener('abort', () => reject(clientGone()), { once: true });
+      if (declaredLength !== null && declaredLength > limit) return reject(fail.bodyTooLarge(limit));
+      if (signal.aborted) return reject(fail.clientClosed());
+      signal.addEventListener('abort', () => reject(fail.clientClosed()), { once: true });
       const chunks: Buffer[] = [];
       let size = 0;
       this.reader = (chunk, isLast) => {
@@ -66,7 +66,7 @@ export class BodyStream {
         // Reserved as bytes arrive, never on the declared length: a client declaring 1 MiB and
         // sending nothing would otherwise hold 1 MiB of the budget for free (64 header-only
         // connections, renewed every 10 s, refused every body on the default caps).
-        const failure = size > limit ? tooLarge(limit) : !this.reserve(chunk.byteLength) ? busy() : null;
+        const failure = size > limit ? fail.bodyTooLarge(limit) : !this.reserve(chunk.byteLength) ? fail.tooManyBodies() : null;
         if (failure) {
           this.reader = null; // the rest of the body is counted and dropped
           // Refused on its last chunk: nothing is left to drain, so the answer must not linger.
@@ -101,30 +101,18 @@ const EMPTY = Buffer.alloc(0);
 export function noBody(signal: AbortSignal): Promise<Buffer> {
   return new Promise((resolve, reject) =>
     setImmediate(() => {
-      if (signal.aborted) reject(clientGone());
+      if (signal.aborted) reject(fail.clientClosed());
       else resolve(EMPTY);
     }),
   );
 }
 
-function clientGone(): ServiceError {
-  return new ServiceError('CLIENT_CLOSED', 'client closed the connection before the body was read');
-}
-
-function tooLarge(limit: number): ServiceError {
-  return new ServiceError('BODY_TOO_LARGE', `request body exceeds the ${limit}-byte limit`);
-}
-
-function busy(): ServiceError {
-  return new ServiceError('SERVER_BUSY', 'too many request bodies in flight; retry shortly');
-}
-
 /** JSON.parse that reports a 422 instead of throwing SyntaxError. */
 export function parseJson(raw: Buffer): unknown {
-  if (raw.length === 0) throw new ServiceError('MALFORMED_BODY', 'body: expected a JSON object, got an empty body');
+  if (raw.length === 0) throw fail.emptyBody();
   try {
     return JSON.parse(raw.toString('utf8'));
   } catch (error) {
-    throw new ServiceError('MALFORMED_BODY', `body: invalid JSON (${(error as Error).message})`);
+    throw fail.invalidJson((error as Error).message);
   }
 }

@@ -4,6 +4,7 @@
 // from shared/schemas.ts becomes a named component, anything else is inlined.
 import type { TSchema } from 'typebox';
 import * as schemas from '../shared/schemas.js';
+import { ERROR_CODES, STATUS_TEXT } from '../shared/errors.js';
 import type { Route } from './routes.js';
 
 type Json = Record<string, unknown>;
@@ -16,17 +17,17 @@ export interface OpenApiOptions {
   rateLimited: boolean;
 }
 
-const ERRORS: Record<number, { name: string; description: string }> = {
-  400: { name: 'BadRequest', description: 'A value is not allowed (range, enum, length, path encoding)' },
-  401: { name: 'Unauthorized', description: 'Missing or invalid Bearer token' },
-  404: { name: 'NotFound', description: 'Unknown entity or episode (or an expired episode)' },
-  413: { name: 'PayloadTooLarge', description: 'Request body above the configured limit' },
-  422: { name: 'UnprocessableEntity', description: 'Body is not JSON, not an object, lacks a field or has a wrong JSON type' },
-  429: { name: 'TooManyRequests', description: 'Rate limit exceeded; see Retry-After (seconds)' },
-  500: { name: 'InternalError', description: 'Internal failure (recall pipeline, deletion snapshot, ...)' },
-  503: { name: 'Unavailable', description: 'Draining for shutdown (SHUTTING_DOWN), or the writer thread died and the process is restarting (WRITER_UNAVAILABLE, with Retry-After)' },
-  507: { name: 'InsufficientStorage', description: 'The disk is full (STORAGE_FULL): nothing was stored; see Retry-After (seconds)' },
-};
+/**
+ * One response component per error status, from the error catalogue: named after the reason
+ * phrase ('Not Found' → NotFound), described by the codes answered with that status.
+ */
+function errorResponse(status: number): { name: string; description: string } {
+  const codes = Object.entries(ERROR_CODES).filter(([, entry]) => entry.status === status);
+  return {
+    name: STATUS_TEXT[status].replace(/ /g, ''),
+    description: codes.map(([code, entry]) => `${code}: ${entry.when}`).join('; '),
+  };
+}
 
 /** TypeBox values exported from schemas.ts, by identity, so a route's schema finds its name. */
 const NAMED = new Map<unknown, string>(
@@ -47,10 +48,11 @@ export function buildOpenApiDocument(routes: Route[], options: OpenApiOptions): 
     return { $ref: `#/components/schemas/${name}` };
   };
   const paths: Record<string, Json> = {};
+  const errorStatuses = new Set<number>();
   for (const route of routes) {
     const path = route.path.replace(/:(\w+)/g, '{$1}');
     const method = route.method === 'del' ? 'delete' : route.method;
-    (paths[path] ??= {})[method] = operation(route, options, ref);
+    (paths[path] ??= {})[method] = operation(route, options, ref, errorStatuses);
   }
   const document: Json = {
     openapi: '3.1.0',
@@ -62,7 +64,7 @@ export function buildOpenApiDocument(routes: Route[], options: OpenApiOptions): 
     paths,
     components: {
       schemas: { ...components, ErrorResponse: plain(schemas.ErrorResponse) },
-      responses: Object.fromEntries(Object.values(ERRORS).map(({ name, description }) => [name, {
+      responses: Object.fromEntries([...errorStatuses].sort().map(errorResponse).map(({ name, description }) => [name, {
         description,
         content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
       }])),
@@ -73,7 +75,7 @@ export function buildOpenApiDocument(routes: Route[], options: OpenApiOptions): 
   return document;
 }
 
-function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema) => Json): Json {
+function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema) => Json, errorStatuses: Set<number>): Json {
   const parameters = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
     name,
     in: 'path',
@@ -89,7 +91,10 @@ function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema)
   const success: Json = { description: route.summary ?? 'Success' };
   if (route.response) success.content = { [route.produces ?? 'application/json']: { schema: ref(route.response) } };
   const responses: Json = { [String(route.status)]: success };
-  for (const status of [...statuses].sort((a, b) => a - b)) responses[String(status)] = { $ref: `#/components/responses/${ERRORS[status].name}` };
+  for (const status of [...statuses].sort((a, b) => a - b)) {
+    errorStatuses.add(status);
+    responses[String(status)] = { $ref: `#/components/responses/${errorResponse(status).name}` };
+  }
 
   return {
     operationId: operationId(route),

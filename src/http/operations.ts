@@ -8,7 +8,7 @@ import type {
 } from '../shared/schemas.js';
 import type { WriterClient } from '../core/writer-client.js';
 import type { ReadPool } from '../core/pool/read-pool.js';
-import { ServiceError } from '../shared/errors.js';
+import { fail, ServiceError } from '../shared/errors.js';
 import { markTruncated } from './truncation.js';
 import type { EmbeddingBackfill } from '../core/jobs/embedding-backfill.js';
 import type { Reinforcer } from '../core/reinforcement.js';
@@ -75,7 +75,7 @@ export class MemoryOperations {
     } catch (error) {
       // The spec names this failure: the recall pipeline failed → 500 with {error}.
       const failure = ServiceError.from(error);
-      throw failure.status >= 500 ? new ServiceError('RECALL_FAILED', `recall pipeline failed: ${failure.message}`) : failure;
+      throw failure.status >= 500 ? fail.recallFailed(failure.message) : failure;
     }
   }
 

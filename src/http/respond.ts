@@ -2,7 +2,7 @@
 // (uWS batches the writes into one syscall), and nothing may touch a response the client
 // aborted — uWS would crash the process.
 import type { HttpResponse } from 'uWebSockets.js';
-import { ServiceError } from '../shared/errors.js';
+import { STATUS_TEXT, type ServiceError } from '../shared/errors.js';
 import type { BodyStream } from './body.js';
 import { lingerUntilBodyEnds } from './linger.js';
 
@@ -30,12 +30,10 @@ export class RawBody {
   constructor(readonly contentType: string, readonly body: string) {}
 }
 
-const STATUS_TEXT: Record<number, string> = {
-  200: '200 OK', 201: '201 Created', 400: '400 Bad Request', 401: '401 Unauthorized', 403: '403 Forbidden', 404: '404 Not Found',
-  405: '405 Method Not Allowed', 413: '413 Payload Too Large', 422: '422 Unprocessable Entity',
-  429: '429 Too Many Requests', 500: '500 Internal Server Error', 503: '503 Service Unavailable',
-  507: '507 Insufficient Storage',
-};
+/** Status lines, built once from the catalogue's table (not per response). */
+const STATUS_LINE: Record<number, string> = Object.fromEntries(
+  Object.entries(STATUS_TEXT).map(([status, text]) => [status, `${status} ${text}`]),
+);
 
 export function sendJson(ex: Exchange, status: number, body: unknown, headers: Record<string, string> = {}): void {
   sendRaw(ex, status, new RawBody('application/json', JSON.stringify(body)), headers);
@@ -49,7 +47,7 @@ export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Re
   // client's feet, so the answer is sent and the rest of the body drained first (linger.ts).
   const lingering = ex.body !== undefined && !ex.body.ended && !ex.head;
   ex.res.cork(() => {
-    ex.res.writeStatus(STATUS_TEXT[status] ?? String(status));
+    ex.res.writeStatus(STATUS_LINE[status] ?? String(status));
     ex.res.writeHeader('Content-Type', body.contentType);
     if (ex.requestId) ex.res.writeHeader('X-Request-Id', ex.requestId);
     for (const [name, value] of Object.entries(headers)) ex.res.writeHeader(name, value);

@@ -7,7 +7,7 @@
 import type { RequestMetrics } from '../core/metrics.js';
 import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uWebSockets.js';
 import type { Config } from '../shared/config.js';
-import { ServiceError } from '../shared/errors.js';
+import { ERROR_CODES, fail, type ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { ApiKeyAuth } from './auth.js';
 import { BodyBudget, BodyStream, noBody, parseJson } from './body.js';
@@ -15,14 +15,15 @@ import { captureRequest, headerOf, type Mount } from './mount.js';
 import type { MemoryOperations } from './operations.js';
 import { RateLimiter } from './rate-limit.js';
 import { RawBody, sendError, sendJson, sendRaw, type Exchange } from './respond.js';
+import { publicError } from './public-error.js';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
 import type { Route } from './routes.js';
 import { isTruncated, TRUNCATED_HEADER } from './truncation.js';
 
 /** Where finished requests are counted (implemented by the Prometheus metrics). */
 
-/** Status recorded for a request whose client went away before the answer (nginx's convention). */
-const CLIENT_CLOSED = 499;
+/** Status recorded for a request whose client went away before the answer. */
+const CLIENT_CLOSED = ERROR_CODES.CLIENT_CLOSED.status;
 /** Route label for requests that matched no route: raw URLs would make label values unbounded. */
 const UNMATCHED = 'unmatched';
 
@@ -117,11 +118,11 @@ export class HttpServer {
     for (const [path, methods] of methodsByPath) {
       this.app.any(path, (res, req) => {
         const method = req.getMethod().toUpperCase();
-        this.reject(res, req, path, new ServiceError('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${methods.join(', ')}`), { Allow: methods.join(', ') });
+        this.reject(res, req, path, fail.methodNotAllowed(method, path, methods.join(', ')), { Allow: methods.join(', ') });
       });
     }
     this.app.any('/*', (res, req) => {
-      this.reject(res, req, UNMATCHED, new ServiceError('ROUTE_NOT_FOUND', `no route for ${req.getMethod().toUpperCase()} ${req.getUrl()}`));
+      this.reject(res, req, UNMATCHED, fail.routeNotFound(req.getMethod().toUpperCase(), req.getUrl()));
     });
   }
 
@@ -231,14 +232,7 @@ export class HttpServer {
       const pending = work();
       if (pending) await pending;
     } catch (thrown) {
-      const error = ServiceError.from(thrown);
-      if (error.code === 'INTERNAL') {
-        this.log.error({ err: thrown, route: label, reqId: ex.requestId }, 'request failed');
-        sendError(ex, new ServiceError('INTERNAL', 'internal server error'));
-      } else {
-        if (error.status >= 500) this.log.error({ code: error.code, route: label, reqId: ex.requestId, reason: error.message }, 'request failed');
-        sendError(ex, error);
-      }
+      sendError(ex, publicError(thrown, this.log, { route: label, reqId: ex.requestId }, 'request failed'));
     } finally {
       ex.body?.release();
       this.finished(ex, caller.method, label, caller.startedAt);
@@ -262,13 +256,13 @@ export class HttpServer {
   private authenticate(ex: Exchange, authorization: string, address: string): string | null {
     const blocked = this.authFailures.retryAfter(address);
     if (blocked > 0) {
-      sendError(ex, new ServiceError('RATE_LIMITED', 'too many failed authentications from this address'), { 'Retry-After': String(blocked) });
+      sendError(ex, fail.tooManyAuthFailures(), { 'Retry-After': String(blocked) });
       return null;
     }
     const key = this.auth.authenticate(authorization);
     if (key === null) {
       this.authFailures.take(address);
-      sendError(ex, new ServiceError('UNAUTHORIZED', 'missing or invalid Bearer token'), { 'WWW-Authenticate': 'Bearer' });
+      sendError(ex, fail.unauthorized(), { 'WWW-Authenticate': 'Bearer' });
     }
     return key;
   }
@@ -277,10 +271,10 @@ export class HttpServer {
   private admit(ex: Exchange, caller: Caller): boolean {
     if (this.draining) {
       ex.closeAfter = true;
-      throw new ServiceError('SHUTTING_DOWN', 'service is shutting down');
+      throw fail.shuttingDown();
     }
     if (this.inflight > this.config.maxInflightRequests) {
-      throw new ServiceError('SERVER_BUSY', `more than ${this.config.maxInflightRequests} requests in flight; retry shortly`);
+      throw fail.tooManyRequests(this.config.maxInflightRequests);
     }
     let client = caller.client;
     if (this.auth.enabled) {
@@ -290,7 +284,7 @@ export class HttpServer {
     }
     const decision = this.limiter.take(client);
     if (!decision.allowed) {
-      sendError(ex, new ServiceError('RATE_LIMITED', `rate limit of ${this.config.rateLimitPerMinute} requests per minute exceeded`), {
+      sendError(ex, fail.rateLimited(this.config.rateLimitPerMinute), {
         'Retry-After': String(decision.retryAfterSeconds),
       });
       return false;
@@ -306,6 +300,6 @@ function decodeSegment(raw: string): string {
   try {
     return decodeURIComponent(raw);
   } catch {
-    throw new ServiceError('INVALID_PATH', `path segment '${raw}' is not valid percent-encoding`);
+    throw fail.invalidPath(raw);
   }
 }

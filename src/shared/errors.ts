@@ -1,36 +1,48 @@
-// One error catalogue: stable code → HTTP status. Every failure the service reports is a
-// ServiceError with one of these codes; it crosses threads as a plain {code, message}
-// (structured clone drops class identity) and leaves the HTTP layer as {error, code}.
+// The error catalogue, in one place (Fastify's lib/errors.js is the model): every stable code
+// with its HTTP status and when it is answered, the HTTP status line of every status the service
+// sends, and — in `fail` — every message the service composes. A failure is a ServiceError with
+// one of these codes; it crosses threads as a plain {code, message} (structured clone drops class
+// identity) and leaves the HTTP layer as {error, code}.
 
-export const ERROR_STATUS = {
-  MALFORMED_BODY: 422, // not JSON, not an object, missing field, wrong JSON type
-  INVALID_VALUE: 400, // right shape, value not allowed
-  INVALID_PATH: 400, // bad percent-encoding in a path segment
-  UNAUTHORIZED: 401,
-  NOT_FOUND: 404,
-  ROUTE_NOT_FOUND: 404,
-  METHOD_NOT_ALLOWED: 405,
-  BODY_TOO_LARGE: 413,
-  UNSUPPORTED_MEDIA_TYPE: 415,
-  RATE_LIMITED: 429,
-  CLIENT_CLOSED: 499, // nobody is left to read it; used for logs and metrics only
-  SNAPSHOT_FAILED: 500,
-  RECALL_FAILED: 500,
-  INTERNAL: 500,
-  SHUTTING_DOWN: 503,
-  WRITER_UNAVAILABLE: 503, // the writer thread died; the process exits for its supervisor to restart it
-  STORAGE_FULL: 507, // the disk holding the database or the snapshots is full: nothing was stored
-  SERVER_BUSY: 503, // in-flight request or body caps reached; answered with Retry-After
-} as const;
+interface CodeEntry {
+  readonly status: number;
+  /** When it is answered (the OpenAPI document's response descriptions). */
+  readonly when: string;
+  /** A client should retry after this many seconds (the Retry-After header). */
+  readonly retryAfter?: number;
+}
 
-/** Errors a client should retry later, and after how many seconds (the Retry-After header). */
-export const RETRY_AFTER_SECONDS: Partial<Record<keyof typeof ERROR_STATUS, number>> = {
-  WRITER_UNAVAILABLE: 5,
-  STORAGE_FULL: 60,
-  SERVER_BUSY: 1,
+export const ERROR_CODES = {
+  MALFORMED_BODY: { status: 422, when: 'the body is not JSON, not an object, lacks a field or has a wrong JSON type' },
+  INVALID_VALUE: { status: 400, when: 'a value is not allowed (range, enum, length)' },
+  INVALID_PATH: { status: 400, when: 'a path segment is not valid percent-encoding' },
+  UNAUTHORIZED: { status: 401, when: 'missing or invalid Bearer token' },
+  NOT_FOUND: { status: 404, when: 'unknown entity or episode (or an expired episode)' },
+  ROUTE_NOT_FOUND: { status: 404, when: 'no route for the path' },
+  METHOD_NOT_ALLOWED: { status: 405, when: 'the path does not take this method (see Allow)' },
+  BODY_TOO_LARGE: { status: 413, when: 'request body above the configured limit' },
+  RATE_LIMITED: { status: 429, when: 'rate limit exceeded; see Retry-After (seconds)' },
+  // nginx's convention: nobody is left to read it, so it is only ever logged and counted.
+  CLIENT_CLOSED: { status: 499, when: 'the client went away before the answer' },
+  RECALL_FAILED: { status: 500, when: 'the recall pipeline failed' },
+  SNAPSHOT_FAILED: { status: 500, when: 'the deletion snapshot could not be written (nothing was deleted)' },
+  INTERNAL: { status: 500, when: 'internal failure' },
+  SHUTTING_DOWN: { status: 503, when: 'draining for shutdown' },
+  // The writer thread died; the process exits for its supervisor to restart it.
+  WRITER_UNAVAILABLE: { status: 503, when: 'the writer thread died and the process is restarting (see Retry-After)', retryAfter: 5 },
+  SERVER_BUSY: { status: 503, when: 'the in-flight request or body caps are reached (see Retry-After)', retryAfter: 1 },
+  // The disk holding the database or the snapshots is full: nothing was stored.
+  STORAGE_FULL: { status: 507, when: 'the disk is full: nothing was stored; see Retry-After (seconds)', retryAfter: 60 },
+} as const satisfies Record<string, CodeEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/** The reason phrase of every status the service answers with. */
+export const STATUS_TEXT: Readonly<Record<number, string>> = {
+  200: 'OK', 201: 'Created', 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed',
+  413: 'Payload Too Large', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 499: 'Client Closed Request',
+  500: 'Internal Server Error', 503: 'Service Unavailable', 507: 'Insufficient Storage',
 };
-
-export type ErrorCode = keyof typeof ERROR_STATUS;
 
 /** The form an error takes on a cross-thread message. */
 export interface WireError {
@@ -47,11 +59,11 @@ export class ServiceError extends Error {
   }
 
   get status(): number {
-    return ERROR_STATUS[this.code];
+    return ERROR_CODES[this.code].status;
   }
 
   get retryAfterSeconds(): number | undefined {
-    return RETRY_AFTER_SECONDS[this.code];
+    return (ERROR_CODES[this.code] as CodeEntry).retryAfter;
   }
 
   toWire(): WireError {
@@ -59,7 +71,7 @@ export class ServiceError extends Error {
   }
 
   static fromWire(wire: WireError): ServiceError {
-    return new ServiceError(wire.code in ERROR_STATUS ? wire.code : 'INTERNAL', wire.message);
+    return new ServiceError(wire.code in ERROR_CODES ? wire.code : 'INTERNAL', wire.message);
   }
 
   /**
@@ -69,11 +81,52 @@ export class ServiceError extends Error {
    */
   static from(error: unknown): ServiceError {
     if (error instanceof ServiceError) return error;
-    if (isDiskFull(error)) return new ServiceError('STORAGE_FULL', 'no space left on the storage device: nothing was stored');
+    if (isDiskFull(error)) return fail.storageFull();
     const message = error instanceof Error ? error.message : String(error);
     return new ServiceError('INTERNAL', message);
   }
 }
+
+const error = (code: ErrorCode, message: string) => new ServiceError(code, message);
+
+/** Every failure the service reports, by what went wrong: its code and its message. */
+export const fail = {
+  // The request itself (validation.ts, body.ts, http/server.ts).
+  emptyBody: () => error('MALFORMED_BODY', 'body: expected a JSON object, got an empty body'),
+  invalidJson: (reason: string) => error('MALFORMED_BODY', `body: invalid JSON (${reason})`),
+  /** `detail` names the field and what is wrong with its JSON type or presence. */
+  malformed: (detail: string) => error('MALFORMED_BODY', detail),
+  nestedTooDeep: (field: string, maxDepth: number) => error('MALFORMED_BODY', `${field}: nested more than ${maxDepth} levels deep`),
+  /** `detail` names the field and the value rule it breaks. */
+  invalidValue: (detail: string) => error('INVALID_VALUE', detail),
+  illFormedUnicode: (field: string) => error('INVALID_VALUE', `${field}: not well-formed Unicode (a lone UTF-16 surrogate)`),
+  invalidPath: (segment: string) => error('INVALID_PATH', `path segment '${segment}' is not valid percent-encoding`),
+  bodyTooLarge: (limit: number) => error('BODY_TOO_LARGE', `request body exceeds the ${limit}-byte limit`),
+  clientClosed: () => error('CLIENT_CLOSED', 'client closed the connection before the body was read'),
+  routeNotFound: (method: string, url: string) => error('ROUTE_NOT_FOUND', `no route for ${method} ${url}`),
+  methodNotAllowed: (method: string, path: string, allowed: string) =>
+    error('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${allowed}`),
+  // The gate (http/server.ts, body.ts, core/writer-client.ts).
+  unauthorized: () => error('UNAUTHORIZED', 'missing or invalid Bearer token'),
+  tooManyAuthFailures: () => error('RATE_LIMITED', 'too many failed authentications from this address'),
+  rateLimited: (perMinute: number) => error('RATE_LIMITED', `rate limit of ${perMinute} requests per minute exceeded`),
+  shuttingDown: () => error('SHUTTING_DOWN', 'service is shutting down'),
+  tooManyRequests: (max: number) => error('SERVER_BUSY', `more than ${max} requests in flight; retry shortly`),
+  tooManyBodies: () => error('SERVER_BUSY', 'too many request bodies in flight; retry shortly'),
+  writerStopped: () => error('WRITER_UNAVAILABLE', 'writes are unavailable: the writer thread stopped and the service is restarting'),
+  // The operations.
+  entityNotFound: (entity: string) => error('NOT_FOUND', `entity '${entity}' not found`),
+  episodeNotFound: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' not found`),
+  episodeEnded: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' has already ended`),
+  episodeExpired: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' expired after inactivity`),
+  recallFailed: (reason: string) => error('RECALL_FAILED', `recall pipeline failed: ${reason}`),
+  snapshotNoSpace: () => error('STORAGE_FULL', 'deletion aborted: no space left for the recovery snapshot; nothing was removed'),
+  snapshotFailed: (reason: string) =>
+    error('SNAPSHOT_FAILED', `deletion aborted: could not write the recovery snapshot (${reason}); nothing was removed`),
+  storageFull: () => error('STORAGE_FULL', 'no space left on the storage device: nothing was stored'),
+  /** What a client sees of an internal fault: its text (paths, SQL) stays in the log. */
+  internal: () => error('INTERNAL', 'internal server error'),
+} as const;
 
 export function toWireError(error: unknown): WireError {
   return ServiceError.from(error).toWire();

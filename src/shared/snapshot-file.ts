@@ -4,7 +4,7 @@
 // ever removed without a recovery copy on disk.
 import { closeSync, fsyncSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { isDiskFull, ServiceError } from './errors.js';
+import { fail, isDiskFull } from './errors.js';
 
 export const SNAPSHOT_FORMAT_VERSION = 1;
 
@@ -68,9 +68,9 @@ export function writeSnapshot(dir: string, snapshot: SnapshotFile): WrittenSnaps
     return { path, ownerOnly: (statSync(path).mode & 0o077) === 0 };
   } catch (error) {
     if (isDiskFull(error)) {
-      throw new ServiceError('STORAGE_FULL', 'deletion aborted: no space left for the recovery snapshot; nothing was removed');
+      throw fail.snapshotNoSpace();
     }
-    throw new ServiceError('SNAPSHOT_FAILED', `deletion aborted: could not write the recovery snapshot (${withoutPaths(error)}); nothing was removed`);
+    throw fail.snapshotFailed(withoutPaths(error));
   }
 }
 

@@ -6,7 +6,7 @@
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import type { TSchema, Static } from 'typebox';
-import { ServiceError } from './errors.js';
+import { fail } from './errors.js';
 
 const VALUE_KEYWORDS = [
   'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
@@ -151,18 +151,18 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
     parse(value: unknown): Static<T> {
       const found = scan(value);
       if (found.tooDeep !== null) {
-        throw new ServiceError('MALFORMED_BODY', `${fieldName(found.tooDeep, root)}: nested more than ${MAX_NESTING_DEPTH} levels deep`);
+        throw fail.nestedTooDeep(fieldName(found.tooDeep, root), MAX_NESTING_DEPTH);
       }
       if (!shape.Check(value)) {
-        throw new ServiceError('MALFORMED_BODY', describe(shape.Errors(value) as SchemaError[], root));
+        throw fail.malformed(describe(shape.Errors(value) as SchemaError[], root));
       }
       if (!full.Check(value)) {
         // Union branches that fail on type are noise once the shape is known to be right.
         const errors = (full.Errors(value) as SchemaError[]).filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
-        throw new ServiceError('INVALID_VALUE', describe(errors, root));
+        throw fail.invalidValue(describe(errors, root));
       }
       if (found.illFormed !== null) {
-        throw new ServiceError('INVALID_VALUE', `${fieldName(found.illFormed, root)}: not well-formed Unicode (a lone UTF-16 surrogate)`);
+        throw fail.illFormedUnicode(fieldName(found.illFormed, root));
       }
       return Value.Default(schema, structuredClone(value)) as Static<T>;
     },

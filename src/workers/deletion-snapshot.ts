@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/db.js';
 import type { Config } from '../shared/config.js';
-import { ServiceError } from '../shared/errors.js';
+import { fail } from '../shared/errors.js';
 import { readMeta, vectorFromBlob } from '../shared/meta.js';
 import type { PoolResults } from '../shared/messages.js';
 import type { EntityRecord, MemoryType } from '../shared/schemas.js';
@@ -41,7 +41,7 @@ export class DeletionSnapshots {
   /** Rows up to `maxRowid` only: the ones the writer treats as being deleted (forgetBegin). */
   private writeInSnapshot(entityName: string, maxRowid: number): PoolResults['snapshotEntity'] {
     const entity = this.s.entity.get(this.namespaceId, entityName);
-    if (!entity) throw new ServiceError('NOT_FOUND', `entity '${entityName}' not found`);
+    if (!entity) throw fail.entityNotFound(entityName);
     const first = this.s.page.all(entity.id, 0, maxRowid, PAGE_ROWS);
     if (first.length === 0) return { rows: [], snapshot: null };
     const rows: [number, string][] = [];

@@ -2,7 +2,7 @@
 // per thread, created when the thread starts and reused by every task it runs.
 import { workerData } from 'node:worker_threads';
 import { openDatabase } from '../shared/db.js';
-import { ServiceError, toWireError } from '../shared/errors.js';
+import { fail, toWireError } from '../shared/errors.js';
 import type { PoolResults, PoolTask, PoolWorkerData, StageTimings, TaskResult } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { ReadStore } from './read-store.js';
@@ -67,7 +67,7 @@ async function recallHits(
 
 function inspect(entityName: string, limit: number): PoolResults['inspect'] {
   const entity = store.entity(entityName);
-  if (!entity) throw new ServiceError('NOT_FOUND', `entity '${entityName}' not found`);
+  if (!entity) throw fail.entityNotFound(entityName);
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
   const { kept, truncated } = withinBudget(store.entityMemories(entity.id, limit), (row) => row.content, config.maxResponseBytes);
   for (const row of kept) result[row.memory_type].push(toMemory(row, null));

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/db.js';
 import type { Statement } from 'better-sqlite3';
 import type { Config } from '../shared/config.js';
-import { ServiceError } from '../shared/errors.js';
+import { fail } from '../shared/errors.js';
 import { INITIAL_DIFFICULTY, initialStability, reinforcedStability } from '../shared/fsrs.js';
 import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messages.js';
 import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
@@ -188,10 +188,10 @@ export class WriteStore {
   addMessage(cmd: CommandOf<'addMessage'>): WriterResults['addMessage'] {
     const episode = this.s.episode.get(cmd.episodeId, this.namespaceId);
     const now = this.now();
-    if (!episode) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' not found`);
-    if (episode.ended_at !== null) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' has ended`);
+    if (!episode) throw fail.episodeNotFound(cmd.episodeId);
+    if (episode.ended_at !== null) throw fail.episodeEnded(cmd.episodeId);
     if (now - episode.last_activity_at > this.config.episodeTtlMs) {
-      throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' expired after inactivity`);
+      throw fail.episodeExpired(cmd.episodeId);
     }
     const participants = this.s.participants.all(cmd.episodeId);
     this.insertMemory({
@@ -207,8 +207,8 @@ export class WriteStore {
   /** Ends an episode (expired ones too) and stores what extraction produced from it. */
   endEpisode(cmd: CommandOf<'endEpisode'>): WriterResults['endEpisode'] {
     const episode = this.s.episode.get(cmd.episodeId, this.namespaceId);
-    if (!episode) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' not found`);
-    if (episode.ended_at !== null) throw new ServiceError('NOT_FOUND', `episode '${cmd.episodeId}' has already ended`);
+    if (!episode) throw fail.episodeNotFound(cmd.episodeId);
+    if (episode.ended_at !== null) throw fail.episodeEnded(cmd.episodeId);
     this.s.endEpisode.run(this.now(), cmd.outcome, cmd.episodeId);
     // Extraction ran on a snapshot, possibly while waiting seconds for an LLM. If a delete has
     // removed any turn it read since, storing its output would bring forgotten data back.

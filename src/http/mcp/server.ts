@@ -7,11 +7,11 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ServiceError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { MemoryOperations } from '../operations.js';
 import { MEMORY_TOOLS, TOOLS_BY_NAME } from './tools.js';
 import { isTruncated } from '../truncation.js';
+import { publicError } from '../public-error.js';
 
 /**
  * Results up to this size are also given as JSON text (the MCP spec's SHOULD, for clients
@@ -69,15 +69,8 @@ export async function callTool(options: McpServerOptions, name: string, args: un
     const result = await tool.run(options.ops, tool.input.parse(args));
     return { content: [{ type: 'text', text: textOf(result) }], structuredContent: result as Record<string, unknown> };
   } catch (thrown) {
-    const error = ServiceError.from(thrown);
-    let message = error.message;
-    if (error.code === 'INTERNAL') {
-      options.log.error({ err: thrown, tool: name }, 'MCP tool failed');
-      message = 'internal server error';
-    } else if (error.status >= 500) {
-      options.log.error({ code: error.code, tool: name, reason: error.message }, 'MCP tool failed');
-    }
-    return { content: [{ type: 'text', text: message }], isError: true };
+    const error = publicError(thrown, options.log, { tool: name }, 'MCP tool failed');
+    return { content: [{ type: 'text', text: error.message }], isError: true };
   }
 }
 

@@ -1,7 +1,7 @@
 // What `end` extracts from an episode, computed in the pool: the LLM extractor first (tier 2),
 // the deterministic rules when it fails (tier 1). Storing, de-duplication against what the
 // entity already holds and counting happen in the writer (WriteStore.endEpisode).
-import { ServiceError } from '../../shared/errors.js';
+import { fail } from '../../shared/errors.js';
 import type { ExtractedMemory, PoolResults } from '../../shared/messages.js';
 import type { EntityRecord, Outcome } from '../../shared/schemas.js';
 import type { ReadStore } from '../read-store.js';
@@ -20,8 +20,8 @@ export async function extractEpisode(
   outcome: Outcome | null,
 ): Promise<PoolResults['prepareEpisodeEnd']> {
   const episode = store.episode(episodeId);
-  if (!episode) throw new ServiceError('NOT_FOUND', `episode '${episodeId}' not found`);
-  if (episode.ended_at !== null) throw new ServiceError('NOT_FOUND', `episode '${episodeId}' has already ended`);
+  if (!episode) throw fail.episodeNotFound(episodeId);
+  if (episode.ended_at !== null) throw fail.episodeEnded(episodeId);
   const participants = store.participants(episodeId);
   const subject = subjectOf(participants);
   const turns = store.transcript(episodeId);
