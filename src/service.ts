@@ -73,9 +73,9 @@ export async function startService(config: Config, log: Logger = createLogger(),
   const reinforcer = new Reinforcer(writer, log);
   const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs);
   const queryCache = new QueryEmbeddingCache(embedderIdentity(config).id, config.queryCacheBytes);
-  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache);
+  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache, VERSION);
   const metrics = new ServiceMetrics();
-  const routes = withOperatorRoutes(buildRoutes(VERSION), metrics, {
+  const routes = withOperatorRoutes(buildRoutes(), metrics, {
     version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
   });
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });

@@ -3,6 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, get, post, startTestService, type TestService } from './support/service.js';
+import { buildRoutes } from '../src/http/routes.js';
 
 let t: TestService;
 before(async () => {
@@ -17,10 +18,8 @@ function assertError(r: { status: number; body: any }, status: number, field?: s
   if (field) assert.ok(r.body.error.includes(field), `error names '${field}': ${r.body.error}`);
 }
 
-const BODY_ROUTES = [
-  '/v1/entities', '/v1/remember', '/v1/recall', '/v1/recall_grouped', '/v1/episodes/start', '/v1/inspect',
-  '/v1/episodes/message', '/v1/episodes/end',
-];
+/** Every route taking a JSON body at a fixed path, from the route table. */
+const BODY_ROUTES = buildRoutes().filter((route) => route.body && !route.path.includes(':')).map((route) => route.path);
 
 describe('422: malformed or incomplete bodies', () => {
   for (const path of BODY_ROUTES) {

@@ -8,29 +8,17 @@ import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import {
-  CreateEntityBody, EmptyBody, EndEpisodeByBody, EpisodeMessageByBody, ForgetParams, InspectBody, RecallBody,
-  RecallGroupedBody, RememberBody, StartEpisodeBody,
-} from '../src/shared/schemas.js';
+import { OPERATIONS } from '../src/shared/operations/index.js';
 import { VERSION } from '../src/service.js';
 import { del, get, post, startTestService, UUID, type TestService } from './support/service.js';
 
 // Extraction falls back to rules at once when nothing listens (port 9 is discard, never served here).
 const OFFLINE_EXTRACTOR = { SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1', SERVICE_EXTRACTOR_TIMEOUT_MS: '2000' };
 
-const REST_SCHEMAS: Record<string, unknown> = {
-  remember: RememberBody,
-  recall: RecallBody,
-  recall_grouped: RecallGroupedBody,
-  episode_start: StartEpisodeBody,
-  episode_message: EpisodeMessageByBody,
-  episode_end: EndEpisodeByBody,
-  forget: ForgetParams,
-  inspect: InspectBody,
-  stats: EmptyBody,
-  consolidate: EmptyBody,
-  create_entity: CreateEntityBody,
-};
+/** Every declared tool and its operation's input schema (the one its REST route validates with). */
+const REST_SCHEMAS: Record<string, unknown> = Object.fromEntries(
+  Object.values(OPERATIONS).flatMap((op) => (op.mcp ? [[op.mcp.name, op.input]] : [])),
+);
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 

@@ -64,7 +64,7 @@ export async function runSynthetic(embedderKind: BenchEmbedder): Promise<void> {
   for (const [i, session] of corpus.sessions.entries()) {
     const { episode_id } = await service.operations.startEpisode({ participants: [session.person, 'assistant'] });
     episodes.push(episode_id);
-    for (const turn of session.turns) await service.operations.addMessage(episode_id, { role: turn.role, content: turn.content });
+    for (const turn of session.turns) await service.operations.addMessage({ episode_id, role: turn.role, content: turn.content });
     if (i % 10 === 0) process.stderr.write(`\rwriting sessions ${i + 1}/${corpus.sessions.length}`);
   }
   process.stderr.write('\rembedding…                      \n');

@@ -1,13 +1,14 @@
 // Typed client for the memory runtime's REST API (spec §4, "Client conventions"):
 // Bearer key when configured, 30 s default timeout, recall limit default 5, every non-2xx
 // answer raised as MemoryServiceError carrying the HTTP status and the server's error text.
-import type {
-  ConsolidateResult, CreateEntityInput, EndEpisodeResult, EntityRecord, ForgetResult, HealthResult, InspectResult,
-  Outcome, RecallGroupedInput, RecallGroupedResult, RecallInput, RecallResult, RememberInput, StartEpisodeResult,
-  StatsResult, StoredFactRecord,
-} from '../shared/schemas.js';
+// Methods, paths and types come from the operation declarations (shared/operations/): `call`
+// reaches any declared operation; the named methods are the spec's convenient forms of it.
+import { defaultOf } from '../shared/defaults.js';
+import { OPERATIONS, type OperationName, type Output, type Request } from '../shared/operations/index.js';
+import { RecallBody, type EntityKind, type Outcome } from '../shared/schemas.js';
 
 export type * from '../shared/schemas.js';
+export type { OperationName, Output, Request } from '../shared/operations/index.js';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -22,7 +23,10 @@ function pathSegment(value: string): string {
 
 /** A path with a dot segment in any spelling ("%2E" counts too for WHATWG URL parsing). */
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=[/?#]|$)/i;
-export const DEFAULT_RECALL_LIMIT = 5;
+/** Left out of a recall, `limit` is this: the schema's default, which the server applies. */
+export const DEFAULT_RECALL_LIMIT = defaultOf(RecallBody, 'limit');
+
+type QueryValue = string | number | boolean;
 
 export interface MemoryClientOptions {
   /** Base address, e.g. http://localhost:3000 */
@@ -66,56 +70,74 @@ export class MemoryClient {
     this.fetchImpl = options.fetch ?? fetch;
   }
 
-  health(): Promise<HealthResult> {
-    return this.request('GET', '/v1/health');
+  /**
+   * Any declared operation, through its first REST route: path parameters are taken from the
+   * request's fields (each percent-encoded as one segment), the rest is the JSON body — unless
+   * the route takes none. Fields left out get the schema's default on the server.
+   */
+  call<K extends OperationName>(name: K, request: Request<K>, query?: Record<string, QueryValue>): Promise<Output<K>> {
+    const route = OPERATIONS[name].rest[0];
+    const body: Record<string, unknown> = { ...request };
+    let path = route.path.replace(/:(\w+)/g, (_, param: string) => {
+      const field = route.params?.[param] ?? param;
+      const value = String(body[field]);
+      delete body[field];
+      return pathSegment(value);
+    });
+    if (query) path += `?${new URLSearchParams(Object.entries(query).map(([key, value]): [string, string] => [key, String(value)]))}`;
+    return this.request(route.method.toUpperCase(), path, route.body === null ? undefined : body);
   }
 
-  createEntity(name: string, kind: CreateEntityInput['kind'] = 'user'): Promise<EntityRecord> {
-    return this.request('POST', '/v1/entities', { name, kind });
+  health(): Promise<Output<'health'>> {
+    return this.call('health', {});
   }
 
-  remember(input: RememberInput): Promise<StoredFactRecord> {
-    return this.request('POST', '/v1/remember', input);
+  createEntity(name: string, kind?: EntityKind): Promise<Output<'createEntity'>> {
+    return this.call('createEntity', kind === undefined ? { name } : { name, kind });
   }
 
-  recall(input: RecallInput): Promise<RecallResult> {
-    return this.request('POST', '/v1/recall', { ...input, limit: input.limit ?? DEFAULT_RECALL_LIMIT });
+  remember(input: Request<'remember'>): Promise<Output<'remember'>> {
+    return this.call('remember', input);
   }
 
-  recallGrouped(input: RecallGroupedInput): Promise<RecallGroupedResult> {
-    return this.request('POST', '/v1/recall_grouped', input);
+  recall(input: Request<'recall'>): Promise<Output<'recall'>> {
+    return this.call('recall', input);
   }
 
-  startEpisode(participants: string[]): Promise<StartEpisodeResult> {
-    return this.request('POST', '/v1/episodes/start', { participants });
+  recallGrouped(input: Request<'recallGrouped'>): Promise<Output<'recallGrouped'>> {
+    return this.call('recallGrouped', input);
   }
 
-  addMessage(episodeId: string, role: string, content: string): Promise<{ status: 'ok' }> {
-    return this.request('POST', `/v1/episodes/${pathSegment(episodeId)}/message`, { role, content });
+  startEpisode(participants: string[]): Promise<Output<'startEpisode'>> {
+    return this.call('startEpisode', { participants });
   }
 
-  endEpisode(episodeId: string, outcome: Outcome | null = null): Promise<EndEpisodeResult> {
-    return this.request('POST', `/v1/episodes/${pathSegment(episodeId)}/end`, { outcome });
+  addMessage(episodeId: string, role: string, content: string): Promise<Output<'addMessage'>> {
+    return this.call('addMessage', { episode_id: episodeId, role, content });
+  }
+
+  endEpisode(episodeId: string, outcome?: Outcome | null): Promise<Output<'endEpisode'>> {
+    return this.call('endEpisode', outcome === undefined ? { episode_id: episodeId } : { episode_id: episodeId, outcome });
   }
 
   /**
    * Deletes every memory of the entity. The server performs the same snapshot-backed
    * deletion whatever `hardDelete` says; the flag is sent for compatibility.
    */
-  forget(entity: string, hardDelete = false): Promise<ForgetResult> {
-    return this.request('DELETE', `/v1/entities/${pathSegment(entity)}?hard_delete=${hardDelete}`);
+  forget(entity: string, hardDelete = false): Promise<Output<'forget'>> {
+    return this.call('forget', { entity_name: entity }, { hard_delete: hardDelete });
   }
 
-  inspect(entity: string, limit?: number): Promise<InspectResult> {
-    return this.request('POST', '/v1/inspect', limit === undefined ? { entity } : { entity, limit });
+  inspect(entity: string, limit?: number): Promise<Output<'inspect'>> {
+    return this.call('inspect', limit === undefined ? { entity } : { entity, limit });
   }
 
-  stats(): Promise<StatsResult> {
-    return this.request('GET', '/v1/stats');
+  stats(): Promise<Output<'stats'>> {
+    return this.call('stats', {});
   }
 
-  consolidate(): Promise<ConsolidateResult> {
-    return this.request('POST', '/v1/consolidate');
+  consolidate(): Promise<Output<'consolidate'>> {
+    return this.call('consolidate', {});
   }
 
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {

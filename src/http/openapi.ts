@@ -4,7 +4,7 @@
 // from shared/schemas.ts becomes a named component, anything else is inlined.
 import type { TSchema } from 'typebox';
 import * as schemas from '../shared/schemas.js';
-import { ERROR_CODES, STATUS_TEXT } from '../shared/errors.js';
+import { ERROR_CODES, STATUS_TEXT, type ErrorCode } from '../shared/errors.js';
 import type { Route } from './routes.js';
 
 type Json = Record<string, unknown>;
@@ -76,17 +76,22 @@ export function buildOpenApiDocument(routes: Route[], options: OpenApiOptions): 
 }
 
 function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema) => Json, errorStatuses: Set<number>): Json {
-  const parameters = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
+  const parameters: Json[] = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => ({
     name,
     in: 'path',
     required: true,
     schema: route.params?.properties[name] ? ref(route.params.properties[name]) : { type: 'string' },
   }));
-  const statuses = new Set<number>([500, 503, ...(route.errors ?? [])]);
-  if (options.auth) statuses.add(401);
-  if (options.rateLimited) statuses.add(429);
-  if (route.body) [400, 413, 422].forEach((s) => statuses.add(s));
-  if (parameters.length > 0) statuses.add(400);
+  const pathParameters = parameters.length;
+  for (const [name, schema] of Object.entries(route.query?.properties ?? {})) {
+    parameters.push({ name, in: 'query', required: route.query!.required?.includes(name) ?? false, schema: ref(schema) });
+  }
+  const codes: ErrorCode[] = ['INTERNAL', 'SHUTTING_DOWN', 'SERVER_BUSY', ...(route.errors ?? [])];
+  if (options.auth) codes.push('UNAUTHORIZED');
+  if (options.rateLimited) codes.push('RATE_LIMITED');
+  if (route.body) codes.push('INVALID_VALUE', 'BODY_TOO_LARGE', 'MALFORMED_BODY');
+  if (pathParameters > 0) codes.push('INVALID_PATH');
+  const statuses = new Set(codes.map((code) => ERROR_CODES[code].status));
 
   const success: Json = { description: route.summary ?? 'Success' };
   if (route.response) success.content = { [route.produces ?? 'application/json']: { schema: ref(route.response) } };

@@ -1,11 +1,9 @@
-// The service's operations, independent of transport. REST routes and MCP tools both call
-// these with already-validated input, so the two surfaces cannot drift apart.
+// The handlers of the declared operations (shared/operations/), independent of transport: one
+// method per operation, named after it and typed from its declaration, so a declaration without
+// its handler does not compile. REST routes and MCP tools both call these with input already
+// validated and defaulted, so the two surfaces cannot drift apart.
 import type { Config } from '../shared/config.js';
-import type {
-  ConsolidateResult, CreateEntityInput, EndEpisodeInput, EndEpisodeResult, EntityRecord, EpisodeMessageInput,
-  ForgetResult, InspectInput, InspectResult, RecallGroupedInput, RecallGroupedResult, RecallInput, RecallResult,
-  RememberInput, StartEpisodeInput, StartEpisodeResult, StatsResult, StoredFactRecord,
-} from '../shared/schemas.js';
+import type { Input, OperationHandlers, OperationName, Output } from '../shared/operations/index.js';
 import type { WriterClient } from '../core/writer-client.js';
 import type { ReadPool } from '../core/pool/read-pool.js';
 import { fail, ServiceError } from '../shared/errors.js';
@@ -17,7 +15,7 @@ import { EntityDeletion } from '../core/entity-deletion.js';
 import type { Logger } from '../shared/logger.js';
 import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
 
-export class MemoryOperations {
+export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;
 
   constructor(
@@ -29,6 +27,7 @@ export class MemoryOperations {
     private readonly consolidator: Consolidator,
     log: Logger,
     private readonly queryCache: QueryEmbeddingCache,
+    private readonly version: string,
   ) {
     this.deletion = new EntityDeletion(pool, writer, log);
   }
@@ -43,21 +42,25 @@ export class MemoryOperations {
     return result;
   }
 
-  /** Health fails (503) once the writer thread has died: the service cannot store anything. */
-  assertHealthy(): void {
+  /**
+   * Synchronous, so it is answered before uWS returns. Fails (503) once the writer thread has
+   * died: the service cannot store anything.
+   */
+  health(): Output<'health'> {
     const failed = this.writer.failed;
     if (failed) throw failed;
+    return { status: 'ok', version: this.version };
   }
 
-  createEntity(input: CreateEntityInput): Promise<EntityRecord> {
-    return this.writer.send({ type: 'ensureEntity', name: input.name, kind: input.kind ?? 'user' });
+  createEntity(input: Input<'createEntity'>): Promise<Output<'createEntity'>> {
+    return this.writer.send({ type: 'ensureEntity', name: input.name, kind: input.kind });
   }
 
-  remember(input: RememberInput): Promise<StoredFactRecord> {
-    return this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence ?? 0.8 }));
+  remember(input: Input<'remember'>): Promise<Output<'remember'>> {
+    return this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence }));
   }
 
-  async recall(input: RecallInput): Promise<RecallResult> {
+  async recall(input: Input<'recall'>): Promise<Output<'recall'>> {
     const queryVector = this.queryCache.get(input.query);
     const { result, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector });
     if (embedded) this.queryCache.set(input.query, embedded);
@@ -65,7 +68,7 @@ export class MemoryOperations {
     return markTruncated(result, truncated);
   }
 
-  async recallGrouped(input: RecallGroupedInput): Promise<RecallGroupedResult> {
+  async recallGrouped(input: Input<'recallGrouped'>): Promise<Output<'recallGrouped'>> {
     try {
       const queryVector = this.queryCache.get(input.query);
       const { result, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector });
@@ -79,38 +82,43 @@ export class MemoryOperations {
     }
   }
 
-  startEpisode(input: StartEpisodeInput): Promise<StartEpisodeResult> {
+  startEpisode(input: Input<'startEpisode'>): Promise<Output<'startEpisode'>> {
     return this.writer.send({ type: 'startEpisode', participants: input.participants });
   }
 
-  addMessage(episodeId: string, input: EpisodeMessageInput): Promise<{ status: 'ok' }> {
-    return this.stored(this.writer.send({ type: 'addMessage', episodeId, role: input.role, content: input.content }));
+  addMessage(input: Input<'addMessage'>): Promise<Output<'addMessage'>> {
+    return this.stored(this.writer.send({ type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content }));
   }
 
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
-  async endEpisode(episodeId: string, input: EndEpisodeInput): Promise<EndEpisodeResult> {
-    const outcome = input.outcome ?? null;
+  async endEpisode(input: Input<'endEpisode'>): Promise<Output<'endEpisode'>> {
+    const { episode_id: episodeId, outcome } = input;
     const { memories, extractor, fallbackReason, sourceIds } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
     this.onExtraction?.(extractor, fallbackReason);
     return this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories, sourceIds }));
   }
 
-  /** Snapshot in the pool, then delete in time-bounded chunks (workers/entity-deletion.ts). */
-  forget(entity: string): Promise<ForgetResult> {
-    return this.deletion.forget(entity);
+  /** Snapshot in the pool, then delete in time-bounded chunks (core/entity-deletion.ts). */
+  forget(input: Input<'forget'>): Promise<Output<'forget'>> {
+    return this.deletion.forget(input.entity_name);
   }
 
-  async inspect(input: InspectInput): Promise<InspectResult> {
+  async inspect(input: Input<'inspect'>): Promise<Output<'inspect'>> {
     const { result, truncated } = await this.pool.run({ op: 'inspect', input });
     return markTruncated(result, truncated);
   }
 
-  stats(): Promise<StatsResult> {
+  stats(): Promise<Output<'stats'>> {
     return this.pool.run({ op: 'stats' });
   }
 
   /** Promotion, decay and archiving: planned in the pool, written by the writer, one run at a time. */
-  consolidate(): Promise<ConsolidateResult> {
+  consolidate(): Promise<Output<'consolidate'>> {
     return this.consolidator.run();
   }
+}
+
+/** Calls the handler of `name` with input the caller has validated against its declaration. */
+export function invoke(ops: OperationHandlers, name: OperationName, input: unknown): unknown {
+  return (ops[name] as (input: unknown) => unknown).call(ops, input);
 }

@@ -1,7 +1,10 @@
-// One TypeBox schema per operation. These drive REST validation, MCP tool input schemas,
-// the client's types and the OpenAPI document — a body is never described twice.
+// The TypeBox schemas of the operations' inputs and outputs (declared in shared/operations/).
+// They drive REST validation, MCP tool input schemas, the client's types and the OpenAPI
+// document — a body is never described twice. A field's default is written here and nowhere
+// else: validation applies it (see defaults.ts).
 import Type, { type Static } from 'typebox';
 import { ANY_WRONG_VALUE_IS_400 } from './validation.js';
+import { defaultOf, withDefault, type Parsed } from './defaults.js';
 
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural'] as const;
 export const ENTITY_KINDS = ['agent', 'user', 'team', 'tool'] as const;
@@ -24,8 +27,7 @@ const EntityName = Type.String({
   maxLength: MAX_NAME_LENGTH,
   description: 'Entity name: any UTF-8 text, 1–512 characters',
 });
-const Limit = (fallback: number) =>
-  Type.Integer({ minimum: 1, maximum: MAX_LIMIT, default: fallback, description: `Maximum results (1–${MAX_LIMIT})` });
+const Limit = Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `Maximum results (1–${MAX_LIMIT})` });
 const Confidence = Type.Number({ minimum: 0, maximum: 1 });
 const MemoryTypeName = Type.Enum([...MEMORY_TYPES]);
 
@@ -33,28 +35,31 @@ const MemoryTypeName = Type.Enum([...MEMORY_TYPES]);
 
 export const CreateEntityBody = Type.Object({
   name: EntityName,
-  kind: Type.Optional(Type.Enum([...ENTITY_KINDS], { default: 'user' })),
+  kind: withDefault(Type.Enum([...ENTITY_KINDS]), 'user'),
 });
+
+/** The kind of an entity created on first use (remember, episode participants): POST /v1/entities's default. */
+export const FIRST_USE_KIND: EntityKind = defaultOf(CreateEntityBody, 'kind');
 
 export const RememberBody = Type.Object({
   entity: EntityName,
   fact: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
-  confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1, default: 0.8 })),
+  confidence: withDefault(Confidence, 0.8),
 });
 
 export const RecallBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: MAX_QUERY_LENGTH }),
-  entity: Type.Optional(Type.Union([EntityName, Type.Null()], { default: null })),
-  limit: Type.Optional(Limit(5)),
-  types: Type.Optional(Type.Union([Type.Array(MemoryTypeName, { maxItems: 3 }), Type.Null()], { default: null })),
+  entity: withDefault(Type.Union([EntityName, Type.Null()]), null),
+  limit: withDefault(Limit, 5),
+  types: withDefault(Type.Union([Type.Array(MemoryTypeName, { maxItems: 3 }), Type.Null()]), null),
 });
 
 export const RecallGroupedBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: MAX_QUERY_LENGTH }),
-  limit: Type.Optional(Limit(50)),
+  limit: withDefault(Limit, 50),
   // The contract: any `order` other than the two names is 400, whatever its JSON type.
-  order: Type.Optional(Type.Enum([...GROUP_ORDERS], { default: 'chronological', [ANY_WRONG_VALUE_IS_400]: true })),
-  max_groups: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()], { default: null })),
+  order: withDefault(Type.Enum([...GROUP_ORDERS], { [ANY_WRONG_VALUE_IS_400]: true }), 'chronological'),
+  max_groups: withDefault(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()]), null),
 });
 
 export const StartEpisodeBody = Type.Object({
@@ -65,8 +70,8 @@ const MessageFields = {
   role: Type.String({ minLength: 1, maxLength: 64, description: 'Speaker role, for example user or assistant' }),
   content: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
 };
-const EpisodeId = Type.String({ minLength: 1, maxLength: 64 });
-const OutcomeField = Type.Optional(Type.Union([Type.Enum([...OUTCOMES]), Type.Null()], { default: null }));
+const EpisodeId = Type.String({ minLength: 1, maxLength: 64, description: 'Episode id returned by start' });
+const OutcomeField = withDefault(Type.Union([Type.Enum([...OUTCOMES]), Type.Null()]), null);
 
 export const EpisodeMessageBody = Type.Object(MessageFields);
 /** Compatibility form: `POST /v1/episodes/message` with the id in the body. */
@@ -78,11 +83,12 @@ export const EndEpisodeByBody = Type.Object({ episode_id: EpisodeId, outcome: Ou
 
 export const InspectBody = Type.Object({
   entity: EntityName,
-  limit: Type.Optional(Limit(50)),
+  limit: withDefault(Limit, 50),
 });
 
 export const ForgetParams = Type.Object({ entity_name: EntityName });
-export const EpisodeParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 64, description: 'Episode id returned by start' }) });
+/** DELETE's query: accepted for compatibility and ignored, every delete is snapshot-backed. */
+export const ForgetQuery = Type.Object({ hard_delete: Type.Optional(Type.Boolean({ description: 'Accepted and ignored' })) });
 
 export const EmptyBody = Type.Object({});
 
@@ -180,14 +186,10 @@ export const OpenApiDocument = Type.Object({
 
 // ------------------------------------------------------------ static types
 
-export type CreateEntityInput = Static<typeof CreateEntityBody>;
-export type RememberInput = Static<typeof RememberBody>;
-export type RecallInput = Static<typeof RecallBody>;
-export type RecallGroupedInput = Static<typeof RecallGroupedBody>;
-export type StartEpisodeInput = Static<typeof StartEpisodeBody>;
-export type EpisodeMessageInput = Static<typeof EpisodeMessageBody>;
-export type EndEpisodeInput = Static<typeof EndEpisodeBody>;
-export type InspectInput = Static<typeof InspectBody>;
+// Validated inputs: every defaulted field is filled in (what a caller may send is `Static<>`).
+export type RecallInput = Parsed<typeof RecallBody>;
+export type RecallGroupedInput = Parsed<typeof RecallGroupedBody>;
+export type InspectInput = Parsed<typeof InspectBody>;
 
 export type EntityRecord = Static<typeof Entity>;
 export type MemoryRecord = Static<typeof Memory>;

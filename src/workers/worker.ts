@@ -105,8 +105,8 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
 async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
   switch (task.op) {
     case 'recall': {
-      const { query, entity = null, types = null, limit = 5 } = task.input;
-      const { hits: ranked, embedded } = await recallHits(query, entity, types as MemoryType[] | null, limit, task.queryVector, timings);
+      const { query, entity, types, limit } = task.input;
+      const { hits: ranked, embedded } = await recallHits(query, entity, types, limit, task.queryVector, timings);
       const { kept: hits, truncated } = budgeted(ranked);
       const rows = hits.map((hit) => hit.row);
       return {
@@ -117,7 +117,7 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
       } satisfies PoolResults['recall'];
     }
     case 'recallGrouped': {
-      const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
+      const { query, limit, order, max_groups } = task.input;
       const { hits: ranked, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
       const { kept: hits, truncated } = budgeted(ranked);
       const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
@@ -132,7 +132,7 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
       } satisfies PoolResults['recallGrouped'];
     }
     case 'inspect':
-      return inspect(task.input.entity, task.input.limit ?? 50);
+      return inspect(task.input.entity, task.input.limit);
     case 'stats':
       return store.stats();
     case 'embedPending':

@@ -8,7 +8,7 @@ import type { Config } from '../shared/config.js';
 import { fail } from '../shared/errors.js';
 import { INITIAL_DIFFICULTY, initialStability, reinforcedStability } from '../shared/fsrs.js';
 import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messages.js';
-import type { EntityKind, EntityRecord, MemoryType } from '../shared/schemas.js';
+import { FIRST_USE_KIND, type EntityKind, type EntityRecord, type MemoryType } from '../shared/schemas.js';
 import { contentKey } from '../shared/text.js';
 import { blobOf } from '../shared/meta.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL } from '../shared/sql-schema.js';
@@ -120,7 +120,7 @@ export class WriteStore {
     return this.entity(cmd.name, cmd.kind);
   }
 
-  private entity(name: string, kind: EntityKind = 'user'): EntityRecord {
+  private entity(name: string, kind: EntityKind = FIRST_USE_KIND): EntityRecord {
     const existing = this.s.entityByName.get(this.namespaceId, name);
     if (existing) return existing;
     const created: EntityRecord = { id: randomUUID(), name, kind };

@@ -1,0 +1,70 @@
+// What an operation declaration says, once, for every surface: its input and output schemas,
+// the error codes particular to it, its REST route(s) and its MCP tool. The HTTP layer builds
+// routes, tools and the OpenAPI document from these; the client builds its calls from them.
+// Only data lives here (no server code), so the client library can load it.
+import type { TObject, TSchema } from 'typebox';
+import type { ErrorCode } from '../errors.js';
+
+export interface RestBinding {
+  method: 'get' | 'post' | 'delete';
+  /** `:name` segments are path parameters (see `params`). */
+  path: string;
+  /** Status of a success; 200 unless said. */
+  status?: 200 | 201;
+  /** One line for the OpenAPI document. */
+  summary: string;
+  /**
+   * The JSON body's schema: the operation's input when left out, another schema when some input
+   * fields come from the path, `null` when the route takes no body (any body sent is ignored).
+   */
+  body?: TObject | null;
+  /**
+   * Path parameter → the input field it fills. A path that is the whole input (no body) is
+   * validated as the input, with errors naming `params`; beside a body, the segment is passed on
+   * as it is — an episode id that was never issued, whatever its form, is simply unknown (404).
+   */
+  params?: Readonly<Record<string, string>>;
+  /** Query parameters the client sends and the OpenAPI document lists; the service reads none. */
+  query?: TObject;
+}
+
+/** MCP tool hints (MCP 2025-06-18 ToolAnnotations). */
+export interface ToolAnnotations {
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
+export interface McpBinding {
+  /** The tool name the model calls. */
+  name: string;
+  title: string;
+  /** Written for the model that decides when to call the tool. */
+  description: string;
+  annotations: ToolAnnotations;
+}
+
+export interface OperationDeclaration<Name extends string = string, Input extends TObject = TObject, Output extends TSchema = TSchema> {
+  name: Name;
+  /** What the handler receives, validated, with the schema's defaults applied (MCP arguments too). */
+  input: Input;
+  output: Output;
+  /** Error codes this operation answers beyond those every route may (validation, auth, 5xx). */
+  errors: readonly ErrorCode[];
+  /** Its REST routes; the first is the one the client calls, the others are compatibility forms. */
+  rest: readonly [RestBinding, ...RestBinding[]];
+  /** Its MCP tool, if agents may call it. */
+  mcp?: McpBinding;
+}
+
+/** Identity with the literal name kept, so declarations can be collected by name. */
+export function declareOperation<const Name extends string, Input extends TObject, Output extends TSchema>(
+  declaration: OperationDeclaration<Name, Input, Output>,
+): OperationDeclaration<Name, Input, Output> {
+  return declaration;
+}
+
+// A memory store is a closed world: no tool reaches anything outside this service.
+export const WRITES: ToolAnnotations = { readOnlyHint: false, destructiveHint: false, openWorldHint: false };
+export const READS: ToolAnnotations = { readOnlyHint: true, openWorldHint: false };

@@ -1,0 +1,71 @@
+// Episodes: a conversation recorded message by message, then ended (which extracts facts).
+// Message and end have a second REST form with the episode id in the body, as existing SDKs send it.
+import {
+  EndEpisodeBody, EndEpisodeByBody, EndEpisodeResponse, EpisodeMessageBody, EpisodeMessageByBody, StartEpisodeBody,
+  StartEpisodeResponse, StatusResponse,
+} from '../schemas.js';
+import { declareOperation, WRITES } from './declare.js';
+
+export const startEpisode = declareOperation({
+  name: 'startEpisode',
+  input: StartEpisodeBody,
+  output: StartEpisodeResponse,
+  errors: ['STORAGE_FULL'],
+  rest: [{ method: 'post', path: '/v1/episodes/start', summary: 'Start an episode between participants' }],
+  mcp: {
+    name: 'episode_start',
+    title: 'Start an episode',
+    description:
+      'Begin recording a conversation or task (an episode) between named participants, e.g. ["alice", "support-bot"]. ' +
+      'Participants are created as entities if needed. Returns {episode_id}; pass it to episode_message for each ' +
+      'message and to episode_end when the conversation is over. An episode expires after a period without messages (30 minutes by default).',
+    annotations: WRITES,
+  },
+});
+
+export const addMessage = declareOperation({
+  name: 'addMessage',
+  input: EpisodeMessageByBody,
+  output: StatusResponse,
+  errors: ['NOT_FOUND', 'STORAGE_FULL'],
+  rest: [
+    {
+      method: 'post', path: '/v1/episodes/:id/message', body: EpisodeMessageBody, params: { id: 'episode_id' },
+      summary: 'Add a message to an active episode',
+    },
+    { method: 'post', path: '/v1/episodes/message', summary: 'Add a message to an episode (episode id in the body)' },
+  ],
+  mcp: {
+    name: 'episode_message',
+    title: 'Add a message to an episode',
+    description:
+      'Append one message to an active episode: episode_id (from episode_start), role (who spoke, e.g. "user" or ' +
+      '"assistant") and content (the message text). Each message is stored at once as an episodic memory and can be ' +
+      'recalled immediately. Returns {status: "ok"}. Fails with "not found" when the episode is unknown, already ' +
+      'ended or expired: start a new episode then.',
+    annotations: WRITES,
+  },
+});
+
+export const endEpisode = declareOperation({
+  name: 'endEpisode',
+  input: EndEpisodeByBody,
+  output: EndEpisodeResponse,
+  errors: ['NOT_FOUND', 'STORAGE_FULL'],
+  rest: [
+    {
+      method: 'post', path: '/v1/episodes/:id/end', body: EndEpisodeBody, params: { id: 'episode_id' },
+      summary: 'End an episode and extract memories from it',
+    },
+    { method: 'post', path: '/v1/episodes/end', summary: 'End an episode (episode id in the body)' },
+  ],
+  mcp: {
+    name: 'episode_end',
+    title: 'End an episode',
+    description:
+      'Close an episode and extract lasting memories (facts and procedures) from its messages. Optional outcome: ' +
+      '"success", "failure" or "partial". Returns {memories_created}: how many semantic/procedural memories the ' +
+      'extraction stored. Fails with "not found" when the episode is unknown or was already ended.',
+    annotations: WRITES,
+  },
+});

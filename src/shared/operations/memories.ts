@@ -1,0 +1,83 @@
+// Memories: storing a fact, recalling (flat or grouped by conversation), consolidating.
+import {
+  ConsolidateResponse, EmptyBody, MAX_LIMIT, RecallBody, RecallGroupedBody, RecallGroupedResponse, RecallResponse,
+  RememberBody, StoredFact,
+} from '../schemas.js';
+import { defaultOf } from '../defaults.js';
+import { declareOperation, READS, WRITES } from './declare.js';
+
+export const remember = declareOperation({
+  name: 'remember',
+  input: RememberBody,
+  output: StoredFact,
+  errors: ['STORAGE_FULL'],
+  rest: [{ method: 'post', path: '/v1/remember', status: 201, summary: 'Store a semantic memory (fact) about an entity' }],
+  mcp: {
+    name: 'remember',
+    title: 'Remember a fact',
+    description:
+      'Store one durable fact (a semantic memory) about a named entity, e.g. entity "alice", fact "Alice is allergic to peanuts". ' +
+      'Use it for stable knowledge worth recalling in later conversations: preferences, attributes, relationships, decisions. ' +
+      `The entity is created (kind "user") if it does not exist yet. confidence (0–1, default ${defaultOf(RememberBody, 'confidence')}) ` +
+      'says how sure you are. Storing the same fact again does not duplicate it; the higher confidence is kept. ' +
+      'Returns the stored record: id, content, memory_type ("semantic"), confidence, stability, extraction_tier.',
+    annotations: { ...WRITES, idempotentHint: true },
+  },
+});
+
+export const recall = declareOperation({
+  name: 'recall',
+  input: RecallBody,
+  output: RecallResponse,
+  errors: [],
+  rest: [{ method: 'post', path: '/v1/recall', summary: 'Search memories (fused signals), with contradictions among the returned facts' }],
+  mcp: {
+    name: 'recall',
+    title: 'Recall memories',
+    description:
+      'Search stored memories with a natural-language query and get the most relevant ones first ' +
+      '(hybrid search: meaning, keywords, entity links and recency). Call it before answering questions that may depend on ' +
+      `what was learned earlier. Optional: entity (only that entity's memories), limit (default ${defaultOf(RecallBody, 'limit')}, ` +
+      `max ${MAX_LIMIT}), types (any of "episodic", "semantic", "procedural"). Returns {memories: [{id, content, memory_type, ` +
+      'confidence, stability, score}], contradictions: [{description}]}; contradictions lists conflicting semantic facts ' +
+      'among the results (e.g. two different home cities), so you can ask which one is current. No paging: raise limit for more.',
+    annotations: READS,
+  },
+});
+
+export const recallGrouped = declareOperation({
+  name: 'recallGrouped',
+  input: RecallGroupedBody,
+  output: RecallGroupedResponse,
+  errors: ['RECALL_FAILED'],
+  rest: [{ method: 'post', path: '/v1/recall_grouped', summary: 'Search memories, grouped by the episode (session) they came from' }],
+  mcp: {
+    name: 'recall_grouped',
+    title: 'Recall memories grouped by conversation',
+    description:
+      'Like recall, but groups the matching memories by the conversation (episode) they came from, so you can read ' +
+      `each match in its context. order "chronological" (default) gives the oldest conversation first with messages in ` +
+      `conversation order; "relevance" gives the best-matching group first. limit (default ${defaultOf(RecallGroupedBody, 'limit')}) ` +
+      'caps the memories considered across all groups; max_groups optionally caps the number of groups. Facts not tied ' +
+      'to a conversation come back as single-memory groups with session_id null. Returns {groups: [{session_id, ' +
+      'session_time, group_score, memories}]}.',
+    annotations: READS,
+  },
+});
+
+export const consolidate = declareOperation({
+  name: 'consolidate',
+  input: EmptyBody,
+  output: ConsolidateResponse,
+  errors: ['STORAGE_FULL'],
+  rest: [{ method: 'post', path: '/v1/consolidate', body: null, summary: 'Promote repeated episodes, apply decay, archive weak memories' }],
+  mcp: {
+    name: 'consolidate',
+    title: 'Consolidate memories',
+    description:
+      'Run memory maintenance: promote repeated episodic memories to semantic facts, apply forgetting-curve decay, ' +
+      'and archive memories that have faded below the threshold. Takes no arguments. Returns {promoted, decayed, ' +
+      'archived}. Normally scheduled by operators; call it only when asked to.',
+    annotations: { ...WRITES, destructiveHint: true },
+  },
+});

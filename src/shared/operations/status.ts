@@ -1,0 +1,28 @@
+// Health and counts: the service itself rather than any one memory.
+import { EmptyBody, HealthResponse, StatsResponse } from '../schemas.js';
+import { declareOperation, READS } from './declare.js';
+
+export const health = declareOperation({
+  name: 'health',
+  input: EmptyBody,
+  output: HealthResponse,
+  // Once the writer thread has died, health answers its 503 too.
+  errors: ['WRITER_UNAVAILABLE'],
+  rest: [{ method: 'get', path: '/v1/health', body: null, summary: 'Liveness and version' }],
+});
+
+export const stats = declareOperation({
+  name: 'stats',
+  input: EmptyBody,
+  output: StatsResponse,
+  errors: [],
+  rest: [{ method: 'get', path: '/v1/stats', body: null, summary: 'Counts for the served namespace' }],
+  mcp: {
+    name: 'stats',
+    title: 'Memory statistics',
+    description:
+      'Count what the memory store holds in this namespace. Takes no arguments. Returns {namespace, entities, ' +
+      'episodic_memories, semantic_memories, procedural_memories}.',
+    annotations: READS,
+  },
+});
