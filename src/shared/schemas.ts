@@ -100,23 +100,17 @@ export const Entity = Type.Object({
   kind: Type.Enum([...ENTITY_KINDS]),
 });
 
-export const Memory = Type.Object({
+/** What every answer says about a memory. */
+const MemoryFields = {
   id: Type.String({ format: 'uuid' }),
   content: Type.String(),
   memory_type: MemoryTypeName,
   confidence: Confidence,
   stability: Type.Number(),
-  score: Type.Optional(Type.Union([Type.Number(), Type.Null()])),
-});
+};
 
-export const StoredFact = Type.Object({
-  id: Type.String({ format: 'uuid' }),
-  content: Type.String(),
-  memory_type: MemoryTypeName,
-  confidence: Confidence,
-  stability: Type.Number(),
-  extraction_tier: Type.Integer(),
-});
+export const Memory = Type.Object({ ...MemoryFields, score: Type.Optional(Type.Union([Type.Number(), Type.Null()])) });
+export const StoredFact = Type.Object({ ...MemoryFields, extraction_tier: Type.Integer() });
 
 export const Contradiction = Type.Object({ description: Type.String() });
 

@@ -1,10 +1,19 @@
 // Episodes: a conversation recorded message by message, then ended (which extracts facts).
 // Message and end have a second REST form with the episode id in the body, as existing SDKs send it.
+import type { TObject } from 'typebox';
 import {
   EndEpisodeBody, EndEpisodeByBody, EndEpisodeResponse, EpisodeMessageBody, EpisodeMessageByBody, StartEpisodeBody,
   StartEpisodeResponse, StatusResponse,
 } from '../schemas.js';
-import { declareOperation, WRITES } from './declare.js';
+import { declareOperation, WRITES, type RestBinding } from './declare.js';
+
+/** `/v1/episodes/:id/<action>` (the spec's), then `/v1/episodes/<action>` with the id in the body. */
+function byEpisodeId(action: string, body: TObject, summary: string): [RestBinding, RestBinding] {
+  return [
+    { method: 'post', path: `/v1/episodes/:id/${action}`, body, params: { id: 'episode_id' }, summary },
+    { method: 'post', path: `/v1/episodes/${action}`, summary: `${summary} (episode id in the body)` },
+  ];
+}
 
 export const startEpisode = declareOperation({
   name: 'startEpisode',
@@ -28,13 +37,7 @@ export const addMessage = declareOperation({
   input: EpisodeMessageByBody,
   output: StatusResponse,
   errors: ['NOT_FOUND', 'STORAGE_FULL'],
-  rest: [
-    {
-      method: 'post', path: '/v1/episodes/:id/message', body: EpisodeMessageBody, params: { id: 'episode_id' },
-      summary: 'Add a message to an active episode',
-    },
-    { method: 'post', path: '/v1/episodes/message', summary: 'Add a message to an episode (episode id in the body)' },
-  ],
+  rest: byEpisodeId('message', EpisodeMessageBody, 'Add a message to an active episode'),
   mcp: {
     name: 'episode_message',
     title: 'Add a message to an episode',
@@ -52,13 +55,7 @@ export const endEpisode = declareOperation({
   input: EndEpisodeByBody,
   output: EndEpisodeResponse,
   errors: ['NOT_FOUND', 'STORAGE_FULL'],
-  rest: [
-    {
-      method: 'post', path: '/v1/episodes/:id/end', body: EndEpisodeBody, params: { id: 'episode_id' },
-      summary: 'End an episode and extract memories from it',
-    },
-    { method: 'post', path: '/v1/episodes/end', summary: 'End an episode (episode id in the body)' },
-  ],
+  rest: byEpisodeId('end', EndEpisodeBody, 'End an episode and extract memories from it'),
   mcp: {
     name: 'episode_end',
     title: 'End an episode',
