@@ -70,9 +70,13 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
 /** How a request becomes the operation's input (see RestBinding.params). */
 function handlerOf(name: OperationName, operation: OperationDeclaration, hasBody: boolean, fields: string[]): Route['handle'] {
   if (fields.length === 0) return hasBody ? (ops, { body }) => invoke(ops, name, body) : (ops) => invoke(ops, name, NO_INPUT);
-  const fromPath = (params: string[]) => Object.fromEntries(fields.map((field, i) => [field, params[i]]));
-  if (hasBody) return (ops, { body, params }) => invoke(ops, name, { ...body, ...fromPath(params) });
+  /** `into` (a fresh copy of the validated body, or a new object) with the path's fields set. */
+  const withPath = (into: Record<string, unknown>, params: string[]) => {
+    for (let i = 0; i < fields.length; i++) into[fields[i]] = params[i];
+    return into;
+  };
+  if (hasBody) return (ops, { body, params }) => invoke(ops, name, withPath({ ...body }, params));
   // The path is the whole input: it goes through the input schema, as the MCP tool's arguments do.
   const input = compileValidator(operation.input, 'params');
-  return (ops, { params }) => invoke(ops, name, input.parse(fromPath(params)));
+  return (ops, { params }) => invoke(ops, name, input.parse(withPath({}, params)));
 }
