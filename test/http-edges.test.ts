@@ -8,6 +8,7 @@ import net from 'node:net';
 import { rawRequest } from './support/raw-http.js';
 import { call, get, post, startTestService, type TestService } from './support/service.js';
 import { buildRoutes } from '../src/http/routes.js';
+import { STATUS_TEXT } from '../src/shared/errors.js';
 
 const portOf = (t: TestService) => Number(new URL(t.base).port);
 const remember = (fact: string) => {
@@ -32,6 +33,21 @@ describe('HEAD and pipelining', () => {
       assert.equal((await response.arrayBuffer()).byteLength, 0, path);
       assert.ok(response.headers.get('content-type'), path);
     }
+  });
+
+  test('every status line carries its reason phrase', async () => {
+    const asks: [string, string, string?][] = [
+      ['GET', '/v1/health'], ['POST', '/v1/entities', '{"name":"phrase"}'], ['GET', '/no/such/route'],
+      ['POST', '/v1/health'], ['POST', '/v1/recall', '{bad'], ['POST', '/v1/recall', '{"query":"q","limit":0}'],
+    ];
+    const seen = new Set<number>();
+    for (const [method, path, body] of asks) {
+      const response = await fetch(t.base + path, { method, body, headers: body ? { 'content-type': 'application/json' } : {} });
+      await response.arrayBuffer();
+      seen.add(response.status);
+      assert.equal(response.statusText, STATUS_TEXT[response.status], `${method} ${path}`);
+    }
+    assert.deepEqual([...seen].sort(), [200, 201, 400, 404, 405, 422]);
   });
 
   test('HEAD elsewhere gets the usual status, still without a body; Allow lists HEAD on GET routes', async () => {

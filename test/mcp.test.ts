@@ -388,6 +388,7 @@ describe('MCP behind auth and DNS-rebinding protection', () => {
     const auth = { authorization: `Bearer ${KEY}` };
     const evil = await rawMcp(t.base, toolCall('stats'), { ...auth, origin: 'http://evil.example' });
     assert.equal(evil.status, 403);
+    assert.equal(evil.statusText, 'Forbidden');
     assert.equal(((await evil.json()) as any).jsonrpc, '2.0');
     assert.equal((await rawMcp(t.base, toolCall('stats'), { ...auth, origin: 'http://trusted.example' })).status, 200);
     assert.equal((await rawMcp(t.base, toolCall('stats'), auth)).status, 200);

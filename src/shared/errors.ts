@@ -37,9 +37,9 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** The reason phrase of every status the service answers with. */
+/** The reason phrase of every status the service answers with (403: MCP's DNS-rebinding refusal). */
 export const STATUS_TEXT: Readonly<Record<number, string>> = {
-  200: 'OK', 201: 'Created', 400: 'Bad Request', 401: 'Unauthorized', 404: 'Not Found', 405: 'Method Not Allowed',
+  200: 'OK', 201: 'Created', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
   413: 'Payload Too Large', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 499: 'Client Closed Request',
   500: 'Internal Server Error', 503: 'Service Unavailable', 507: 'Insufficient Storage',
 };
