@@ -8,7 +8,7 @@ import * as entities from '../src/shared/operations/entities.js';
 import * as episodes from '../src/shared/operations/episodes.js';
 import * as memories from '../src/shared/operations/memories.js';
 import * as status from '../src/shared/operations/status.js';
-import { ERROR_CODES } from '../src/shared/errors.js';
+import { ERROR_CODES, STATUS_TEXT } from '../src/shared/errors.js';
 import { buildRoutes } from '../src/http/routes.js';
 import { MEMORY_TOOLS } from '../src/http/mcp/tools.js';
 
@@ -37,8 +37,9 @@ test('routes are unique, and each REST form takes the whole input of its operati
   }
 });
 
-test('declared error codes are in the catalogue', () => {
+test('declared error codes are in the catalogue, and every status in it has its reason phrase', () => {
   for (const name of OPERATION_NAMES) {
     for (const code of OPERATIONS[name].errors) assert.ok(code in ERROR_CODES, `${name}: ${code}`);
   }
+  for (const [code, { status }] of Object.entries(ERROR_CODES)) assert.ok(STATUS_TEXT[status], `${code}: ${status}`);
 });
