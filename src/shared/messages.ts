@@ -101,6 +101,12 @@ export interface WriterResults {
 export type WriterCommandType = WriterCommand['type'];
 export type CommandOf<T extends WriterCommandType> = Extract<WriterCommand, { type: T }>;
 
+/**
+ * The writer thread's dispatch table: one handler per command, returning that command's result.
+ * A command without a handler, or a handler returning the wrong shape, fails to compile.
+ */
+export type WriterHandlers = { [K in WriterCommandType]: (command: CommandOf<K>) => WriterResults[K] };
+
 export interface WriterRequest {
   id: number;
   command: WriterCommand;
@@ -181,6 +187,17 @@ export interface PoolResults {
 
 export type PoolOp = PoolTask['op'];
 export type TaskOf<T extends PoolOp> = Extract<PoolTask, { op: T }>;
+
+/**
+ * A pool worker's dispatch table: one handler per task, resolving to that task's result; a
+ * handler may record stage timings. A task without a handler fails to compile.
+ */
+export type PoolHandlers = {
+  [K in PoolOp]: (task: TaskOf<K>, timings: StageTimings) => PoolResults[K] | Promise<PoolResults[K]>;
+};
+
+/** What a pool worker answers to a task of op K. */
+export type PoolReply<K extends PoolOp> = TaskResult<PoolResults[K]>;
 
 /** What each pool worker is started with. */
 export interface PoolWorkerData {

@@ -3,7 +3,7 @@
 import { workerData } from 'node:worker_threads';
 import { openDatabase } from '../shared/db.js';
 import { ServiceError, toWireError } from '../shared/errors.js';
-import type { PoolResults, PoolTask, PoolWorkerData, StageTimings, TaskResult } from '../shared/messages.js';
+import type { PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, StageTimings, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { ReadStore } from './read-store.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
@@ -102,62 +102,52 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
   };
 }
 
-async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
-  switch (task.op) {
-    case 'recall': {
-      const { query, entity = null, types = null, limit = 5 } = task.input;
-      const { hits: ranked, embedded } = await recallHits(query, entity, types as MemoryType[] | null, limit, task.queryVector, timings);
-      const { kept: hits, truncated } = budgeted(ranked);
-      const rows = hits.map((hit) => hit.row);
-      return {
-        result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
-        rowids: rows.map((row) => row.rowid),
-        truncated,
-        embedded,
-      } satisfies PoolResults['recall'];
-    }
-    case 'recallGrouped': {
-      const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
-      const { hits: ranked, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
-      const { kept: hits, truncated } = budgeted(ranked);
-      const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
-      const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
-      // Only what is returned counts as recalled.
-      const returned = new Set(groups.flatMap((g) => g.memories.map((m) => m.id)));
-      return {
-        result: { groups },
-        rowids: hits.filter((hit) => returned.has(hit.row.id)).map((hit) => hit.row.rowid),
-        truncated,
-        embedded,
-      } satisfies PoolResults['recallGrouped'];
-    }
-    case 'inspect':
-      return inspect(task.input.entity, task.input.limit ?? 50);
-    case 'stats':
-      return store.stats();
-    case 'embedPending':
-      return embedPending(task.limit);
-    case 'embeddingBacklog':
-      return { count: store.unembeddedCount() };
-    case 'prepareEpisodeEnd':
-      return extractEpisode(store, llm, task.episodeId, task.outcome);
-    case 'planConsolidation':
-      return consolidation.plan(task.now, embedder);
-    case 'vectorIndexStatus':
-      return vectorIndex.status();
-    case 'trainVectorIndex':
-      return vectorIndex.train();
-    case 'staleVectorMoves':
-      return { moves: vectorIndex.staleMoves(task.limit) };
-    case 'snapshotEntity':
-      return deletionSnapshots.write(task.entity, task.maxRowid);
-  }
-}
+/** One handler per task (a missing one fails to compile), each resolving to its task's result. */
+const handlers: PoolHandlers = {
+  async recall(task, timings) {
+    const { query, entity = null, types = null, limit = 5 } = task.input;
+    const { hits: ranked, embedded } = await recallHits(query, entity, types as MemoryType[] | null, limit, task.queryVector, timings);
+    const { kept: hits, truncated } = budgeted(ranked);
+    const rows = hits.map((hit) => hit.row);
+    return {
+      result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
+      rowids: rows.map((row) => row.rowid),
+      truncated,
+      embedded,
+    };
+  },
+  async recallGrouped(task, timings) {
+    const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
+    const { hits: ranked, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
+    const { kept: hits, truncated } = budgeted(ranked);
+    const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
+    const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
+    // Only what is returned counts as recalled.
+    const returned = new Set(groups.flatMap((g) => g.memories.map((m) => m.id)));
+    return {
+      result: { groups },
+      rowids: hits.filter((hit) => returned.has(hit.row.id)).map((hit) => hit.row.rowid),
+      truncated,
+      embedded,
+    };
+  },
+  inspect: (task) => inspect(task.input.entity, task.input.limit ?? 50),
+  stats: () => store.stats(),
+  embedPending: (task) => embedPending(task.limit),
+  embeddingBacklog: () => ({ count: store.unembeddedCount() }),
+  prepareEpisodeEnd: (task) => extractEpisode(store, llm, task.episodeId, task.outcome),
+  planConsolidation: (task) => consolidation.plan(task.now, embedder),
+  vectorIndexStatus: () => vectorIndex.status(),
+  trainVectorIndex: () => vectorIndex.train(),
+  staleVectorMoves: (task) => ({ moves: vectorIndex.staleMoves(task.limit) }),
+  snapshotEntity: (task) => deletionSnapshots.write(task.entity, task.maxRowid),
+};
 
-export default async function handle(task: PoolTask): Promise<TaskResult<unknown>> {
+export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise<PoolReply<K>> {
   try {
     const timings: StageTimings = {};
-    const value = await run(task, timings);
+    // TypeScript does not narrow `task.op` to K by itself; the handler map's type guarantees it.
+    const value = await handlers[task.op as K](task, timings);
     return Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
   } catch (error) {
     return { ok: false, error: toWireError(error) };
