@@ -18,7 +18,7 @@ import { embeddingInput } from './embedding/embedder.js';
 import { VectorCells } from './ivf/cells.js';
 import { VectorIndexMaintenance } from './ivf/upkeep.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
-import { withinBudget } from './response-budget.js';
+import { withinBudget, type Budgeted } from './response-budget.js';
 import { lowerThreadPriority } from './thread-priority.js';
 
 const { config, namespaceId, lane } = workerData as PoolWorkerData;
@@ -51,18 +51,22 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
   }
 }
 
-/** The recall's hits, and the query vector when it was computed here rather than handed in. */
+/**
+ * The recall's hits in rank order, cut to the response budget, and the query vector when it was
+ * computed here rather than handed in.
+ */
 async function recallHits(
   query: string, entity: string | null, types: MemoryType[] | null, limit: number, cached: Float32Array | undefined, timings: StageTimings,
-): Promise<{ hits: RecallHit[]; embedded?: Float32Array }> {
+): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
     const started = performance.now();
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const hits = engine.recall({ query, entity, types, limit, queryVector: cached ?? embedded ?? null }, Date.now(), timings);
-  return embedded ? { hits, embedded } : { hits };
+  const request = { query, entity, types, limit, queryVector: cached ?? embedded ?? null };
+  const hits = engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
+  return embedded ? { ...hits, embedded } : hits;
 }
 
 function inspect(entityName: string, limit: number): PoolResults['inspect'] {
@@ -73,9 +77,6 @@ function inspect(entityName: string, limit: number): PoolResults['inspect'] {
   for (const row of kept) result[row.memory_type].push(toMemory(row, null));
   return { result, truncated };
 }
-
-/** Hits in rank order, cut to the response budget. */
-const budgeted = (hits: RecallHit[]) => withinBudget(hits, (hit) => hit.row.content, config.maxResponseBytes);
 
 async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
   const rows = store.unembedded(limit + 1);
@@ -106,8 +107,7 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
 const handlers: PoolHandlers = {
   async recall(task, timings) {
     const { query, entity = null, types = null, limit = 5 } = task.input;
-    const { hits: ranked, embedded } = await recallHits(query, entity, types as MemoryType[] | null, limit, task.queryVector, timings);
-    const { kept: hits, truncated } = budgeted(ranked);
+    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types as MemoryType[] | null, limit, task.queryVector, timings);
     const rows = hits.map((hit) => hit.row);
     return {
       result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
@@ -118,8 +118,7 @@ const handlers: PoolHandlers = {
   },
   async recallGrouped(task, timings) {
     const { query, limit = 50, order = 'chronological', max_groups = null } = task.input;
-    const { hits: ranked, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
-    const { kept: hits, truncated } = budgeted(ranked);
+    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
