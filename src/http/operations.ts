@@ -10,6 +10,7 @@ import type { WriterClient } from '../core/writer-client.js';
 import type { ReadPool } from '../core/pool/read-pool.js';
 import { ServiceError } from '../shared/errors.js';
 import { markTruncated } from './truncation.js';
+import { JsonAnswer } from './json-answer.js';
 import type { EmbeddingBackfill } from '../core/jobs/embedding-backfill.js';
 import type { Reinforcer } from '../core/reinforcement.js';
 import type { Consolidator } from '../core/jobs/consolidator.js';
@@ -57,21 +58,21 @@ export class MemoryOperations {
     return this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence ?? 0.8 }));
   }
 
-  async recall(input: RecallInput): Promise<RecallResult> {
+  async recall(input: RecallInput): Promise<JsonAnswer<RecallResult>> {
     const queryVector = this.queryCache.get(input.query);
-    const { result, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector });
+    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector });
     if (embedded) this.queryCache.set(input.query, embedded);
     this.reinforcer.record(rowids);
-    return markTruncated(result, truncated);
+    return markTruncated(new JsonAnswer(answer), truncated);
   }
 
-  async recallGrouped(input: RecallGroupedInput): Promise<RecallGroupedResult> {
+  async recallGrouped(input: RecallGroupedInput): Promise<JsonAnswer<RecallGroupedResult>> {
     try {
       const queryVector = this.queryCache.get(input.query);
-      const { result, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector });
+      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector });
       if (embedded) this.queryCache.set(input.query, embedded);
       this.reinforcer.record(rowids);
-      return markTruncated(result, truncated);
+      return markTruncated(new JsonAnswer(answer), truncated);
     } catch (error) {
       // The spec names this failure: the recall pipeline failed → 500 with {error}.
       const failure = ServiceError.from(error);
@@ -100,9 +101,9 @@ export class MemoryOperations {
     return this.deletion.forget(entity);
   }
 
-  async inspect(input: InspectInput): Promise<InspectResult> {
-    const { result, truncated } = await this.pool.run({ op: 'inspect', input });
-    return markTruncated(result, truncated);
+  async inspect(input: InspectInput): Promise<JsonAnswer<InspectResult>> {
+    const { answer, truncated } = await this.pool.run({ op: 'inspect', input });
+    return markTruncated(new JsonAnswer(answer), truncated);
   }
 
   stats(): Promise<StatsResult> {

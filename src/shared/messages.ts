@@ -162,15 +162,22 @@ export type PoolTask =
   | { op: 'staleVectorMoves'; limit: number }
   | { op: 'snapshotEntity'; entity: string; maxRowid: number };
 
+/**
+ * A client answer serialised to JSON in the pool worker (`T`: the value it holds). It crosses to
+ * the main thread as a transferred buffer — no structured clone — and REST sends it as it is.
+ */
+export type JsonBytes<T> = Uint8Array & { readonly [jsonOf]?: T };
+declare const jsonOf: unique symbol;
+
 export interface PoolResults {
-  /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
   /**
+   * `rowids` of the returned memories go to the writer for reinforcement; never sent to clients.
    * `truncated`: memories were left out to keep the answer within SERVICE_MAX_RESPONSE_BYTES.
    * `embedded`: the query vector the worker computed (for the main thread's cache); absent on a cache hit or embedder failure.
    */
-  recall: { result: import('./schemas.js').RecallResult; rowids: number[]; truncated: boolean; embedded?: Float32Array };
-  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[]; truncated: boolean; embedded?: Float32Array };
-  inspect: { result: import('./schemas.js').InspectResult; truncated: boolean };
+  recall: { answer: JsonBytes<import('./schemas.js').RecallResult>; rowids: number[]; truncated: boolean; embedded?: Float32Array };
+  recallGrouped: { answer: JsonBytes<import('./schemas.js').RecallGroupedResult>; rowids: number[]; truncated: boolean; embedded?: Float32Array };
+  inspect: { answer: JsonBytes<import('./schemas.js').InspectResult>; truncated: boolean };
   /** The entity's rows as [rowid, id], all in the fsynced snapshot (null when it had none). */
   snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
   stats: import('./schemas.js').StatsResult;

@@ -3,7 +3,8 @@
 import { workerData } from 'node:worker_threads';
 import { openDatabase } from '../shared/db.js';
 import { ServiceError, toWireError } from '../shared/errors.js';
-import type { PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, StageTimings, TaskOf } from '../shared/messages.js';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, StageTimings, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { ReadStore } from './read-store.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
@@ -75,7 +76,18 @@ function inspect(entityName: string, limit: number): PoolResults['inspect'] {
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
   const { kept, truncated } = withinBudget(store.entityMemories(entity.id, limit), (row) => row.content, config.maxResponseBytes);
   for (const row of kept) result[row.memory_type].push(toMemory(row, null));
-  return { result, truncated };
+  return { answer: encoded(result), truncated };
+}
+
+const utf8 = new TextEncoder();
+
+/**
+ * The client's answer as JSON, serialised here once: the main thread sends these bytes as they
+ * are (REST) instead of receiving a structured clone and serialising it again. TextEncoder gives
+ * the bytes a buffer of their own (Buffer.from may share its pool), so the buffer can move.
+ */
+function encoded<T>(result: T): JsonBytes<T> {
+  return utf8.encode(JSON.stringify(result));
 }
 
 async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
@@ -110,7 +122,7 @@ const handlers: PoolHandlers = {
     const { kept: hits, truncated, embedded } = await recallHits(query, entity, types as MemoryType[] | null, limit, task.queryVector, timings);
     const rows = hits.map((hit) => hit.row);
     return {
-      result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
+      answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) }),
       rowids: rows.map((row) => row.rowid),
       truncated,
       embedded,
@@ -124,7 +136,7 @@ const handlers: PoolHandlers = {
     // Only what is returned counts as recalled.
     const returned = new Set(groups.flatMap((g) => g.memories.map((m) => m.id)));
     return {
-      result: { groups },
+      answer: encoded({ groups }),
       rowids: hits.filter((hit) => returned.has(hit.row.id)).map((hit) => hit.row.rowid),
       truncated,
       embedded,
@@ -142,13 +154,18 @@ const handlers: PoolHandlers = {
   snapshotEntity: (task) => deletionSnapshots.write(task.entity, task.maxRowid),
 };
 
-export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise<PoolReply<K>> {
+/** Handles one task; an answer serialised for the client moves to the main thread uncopied. */
+export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise<PoolReply<K> | ReturnType<typeof move>> {
+  let reply: PoolReply<K>;
   try {
     const timings: StageTimings = {};
     // TypeScript does not narrow `task.op` to K by itself; the handler map's type guarantees it.
     const value = await handlers[task.op as K](task, timings);
-    return Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
+    reply = Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
   } catch (error) {
     return { ok: false, error: toWireError(error) };
   }
+  const answer = (reply.value as { answer?: unknown }).answer;
+  if (!(answer instanceof Uint8Array)) return reply;
+  return move({ [transferableSymbol]: [answer.buffer], [valueSymbol]: reply });
 }
