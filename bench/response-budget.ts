@@ -4,6 +4,8 @@
 // as the baseline in the same run, effectively off (2 GiB: every memory is sent). Each
 // configuration runs in a fresh process on the same seeded database, so VmHWM (peak RSS since
 // start) belongs to that configuration alone. BENCH_FACTS (default 1000) sets the corpus size.
+// BENCH_BUILDS=label=dir,label=dir runs other builds too (a `dist` folder each, e.g. of the
+// commit before a change) against the same database in the same run, for before/after figures.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,8 +23,8 @@ interface Service {
   base: string;
 }
 
-function start(dbPath: string, env: Record<string, string>): Promise<Service> {
-  const child = spawn(process.execPath, [MAIN], {
+function start(dbPath: string, env: Record<string, string>, main = MAIN): Promise<Service> {
+  const child = spawn(process.execPath, [main], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: dbPath, SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: 'hash',
       SERVICE_SYNCHRONOUS: 'NORMAL', SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1', SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -72,6 +74,8 @@ const mcp = (name: string, args: unknown): Ask => async (base) => {
 };
 
 const PHASES: Array<[string, Ask]> = [
+  // An answer just under 1 MiB: what an MCP text copy of the JSON costs (sent as text only up to 1 MiB).
+  ['MCP inspect 10', mcp('inspect', { entity: 'big', limit: 10 })],
   ['REST inspect', rest('/v1/inspect', { entity: 'big', limit: 1000 })],
   ['REST recall', rest('/v1/recall', { query: 'big entity word1', limit: 1000 })],
   ['MCP inspect', mcp('inspect', { entity: 'big', limit: 1000 })],
@@ -86,17 +90,22 @@ try {
   await seed(seeding.base);
   console.log(`seeded ${FACTS} facts of ${FACT_CHARS} chars in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   await stop(seeding);
-  console.log('configuration        | phase        | answer MB (each) | peak RSS MB so far | RSS MB after');
+  const builds: Array<[string, string]> = [['this build', MAIN], ...(process.env.BENCH_BUILDS ?? '').split(',').filter(Boolean)
+    .map((entry): [string, string] => [entry.split('=')[0], join(entry.slice(entry.indexOf('=') + 1), 'src/main.js')])];
+  // Each phase in a fresh process per build, builds side by side: VmHWM is that phase's alone.
+  console.log('phase          | configuration          | build      | answer MB (each) | peak RSS MB | RSS MB after');
   // BENCH_BASELINE=0 skips the budget-off baseline (it peaks at several GB).
   const configurations = [['budget off (2 GiB)', String(2 ** 31)], ['budget 8 MiB (default)', '']] as const;
   for (const [label, budget] of configurations.filter(([, budget]) => budget === '' || process.env.BENCH_BASELINE !== '0')) {
-    const service = await start(dbPath, budget ? { SERVICE_MAX_RESPONSE_BYTES: budget } : {});
-    const pid = service.child.pid!;
     for (const [phase, ask] of PHASES) {
-      const sizes = await Promise.all(Array.from({ length: CONCURRENCY }, () => ask(service.base)));
-      console.log(`${label.padEnd(20)} | ${phase.padEnd(12)} | ${(sizes[0] / 2 ** 20).toFixed(1).padStart(16)} | ${statusMb(pid, 'VmHWM').toFixed(0).padStart(18)} | ${statusMb(pid, 'VmRSS').toFixed(0).padStart(12)}`);
+      for (const [build, main] of builds) {
+        const service = await start(dbPath, budget ? { SERVICE_MAX_RESPONSE_BYTES: budget } : {}, main);
+        const pid = service.child.pid!;
+        const sizes = await Promise.all(Array.from({ length: CONCURRENCY }, () => ask(service.base)));
+        console.log(`${phase.padEnd(14)} | ${label.padEnd(22)} | ${build.padEnd(10)} | ${(sizes[0] / 2 ** 20).toFixed(1).padStart(16)} | ${statusMb(pid, 'VmHWM').toFixed(0).padStart(11)} | ${statusMb(pid, 'VmRSS').toFixed(0).padStart(12)}`);
+        await stop(service);
+      }
     }
-    await stop(service);
   }
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { rawRequest } from './support/raw-http.js';
+import { parseAnswers, rawRequest } from './support/raw-http.js';
 import { call, get, post, startTestService, type TestService } from './support/service.js';
 import { buildRoutes } from '../src/http/routes.js';
 import { STATUS_TEXT } from '../src/shared/errors.js';
@@ -185,6 +185,16 @@ describe('cap configuration', () => {
   });
 });
 
+/** One MCP tools/call over plain HTTP (JSON answer), as the raw JSON-RPC reply. */
+async function mcpCall(base: string, name: string, args: unknown): Promise<any> {
+  const response = await fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: args } }),
+  });
+  return JSON.parse(await response.text());
+}
+
 describe('response budget (SERVICE_MAX_RESPONSE_BYTES)', () => {
   let t: TestService;
   const FACTS = 30;
@@ -222,16 +232,80 @@ describe('response budget (SERVICE_MAX_RESPONSE_BYTES)', () => {
     assert.ok(JSON.stringify(answer.body).length <= 1024 * 1024 + 4096, `${JSON.stringify(answer.body).length} bytes`);
   });
 
-  test('MCP: a large result is sent once, as structuredContent', async () => {
+  test('MCP: a cut result up to 1 MiB comes as JSON text too, then a note that it was cut', async () => {
+    const reply = await mcpCall(t.base, 'inspect', { entity: 'big', limit: 1000 });
+    const structured = reply.result.structuredContent;
+    assert.ok(structured.semantic.length > 0 && structured.semantic.length < FACTS);
+    assert.equal(reply.result.content.length, 2);
+    assert.deepEqual(JSON.parse(reply.result.content[0].text), structured);
+    assert.equal(reply.result.content[1].type, 'text');
+  });
+});
+
+describe('large answers under backpressure', () => {
+  let t: TestService;
+  // Each fact serialises to ~600 KB (a control character is 6 bytes of JSON): the whole answer,
+  // ~24 MB, is far more than the kernel's socket buffers take for a client that does not read.
+  const FACTS = 40;
+  before(async () => {
+    t = await startTestService({ SERVICE_MAX_RESPONSE_BYTES: String(64 * 1024 * 1024), SERVICE_EMBEDDER: 'hash' });
+    for (let i = 0; i < FACTS; i++) {
+      assert.equal((await post(t.base, '/v1/remember', { entity: 'wide', fact: `wide ${i} ` + '\u0001'.repeat(99_000) })).status, 201);
+    }
+  });
+  after(() => t.close());
+
+  test('REST: a large answer reaches a client that reads slowly whole, with its length, and one that leaves harms nothing', { timeout: 60_000 }, async () => {
+    const request = JSON.stringify({ entity: 'wide', limit: 1000 });
+    const head = `POST /v1/inspect HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${request.length}\r\n\r\n`;
+    const { port } = new URL(t.base);
+    // Reads nothing for a while, so the socket fills and the service must wait for it to drain.
+    const slow = net.connect(Number(port), '127.0.0.1');
+    slow.pause();
+    slow.write(head + request);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const chunks: Buffer[] = [];
+    slow.on('data', (chunk) => {
+      chunks.push(chunk);
+      const answers = parseAnswers(Buffer.concat(chunks)).answers;
+      if (answers.length > 0) slow.end();
+    });
+    slow.resume();
+    await new Promise((resolve) => slow.once('close', resolve));
+    const [answer] = parseAnswers(Buffer.concat(chunks)).answers;
+    assert.equal(answer.status, 200);
+    assert.equal(answer.headers['x-result-truncated'], undefined);
+    assert.equal(Number(answer.headers['content-length']), Buffer.byteLength(answer.body));
+    assert.equal(JSON.parse(answer.body).semantic.length, FACTS);
+    // Leaves after the first bytes of the answer: the service stays up and answers the next one.
+    const leaving = net.connect(Number(port), '127.0.0.1');
+    leaving.write(head + request);
+    await new Promise((resolve) => leaving.once('data', resolve));
+    leaving.destroy();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const again = await post(t.base, '/v1/inspect', { entity: 'wide', limit: 2 });
+    assert.equal(again.status, 200);
+    assert.equal(again.body.semantic.length, 2);
+  });
+
+  test('MCP: a result of ~600 KB (under 1 MiB) comes as structuredContent and as its JSON text', async () => {
+    const reply = await mcpCall(t.base, 'inspect', { entity: 'wide', limit: 1 });
+    const text = reply.result.content[0].text;
+    assert.ok(text.length > 512 * 1024, `${text.length} characters`);
+    assert.deepEqual(JSON.parse(text), reply.result.structuredContent);
+    assert.equal(reply.result.content.length, 1);
+  });
+
+  test('MCP: a result over 1 MiB is sent once, as structuredContent', { timeout: 60_000 }, async () => {
     const response = await fetch(`${t.base}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'inspect', arguments: { entity: 'big', limit: 1000 } } }),
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'inspect', arguments: { entity: 'wide', limit: 2 } } }),
     });
     const raw = await response.text();
     const reply = JSON.parse(raw);
     const structured = reply.result.structuredContent;
-    assert.ok(structured.semantic.length > 0 && structured.semantic.length < FACTS);
+    assert.equal(structured.semantic.length, 2);
     assert.ok(raw.length < 2 * JSON.stringify(structured).length * 0.6, 'the data is not repeated as text');
     assert.equal(reply.result.content[0].type, 'text');
     assert.ok(reply.result.content[0].text.length < 1000);

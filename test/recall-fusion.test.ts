@@ -3,7 +3,8 @@
 // - recalling never reorders later results (nothing ranks on last access);
 // - an entity every memory is linked to adds nothing, one that tells memories apart does;
 // - a turn next to a matching turn is lifted by it;
-// - a file written before migration 6 keeps every memory recallable, with its turns' context.
+// - a file written before migration 6 keeps every memory recallable, with its turns' context;
+// - a recall cut to the response budget reads whole rows only up to the budget, in rank order.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
@@ -243,5 +244,57 @@ describe('forgetting a turn', () => {
     } finally {
       db.close();
     }
+  });
+});
+
+describe('a recall within the response budget', () => {
+  let db: Db;
+  const FACTS = 200;
+  const FACT_CHARS = 10_000;
+
+  before(() => {
+    db = openDatabase(join(tempDir('memrt-fusion-'), 'b.db'), { readonly: false, synchronous: 'NORMAL' });
+    migrate(db);
+    prepareVectorTable(db, { id: 'hash-4', dimensions: 4 }, false);
+    const memory = memoryInserter(db, ensureNamespace(db, 'default'));
+    db.transaction(() => {
+      for (let i = 0; i < FACTS; i++) memory({ id: `big-${i}`, content: `budget fact ${i} ` + 'z'.repeat(FACT_CHARS) });
+    })();
+  });
+  after(() => db.close());
+
+  test('keeps the rank-order prefix that fits, and reads few more rows than it keeps', () => {
+    // Counts the whole rows (content included) the engine reads from SQLite.
+    let rowsRead = 0;
+    const counting = new Proxy(db, {
+      get(target, key) {
+        if (key !== 'prepare') return Reflect.get(target, key);
+        return (sql: string) => {
+          const statement = target.prepare(sql);
+          if (!/m\.content/.test(sql)) return statement;
+          return new Proxy(statement, {
+            get(inner, name) {
+              if (name !== 'all') return Reflect.get(inner, name).bind?.(inner) ?? Reflect.get(inner, name);
+              return (...args: unknown[]) => {
+                const rows = (inner.all as (...a: unknown[]) => unknown[])(...args);
+                rowsRead += rows.length;
+                return rows;
+              };
+            },
+          });
+        };
+      },
+    });
+    const engine = engineOn(counting);
+    const request = { query: 'budget fact', entity: null, types: null, limit: FACTS, queryVector: null };
+    const everything = engine.recall(request).map((hit) => hit.row.id);
+    assert.equal(everything.length, FACTS);
+    rowsRead = 0;
+    const budget = 20 * (FACT_CHARS + 300);
+    const { kept, truncated } = engine.recallWithin(request, budget);
+    assert.equal(truncated, true);
+    assert.ok(kept.length > 0 && kept.length < FACTS, `${kept.length} kept`);
+    assert.deepEqual(kept.map((hit) => hit.row.id), everything.slice(0, kept.length));
+    assert.ok(rowsRead < kept.length + 20, `${rowsRead} rows read for ${kept.length} kept`);
   });
 });

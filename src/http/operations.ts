@@ -3,17 +3,27 @@
 // its handler does not compile. REST routes and MCP tools both call these with input already
 // validated and defaulted, so the two surfaces cannot drift apart.
 import type { Config } from '../shared/config.js';
-import type { Input, OperationHandlers, OperationName, Output } from '../shared/operations/index.js';
+import type { Input, OperationName, Output } from '../shared/operations/index.js';
 import type { WriterClient } from '../core/writer-client.js';
 import type { ReadPool } from '../core/pool/read-pool.js';
 import { fail, ServiceError } from '../shared/errors.js';
 import { markTruncated } from './truncation.js';
+import { JsonAnswer } from './json-answer.js';
 import type { EmbeddingBackfill } from '../core/jobs/embedding-backfill.js';
 import type { Reinforcer } from '../core/reinforcement.js';
 import type { Consolidator } from '../core/jobs/consolidator.js';
 import { EntityDeletion } from '../core/entity-deletion.js';
 import type { Logger } from '../shared/logger.js';
 import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
+
+/**
+ * One handler per declared operation. It answers the output, or — recall, recall_grouped,
+ * inspect — the output the pool worker already serialised (JsonAnswer), which REST sends as is.
+ */
+export type OperationHandlers = {
+  [K in OperationName]: (input: Input<K>) => Answer<Output<K>> | Promise<Answer<Output<K>>>;
+};
+type Answer<T> = T | JsonAnswer<T>;
 
 export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;
@@ -60,21 +70,21 @@ export class MemoryOperations implements OperationHandlers {
     return this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence }));
   }
 
-  async recall(input: Input<'recall'>): Promise<Output<'recall'>> {
+  async recall(input: Input<'recall'>): Promise<JsonAnswer<Output<'recall'>>> {
     const queryVector = this.queryCache.get(input.query);
-    const { result, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector });
+    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector });
     if (embedded) this.queryCache.set(input.query, embedded);
     this.reinforcer.record(rowids);
-    return markTruncated(result, truncated);
+    return markTruncated(new JsonAnswer(answer), truncated);
   }
 
-  async recallGrouped(input: Input<'recallGrouped'>): Promise<Output<'recallGrouped'>> {
+  async recallGrouped(input: Input<'recallGrouped'>): Promise<JsonAnswer<Output<'recallGrouped'>>> {
     try {
       const queryVector = this.queryCache.get(input.query);
-      const { result, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector });
+      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector });
       if (embedded) this.queryCache.set(input.query, embedded);
       this.reinforcer.record(rowids);
-      return markTruncated(result, truncated);
+      return markTruncated(new JsonAnswer(answer), truncated);
     } catch (error) {
       // The spec names this failure: the recall pipeline failed → 500 with {error}.
       const failure = ServiceError.from(error);
@@ -103,9 +113,9 @@ export class MemoryOperations implements OperationHandlers {
     return this.deletion.forget(input.entity_name);
   }
 
-  async inspect(input: Input<'inspect'>): Promise<Output<'inspect'>> {
-    const { result, truncated } = await this.pool.run({ op: 'inspect', input });
-    return markTruncated(result, truncated);
+  async inspect(input: Input<'inspect'>): Promise<JsonAnswer<Output<'inspect'>>> {
+    const { answer, truncated } = await this.pool.run({ op: 'inspect', input });
+    return markTruncated(new JsonAnswer(answer), truncated);
   }
 
   stats(): Promise<Output<'stats'>> {

@@ -5,6 +5,7 @@ import type { HttpResponse } from 'uWebSockets.js';
 import { STATUS_TEXT, type ServiceError } from '../shared/errors.js';
 import type { BodyStream } from './body.js';
 import { lingerUntilBodyEnds } from './linger.js';
+import { endInPieces } from './body-out.js';
 
 export interface Exchange {
   readonly res: HttpResponse;
@@ -25,9 +26,12 @@ export interface Exchange {
   onAbort?: () => void;
 }
 
-/** A handler result sent as-is rather than as JSON (the Prometheus text format, for one). */
+/**
+ * A handler result sent as-is rather than serialised here (the Prometheus text format, for one;
+ * JSON a pool worker already serialised, as bytes).
+ */
 export class RawBody {
-  constructor(readonly contentType: string, readonly body: string) {}
+  constructor(readonly contentType: string, readonly body: string | Uint8Array) {}
 }
 
 /** Status lines, built once from the catalogue's table (not per response). */
@@ -39,8 +43,10 @@ export function sendJson(ex: Exchange, status: number, body: unknown, headers: R
   sendRaw(ex, status, new RawBody('application/json', JSON.stringify(body)), headers);
 }
 
-export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Record<string, string> = {}): void {
+/** Resolves once a body sent in pieces (body-out.ts) is all written; others go out at once. */
+export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Record<string, string> = {}): Promise<void> | void {
   if (ex.aborted || ex.done) return;
+  let sent: Promise<void> | undefined;
   ex.done = true;
   ex.status = status;
   // Answered before the body was read: closing now would reset the connection under the
@@ -58,11 +64,14 @@ export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Re
     } else if (lingering) {
       ex.res.writeHeader('Connection', 'close');
       ex.res.write(body.body);
+    } else if (typeof body.body !== 'string' && !ex.closeAfter) {
+      sent = endInPieces(ex, body.body);
     } else {
       ex.res.end(body.body, ex.closeAfter);
     }
   });
   if (lingering) lingerUntilBodyEnds(ex, ex.body!);
+  return sent;
 }
 
 export function sendError(ex: Exchange, error: ServiceError, headers: Record<string, string> = {}): void {

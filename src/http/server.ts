@@ -19,6 +19,7 @@ import { publicError } from './public-error.js';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
 import type { Route } from './routes.js';
 import { isTruncated, TRUNCATED_HEADER } from './truncation.js';
+import { JsonAnswer } from './json-answer.js';
 
 /** Where finished requests are counted (implemented by the Prometheus metrics). */
 
@@ -214,9 +215,12 @@ export class HttpServer {
     });
   }
 
-  private send(ex: Exchange, route: Route, result: unknown): void {
-    if (result instanceof RawBody) sendRaw(ex, route.status, result);
-    else sendJson(ex, route.status, result, isTruncated(result) ? TRUNCATED_ANSWER : undefined);
+  /** Resolves once the answer is written (a large one goes out as the socket takes it). */
+  private send(ex: Exchange, route: Route, result: unknown): Promise<void> | void {
+    const headers = isTruncated(result) ? TRUNCATED_ANSWER : undefined;
+    if (result instanceof RawBody) return sendRaw(ex, route.status, result);
+    if (result instanceof JsonAnswer) return sendRaw(ex, route.status, new RawBody('application/json', result.bytes), headers);
+    sendJson(ex, route.status, result, headers);
   }
 
   /**

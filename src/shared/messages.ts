@@ -101,6 +101,12 @@ export interface WriterResults {
 export type WriterCommandType = WriterCommand['type'];
 export type CommandOf<T extends WriterCommandType> = Extract<WriterCommand, { type: T }>;
 
+/**
+ * The writer thread's dispatch table: one handler per command, returning that command's result.
+ * A command without a handler, or a handler returning the wrong shape, fails to compile.
+ */
+export type WriterHandlers = { [K in WriterCommandType]: (command: CommandOf<K>) => WriterResults[K] };
+
 export interface WriterRequest {
   id: number;
   command: WriterCommand;
@@ -156,15 +162,22 @@ export type PoolTask =
   | { op: 'staleVectorMoves'; limit: number }
   | { op: 'snapshotEntity'; entity: string; maxRowid: number };
 
+/**
+ * A client answer serialised to JSON in the pool worker (`T`: the value it holds). It crosses to
+ * the main thread as a transferred buffer — no structured clone — and REST sends it as it is.
+ */
+export type JsonBytes<T> = Uint8Array & { readonly [jsonOf]?: T };
+declare const jsonOf: unique symbol;
+
 export interface PoolResults {
-  /** `rowids` of the returned memories go to the writer for reinforcement; never sent to clients. */
   /**
+   * `rowids` of the returned memories go to the writer for reinforcement; never sent to clients.
    * `truncated`: memories were left out to keep the answer within SERVICE_MAX_RESPONSE_BYTES.
    * `embedded`: the query vector the worker computed (for the main thread's cache); absent on a cache hit or embedder failure.
    */
-  recall: { result: import('./schemas.js').RecallResult; rowids: number[]; truncated: boolean; embedded?: Float32Array };
-  recallGrouped: { result: import('./schemas.js').RecallGroupedResult; rowids: number[]; truncated: boolean; embedded?: Float32Array };
-  inspect: { result: import('./schemas.js').InspectResult; truncated: boolean };
+  recall: { answer: JsonBytes<import('./schemas.js').RecallResult>; rowids: number[]; truncated: boolean; embedded?: Float32Array };
+  recallGrouped: { answer: JsonBytes<import('./schemas.js').RecallGroupedResult>; rowids: number[]; truncated: boolean; embedded?: Float32Array };
+  inspect: { answer: JsonBytes<import('./schemas.js').InspectResult>; truncated: boolean };
   /** The entity's rows as [rowid, id], all in the fsynced snapshot (null when it had none). */
   snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
   stats: import('./schemas.js').StatsResult;
@@ -181,6 +194,17 @@ export interface PoolResults {
 
 export type PoolOp = PoolTask['op'];
 export type TaskOf<T extends PoolOp> = Extract<PoolTask, { op: T }>;
+
+/**
+ * A pool worker's dispatch table: one handler per task, resolving to that task's result; a
+ * handler may record stage timings. A task without a handler fails to compile.
+ */
+export type PoolHandlers = {
+  [K in PoolOp]: (task: TaskOf<K>, timings: StageTimings) => PoolResults[K] | Promise<PoolResults[K]>;
+};
+
+/** What a pool worker answers to a task of op K. */
+export type PoolReply<K extends PoolOp> = TaskResult<PoolResults[K]>;
 
 /** What each pool worker is started with. */
 export interface PoolWorkerData {

@@ -3,7 +3,8 @@
 import { workerData } from 'node:worker_threads';
 import { openDatabase } from '../shared/db.js';
 import { fail, toWireError } from '../shared/errors.js';
-import type { PoolResults, PoolTask, PoolWorkerData, StageTimings, TaskResult } from '../shared/messages.js';
+import { move, transferableSymbol, valueSymbol } from 'piscina';
+import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, StageTimings, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { ReadStore } from './read-store.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
@@ -18,7 +19,7 @@ import { embeddingInput } from './embedding/embedder.js';
 import { VectorCells } from './ivf/cells.js';
 import { VectorIndexMaintenance } from './ivf/upkeep.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
-import { withinBudget } from './response-budget.js';
+import { withinBudget, type Budgeted } from './response-budget.js';
 import { lowerThreadPriority } from './thread-priority.js';
 
 const { config, namespaceId, lane } = workerData as PoolWorkerData;
@@ -51,18 +52,22 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
   }
 }
 
-/** The recall's hits, and the query vector when it was computed here rather than handed in. */
+/**
+ * The recall's hits in rank order, cut to the response budget, and the query vector when it was
+ * computed here rather than handed in.
+ */
 async function recallHits(
   query: string, entity: string | null, types: MemoryType[] | null, limit: number, cached: Float32Array | undefined, timings: StageTimings,
-): Promise<{ hits: RecallHit[]; embedded?: Float32Array }> {
+): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
     const started = performance.now();
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const hits = engine.recall({ query, entity, types, limit, queryVector: cached ?? embedded ?? null }, Date.now(), timings);
-  return embedded ? { hits, embedded } : { hits };
+  const request = { query, entity, types, limit, queryVector: cached ?? embedded ?? null };
+  const hits = engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
+  return embedded ? { ...hits, embedded } : hits;
 }
 
 function inspect(entityName: string, limit: number): PoolResults['inspect'] {
@@ -71,11 +76,19 @@ function inspect(entityName: string, limit: number): PoolResults['inspect'] {
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
   const { kept, truncated } = withinBudget(store.entityMemories(entity.id, limit), (row) => row.content, config.maxResponseBytes);
   for (const row of kept) result[row.memory_type].push(toMemory(row, null));
-  return { result, truncated };
+  return { answer: encoded(result), truncated };
 }
 
-/** Hits in rank order, cut to the response budget. */
-const budgeted = (hits: RecallHit[]) => withinBudget(hits, (hit) => hit.row.content, config.maxResponseBytes);
+const utf8 = new TextEncoder();
+
+/**
+ * The client's answer as JSON, serialised here once: the main thread sends these bytes as they
+ * are (REST) instead of receiving a structured clone and serialising it again. TextEncoder gives
+ * the bytes a buffer of their own (Buffer.from may share its pool), so the buffer can move.
+ */
+function encoded<T>(result: T): JsonBytes<T> {
+  return utf8.encode(JSON.stringify(result));
+}
 
 async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
   const rows = store.unembedded(limit + 1);
@@ -102,64 +115,57 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
   };
 }
 
-async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
-  switch (task.op) {
-    case 'recall': {
-      const { query, entity, types, limit } = task.input;
-      const { hits: ranked, embedded } = await recallHits(query, entity, types, limit, task.queryVector, timings);
-      const { kept: hits, truncated } = budgeted(ranked);
-      const rows = hits.map((hit) => hit.row);
-      return {
-        result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
-        rowids: rows.map((row) => row.rowid),
-        truncated,
-        embedded,
-      } satisfies PoolResults['recall'];
-    }
-    case 'recallGrouped': {
-      const { query, limit, order, max_groups } = task.input;
-      const { hits: ranked, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
-      const { kept: hits, truncated } = budgeted(ranked);
-      const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
-      const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
-      // Only what is returned counts as recalled.
-      const returned = new Set(groups.flatMap((g) => g.memories.map((m) => m.id)));
-      return {
-        result: { groups },
-        rowids: hits.filter((hit) => returned.has(hit.row.id)).map((hit) => hit.row.rowid),
-        truncated,
-        embedded,
-      } satisfies PoolResults['recallGrouped'];
-    }
-    case 'inspect':
-      return inspect(task.input.entity, task.input.limit);
-    case 'stats':
-      return store.stats();
-    case 'embedPending':
-      return embedPending(task.limit);
-    case 'embeddingBacklog':
-      return { count: store.unembeddedCount() };
-    case 'prepareEpisodeEnd':
-      return extractEpisode(store, llm, task.episodeId, task.outcome);
-    case 'planConsolidation':
-      return consolidation.plan(task.now, embedder);
-    case 'vectorIndexStatus':
-      return vectorIndex.status();
-    case 'trainVectorIndex':
-      return vectorIndex.train();
-    case 'staleVectorMoves':
-      return { moves: vectorIndex.staleMoves(task.limit) };
-    case 'snapshotEntity':
-      return deletionSnapshots.write(task.entity, task.maxRowid);
-  }
-}
+/** One handler per task (a missing one fails to compile), each resolving to its task's result. */
+const handlers: PoolHandlers = {
+  async recall(task, timings) {
+    const { query, entity, types, limit } = task.input;
+    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, task.queryVector, timings);
+    const rows = hits.map((hit) => hit.row);
+    return {
+      answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) }),
+      rowids: rows.map((row) => row.rowid),
+      truncated,
+      embedded,
+    };
+  },
+  async recallGrouped(task, timings) {
+    const { query, limit, order, max_groups } = task.input;
+    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
+    const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
+    const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
+    // Only what is returned counts as recalled.
+    const returned = new Set(groups.flatMap((g) => g.memories.map((m) => m.id)));
+    return {
+      answer: encoded({ groups }),
+      rowids: hits.filter((hit) => returned.has(hit.row.id)).map((hit) => hit.row.rowid),
+      truncated,
+      embedded,
+    };
+  },
+  inspect: (task) => inspect(task.input.entity, task.input.limit),
+  stats: () => store.stats(),
+  embedPending: (task) => embedPending(task.limit),
+  embeddingBacklog: () => ({ count: store.unembeddedCount() }),
+  prepareEpisodeEnd: (task) => extractEpisode(store, llm, task.episodeId, task.outcome),
+  planConsolidation: (task) => consolidation.plan(task.now, embedder),
+  vectorIndexStatus: () => vectorIndex.status(),
+  trainVectorIndex: () => vectorIndex.train(),
+  staleVectorMoves: (task) => ({ moves: vectorIndex.staleMoves(task.limit) }),
+  snapshotEntity: (task) => deletionSnapshots.write(task.entity, task.maxRowid),
+};
 
-export default async function handle(task: PoolTask): Promise<TaskResult<unknown>> {
+/** Handles one task; an answer serialised for the client moves to the main thread uncopied. */
+export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise<PoolReply<K> | ReturnType<typeof move>> {
+  let reply: PoolReply<K>;
   try {
     const timings: StageTimings = {};
-    const value = await run(task, timings);
-    return Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
+    // TypeScript does not narrow `task.op` to K by itself; the handler map's type guarantees it.
+    const value = await handlers[task.op as K](task, timings);
+    reply = Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
   } catch (error) {
     return { ok: false, error: toWireError(error) };
   }
+  const answer = (reply.value as { answer?: unknown }).answer;
+  if (!(answer instanceof Uint8Array)) return reply;
+  return move({ [transferableSymbol]: [answer.buffer], [valueSymbol]: reply });
 }

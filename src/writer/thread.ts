@@ -10,7 +10,9 @@ import { dirname } from 'node:path';
 import type { Config } from '../shared/config.js';
 import { openDatabase, type Db } from '../shared/db.js';
 import { toWireError } from '../shared/errors.js';
-import type { WriterBatchReport, WriterCommand, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/messages.js';
+import type {
+  CommandOf, WriterBatchReport, WriterCommandType, WriterHandlers, WriterReady, WriterReply, WriterRequest, WriterResults, WriterStartFailed,
+} from '../shared/messages.js';
 import { ensureNamespace, migrate } from './migrate.js';
 import { WriteStore } from './store.js';
 import { batchRunner } from './batch.js';
@@ -49,23 +51,27 @@ function open(): { db: Db; namespaceId: number } {
 const { db, namespaceId } = open();
 const store = new WriteStore(db, config, namespaceId);
 
-function execute(command: WriterCommand): unknown {
-  switch (command.type) {
-    case 'ensureEntity': return store.ensureEntity(command);
-    case 'remember': return store.remember(command);
-    case 'startEpisode': return store.startEpisode(command);
-    case 'addMessage': return store.addMessage(command);
-    case 'endEpisode': return store.endEpisode(command);
-    case 'forgetBegin': return store.forgetBegin(command);
-    case 'forgetEnd': return store.forgetEnd(command);
-    case 'forgetRows': return store.forgetRows(command);
-    case 'attachVectors': return store.attachVectors(command);
-    case 'reinforce': return store.reinforce(command);
-    case 'consolidate': return store.consolidate(command);
-    case 'installVectorGeneration': return store.vectorIndex.install(command);
-    case 'moveVectors': return store.vectorIndex.move(command);
-    case 'retireVectorGenerations': return store.vectorIndex.retire();
-  }
+/** One handler per command (a missing one fails to compile), each returning its command's result. */
+const handlers: WriterHandlers = {
+  ensureEntity: (command) => store.ensureEntity(command),
+  remember: (command) => store.remember(command),
+  startEpisode: (command) => store.startEpisode(command),
+  addMessage: (command) => store.addMessage(command),
+  endEpisode: (command) => store.endEpisode(command),
+  forgetBegin: (command) => store.forgetBegin(command),
+  forgetEnd: (command) => store.forgetEnd(command),
+  forgetRows: (command) => store.forgetRows(command),
+  attachVectors: (command) => store.attachVectors(command),
+  reinforce: (command) => store.reinforce(command),
+  consolidate: (command) => store.consolidate(command),
+  installVectorGeneration: (command) => store.vectorIndex.install(command),
+  moveVectors: (command) => store.vectorIndex.move(command),
+  retireVectorGenerations: () => store.vectorIndex.retire(),
+};
+
+function execute<K extends WriterCommandType>(command: CommandOf<K>): WriterResults[K] {
+  // TypeScript does not narrow `command.type` to K by itself; the handler map's type guarantees it.
+  return handlers[command.type as K](command);
 }
 
 const runBatch = batchRunner(db, execute);

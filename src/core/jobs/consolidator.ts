@@ -7,12 +7,10 @@ import type { ConsolidateResult } from '../../shared/schemas.js';
 import type { WriterClient } from '../writer-client.js';
 import type { EmbeddingBackfill } from './embedding-backfill.js';
 import type { ReadPool } from '../pool/read-pool.js';
+import { SerialJob } from './serial-job.js';
 
 export class Consolidator {
-  /** The latest run (settled or not); the next one starts after it. */
-  private tail: Promise<unknown> = Promise.resolve();
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = false;
+  private readonly job: SerialJob<ConsolidateResult>;
   /** Runs completed since start (metrics, tests). */
   runs = 0;
 
@@ -20,27 +18,29 @@ export class Consolidator {
     private readonly pool: ReadPool,
     private readonly writer: WriterClient,
     private readonly backfill: EmbeddingBackfill,
-    private readonly log: Logger,
+    log: Logger,
     private readonly intervalMs: number,
-  ) {}
+  ) {
+    this.job = new SerialJob({
+      work: () => this.once(),
+      onResult: (result) => log.info(result, 'consolidation run'),
+      onError: (error) => log.warn({ reason: error.message }, 'consolidation run failed'),
+    });
+  }
 
   /** Starts the background schedule (no-op when the interval is 0). The first run is one interval away. */
   start(): void {
-    if (this.intervalMs > 0 && !this.stopped) this.schedule();
+    this.job.every(this.intervalMs);
   }
 
+  /** A run after the ones queued (POST /v1/consolidate). */
   run(): Promise<ConsolidateResult> {
-    const next = this.tail.then(() => this.once());
-    this.tail = next.catch(() => {});
-    return next;
+    return this.job.run();
   }
 
   /** Stops the schedule and waits for a run in progress, before the pool and writer close. */
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.tail;
+  stop(): Promise<void> {
+    return this.job.stop();
   }
 
   private async once(): Promise<ConsolidateResult> {
@@ -50,18 +50,5 @@ export class Consolidator {
     // Promoted memories are new rows: they need vectors like any other.
     if (result.promoted > 0) this.backfill.poke();
     return result;
-  }
-
-  private schedule(): void {
-    // Re-armed only after a run ends, so a slow run delays the next instead of piling up.
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.run()
-        .then((result) => this.log.info(result, 'consolidation run'))
-        .catch((error: Error) => this.log.warn({ reason: error.message }, 'consolidation run failed'))
-        .finally(() => {
-          if (!this.stopped) this.schedule();
-        });
-    }, this.intervalMs).unref();
   }
 }

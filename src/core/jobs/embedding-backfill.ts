@@ -4,16 +4,13 @@
 import type { Logger } from '../../shared/logger.js';
 import type { WriterClient } from '../writer-client.js';
 import type { ReadPool } from '../pool/read-pool.js';
+import { SerialJob } from './serial-job.js';
 
 const BATCH_SIZE = 64;
 const RETRY_MS = 5_000;
 
 export class EmbeddingBackfill {
-  private running = false;
-  private again = false;
-  private closed = false;
-  private retryTimer: NodeJS.Timeout | null = null;
-  private idleWaiters: (() => void)[] = [];
+  private readonly job: SerialJob<void>;
   /** Vectors attached since start (metrics, tests). */
   embedded = 0;
   /** Called after vectors were attached (the vector indexer listens). */
@@ -22,64 +19,40 @@ export class EmbeddingBackfill {
   constructor(
     private readonly pool: ReadPool,
     private readonly writer: WriterClient,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    this.job = new SerialJob({
+      work: () => this.drain(),
+      onError: (error) => {
+        // The embedder may be an unreachable endpoint: rows stay BM25-recallable; try again later.
+        log.warn({ reason: error.message }, 'embedding backlog failed; will retry');
+        this.job.poke(RETRY_MS);
+      },
+    });
+  }
 
   /** Something was written: embed whatever is pending. Cheap to call often. */
   poke(): void {
-    if (this.closed) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    void this.drain();
+    this.job.poke();
   }
 
-  /** Resolves when no embedding work is pending (tests and benchmarks wait on it). */
+  /** Resolves when no embedding work is pending, a retry included (tests and benchmarks wait on it). */
   idle(): Promise<void> {
-    if (!this.running && !this.retryTimer) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return this.job.idle();
   }
 
   close(): void {
-    this.closed = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    this.retryTimer = null;
-    this.settleIdle();
+    void this.job.stop();
   }
 
   private async drain(): Promise<void> {
-    this.running = true;
-    try {
-      do {
-        this.again = false;
-        for (;;) {
-          if (this.closed) return;
-          const { items, unembeddable, remaining } = await this.pool.run({ op: 'embedPending', limit: BATCH_SIZE });
-          if (items.length === 0 && unembeddable.length === 0) break;
-          const { attached } = await this.writer.send({ type: 'attachVectors', items, unembeddable });
-          this.embedded += attached;
-          if (attached > 0) this.onAttached?.();
-          if (!remaining) break;
-        }
-      } while (this.again);
-    } catch (error) {
-      if (this.closed) return;
-      // The embedder may be an unreachable endpoint: rows stay BM25-recallable; try again later.
-      this.log.warn({ reason: (error as Error).message }, 'embedding backlog failed; will retry');
-      this.retryTimer = setTimeout(() => {
-        this.retryTimer = null;
-        this.poke();
-      }, RETRY_MS).unref();
-    } finally {
-      this.running = false;
-      if (!this.retryTimer) this.settleIdle();
+    while (!this.job.stopped) {
+      const { items, unembeddable, remaining } = await this.pool.run({ op: 'embedPending', limit: BATCH_SIZE });
+      if (items.length === 0 && unembeddable.length === 0) return;
+      const { attached } = await this.writer.send({ type: 'attachVectors', items, unembeddable });
+      this.embedded += attached;
+      if (attached > 0) this.onAttached?.();
+      if (!remaining) return;
     }
-  }
-
-  private settleIdle(): void {
-    const waiters = this.idleWaiters;
-    this.idleWaiters = [];
-    for (const resolve of waiters) resolve();
   }
 }

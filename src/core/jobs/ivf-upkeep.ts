@@ -7,6 +7,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { WriterClient } from '../writer-client.js';
 import type { ReadPool } from '../pool/read-pool.js';
 import type { VectorIndexStatus } from '../../shared/messages.js';
+import { SerialJob } from './serial-job.js';
 
 /** Vectors moved per writer command: big enough to amortise, small enough not to stall writes. */
 const MOVE_BATCH = 1024;
@@ -21,9 +22,7 @@ export function needsTraining(status: VectorIndexStatus, minVectors: number): bo
 }
 
 export class VectorIndexer {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<void> | null = null;
-  private closed = false;
+  private readonly job: SerialJob<void>;
   /** The last status seen (metrics, logs). */
   status: VectorIndexStatus | null = null;
   /** Upkeep runs started (tests check that placement needed none). */
@@ -37,31 +36,19 @@ export class VectorIndexer {
     private readonly log: Logger,
     private readonly minVectors: number,
     private readonly delayMs = DEFAULT_DELAY_MS,
-  ) {}
+  ) {
+    this.job = new SerialJob({ work: () => this.upkeep(), onError: (error) => this.failed(error) });
+  }
 
   /** Vectors were attached: check the index soon. Cheap to call often. */
   poke(): void {
-    if (this.closed || this.timer) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.flush();
-    }, this.delayMs).unref();
+    this.job.poke(this.delayMs);
   }
 
   /** Brings the index up to date now; resolves when it is (tests and benchmarks wait on it). */
   async flush(): Promise<void> {
-    while (this.running) await this.running;
-    if (this.closed) return;
-    this.runs++;
-    this.running = this.catchUp()
-      .catch((error: Error) => {
-        // A later poke retries: the index only ever lags, recall stays correct meanwhile.
-        if (!this.closed) this.log.warn({ reason: error.message }, 'vector index upkeep failed; will retry');
-      })
-      .finally(() => {
-        this.running = null;
-      });
-    await this.running;
+    if (this.job.stopped) return;
+    await this.job.run().catch((error: Error) => this.failed(error));
   }
 
   /**
@@ -70,19 +57,27 @@ export class VectorIndexer {
    * task, and whatever the writer already committed is a consistent state (every step is).
    */
   close(): void {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    void this.job.stop();
+  }
+
+  private upkeep(): Promise<void> {
+    this.runs++;
+    return this.catchUp();
+  }
+
+  private failed(error: Error): void {
+    // A later poke retries: the index only ever lags, recall stays correct meanwhile.
+    if (!this.job.stopped) this.log.warn({ reason: error.message }, 'vector index upkeep failed; will retry');
   }
 
   private async catchUp(): Promise<void> {
-    while (!this.closed) {
+    while (!this.job.stopped) {
       const status = await this.pool.run({ op: 'vectorIndexStatus' });
       this.status = status;
       if (needsTraining(status, this.minVectors)) {
         const started = performance.now();
         const { trainedOn, centroids } = await this.pool.run({ op: 'trainVectorIndex' });
-        if (this.closed) return;
+        if (this.job.stopped) return;
         const { generation, cells } = await this.writer.send({ type: 'installVectorGeneration', trainedOn, centroids });
         this.log.info({ generation, cells, trainedOn, ms: Math.round(performance.now() - started) }, 'vector index trained');
         continue;
@@ -102,7 +97,7 @@ export class VectorIndexer {
   private async moveStale(): Promise<boolean> {
     let total = 0;
     for (;;) {
-      if (this.closed) return false;
+      if (this.job.stopped) return false;
       const { moves } = await this.pool.run({ op: 'staleVectorMoves', limit: MOVE_BATCH });
       if (moves.length === 0) return total > 0;
       const { moved, repaired } = await this.writer.send({ type: 'moveVectors', moves });

@@ -4,7 +4,7 @@
 import type { Config } from '../../shared/config.js';
 import { ServiceError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { LANE_OF, type PoolOp, type PoolResults, type PoolWorkerData, type StageTimings, type TaskOf, type TaskResult } from '../../shared/messages.js';
+import { LANE_OF, type PoolOp, type PoolReply, type PoolResults, type PoolWorkerData, type StageTimings, type TaskOf } from '../../shared/messages.js';
 import { LanePool } from './lane-pool.js';
 
 /**
@@ -53,7 +53,8 @@ export class ReadPool {
   }
 
   async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
-    const result = (await this.lanes.run(LANE_OF[task.op], task)) as TaskResult<PoolResults[T]>;
+    // Piscina's answers are untyped; the worker's `handle` answers a TaskOf<T> with a PoolReply<T>.
+    const result = (await this.lanes.run(LANE_OF[task.op], task)) as PoolReply<T>;
     if (!result.ok) throw ServiceError.fromWire(result.error);
     if (result.timings) this.onStageTimings?.(task.op, result.timings);
     return result.value;

@@ -5,6 +5,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Exchange } from '../respond.js';
 import type { RawRequest } from '../mount.js';
+import { drained, endInPieces } from '../body-out.js';
 
 /**
  * A Web Request for the captured uWS request. `body` was already read under the service's
@@ -50,8 +51,8 @@ function isEventStream(response: Response): boolean {
 }
 
 /**
- * Writes `response` to the uWS exchange. Ordinary bodies are buffered and sent in one corked
- * write (with Content-Length); event streams are relayed chunk by chunk as they are produced,
+ * Writes `response` to the uWS exchange. Ordinary bodies are buffered, then written (with
+ * Content-Length) as fast as the socket takes them (body-out.ts); event streams are relayed chunk by chunk as they are produced,
  * respecting backpressure, until the stream ends or the client goes away. Resolves when done.
  */
 export async function sendWebResponse(ex: Exchange, response: Response, signal: AbortSignal): Promise<void> {
@@ -63,10 +64,14 @@ export async function sendWebResponse(ex: Exchange, response: Response, signal: 
   if (response.body === null || !isEventStream(response)) {
     const payload = response.body === null ? null : new Uint8Array(await response.arrayBuffer());
     if (ex.aborted) return;
+    let sent: Promise<void> | undefined;
     ex.res.cork(() => {
       writeHead(ex, response);
-      ex.res.end(payload ?? '', ex.closeAfter);
+      // A large tool result goes out as the socket takes it, not copied whole into uWS.
+      if (payload && !ex.closeAfter) sent = endInPieces(ex, payload);
+      else ex.res.end(payload ?? '', ex.closeAfter);
     });
+    await sent;
     return;
   }
   await relayStream(ex, response, signal);
@@ -101,18 +106,4 @@ async function relayStream(ex: Exchange, response: Response, signal: AbortSignal
   } finally {
     signal.removeEventListener('abort', stop);
   }
-}
-
-function drained(ex: Exchange, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    signal.addEventListener('abort', () => resolve(), { once: true });
-    ex.res.onWritable(() => {
-      resolve();
-      return true;
-    });
-  });
 }

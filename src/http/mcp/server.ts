@@ -12,13 +12,19 @@ import type { MemoryOperations } from '../operations.js';
 import { MEMORY_TOOLS, TOOLS_BY_NAME } from './tools.js';
 import { isTruncated } from '../truncation.js';
 import { publicError } from '../public-error.js';
+import { JsonAnswer } from '../json-answer.js';
 
 /**
- * Results up to this size are also given as JSON text (the MCP spec's SHOULD, for clients
- * without structuredContent); larger ones are not sent twice — the text then says where the
- * data is. The spec (2025-06-18) requires only structuredContent for tools with an outputSchema.
+ * Results up to this size are also given as JSON text: MCP 2025-06-18 requires structuredContent
+ * for tools with an outputSchema and says a tool SHOULD also return the serialised JSON as text,
+ * for clients that read only `content` (several still do). Larger ones are not sent twice —
+ * the text then says where the data is. At 1 MiB a copy costs at most ~1 MiB more per answer,
+ * whatever SERVICE_MAX_RESPONSE_BYTES is, and covers any recall of ordinary memories (limit
+ * 1000 × 1,000 characters); bench:budget measures it.
  */
-const TEXT_COPY_MAX_CHARS = 64 * 1024;
+const TEXT_COPY_MAX_CHARS = 1024 * 1024;
+
+const TRUNCATED_NOTE = 'Some memories were left out to keep the answer within the response budget; lower limit or narrow the query.';
 
 export interface McpServerOptions {
   name: string;
@@ -67,16 +73,20 @@ export async function callTool(options: McpServerOptions, name: string, args: un
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; available: ${[...TOOLS_BY_NAME.keys()].join(', ')}`);
   try {
     const result = await tool.run(options.ops, tool.input.parse(args));
-    return { content: [{ type: 'text', text: textOf(result) }], structuredContent: result as Record<string, unknown> };
+    // An answer the pool serialised is parsed once, here, and its JSON reused as the text.
+    const json = result instanceof JsonAnswer ? result.text() : JSON.stringify(result);
+    const structuredContent = (result instanceof JsonAnswer ? result.value(json) : result) as Record<string, unknown>;
+    return { content: contentOf(json, isTruncated(result)), structuredContent };
   } catch (thrown) {
     const error = publicError(thrown, options.log, { tool: name }, 'MCP tool failed');
     return { content: [{ type: 'text', text: error.message }], isError: true };
   }
 }
 
-function textOf(result: unknown): string {
-  const note = isTruncated(result) ? ' Some memories were left out to keep the answer within the response budget; lower limit or narrow the query.' : '';
-  const json = JSON.stringify(result);
-  if (json.length <= TEXT_COPY_MAX_CHARS && !note) return json;
-  return `The result (${json.length} characters of JSON) is in structuredContent.${note}`;
+/** The JSON as text up to TEXT_COPY_MAX_CHARS, else where it is; then a note if it was cut. */
+function contentOf(json: string, truncated: boolean): CallToolResult['content'] {
+  const data = json.length <= TEXT_COPY_MAX_CHARS ? json : `The result (${json.length} characters of JSON) is in structuredContent.`;
+  const content: CallToolResult['content'] = [{ type: 'text', text: data }];
+  if (truncated) content.push({ type: 'text', text: TRUNCATED_NOTE });
+  return content;
 }

@@ -29,10 +29,6 @@ export type Request<K extends OperationName> = Static<Operation<K>['input']>;
 /** What the handler receives: validated, every default applied. */
 export type Input<K extends OperationName> = Parsed<Operation<K>['input']>;
 export type Output<K extends OperationName> = Static<Operation<K>['output']>;
-/** A plain value is answered at once; a promise when the work waits on a thread. */
-export type Handler<K extends OperationName> = (input: Input<K>) => Output<K> | Promise<Output<K>>;
-/** One handler per operation: a declaration without its handler does not compile. */
-export type OperationHandlers = { [K in OperationName]: Handler<K> };
 
 export const OPERATION_NAMES = Object.keys(OPERATIONS) as OperationName[];
 

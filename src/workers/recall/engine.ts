@@ -23,6 +23,7 @@ import { VectorSignal } from './vector-signal.js';
 import { VectorCells } from '../ivf/cells.js';
 import type { StageTimings } from '../../shared/messages.js';
 import { timed } from './timing.js';
+import { withinBudget, type Budgeted } from '../response-budget.js';
 export interface RecallRequest {
   query: string;
   entity: string | null;
@@ -62,6 +63,8 @@ const MIN_DEPTH = 50;
 /** The adjacent turns of this many times `limit` best candidates (at least MIN_EXPANDED) join. */
 const EXPAND_FACTOR = 2;
 const MIN_EXPANDED = 20;
+/** Whole rows read per query once ranked: at 100,000-character facts a chunk is ~1.6 MB. */
+const HYDRATE_CHUNK = 16;
 
 export class RecallEngine {
   private readonly bm25: Bm25Signal | null;
@@ -100,10 +103,35 @@ export class RecallEngine {
    * same snapshot, even if the indexer moves vectors between cells meanwhile.
    */
   recall(request: RecallRequest, now = Date.now(), timings: StageTimings = {}): RecallHit[] {
-    return this.inSnapshot(() => this.recallNow(request, now, timings));
+    return this.recallWithin(request, Infinity, now, timings).kept;
   }
 
-  private recallNow(request: RecallRequest, now: number, timings: StageTimings): RecallHit[] {
+  /**
+   * The hits in rank order while their JSON fits `budgetBytes` (SERVICE_MAX_RESPONSE_BYTES): rows
+   * are read HYDRATE_CHUNK at a time and reading stops at the budget, so a maximal recall (1000
+   * facts of 100,000 characters) holds about the budget, not every ranked row.
+   */
+  recallWithin(request: RecallRequest, budgetBytes: number, now = Date.now(), timings: StageTimings = {}): Budgeted<RecallHit> {
+    return this.inSnapshot(() => {
+      const ranked = this.ranked(request, now, timings);
+      return timed(timings, 'hydrate', () => withinBudget(this.hydrated(ranked), (hit) => hit.row.content, budgetBytes));
+    });
+  }
+
+  /** Whole rows of the ranked hits, in rank order, read a chunk at a time as they are consumed. */
+  private *hydrated(ranked: { rowid: number; score: number }[]): Generator<RecallHit> {
+    for (let start = 0; start < ranked.length; start += HYDRATE_CHUNK) {
+      const chunk = ranked.slice(start, start + HYDRATE_CHUNK);
+      const rows = new Map(this.hydrate.all(JSON.stringify(chunk.map((r) => r.rowid))).map((row) => [row.rowid, row]));
+      for (const { rowid, score } of chunk) {
+        const row = rows.get(rowid);
+        if (row) yield { row, score };
+      }
+    }
+  }
+
+  /** Rowids and scores of the best `limit` memories, best first; no content is read. */
+  private ranked(request: RecallRequest, now: number, timings: StageTimings): { rowid: number; score: number }[] {
     let entityId: string | null = null;
     if (request.entity !== null) {
       const entity = this.store.entity(request.entity);
@@ -169,7 +197,7 @@ export class RecallEngine {
     }
     const rows = new Map(timed(timings, 'hydrate', () => this.positions.all(JSON.stringify(candidates))).map((row) => [row.rowid, row]));
 
-    const ranked = timed(timings, 'fusion', () => {
+    return timed(timings, 'fusion', () => {
       const lifted = liftedByNeighbours(rows, fused, w.adjacent);
       // 4. Entity prior and tie-break.
       const prior = entityPrior(candidates, this.links.linked(candidates, ctx.queryEntityIds), w.entity);
@@ -178,11 +206,6 @@ export class RecallEngine {
         .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
         .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
         .slice(0, request.limit);
-    });
-    const full = new Map(timed(timings, 'hydrate', () => this.hydrate.all(JSON.stringify(ranked.map((r) => r.rowid)))).map((row) => [row.rowid, row]));
-    return ranked.flatMap(({ rowid, score }) => {
-      const row = full.get(rowid);
-      return row ? [{ row, score }] : [];
     });
   }
 }

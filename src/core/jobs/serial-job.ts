@@ -1,0 +1,126 @@
+// The one loop behind the main thread's background jobs (embedding backfill, consolidation,
+// IVF upkeep): runs of a job never overlap — each starts after the one before settled — so a
+// job never holds more than one pool thread or writer command at a time, and never races
+// itself. Three ways to start a run:
+//   run()    — queued behind the others; its result or error goes to the caller;
+//   poke()   — "something changed": coalesces, since one run not yet started sees every change
+//              made before it starts; optionally after a delay (a debounce, or a retry);
+//   every(ms) — on a schedule, re-armed only when the run ends, so a slow run delays the next
+//              instead of piling up.
+// Poked and scheduled runs report to onResult/onError (a background failure is logged, not
+// thrown). stop() ends the schedule and pokes; it does not cancel a run in progress.
+
+export interface SerialJobOptions<T> {
+  /** One run. It may check `stopped` between steps to end early. */
+  work: () => Promise<T>;
+  /** A poked or scheduled run failed (not called once the job is stopped). */
+  onError: (error: Error) => void;
+  /** A poked or scheduled run succeeded. */
+  onResult?: (result: T) => void;
+}
+
+export class SerialJob<T> {
+  /** The latest run queued (settled or not); the next one starts after it. */
+  private tail: Promise<unknown> = Promise.resolve();
+  /** Runs queued or running. */
+  private inFlight = 0;
+  /** A poked run is queued and has not started yet: another poke adds nothing. */
+  private pokeQueued = false;
+  private pokeTimer: NodeJS.Timeout | null = null;
+  private scheduleTimer: NodeJS.Timeout | null = null;
+  private idleWaiters: (() => void)[] = [];
+  private isStopped = false;
+
+  constructor(private readonly options: SerialJobOptions<T>) {}
+
+  get stopped(): boolean {
+    return this.isStopped;
+  }
+
+  /** Queues a run behind the others; resolves or rejects with it. */
+  run(): Promise<T> {
+    const result = this.enqueue(() => {});
+    this.settleAfter(result.catch(() => {}));
+    return result;
+  }
+
+  /** Asks for a run now, or after `delayMs`: none is added while a poked run waits to start. */
+  poke(delayMs = 0): void {
+    if (this.isStopped || this.pokeQueued) return;
+    if (delayMs === 0) {
+      this.pokeQueued = true;
+      void this.inBackground(() => { this.pokeQueued = false; });
+      return;
+    }
+    if (this.pokeTimer) return;
+    this.pokeTimer = setTimeout(() => {
+      this.pokeTimer = null;
+      this.poke();
+      this.settleIfIdle();
+    }, delayMs).unref();
+  }
+
+  /** Runs every `intervalMs` (the first one interval from now); 0 = never. */
+  every(intervalMs: number): void {
+    if (intervalMs <= 0 || this.isStopped) return;
+    this.scheduleTimer = setTimeout(() => {
+      this.scheduleTimer = null;
+      void this.inBackground(() => {}).then(() => this.every(intervalMs));
+    }, intervalMs).unref();
+  }
+
+  /** Resolves when no run is queued, running or waiting on a delayed poke (or once stopped). */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Ends the schedule and pokes; resolves when the runs already queued have settled. */
+  stop(): Promise<void> {
+    this.isStopped = true;
+    for (const timer of [this.pokeTimer, this.scheduleTimer]) if (timer) clearTimeout(timer);
+    this.pokeTimer = this.scheduleTimer = null;
+    this.settleIfIdle();
+    return this.tail.then(() => {});
+  }
+
+  private enqueue(onStart: () => void): Promise<T> {
+    this.inFlight++;
+    const result = this.tail.then(() => {
+      onStart();
+      return this.options.work();
+    });
+    this.tail = result.catch(() => {});
+    return result;
+  }
+
+  /** A run nobody awaits: its outcome goes to the callbacks. Resolves once it is reported. */
+  private inBackground(onStart: () => void): Promise<void> {
+    const reported = this.enqueue(onStart).then(
+      (result) => this.options.onResult?.(result),
+      (error: Error) => {
+        if (!this.isStopped) this.options.onError(error);
+      },
+    );
+    this.settleAfter(reported);
+    return reported;
+  }
+
+  private settleAfter(settled: Promise<unknown>): void {
+    void settled.finally(() => {
+      this.inFlight--;
+      this.settleIfIdle();
+    });
+  }
+
+  private isIdle(): boolean {
+    return this.isStopped || (this.inFlight === 0 && !this.pokeTimer);
+  }
+
+  private settleIfIdle(): void {
+    if (!this.isIdle()) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}
