@@ -1,8 +1,8 @@
 // `restore <snapshot_id>`: re-inserts a deletion snapshot's memories into the database.
-import { IdConflictError } from '../storage/row-writer.js';
+import { IdConflictError } from '../../writer/row-writer.js';
 import { CliError, configFrom, type Command } from '../args.js';
 import { openForWriting } from '../storage/offline-db.js';
-import { restoreSnapshot } from '../storage/restore-snapshot.js';
+import { restoreSnapshot } from '../../writer/restore-snapshot.js';
 import { readSnapshot, resolveSnapshot } from '../storage/snapshot-files.js';
 
 export const restoreCommand: Command = {
