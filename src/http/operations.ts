@@ -4,6 +4,7 @@
 // validated and defaulted, so the two surfaces cannot drift apart.
 import type { Config } from '../shared/config.js';
 import type { Input, OperationHandlers, OperationName, Output } from '../shared/operations/index.js';
+import type { ListEntitiesInput, ListEntitiesResult, ListSnapshotsResult, RestoreResult } from '../shared/schemas.js';
 import type { WriterClient } from '../core/writer-client.js';
 import type { ReadPool } from '../core/pool/read-pool.js';
 import { fail, ServiceError } from '../shared/errors.js';
@@ -12,11 +13,13 @@ import type { EmbeddingBackfill } from '../core/jobs/embedding-backfill.js';
 import type { Reinforcer } from '../core/reinforcement.js';
 import type { Consolidator } from '../core/jobs/consolidator.js';
 import { EntityDeletion } from '../core/entity-deletion.js';
+import { SnapshotRestore } from '../core/snapshot-restore.js';
 import type { Logger } from '../shared/logger.js';
 import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
 
 export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;
+  private readonly restoration: SnapshotRestore;
 
   constructor(
     private readonly config: Config,
@@ -30,6 +33,7 @@ export class MemoryOperations implements OperationHandlers {
     private readonly version: string,
   ) {
     this.deletion = new EntityDeletion(pool, writer, log);
+    this.restoration = new SnapshotRestore(config, pool, writer, backfill, log);
   }
 
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
@@ -101,6 +105,21 @@ export class MemoryOperations implements OperationHandlers {
   /** Snapshot in the pool, then delete in time-bounded chunks (core/entity-deletion.ts). */
   forget(input: Input<'forget'>): Promise<Output<'forget'>> {
     return this.deletion.forget(input.entity_name);
+  }
+
+  /** Deletion snapshots beside the database, oldest first, as `memory-runtime snapshots --json` lists them. */
+  async listSnapshots(): Promise<ListSnapshotsResult> {
+    return { snapshots: await this.pool.run({ op: 'listSnapshots' }) };
+  }
+
+  /** Online restore: file read in the pool, memories put back by the writer in bounded chunks. */
+  restoreSnapshot(snapshotId: string): Promise<RestoreResult> {
+    return this.restoration.restore(snapshotId);
+  }
+
+  /** The namespace's entities by name, a page at a time (the console's entity list). */
+  listEntities(input: ListEntitiesInput): Promise<ListEntitiesResult> {
+    return this.pool.run({ op: 'listEntities', input });
   }
 
   async inspect(input: Input<'inspect'>): Promise<Output<'inspect'>> {

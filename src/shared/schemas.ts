@@ -2,7 +2,7 @@
 // They drive REST validation, MCP tool input schemas, the client's types and the OpenAPI
 // document — a body is never described twice. A field's default is written here and nowhere
 // else: validation applies it (see defaults.ts).
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import { ANY_WRONG_VALUE_IS_400 } from './validation.js';
 import { defaultOf, withDefault, type Parsed } from './defaults.js';
 
@@ -92,6 +92,18 @@ export const ForgetQuery = Type.Object({ hard_delete: Type.Optional(Type.Boolean
 
 export const EmptyBody = Type.Object({});
 
+export const MAX_ENTITY_PAGE = 500;
+/** GET /v1/entities query string (numbers arrive as text; see http/query.ts). */
+export const ListEntitiesQuery = Type.Object({
+  q: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Case-insensitive substring of the name' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ENTITY_PAGE, default: 50, description: `Page size (1–${MAX_ENTITY_PAGE})` })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Entities to skip (by name order)' })),
+});
+
+export const SnapshotParams = Type.Object({
+  snapshot_id: Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'Snapshot id returned by DELETE /v1/entities/{name}' }),
+});
+
 // --------------------------------------------------------------- responses
 
 export const Entity = Type.Object({
@@ -167,6 +179,35 @@ export const ConsolidateResponse = Type.Object({
   archived: Type.Integer(),
 });
 
+export const EntitySummary = Type.Object({
+  name: Type.String(),
+  kind: Type.Enum([...ENTITY_KINDS]),
+  created_at: Type.String({ format: 'date-time' }),
+  /** Active memories the entity owns or took part in (what inspect and DELETE cover, archived left out). */
+  memory_count: Type.Integer({ minimum: 0 }),
+});
+export const ListEntitiesResponse = Type.Object({ entities: Type.Array(EntitySummary), total: Type.Integer({ minimum: 0 }) });
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const SnapshotSummaryRecord = Type.Object({
+  snapshot_id: Type.String(),
+  captured_at: Nullable(Type.String({ format: 'date-time' })),
+  namespace: Nullable(Type.String()),
+  entity: Nullable(Type.String()),
+  memory_count: Type.Integer({ minimum: 0 }),
+  counts: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: 'episodic, semantic, procedural (empty for a damaged file)' }),
+  vectors: Type.Integer({ minimum: 0 }),
+  problem: Nullable(Type.String({ description: 'Why the file cannot be restored (damaged)' })),
+});
+export const ListSnapshotsResponse = Type.Object({ snapshots: Type.Array(SnapshotSummaryRecord) });
+export const RestoreResponse = Type.Object({
+  snapshot_id: Type.String({ format: 'uuid' }),
+  namespace: Type.String(),
+  entity: Type.String(),
+  restored_count: Type.Integer({ minimum: 0 }),
+  already_present_count: Type.Integer({ minimum: 0 }),
+});
+
 export const HealthResponse = Type.Object({ status: Type.String(), version: Type.String() });
 export const ErrorResponse = Type.Object({ error: Type.String(), code: Type.Optional(Type.String()) });
 
@@ -184,6 +225,7 @@ export const OpenApiDocument = Type.Object({
 export type RecallInput = Parsed<typeof RecallBody>;
 export type RecallGroupedInput = Parsed<typeof RecallGroupedBody>;
 export type InspectInput = Parsed<typeof InspectBody>;
+export type ListEntitiesInput = Parsed<typeof ListEntitiesQuery>;
 
 export type EntityRecord = Static<typeof Entity>;
 export type MemoryRecord = Static<typeof Memory>;
@@ -200,3 +242,6 @@ export type InspectResult = Static<typeof InspectResponse>;
 export type StatsResult = Static<typeof StatsResponse>;
 export type ConsolidateResult = Static<typeof ConsolidateResponse>;
 export type HealthResult = Static<typeof HealthResponse>;
+export type ListEntitiesResult = Static<typeof ListEntitiesResponse>;
+export type ListSnapshotsResult = Static<typeof ListSnapshotsResponse>;
+export type RestoreResult = Static<typeof RestoreResponse>;

@@ -20,6 +20,7 @@ import { VectorIndexMaintenance } from './ivf/upkeep.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
 import { withinBudget } from './response-budget.js';
 import { lowerThreadPriority } from './thread-priority.js';
+import { listSnapshots, readSnapshotById, SnapshotFileError } from '../shared/snapshot-files.js';
 
 const { config, namespaceId, lane } = workerData as PoolWorkerData;
 // Background threads yield the CPU to interactive ones whenever both want it.
@@ -151,6 +152,28 @@ async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
       return { moves: vectorIndex.staleMoves(task.limit) };
     case 'snapshotEntity':
       return deletionSnapshots.write(task.entity, task.maxRowid);
+    case 'listSnapshots':
+      return withSnapshotErrors('listing', () => listSnapshots(config.snapshotDir)
+        .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) })));
+    case 'readSnapshot':
+      return withSnapshotErrors(task.snapshotId, () => readSnapshotById(config.snapshotDir, task.snapshotId));
+    case 'listEntities':
+      return store.entities(task.input);
+  }
+}
+
+/** A response must not reveal the server's folders: the snapshot folder is called `snapshots`. */
+const withoutFolder = (message: string) => message.replaceAll(config.snapshotDir, 'snapshots');
+
+/** A snapshot file's problem as the client's error. */
+function withSnapshotErrors<T>(id: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (!(error instanceof SnapshotFileError)) throw error;
+    if (error.kind === 'missing') throw fail.snapshotNotFound(id);
+    const reason = withoutFolder(error.message);
+    throw fail.snapshotUnusable(id, reason);
   }
 }
 

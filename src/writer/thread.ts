@@ -59,6 +59,7 @@ function execute(command: WriterCommand): unknown {
     case 'forgetBegin': return store.forgetBegin(command);
     case 'forgetEnd': return store.forgetEnd(command);
     case 'forgetRows': return store.forgetRows(command);
+    case 'restoreRows': return store.restoreRows(command);
     case 'attachVectors': return store.attachVectors(command);
     case 'reinforce': return store.reinforce(command);
     case 'consolidate': return store.consolidate(command);
