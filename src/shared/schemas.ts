@@ -52,6 +52,7 @@ export const RecallBody = Type.Object({
   entity: withDefault(Type.Union([EntityName, Type.Null()]), null),
   limit: withDefault(Limit, 5),
   types: withDefault(Type.Union([Type.Array(MemoryTypeName, { maxItems: 3 }), Type.Null()]), null),
+  explain: withDefault(Type.Boolean({ description: "Add each memory's explanation: every signal's rank and contribution to its score" }), false),
 });
 
 export const RecallGroupedBody = Type.Object({
@@ -60,6 +61,7 @@ export const RecallGroupedBody = Type.Object({
   // The contract: any `order` other than the two names is 400, whatever its JSON type.
   order: withDefault(Type.Enum([...GROUP_ORDERS], { [ANY_WRONG_VALUE_IS_400]: true }), 'chronological'),
   max_groups: withDefault(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()]), null),
+  explain: withDefault(Type.Boolean({ description: "Add each memory's explanation, as recall does" }), false),
 });
 
 export const StartEpisodeBody = Type.Object({
@@ -112,6 +114,18 @@ export const Entity = Type.Object({
   kind: Type.Enum([...ENTITY_KINDS]),
 });
 
+export const EXPLAINED_SIGNALS = ['lexical', 'vector', 'adjacent', 'entity', 'tie_break'] as const;
+export const Explanation = Type.Object({
+  score: Type.Number({ description: 'The fused score the ranking used (unrounded); the contributions add up to it' }),
+  signals: Type.Array(Type.Object({
+    signal: Type.Enum([...EXPLAINED_SIGNALS]),
+    rank: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "1-based rank in the signal's own list; null when it has none" }),
+    raw: Type.Union([Type.Number(), Type.Null()], { description: 'The signal\'s raw value (bm25, cosine, neighbour score, confidence × recency)' }),
+    weight: Type.Number(),
+    contribution: Type.Number(),
+  })),
+}, { description: 'Present only when the request asked for explain: true' });
+
 /** What every answer says about a memory. */
 const MemoryFields = {
   id: Type.String({ format: 'uuid' }),
@@ -121,7 +135,9 @@ const MemoryFields = {
   stability: Type.Number(),
 };
 
-export const Memory = Type.Object({ ...MemoryFields, score: Type.Optional(Type.Union([Type.Number(), Type.Null()])) });
+export const Memory = Type.Object({
+  ...MemoryFields, score: Type.Optional(Type.Union([Type.Number(), Type.Null()])), explanation: Type.Optional(Explanation),
+});
 export const StoredFact = Type.Object({ ...MemoryFields, extraction_tier: Type.Integer() });
 
 export const Contradiction = Type.Object({ description: Type.String() });
@@ -229,6 +245,7 @@ export type ListEntitiesInput = Parsed<typeof ListEntitiesQuery>;
 
 export type EntityRecord = Static<typeof Entity>;
 export type MemoryRecord = Static<typeof Memory>;
+export type Explanation = Static<typeof Explanation>;
 export type StoredFactRecord = Static<typeof StoredFact>;
 export type ContradictionRecord = Static<typeof Contradiction>;
 export type RecallResult = Static<typeof RecallResponse>;

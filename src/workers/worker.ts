@@ -54,7 +54,8 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
 
 /** The recall's hits, and the query vector when it was computed here rather than handed in. */
 async function recallHits(
-  query: string, entity: string | null, types: MemoryType[] | null, limit: number, cached: Float32Array | undefined, timings: StageTimings,
+  query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
+  cached: Float32Array | undefined, timings: StageTimings,
 ): Promise<{ hits: RecallHit[]; embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
@@ -62,7 +63,7 @@ async function recallHits(
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const hits = engine.recall({ query, entity, types, limit, queryVector: cached ?? embedded ?? null }, Date.now(), timings);
+  const hits = engine.recall({ query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null }, Date.now(), timings);
   return embedded ? { hits, embedded } : { hits };
 }
 
@@ -106,20 +107,20 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
 async function run(task: PoolTask, timings: StageTimings): Promise<unknown> {
   switch (task.op) {
     case 'recall': {
-      const { query, entity, types, limit } = task.input;
-      const { hits: ranked, embedded } = await recallHits(query, entity, types, limit, task.queryVector, timings);
+      const { query, entity, types, limit, explain } = task.input;
+      const { hits: ranked, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings);
       const { kept: hits, truncated } = budgeted(ranked);
       const rows = hits.map((hit) => hit.row);
       return {
-        result: { memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) },
+        result: { memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) },
         rowids: rows.map((row) => row.rowid),
         truncated,
         embedded,
       } satisfies PoolResults['recall'];
     }
     case 'recallGrouped': {
-      const { query, limit, order, max_groups } = task.input;
-      const { hits: ranked, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
+      const { query, limit, order, max_groups, explain } = task.input;
+      const { hits: ranked, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings);
       const { kept: hits, truncated } = budgeted(ranked);
       const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
       const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);

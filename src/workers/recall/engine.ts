@@ -10,7 +10,8 @@
 // Nothing here reads last access or stability: recalling never changes what a recall returns.
 // Filters (namespace, archived, entity, types) are applied inside each candidate query.
 import type { Db } from '../../shared/db.js';
-import type { MemoryRecord, MemoryType } from '../../shared/schemas.js';
+import type { Explanation, MemoryRecord, MemoryType } from '../../shared/schemas.js';
+import { explainScores } from './explain.js';
 import type { EntityMatcher } from '../entity-mentions.js';
 import { MEMORY_COLUMNS, type MemoryRow, type ReadStore } from '../read-store.js';
 import { fuseScores, type SignalScores } from './fuse.js';
@@ -30,11 +31,14 @@ export interface RecallRequest {
   limit: number;
   /** The query's embedding, computed once by the caller; null to recall without vectors. */
   queryVector: Float32Array | null;
+  /** Attach each hit's explanation (explain.ts); off by default, and then nothing is built for it. */
+  explain?: boolean;
 }
 
 export interface RecallHit {
   row: MemoryRow;
   score: number;
+  explanation?: Explanation;
 }
 
 /**
@@ -156,7 +160,8 @@ export class RecallEngine {
       ];
     };
     let candidates = [...proposed];
-    let fused = fuseScores(candidates, timed(timings, 'vector', () => scoredOn(candidates)));
+    let signals = timed(timings, 'vector', () => scoredOn(candidates));
+    let fused = fuseScores(candidates, signals);
 
     // 3. Conversation context: the best candidates' adjacent turns join, then every turn is lifted by its neighbours.
     if (w.adjacent > 0) {
@@ -164,26 +169,38 @@ export class RecallEngine {
       const added = this.neighbours.adjacent(best, ctx.filter).filter((rowid) => !fused.has(rowid));
       if (added.length > 0) {
         candidates = [...candidates, ...added];
-        fused = fuseScores(candidates, timed(timings, 'vector', () => scoredOn(candidates)));
+        signals = timed(timings, 'vector', () => scoredOn(candidates));
+        fused = fuseScores(candidates, signals);
       }
     }
     const rows = new Map(timed(timings, 'hydrate', () => this.positions.all(JSON.stringify(candidates))).map((row) => [row.rowid, row]));
 
+    // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
+    let lifted = fused;
+    let prior: (rowid: number) => number = () => 0;
+    let tieBreak: (row: CandidateRow) => number = () => 0;
     const ranked = timed(timings, 'fusion', () => {
-      const lifted = liftedByNeighbours(rows, fused, w.adjacent);
+      lifted = liftedByNeighbours(rows, fused, w.adjacent);
       // 4. Entity prior and tie-break.
-      const prior = entityPrior(candidates, this.links.linked(candidates, ctx.queryEntityIds), w.entity);
-      const tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
+      prior = entityPrior(candidates, this.links.linked(candidates, ctx.queryEntityIds), w.entity);
+      tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
         .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
         .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
         .slice(0, request.limit);
     });
     const full = new Map(timed(timings, 'hydrate', () => this.hydrate.all(JSON.stringify(ranked.map((r) => r.rowid)))).map((row) => [row.rowid, row]));
-    return ranked.flatMap(({ rowid, score }) => {
+    const hits: RecallHit[] = ranked.flatMap(({ rowid, score }) => {
       const row = full.get(rowid);
       return row ? [{ row, score }] : [];
     });
+    if (!request.explain) return hits;
+    const explanations = explainScores(hits.map((hit) => hit.row.rowid), {
+      lexical, nearest, cosine, signals, fused, lifted, prior, weights: w,
+      tieBreak: (rowid) => tieBreak(rows.get(rowid)!),
+    });
+    hits.forEach((hit, i) => (hit.explanation = explanations[i]));
+    return hits;
   }
 }
 
@@ -209,8 +226,8 @@ function strengthTieBreak(rows: CandidateRow[], weight: number): (row: Candidate
 }
 
 /** The public Memory shape. `score` is null where no ranking happened (inspect). */
-export function toMemory(row: MemoryRow, score: number | null): MemoryRecord {
-  return {
+export function toMemory(row: MemoryRow, score: number | null, explanation?: Explanation): MemoryRecord {
+  const memory: MemoryRecord = {
     id: row.id,
     content: row.content,
     memory_type: row.memory_type,
@@ -218,4 +235,6 @@ export function toMemory(row: MemoryRow, score: number | null): MemoryRecord {
     stability: row.stability,
     score: score === null ? null : Math.round(score * 1e6) / 1e6,
   };
+  if (explanation) memory.explanation = explanation;
+  return memory;
 }
