@@ -4,7 +4,6 @@
 // validated and defaulted, so the two surfaces cannot drift apart.
 import type { Config } from '../shared/config.js';
 import type { Input, OperationHandlers, OperationName, Output } from '../shared/operations/index.js';
-import type { ListEntitiesInput, ListEntitiesResult, ListSnapshotsResult, RestoreResult } from '../shared/schemas.js';
 import type { WriterClient } from '../core/writer-client.js';
 import type { ReadPool } from '../core/pool/read-pool.js';
 import { fail, ServiceError } from '../shared/errors.js';
@@ -108,17 +107,17 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   /** Deletion snapshots beside the database, oldest first, as `memory-runtime snapshots --json` lists them. */
-  async listSnapshots(): Promise<ListSnapshotsResult> {
+  async listSnapshots(): Promise<Output<'listSnapshots'>> {
     return { snapshots: await this.pool.run({ op: 'listSnapshots' }) };
   }
 
   /** Online restore: file read in the pool, memories put back by the writer in bounded chunks. */
-  restoreSnapshot(snapshotId: string): Promise<RestoreResult> {
-    return this.restoration.restore(snapshotId);
+  restoreSnapshot(input: Input<'restoreSnapshot'>): Promise<Output<'restoreSnapshot'>> {
+    return this.restoration.restore(input.snapshot_id);
   }
 
   /** The namespace's entities by name, a page at a time (the console's entity list). */
-  listEntities(input: ListEntitiesInput): Promise<ListEntitiesResult> {
+  listEntities(input: Input<'listEntities'>): Promise<Output<'listEntities'>> {
     return this.pool.run({ op: 'listEntities', input });
   }
 
