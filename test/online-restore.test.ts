@@ -6,6 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { del, get, post, startTestService, type TestService } from './support/service.js';
+import { MemoryClient } from '../src/client/index.js';
 
 let t: TestService;
 before(async () => {
@@ -90,8 +91,10 @@ test('restoring twice changes nothing; the listing shows the snapshot with its c
   const captured = listed.body.snapshots.map((s: { captured_at: string }) => s.captured_at);
   assert.deepEqual(captured, [...captured].sort(), 'oldest first');
 
-  const first = await restore(snapshotId);
-  assert.deepEqual([first.status, first.body.restored_count, first.body.already_present_count], [200, 3, 0]);
+  const client = new MemoryClient({ baseUrl: t.base });
+  assert.deepEqual((await client.listSnapshots()).snapshots, listed.body.snapshots);
+  const first = await client.restoreSnapshot(snapshotId);
+  assert.deepEqual([first.restored_count, first.already_present_count], [3, 0]);
   const stats = (await get(t.base, '/v1/stats')).body;
   const second = await restore(snapshotId);
   assert.deepEqual([second.status, second.body.restored_count, second.body.already_present_count], [200, 0, 3]);
