@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { del, get, post, startTestService, type TestService } from './support/service.js';
 import { MemoryClient } from '../src/client/index.js';
+import { runCli } from './support/cli.js';
 
 let t: TestService;
 before(async () => {
@@ -135,6 +136,31 @@ test('a damaged or foreign snapshot is refused with 409 and changes nothing; no 
 
   assert.equal((await post(t.base, '/v1/inspect', { entity: 'heron watcher' })).body.semantic.length, 0);
   assert.equal((await restore(snapshotId)).body.restored_count, 2);
+});
+
+test('the CLI restore goes through the running service (which holds the lock), with its key', async () => {
+  const keyed = await startTestService({ SERVICE_API_KEYS: 'k1,k2' });
+  try {
+    const auth = { authorization: 'Bearer k2' };
+    await post(keyed.base, '/v1/remember', { entity: 'puffin', fact: 'puffins nest in burrows' }, auth);
+    const snapshotId = (await del(keyed.base, '/v1/entities/puffin', auth)).body.snapshot.snapshot_id;
+    const db = join(keyed.dir, 'memory.db');
+    // The key comes from SERVICE_API_KEYS, as the service reads it.
+    const first = await runCli(['restore', snapshotId, '--db', db, '--url', keyed.base], { env: { SERVICE_API_KEYS: 'k1,k2' } });
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^restored 1 memories .*through the running service/);
+    assert.equal((await post(keyed.base, '/v1/recall', { query: 'puffins burrows' }, auth)).body.memories.length, 1);
+    const again = await runCli(['restore', snapshotId, '--db', db], { env: { MEMORY_RUNTIME_URL: keyed.base, MEMORY_RUNTIME_API_KEY: 'k1' } });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^nothing to restore/);
+    const wrongKey = await runCli(['restore', snapshotId, '--db', db, '--url', keyed.base, '--api-key', 'nope']);
+    assert.equal(wrongKey.code, 1);
+    assert.match(wrongKey.stderr, /^memory-runtime: .*HTTP 401/);
+    const unknown = await runCli(['restore', randomUUID(), '--db', db, '--url', keyed.base, '--api-key', 'k1']);
+    assert.match(unknown.stderr, /HTTP 404 SNAPSHOT_NOT_FOUND/);
+  } finally {
+    await keyed.close();
+  }
 });
 
 test('the new routes need a key when keys are set', async () => {
