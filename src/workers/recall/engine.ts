@@ -60,6 +60,9 @@ export interface EngineOptions {
   vectorProbes?: number;
 }
 
+/** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
+const NOTHING = (): number => 0;
+
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
 const MIN_DEPTH = 50;
@@ -177,8 +180,8 @@ export class RecallEngine {
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
     let lifted = fused;
-    let prior: (rowid: number) => number = () => 0;
-    let tieBreak: (row: CandidateRow) => number = () => 0;
+    let prior: (rowid: number) => number = NOTHING;
+    let tieBreak: (row: CandidateRow) => number = NOTHING;
     const ranked = timed(timings, 'fusion', () => {
       lifted = liftedByNeighbours(rows, fused, w.adjacent);
       // 4. Entity prior and tie-break.
