@@ -5,6 +5,7 @@ import { snapshotPath } from '../../shared/snapshot-file.js';
 import { openForWriting } from '../storage/offline-db.js';
 import { restoreSnapshot } from '../../writer/restore-snapshot.js';
 import { readSnapshot, resolveSnapshot } from '../storage/snapshot-files.js';
+import { existsSync } from 'node:fs';
 import { lockHolder } from '../../shared/instance-lock.js';
 import { restoreThroughService, serviceAddress } from '../online-restore.js';
 
@@ -34,7 +35,8 @@ Options:
   async run({ values, positionals }) {
     const config = configFrom(values);
     const { id, path } = resolveSnapshot(config.snapshotDir, positionals[0]);
-    const holder = lockHolder(config.dbPath);
+    // No database, no service on it: the offline path says what is missing.
+    const holder = existsSync(config.dbPath) ? lockHolder(config.dbPath) : null;
     if (holder !== null) {
       if (path !== snapshotPath(config.snapshotDir, id) || values.force) {
         throw new CliError(`the database is in use by ${holder.owner} (pid ${holder.pid}): the service restores only by snapshot id from its ` +
