@@ -72,7 +72,7 @@ export class RequestFuzzer {
     if (queryParams.length > 0 && this.rnd() < 0.8) {
       const pairs = queryParams.filter(() => this.rnd() < 0.6).map((p) => {
         const value = this.rnd() < 0.5 ? this.valid(this.resolve(p.schema), 0) : this.pick(['', '-1', '0', '1e3', 'NaN', '99999999999999999999', '%zz', this.string()]);
-        return `${encodeURIComponent(p.name)}=${encodeURIComponent(String(value)).slice(0, 1000)}`;
+        return `${encodeSegment(p.name)}=${encodeSegment(String(value)).slice(0, 1000)}`;
       });
       if (pairs.length > 0) url += `?${pairs.join('&')}`;
     }
