@@ -55,8 +55,11 @@ test('a large snapshot is restored online while other writes stream in: nothing 
     }
   };
   const writers = [0, 1, 2, 3].map(writer);
+  const commandsBefore = t.service.writer.stats.commands;
   const r = await restore(snapshotId);
   streaming = false;
+  // 1,201 memories in chunks of at most 500 (fewer when a chunk hits the writer's 40 ms budget).
+  assert.ok(t.service.writer.stats.commands - commandsBefore >= 3 + written.length, 'the restore ran as several writer commands');
   await Promise.all(writers);
 
   assert.equal(r.status, 200);
