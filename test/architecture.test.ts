@@ -59,8 +59,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   http: ['http', 'core', 'shared'],
   client: ['client', 'shared'],
   // The offline CLI is its own process: it opens the database as the writer would, and embeds as
-  // the pool would.
-  cli: ['cli', 'writer', 'workers', 'shared'],
+  // the pool would, and talks to a running service through the client library (restore while it runs).
+  cli: ['cli', 'writer', 'workers', 'shared', 'client'],
 };
 
 test('every folder imports only from the folders below it', () => {

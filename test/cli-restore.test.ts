@@ -1,7 +1,7 @@
 // `restore`: a DELETE then a restore brings back every memory (same ids, content, confidence,
 // links and vectors) and recall finds them again; restoring twice changes nothing; a damaged
 // snapshot or one of another namespace is refused with one line and changes nothing; the
-// command refuses to write while the service runs. Also `snapshots`.
+// command does not open the file while the service runs. Also `snapshots`.
 import { openDatabase } from '../src/shared/db.js';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -58,13 +58,17 @@ test('the snapshot carries every vector', () => {
   for (const m of snapshot.memories) assert.deepEqual(m.embedding, stored.get(m.id));
 });
 
-test('restore is refused while the service runs on the database', async () => {
+test('while the service runs, restore goes to it; unreachable, it fails with one line and changes nothing', async () => {
   const t = await start();
   try {
     const before = dump(dbPath);
-    const r = await cli('restore', snapshotId);
+    // PORT=0: the service's address cannot be derived from the environment.
+    const r = await runCli(['restore', snapshotId, '--db', dbPath], { env: { PORT: '0' } });
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^memory-runtime: cannot restore while the database is in use: .*pid \d+/);
+    assert.match(r.stderr, /^memory-runtime: the database is in use by .*pid \d+/);
+    const closed = await cli('restore', snapshotId, '--url', 'http://127.0.0.1:9');
+    assert.equal(closed.code, 1);
+    assert.equal(closed.stderr.trim().split('\n').length, 1);
     assert.equal(r.stderr.trim().split('\n').length, 1);
     assert.deepEqual(dump(dbPath), before);
   } finally {

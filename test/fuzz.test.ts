@@ -10,7 +10,7 @@ import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { RequestFuzzer, type FuzzCase } from './support/fuzz.js';
 import { exited, spawnService } from './support/process.js';
-import { get, post, tempDir } from './support/service.js';
+import { del, get, post, tempDir } from './support/service.js';
 import { VECTOR_ENV } from './support/cli.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 13);
@@ -54,6 +54,9 @@ test(`fuzz: ${CASES} seeded cases (seed ${SEED}) over every route and /mcp — n
     const episodes: string[] = [];
     for (let i = 0; i < 3; i++) episodes.push((await post(service.base, '/v1/episodes/start', { participants: ['fuzz 1 alice'] })).body.episode_id);
 
+    // A real deletion snapshot, so restore is fuzzed with an id that exists too.
+    await post(service.base, '/v1/remember', { entity: 'fuzz deleted', fact: 'a fact to restore' });
+    episodes.push((await del(service.base, '/v1/entities/fuzz%20deleted')).body.snapshot.snapshot_id);
     const openapi = (await get(service.base, '/v1/openapi.json')).body;
     const listed = await fetch(`${service.base}/mcp`, { method: 'POST', headers: MCP_HEADERS, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }) });
     const tools = ((await listed.json()) as { result: { tools: { name: string; inputSchema: Record<string, unknown> }[] } }).result.tools;

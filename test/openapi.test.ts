@@ -81,7 +81,16 @@ test('every route is described with its request and response schemas', () => {
     for (const param of route.path.matchAll(/:(\w+)/g)) {
       assert.ok(op.parameters.some((p: any) => p.name === param[1] && p.in === 'path' && p.required), `${name} path parameter ${param[1]}`);
     }
+    // Query parameters are the declared query schema's properties, with its schemas.
+    for (const [param, schema] of Object.entries(route.query?.properties ?? {})) {
+      const documented = op.parameters.find((p: any) => p.name === param && p.in === 'query');
+      assert.ok(documented, `${name} query parameter ${param}`);
+      assert.deepEqual(deref(documented.schema), JSON.parse(JSON.stringify(schema)), `${name} query parameter ${param} schema`);
+    }
   }
+  assert.deepEqual(doc.paths['/v1/entities'].get.parameters.map((p: any) => p.name).sort(), ['limit', 'offset', 'q']);
+  assert.ok(doc.paths['/v1/snapshots/{snapshot_id}/restore'].post.responses['404']);
+  assert.ok(doc.paths['/v1/snapshots/{snapshot_id}/restore'].post.responses['409']);
   // The documented error shape is the {error, code} every error response has.
   const error = doc.components.responses.NotFound.content['application/json'].schema;
   assert.deepEqual(deref(error).required, ['error']);

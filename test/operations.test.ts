@@ -8,12 +8,13 @@ import * as entities from '../src/shared/operations/entities.js';
 import * as episodes from '../src/shared/operations/episodes.js';
 import * as memories from '../src/shared/operations/memories.js';
 import * as status from '../src/shared/operations/status.js';
+import * as snapshots from '../src/shared/operations/snapshots.js';
 import { ERROR_CODES, STATUS_TEXT } from '../src/shared/errors.js';
 import { buildRoutes } from '../src/http/routes.js';
 import { MEMORY_TOOLS } from '../src/http/mcp/tools.js';
 
 test('every declaration is collected once, under its own name', () => {
-  const declared = [status, entities, memories, episodes].flatMap((group) => Object.values(group))
+  const declared = [status, entities, memories, episodes, snapshots].flatMap((group) => Object.values(group))
     .filter((value): value is { name: string } => typeof value === 'object' && value !== null && 'rest' in value);
   assert.equal(declared.length, OPERATION_NAMES.length, 'no two declarations share a name');
   for (const name of OPERATION_NAMES) assert.equal(OPERATIONS[name].name, name);

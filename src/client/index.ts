@@ -140,6 +140,22 @@ export class MemoryClient {
     return this.call('consolidate', {});
   }
 
+  /** A page of entities by name; `q` keeps those whose name contains it (any case). */
+  listEntities(input: Request<'listEntities'> = {}): Promise<Output<'listEntities'>> {
+    const query = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Record<string, QueryValue>;
+    return this.call('listEntities', {}, query);
+  }
+
+  /** Deletion snapshots beside the service's database, oldest first. */
+  listSnapshots(): Promise<Output<'listSnapshots'>> {
+    return this.call('listSnapshots', {});
+  }
+
+  /** Puts a deleted entity's memories back; a second call restores nothing (all already present). */
+  restoreSnapshot(snapshotId: string): Promise<Output<'restoreSnapshot'>> {
+    return this.call('restoreSnapshot', { snapshot_id: snapshotId });
+  }
+
   private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';

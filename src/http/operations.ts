@@ -13,6 +13,7 @@ import type { EmbeddingBackfill } from '../core/jobs/embedding-backfill.js';
 import type { Reinforcer } from '../core/reinforcement.js';
 import type { Consolidator } from '../core/jobs/consolidator.js';
 import { EntityDeletion } from '../core/entity-deletion.js';
+import { SnapshotRestore } from '../core/snapshot-restore.js';
 import type { Logger } from '../shared/logger.js';
 import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
 
@@ -27,6 +28,7 @@ type Answer<T> = T | JsonAnswer<T>;
 
 export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;
+  private readonly restoration: SnapshotRestore;
 
   constructor(
     private readonly config: Config,
@@ -40,6 +42,7 @@ export class MemoryOperations implements OperationHandlers {
     private readonly version: string,
   ) {
     this.deletion = new EntityDeletion(pool, writer, log);
+    this.restoration = new SnapshotRestore(config, pool, writer, backfill, log);
   }
 
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
@@ -111,6 +114,21 @@ export class MemoryOperations implements OperationHandlers {
   /** Snapshot in the pool, then delete in time-bounded chunks (core/entity-deletion.ts). */
   forget(input: Input<'forget'>): Promise<Output<'forget'>> {
     return this.deletion.forget(input.entity_name);
+  }
+
+  /** Deletion snapshots beside the database, oldest first, as `memory-runtime snapshots --json` lists them. */
+  async listSnapshots(): Promise<Output<'listSnapshots'>> {
+    return { snapshots: await this.pool.run({ op: 'listSnapshots' }) };
+  }
+
+  /** Online restore: file read in the pool, memories put back by the writer in bounded chunks. */
+  restoreSnapshot(input: Input<'restoreSnapshot'>): Promise<Output<'restoreSnapshot'>> {
+    return this.restoration.restore(input.snapshot_id);
+  }
+
+  /** The namespace's entities by name, a page at a time (the console's entity list). */
+  listEntities(input: Input<'listEntities'>): Promise<Output<'listEntities'>> {
+    return this.pool.run({ op: 'listEntities', input });
   }
 
   async inspect(input: Input<'inspect'>): Promise<JsonAnswer<Output<'inspect'>>> {

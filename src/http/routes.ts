@@ -10,6 +10,8 @@ import { invoke, type MemoryOperations } from './operations.js';
 
 export interface RouteInput {
   body: any;
+  /** The query string validated as the input, on routes whose query is their input (`queryInput`). */
+  query?: unknown;
   /** Path parameters, already percent-decoded. */
   params: string[];
 }
@@ -32,8 +34,10 @@ export interface Route {
   produces?: string;
   /** Path parameter schemas by name (OpenAPI). */
   params?: TObject;
-  /** Query parameter schemas by name (OpenAPI; the service reads none). */
+  /** Query parameter schemas by name (OpenAPI). */
   query?: TObject;
+  /** Set when the query string is the operation's input: its validator (http/query.ts). */
+  queryInput?: Validator<TObject>;
   /** Error codes particular to this route, beyond those any route can answer (OpenAPI). */
   errors?: readonly ErrorCode[];
 }
@@ -51,6 +55,7 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
   // The input field each path parameter fills, in path order (uWS numbers them so).
   const names = [...binding.path.matchAll(/:(\w+)/g)].map((match) => match[1]);
   const fields = names.map((param) => binding.params?.[param] ?? param);
+  const queryIsInput = bodySchema === null && names.length === 0 && binding.query === operation.input;
   return {
     method: binding.method === 'delete' ? 'del' : binding.method,
     path: binding.path,
@@ -63,7 +68,8 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
       ? { params: Type.Object(Object.fromEntries(names.map((param, i) => [param, operation.input.properties[fields[i]]]))) }
       : {}),
     ...(binding.query ? { query: binding.query } : {}),
-    handle: handlerOf(name, operation, bodySchema !== null, fields),
+    ...(queryIsInput ? { queryInput: compileValidator(operation.input, 'query') } : {}),
+    handle: queryIsInput ? (ops, { query }) => invoke(ops, name, query) : handlerOf(name, operation, bodySchema !== null, fields),
   };
 }
 

@@ -17,6 +17,7 @@ import { RateLimiter } from './rate-limit.js';
 import { RawBody, sendError, sendJson, sendRaw, type Exchange } from './respond.js';
 import { publicError } from './public-error.js';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
+import { parseQuery } from './query.js';
 import type { Route } from './routes.js';
 import { isTruncated, TRUNCATED_HEADER } from './truncation.js';
 import { JsonAnswer } from './json-answer.js';
@@ -39,6 +40,8 @@ interface Caller {
 interface Captured extends Caller {
   contentLength: number | null;
   rawParams: string[];
+  /** The raw query string, for routes whose query is their input. */
+  rawQuery: string;
   /** Fires when the client goes away (uWS onAborted); only routes that read a body have one. */
   signal: AbortSignal | null;
 }
@@ -175,6 +178,7 @@ export class HttpServer {
       // The address keys the failed-authentication limiter (auth on) or the rate limiter (auth off).
       client: this.auth.enabled || this.limiter.enabled ? Buffer.from(res.getRemoteAddressAsText()).toString() : '',
       rawParams,
+      rawQuery: route.queryInput ? req.getQuery() ?? '' : '',
       signal: abort?.signal ?? null,
       method: head ? 'HEAD' : route.method === 'del' ? 'DELETE' : route.method.toUpperCase(),
       startedAt: performance.now(),
@@ -199,10 +203,11 @@ export class HttpServer {
   private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> {
     return this.guarded(ex, route.path, captured, () => {
       const params = captured.rawParams.map(decodeSegment);
+      const query = route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : undefined;
       // A GET whose handler answers at once (health) is answered before uWS returns: no
       // promise hops, and the write is corked by uWS itself.
       if (!captured.signal) {
-        const result = route.handle(this.ops, { body: undefined, params });
+        const result = route.handle(this.ops, { body: undefined, params, query });
         if (!(result instanceof Promise)) return this.send(ex, route, result);
         return result.then((value) => this.send(ex, route, value));
       }
@@ -210,7 +215,7 @@ export class HttpServer {
       // A change without a body still waits out pipelined requests (see BodyStream.read).
       const raw = route.body ? ex.body?.read(captured.contentLength, this.config.maxBodyBytes, signal) ?? noBody(signal) : noBody(signal);
       return raw
-        .then((bytes) => route.handle(this.ops, { body: route.body ? route.body.parse(parseJson(bytes)) : undefined, params }))
+        .then((bytes) => route.handle(this.ops, { body: route.body ? route.body.parse(parseJson(bytes)) : undefined, params, query }))
         .then((value) => this.send(ex, route, value));
     });
   }

@@ -19,6 +19,9 @@ export const ERROR_CODES = {
   UNAUTHORIZED: { status: 401, when: 'missing or invalid Bearer token' },
   NOT_FOUND: { status: 404, when: 'unknown entity or episode (or an expired episode)' },
   ROUTE_NOT_FOUND: { status: 404, when: 'no route for the path' },
+  SNAPSHOT_NOT_FOUND: { status: 404, when: 'no deletion snapshot with that id' },
+  SNAPSHOT_CONFLICT: { status: 409, when: 'the snapshot was taken in another namespace, or another namespace holds its ids' },
+  SNAPSHOT_UNUSABLE: { status: 409, when: 'the snapshot file is unreadable or damaged (nothing was restored)' },
   METHOD_NOT_ALLOWED: { status: 405, when: 'the path does not take this method (see Allow)' },
   BODY_TOO_LARGE: { status: 413, when: 'request body above the configured limit' },
   RATE_LIMITED: { status: 429, when: 'rate limit exceeded; see Retry-After (seconds)' },
@@ -39,7 +42,7 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 /** The reason phrase of every status the service answers with (403: MCP's DNS-rebinding refusal). */
 export const STATUS_TEXT: Readonly<Record<number, string>> = {
-  200: 'OK', 201: 'Created', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed',
+  200: 'OK', 201: 'Created', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
   413: 'Payload Too Large', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 499: 'Client Closed Request',
   500: 'Internal Server Error', 503: 'Service Unavailable', 507: 'Insufficient Storage',
 };
@@ -119,6 +122,11 @@ export const fail = {
   episodeNotFound: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' not found`),
   episodeEnded: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' has already ended`),
   episodeExpired: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' expired after inactivity`),
+  snapshotNotFound: (id: string) => error('SNAPSHOT_NOT_FOUND', `snapshot '${id}' not found`),
+  snapshotUnusable: (id: string, reason: string) => error('SNAPSHOT_UNUSABLE', `snapshot '${id}' cannot be restored: ${reason}`),
+  snapshotOtherNamespace: (id: string, taken: string, served: string) => error('SNAPSHOT_CONFLICT',
+    `snapshot '${id}' was taken in namespace '${taken}', not '${served}' (restore it offline with \`memory-runtime restore --force\`)`),
+  snapshotIdsTaken: (reason: string) => error('SNAPSHOT_CONFLICT', reason),
   recallFailed: (reason: string) => error('RECALL_FAILED', `recall pipeline failed: ${reason}`),
   snapshotNoSpace: () => error('STORAGE_FULL', 'deletion aborted: no space left for the recovery snapshot; nothing was removed'),
   snapshotFailed: (reason: string) =>

@@ -43,6 +43,15 @@ export type WriterCommand =
       /** [rowid, id] pairs from an fsynced deletion snapshot; the id guards against a reused rowid. */
       rows: [number, string][];
     }
+  | {
+      /**
+       * Puts back part of a deletion snapshot (src/core/snapshot-restore.ts): as many of `memories`
+       * as fit the writer's time budget; the reply says how many were handled.
+       */
+      type: 'restoreRows';
+      snapshot: import('./file-formats.js').SnapshotHeaderT;
+      memories: import('./file-formats.js').SnapshotFileT['memories'];
+    }
   | { type: 'attachVectors'; items: EmbeddedMemory[]; unembeddable?: number[] }
   | { type: 'reinforce'; rowids: number[]; at: number }
   | { type: 'consolidate'; plan: ConsolidationPlan }
@@ -90,6 +99,8 @@ export interface WriterResults {
   forgetBegin: { maxRowid: number };
   forgetEnd: { status: 'ok' };
   forgetRows: { processed: number; removed: number };
+  /** `processed`: how many of `memories` were handled; `restored` + `present` = processed. */
+  restoreRows: { processed: number; restored: number; present: number };
   attachVectors: { attached: number };
   reinforce: { reinforced: number };
   consolidate: import('./schemas.js').ConsolidateResult;
@@ -160,7 +171,10 @@ export type PoolTask =
   | { op: 'vectorIndexStatus' }
   | { op: 'trainVectorIndex' }
   | { op: 'staleVectorMoves'; limit: number }
-  | { op: 'snapshotEntity'; entity: string; maxRowid: number };
+  | { op: 'snapshotEntity'; entity: string; maxRowid: number }
+  | { op: 'listSnapshots' }
+  | { op: 'readSnapshot'; snapshotId: string }
+  | { op: 'listEntities'; input: import('./schemas.js').ListEntitiesInput };
 
 /**
  * A client answer serialised to JSON in the pool worker (`T`: the value it holds). It crosses to
@@ -181,6 +195,9 @@ export interface PoolResults {
   /** The entity's rows as [rowid, id], all in the fsynced snapshot (null when it had none). */
   snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
   stats: import('./schemas.js').StatsResult;
+  listSnapshots: import('./snapshot-files.js').SnapshotSummary[];
+  readSnapshot: import('./file-formats.js').SnapshotFileT;
+  listEntities: import('./schemas.js').ListEntitiesResult;
   /** `extractor` says which tier produced the memories; `fallbackReason` why the LLM was not used. */
   prepareEpisodeEnd: { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string; sourceIds: string[] };
   /** `unembeddable`: rows the embedder rejected on their own (kept BM25/graph-recallable). */
@@ -239,6 +256,10 @@ export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
   staleVectorMoves: 'background',
   // Pages a whole entity into a snapshot file and fsyncs it: heavy, and never in recall's way.
   snapshotEntity: 'requested',
+  // Read and parse whole snapshot files (a big one is tens of MB): never in recall's way.
+  listSnapshots: 'requested',
+  readSnapshot: 'requested',
+  listEntities: 'interactive',
 };
 
 /** An IVF generation's centroids, row-major (`count` × `dimensions`), computed in the pool. */

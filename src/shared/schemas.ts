@@ -2,7 +2,7 @@
 // They drive REST validation, MCP tool input schemas, the client's types and the OpenAPI
 // document — a body is never described twice. A field's default is written here and nowhere
 // else: validation applies it (see defaults.ts).
-import Type, { type Static } from 'typebox';
+import Type, { type Static, type TSchema } from 'typebox';
 import { ANY_WRONG_VALUE_IS_400 } from './validation.js';
 import { defaultOf, withDefault, type Parsed } from './defaults.js';
 
@@ -52,6 +52,7 @@ export const RecallBody = Type.Object({
   entity: withDefault(Type.Union([EntityName, Type.Null()]), null),
   limit: withDefault(Limit, 5),
   types: withDefault(Type.Union([Type.Array(MemoryTypeName, { maxItems: 3 }), Type.Null()]), null),
+  explain: withDefault(Type.Boolean({ description: "Add each memory's explanation: every signal's rank and contribution to its score" }), false),
 });
 
 export const RecallGroupedBody = Type.Object({
@@ -60,6 +61,7 @@ export const RecallGroupedBody = Type.Object({
   // The contract: any `order` other than the two names is 400, whatever its JSON type.
   order: withDefault(Type.Enum([...GROUP_ORDERS], { [ANY_WRONG_VALUE_IS_400]: true }), 'chronological'),
   max_groups: withDefault(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()]), null),
+  explain: withDefault(Type.Boolean({ description: "Add each memory's explanation, as recall does" }), false),
 });
 
 export const StartEpisodeBody = Type.Object({
@@ -92,6 +94,18 @@ export const ForgetQuery = Type.Object({ hard_delete: Type.Optional(Type.Boolean
 
 export const EmptyBody = Type.Object({});
 
+export const MAX_ENTITY_PAGE = 500;
+/** GET /v1/entities query string (numbers arrive as text; see http/query.ts). */
+export const ListEntitiesQuery = Type.Object({
+  q: Type.Optional(Type.String({ maxLength: MAX_NAME_LENGTH, description: 'Case-insensitive substring of the name' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ENTITY_PAGE, default: 50, description: `Page size (1–${MAX_ENTITY_PAGE})` })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Entities to skip (by name order)' })),
+});
+
+export const SnapshotParams = Type.Object({
+  snapshot_id: Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'Snapshot id returned by DELETE /v1/entities/{name}' }),
+});
+
 // --------------------------------------------------------------- responses
 
 export const Entity = Type.Object({
@@ -99,6 +113,18 @@ export const Entity = Type.Object({
   name: Type.String(),
   kind: Type.Enum([...ENTITY_KINDS]),
 });
+
+export const EXPLAINED_SIGNALS = ['lexical', 'vector', 'adjacent', 'entity', 'tie_break'] as const;
+export const Explanation = Type.Object({
+  score: Type.Number({ description: 'The fused score the ranking used (unrounded); the contributions add up to it' }),
+  signals: Type.Array(Type.Object({
+    signal: Type.Enum([...EXPLAINED_SIGNALS]),
+    rank: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "1-based rank in the signal's own list; null when it has none" }),
+    raw: Type.Union([Type.Number(), Type.Null()], { description: 'The signal\'s raw value (bm25, cosine, neighbour score, confidence × recency)' }),
+    weight: Type.Number(),
+    contribution: Type.Number(),
+  })),
+}, { description: 'Present only when the request asked for explain: true' });
 
 /** What every answer says about a memory. */
 const MemoryFields = {
@@ -109,7 +135,9 @@ const MemoryFields = {
   stability: Type.Number(),
 };
 
-export const Memory = Type.Object({ ...MemoryFields, score: Type.Optional(Type.Union([Type.Number(), Type.Null()])) });
+export const Memory = Type.Object({
+  ...MemoryFields, score: Type.Optional(Type.Union([Type.Number(), Type.Null()])), explanation: Type.Optional(Explanation),
+});
 export const StoredFact = Type.Object({ ...MemoryFields, extraction_tier: Type.Integer() });
 
 export const Contradiction = Type.Object({ description: Type.String() });
@@ -167,6 +195,35 @@ export const ConsolidateResponse = Type.Object({
   archived: Type.Integer(),
 });
 
+export const EntitySummary = Type.Object({
+  name: Type.String(),
+  kind: Type.Enum([...ENTITY_KINDS]),
+  created_at: Type.String({ format: 'date-time' }),
+  /** Active memories the entity owns or took part in (what inspect and DELETE cover, archived left out). */
+  memory_count: Type.Integer({ minimum: 0 }),
+});
+export const ListEntitiesResponse = Type.Object({ entities: Type.Array(EntitySummary), total: Type.Integer({ minimum: 0 }) });
+
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+export const SnapshotSummaryRecord = Type.Object({
+  snapshot_id: Type.String(),
+  captured_at: Nullable(Type.String({ format: 'date-time' })),
+  namespace: Nullable(Type.String()),
+  entity: Nullable(Type.String()),
+  memory_count: Type.Integer({ minimum: 0 }),
+  counts: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: 'episodic, semantic, procedural (empty for a damaged file)' }),
+  vectors: Type.Integer({ minimum: 0 }),
+  problem: Nullable(Type.String({ description: 'Why the file cannot be restored (damaged)' })),
+});
+export const ListSnapshotsResponse = Type.Object({ snapshots: Type.Array(SnapshotSummaryRecord) });
+export const RestoreResponse = Type.Object({
+  snapshot_id: Type.String({ format: 'uuid' }),
+  namespace: Type.String(),
+  entity: Type.String(),
+  restored_count: Type.Integer({ minimum: 0 }),
+  already_present_count: Type.Integer({ minimum: 0 }),
+});
+
 export const HealthResponse = Type.Object({ status: Type.String(), version: Type.String() });
 export const ErrorResponse = Type.Object({ error: Type.String(), code: Type.Optional(Type.String()) });
 
@@ -184,9 +241,11 @@ export const OpenApiDocument = Type.Object({
 export type RecallInput = Parsed<typeof RecallBody>;
 export type RecallGroupedInput = Parsed<typeof RecallGroupedBody>;
 export type InspectInput = Parsed<typeof InspectBody>;
+export type ListEntitiesInput = Parsed<typeof ListEntitiesQuery>;
 
 export type EntityRecord = Static<typeof Entity>;
 export type MemoryRecord = Static<typeof Memory>;
+export type Explanation = Static<typeof Explanation>;
 export type StoredFactRecord = Static<typeof StoredFact>;
 export type ContradictionRecord = Static<typeof Contradiction>;
 export type RecallResult = Static<typeof RecallResponse>;
@@ -200,3 +259,6 @@ export type InspectResult = Static<typeof InspectResponse>;
 export type StatsResult = Static<typeof StatsResponse>;
 export type ConsolidateResult = Static<typeof ConsolidateResponse>;
 export type HealthResult = Static<typeof HealthResponse>;
+export type ListEntitiesResult = Static<typeof ListEntitiesResponse>;
+export type ListSnapshotsResult = Static<typeof ListSnapshotsResponse>;
+export type RestoreResult = Static<typeof RestoreResponse>;

@@ -1,6 +1,6 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
 import type { Db } from '../shared/db.js';
-import type { EntityRecord, MemoryType, StatsResult } from '../shared/schemas.js';
+import type { EntityKind, EntityRecord, ListEntitiesInput, ListEntitiesResult, MemoryType, StatsResult } from '../shared/schemas.js';
 
 /** A memory row as the recall and inspect paths need it. */
 export interface MemoryRow {
@@ -32,6 +32,7 @@ export class ReadStore {
   private readonly s;
 
   constructor(readonly db: Db, readonly namespaceId: number, readonly namespace: string) {
+    db.function('fold', { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text));
     this.s = {
       entity: db.prepare<[number, string], EntityRecord>(
         'SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
@@ -55,6 +56,14 @@ export class ReadStore {
         'SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid LIMIT ?'),
       unembeddedCount: db.prepare<[number], { count: number }>(
         'SELECT count(*) AS count FROM memories WHERE namespace_id = ? AND embedded = 0'),
+      // `fold`: JavaScript's toLowerCase, so the search ignores case beyond ASCII (SQLite's lower() does not).
+      entityPage: db.prepare<Record<string, unknown>, { name: string; kind: EntityKind; created_at: number; memory_count: number }>(`
+        SELECT e.name, e.kind, e.created_at, (SELECT count(*) FROM memory_entities me JOIN memories m ON m.rowid = me.memory_rowid
+          WHERE me.entity_id = e.id AND me.relation IN ('owner', 'participant') AND m.archived = 0) AS memory_count
+        FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)
+        ORDER BY e.name LIMIT @limit OFFSET @offset`),
+      entityTotal: db.prepare<Record<string, unknown>, number>(
+        'SELECT count(*) FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)').pluck(),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
     };
@@ -72,6 +81,16 @@ export class ReadStore {
 
   stats(): StatsResult {
     return { namespace: this.namespace, ...this.s.stats.get({ ns: this.namespaceId })! };
+  }
+
+  /** A page of the namespace's entities by name, those whose name contains `q` (any case). */
+  entities({ q, limit = 50, offset = 0 }: ListEntitiesInput): ListEntitiesResult {
+    const params = { ns: this.namespaceId, q: q ? q.toLowerCase() : null };
+    const rows = this.s.entityPage.all({ ...params, limit, offset });
+    return {
+      entities: rows.map((row) => ({ ...row, created_at: new Date(row.created_at).toISOString() })),
+      total: this.s.entityTotal.get(params)!,
+    };
   }
 
   episode(id: string): EpisodeRow | undefined {

@@ -21,6 +21,7 @@ import { VectorIndexMaintenance } from './ivf/upkeep.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
 import { withinBudget, type Budgeted } from './response-budget.js';
 import { lowerThreadPriority } from './thread-priority.js';
+import { listSnapshots, readSnapshotById, SnapshotFileError } from '../shared/snapshot-files.js';
 
 const { config, namespaceId, lane } = workerData as PoolWorkerData;
 // Background threads yield the CPU to interactive ones whenever both want it.
@@ -57,7 +58,8 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
  * computed here rather than handed in.
  */
 async function recallHits(
-  query: string, entity: string | null, types: MemoryType[] | null, limit: number, cached: Float32Array | undefined, timings: StageTimings,
+  query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
+  cached: Float32Array | undefined, timings: StageTimings,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
@@ -65,7 +67,7 @@ async function recallHits(
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const request = { query, entity, types, limit, queryVector: cached ?? embedded ?? null };
+  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null };
   const hits = engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
   return embedded ? { ...hits, embedded } : hits;
 }
@@ -118,19 +120,19 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
 /** One handler per task (a missing one fails to compile), each resolving to its task's result. */
 const handlers: PoolHandlers = {
   async recall(task, timings) {
-    const { query, entity, types, limit } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, task.queryVector, timings);
+    const { query, entity, types, limit, explain } = task.input;
+    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings);
     const rows = hits.map((hit) => hit.row);
     return {
-      answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score)), contradictions: findContradictions(rows) }),
+      answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
       rowids: rows.map((row) => row.rowid),
       truncated,
       embedded,
     };
   },
   async recallGrouped(task, timings) {
-    const { query, limit, order, max_groups } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, task.queryVector, timings);
+    const { query, limit, order, max_groups, explain } = task.input;
+    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
@@ -152,7 +154,26 @@ const handlers: PoolHandlers = {
   trainVectorIndex: () => vectorIndex.train(),
   staleVectorMoves: (task) => ({ moves: vectorIndex.staleMoves(task.limit) }),
   snapshotEntity: (task) => deletionSnapshots.write(task.entity, task.maxRowid),
+  listSnapshots: () => withSnapshotErrors('listing', () => listSnapshots(config.snapshotDir)
+    .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),
+  readSnapshot: (task) => withSnapshotErrors(task.snapshotId, () => readSnapshotById(config.snapshotDir, task.snapshotId)),
+  listEntities: (task) => store.entities(task.input),
 };
+
+/** A response must not reveal the server's folders: the snapshot folder is called `snapshots`. */
+const withoutFolder = (message: string) => message.replaceAll(config.snapshotDir, 'snapshots');
+
+/** A snapshot file's problem as the client's error. */
+function withSnapshotErrors<T>(id: string, work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    if (!(error instanceof SnapshotFileError)) throw error;
+    if (error.kind === 'missing') throw fail.snapshotNotFound(id);
+    const reason = withoutFolder(error.message);
+    throw fail.snapshotUnusable(id, reason);
+  }
+}
 
 /** Handles one task; an answer serialised for the client moves to the main thread uncopied. */
 export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise<PoolReply<K> | ReturnType<typeof move>> {

@@ -14,11 +14,16 @@ import { blobOf } from '../shared/meta.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL } from '../shared/sql-schema.js';
 import { ConsolidationWriter } from './consolidation.js';
 import { VectorIndexWriter } from './ivf-generations.js';
+import { IdConflictError } from './row-writer.js';
+import { SnapshotRestorer } from './restore-snapshot.js';
 
 type Relation = 'owner' | 'participant' | 'mention';
 
-/** Time one forgetRows command may delete for before handing the writer back to other writes. */
-const FORGET_BUDGET_MS = 40;
+/**
+ * Time one forgetRows or restoreRows command may run before handing the writer back to other
+ * writes: a huge entity is deleted or restored over many commands, other batches commit between.
+ */
+const CHUNK_BUDGET_MS = 40;
 
 interface NewMemory {
   type: MemoryType;
@@ -277,7 +282,7 @@ export class WriteStore {
 
   /**
    * Deletes rows listed in an fsynced deletion snapshot (see workers/entity-deletion.ts), for at
-   * most FORGET_BUDGET_MS: a huge entity is deleted over many commands, and other writes'
+   * most CHUNK_BUDGET_MS: a huge entity is deleted over many commands, and other writes'
    * batches commit between them. Rows already gone are skipped.
    */
   forgetRows(cmd: CommandOf<'forgetRows'>): WriterResults['forgetRows'] {
@@ -285,7 +290,7 @@ export class WriteStore {
     let processed = 0;
     let removed = 0;
     for (const [rowid, id] of cmd.rows) {
-      if (processed > 0 && performance.now() - started > FORGET_BUDGET_MS) break;
+      if (processed > 0 && performance.now() - started > CHUNK_BUDGET_MS) break;
       processed++;
       const deleted = this.s.deleteMemoryWithId.get(rowid, id);
       if (!deleted) continue;
@@ -294,6 +299,28 @@ export class WriteStore {
       removed++;
     }
     return { processed, removed };
+  }
+
+  /**
+   * Puts back memories of a deletion snapshot (the offline restore's code, SnapshotRestorer), for
+   * at most CHUNK_BUDGET_MS; memories already present are counted and left alone.
+   */
+  restoreRows(cmd: CommandOf<'restoreRows'>): WriterResults['restoreRows'] {
+    const started = performance.now();
+    const restorer = new SnapshotRestorer(this.db, this.namespaceId, cmd.snapshot, this.now());
+    let processed = 0;
+    try {
+      for (const memory of cmd.memories) {
+        if (processed > 0 && performance.now() - started > CHUNK_BUDGET_MS) break;
+        processed++;
+        restorer.put(memory);
+      }
+    } catch (error) {
+      if (error instanceof IdConflictError) throw fail.snapshotIdsTaken(error.message);
+      throw error;
+    }
+    const { inserted, present } = restorer.result;
+    return { processed, restored: inserted, present };
   }
 
   // ------------------------------------------------------------------ vectors, reinforcement

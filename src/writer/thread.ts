@@ -61,6 +61,7 @@ const handlers: WriterHandlers = {
   forgetBegin: (command) => store.forgetBegin(command),
   forgetEnd: (command) => store.forgetEnd(command),
   forgetRows: (command) => store.forgetRows(command),
+  restoreRows: (command) => store.restoreRows(command),
   attachVectors: (command) => store.attachVectors(command),
   reinforce: (command) => store.reinforce(command),
   consolidate: (command) => store.consolidate(command),

@@ -67,6 +67,15 @@ export class RequestFuzzer {
     // arrives split across reads (no answer at all; README, "What this uWS build drops silently"),
     // and whether loopback splits it is timing. Bodies still carry the 100,000-character strings.
     let url = path.replace(/\{[^}]+\}/g, () => encodeSegment(this.rnd() < 0.5 && this.knownIds.length ? this.pick(this.knownIds) : this.string()).slice(0, 3000));
+    // Query parameters (GET /v1/entities): each present or not, a valid value or an odd one.
+    const queryParams = ((op.parameters ?? []) as { name: string; in: string; schema: Schema }[]).filter((p) => p.in === 'query');
+    if (queryParams.length > 0 && this.rnd() < 0.8) {
+      const pairs = queryParams.filter(() => this.rnd() < 0.6).map((p) => {
+        const value = this.rnd() < 0.5 ? this.valid(this.resolve(p.schema), 0) : this.pick(['', '-1', '0', '1e3', 'NaN', '99999999999999999999', '%zz', this.string()]);
+        return `${encodeSegment(p.name)}=${encodeSegment(String(value)).slice(0, 1000)}`;
+      });
+      if (pairs.length > 0) url += `?${pairs.join('&')}`;
+    }
     let httpMethod = method.toUpperCase();
     let mutation = 'valid';
     const roll = this.rnd();

@@ -1,9 +1,13 @@
 // `restore <snapshot_id>`: re-inserts a deletion snapshot's memories into the database.
-import { IdConflictError } from '../storage/row-writer.js';
+import { IdConflictError } from '../../writer/row-writer.js';
 import { CliError, configFrom, type Command } from '../args.js';
+import { snapshotPath } from '../../shared/snapshot-file.js';
 import { openForWriting } from '../storage/offline-db.js';
-import { restoreSnapshot } from '../storage/restore-snapshot.js';
+import { restoreSnapshot } from '../../writer/restore-snapshot.js';
 import { readSnapshot, resolveSnapshot } from '../storage/snapshot-files.js';
+import { existsSync } from 'node:fs';
+import { lockHolder } from '../../shared/instance-lock.js';
+import { restoreThroughService, serviceAddress } from '../online-restore.js';
 
 export const restoreCommand: Command = {
   name: 'restore',
@@ -16,16 +20,35 @@ links and its vector. Memories already present are skipped: restoring twice chan
 The whole restore is one transaction; a damaged snapshot file is refused before anything
 is written.
 
-The service must be stopped: only one process may write the database (the command refuses
-while the service holds <db>.lock).
+While the service runs (it holds <db>.lock), the command asks it to restore instead
+(POST /v1/snapshots/<snapshot_id>/restore): its writer puts the memories back in short
+chunks, between other writes, with no downtime. Only a snapshot id of its snapshots/
+folder can be restored that way, into the namespace it serves.
 
 Options:
-  --force    restore a snapshot taken in another namespace into --namespace`,
-  options: { force: { type: 'boolean' } },
+  --force            restore a snapshot taken in another namespace into --namespace (offline only)
+  --url <base>       the running service (default: MEMORY_RUNTIME_URL, else http://HOST:PORT
+                     from the same environment the service reads)
+  --api-key <key>    its key (default: MEMORY_RUNTIME_API_KEY, else the first of SERVICE_API_KEYS)`,
+  options: { force: { type: 'boolean' }, url: { type: 'string' }, 'api-key': { type: 'string' } },
   positionals: { min: 1, max: 1 },
   async run({ values, positionals }) {
     const config = configFrom(values);
     const { id, path } = resolveSnapshot(config.snapshotDir, positionals[0]);
+    // No database, no service on it: the offline path says what is missing.
+    const holder = existsSync(config.dbPath) ? lockHolder(config.dbPath) : null;
+    if (holder !== null) {
+      if (path !== snapshotPath(config.snapshotDir, id) || values.force) {
+        throw new CliError(`the database is in use by ${holder.owner} (pid ${holder.pid}): the service restores only by snapshot id from its ` +
+          'snapshots folder, into its own namespace; stop it to restore a file elsewhere or with --force');
+      }
+      const result = await restoreThroughService(serviceAddress(config, values, process.env), holder, id);
+      const where = `entity '${result.entity}', namespace '${result.namespace}', through the running service`;
+      process.stdout.write(result.restored_count === 0
+        ? `nothing to restore: all ${result.already_present_count} memories of snapshot ${id} are already present (${where})\n`
+        : `restored ${result.restored_count} memories from snapshot ${id} (${where}): ${result.already_present_count} already present\n`);
+      return;
+    }
     const snapshot = readSnapshot(path, id);
     if (snapshot.namespace !== config.namespace && !values.force) {
       throw new CliError(`snapshot ${snapshot.snapshot_id} was taken in namespace '${snapshot.namespace}', not '${config.namespace}'; ` +

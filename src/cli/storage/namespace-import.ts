@@ -3,9 +3,9 @@
 // the header) rolls back completely. Rows already present (same id, same namespace) are kept
 // as they are, so importing the same file twice changes nothing.
 import type { Db } from '../../shared/db.js';
-import { RowWriter, type RefResolver } from './row-writer.js';
-import { VectorRows } from './vector-rows.js';
-import { validators, type ExportHeaderT } from './file-formats.js';
+import { RowWriter, type RefResolver } from '../../writer/row-writer.js';
+import { VectorRows } from '../../writer/vector-rows.js';
+import { validators, type ExportHeaderT } from '../../shared/file-formats.js';
 
 export interface ImportResult {
   namespace: string;

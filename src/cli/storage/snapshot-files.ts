@@ -1,84 +1,33 @@
-// Finding, reading and checking deletion snapshots in `snapshots/` beside the database.
-import { readdirSync, readFileSync } from 'node:fs';
-import { basename, join } from 'node:path';
+// The CLI's view of deletion snapshots: ids or paths on the command line, and the shared
+// readers (shared/snapshot-files.ts) with their failures turned into one-line CliErrors.
+import { basename } from 'node:path';
 import { snapshotPath } from '../../shared/snapshot-file.js';
+import * as files from '../../shared/snapshot-files.js';
+import type { SnapshotFileT } from '../../shared/file-formats.js';
 import { CliError, UsageError } from '../args.js';
-import { validators, type SnapshotFileT } from './file-formats.js';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export type { SnapshotSummary } from '../../shared/snapshot-files.js';
 
 /** A snapshot id names `<dir>/<id>.json`; anything with a slash or `.json` is taken as a path. */
 export function resolveSnapshot(dir: string, idOrPath: string): { id: string; path: string } {
   if (idOrPath.includes('/') || idOrPath.endsWith('.json')) return { id: basename(idOrPath, '.json'), path: idOrPath };
-  if (!UUID.test(idOrPath)) throw new UsageError(`'${idOrPath}' is not a snapshot id (a UUID) or a path to a snapshot file`);
+  if (!files.SNAPSHOT_ID.test(idOrPath)) throw new UsageError(`'${idOrPath}' is not a snapshot id (a UUID) or a path to a snapshot file`);
   return { id: idOrPath, path: snapshotPath(dir, idOrPath) };
 }
 
-/** The parsed, checked snapshot; a missing, unreadable or damaged file is a one-line CliError. */
 export function readSnapshot(path: string, expectedId: string): SnapshotFileT {
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new CliError(code === 'ENOENT' ? `snapshot not found: ${path}` : `cannot read snapshot ${path}: ${(error as Error).message}`);
-  }
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new CliError(`snapshot ${path} is corrupt: not valid JSON (${(error as Error).message})`);
-  }
-  let snapshot: SnapshotFileT;
-  try {
-    snapshot = validators.snapshot.parse(parsed);
-  } catch (error) {
-    throw new CliError(`snapshot ${path} is corrupt: ${(error as Error).message}`);
-  }
-  if (UUID.test(expectedId) && snapshot.snapshot_id !== expectedId) {
-    throw new CliError(`snapshot ${path} is corrupt: it names itself ${snapshot.snapshot_id}`);
-  }
-  return snapshot;
+  return asCliError(() => files.readSnapshot(path, expectedId));
 }
 
-export interface SnapshotSummary {
-  snapshot_id: string;
-  captured_at: string | null;
-  namespace: string | null;
-  entity: string | null;
-  memory_count: number;
-  counts: Record<string, number>;
-  vectors: number;
-  /** Why the file cannot be restored, when it cannot. */
-  problem: string | null;
+export function listSnapshots(dir: string): files.SnapshotSummary[] {
+  return asCliError(() => files.listSnapshots(dir));
 }
 
-/** Every snapshot in the folder, oldest first; damaged files are listed with their problem. */
-export function listSnapshots(dir: string): SnapshotSummary[] {
-  let names: string[];
+function asCliError<T>(work: () => T): T {
   try {
-    names = readdirSync(dir).filter((name) => name.endsWith('.json'));
+    return work();
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new CliError(`cannot list snapshots in ${dir}: ${(error as Error).message}`);
+    if (error instanceof files.SnapshotFileError) throw new CliError(error.message);
+    throw error;
   }
-  const summaries = names.map((name): SnapshotSummary => {
-    const id = basename(name, '.json');
-    try {
-      const snapshot = readSnapshot(join(dir, name), id);
-      const counts: Record<string, number> = { episodic: 0, semantic: 0, procedural: 0 };
-      for (const memory of snapshot.memories) counts[memory.memory_type]++;
-      return {
-        snapshot_id: snapshot.snapshot_id, captured_at: snapshot.captured_at, namespace: snapshot.namespace,
-        entity: snapshot.entity.name, memory_count: snapshot.memories.length, counts,
-        vectors: snapshot.memories.filter((m) => m.embedding !== null).length, problem: null,
-      };
-    } catch (error) {
-      return {
-        snapshot_id: id, captured_at: null, namespace: null, entity: null, memory_count: 0, counts: {}, vectors: 0,
-        problem: (error as Error).message,
-      };
-    }
-  });
-  return summaries.sort((a, b) => (a.captured_at ?? '').localeCompare(b.captured_at ?? '') || a.snapshot_id.localeCompare(b.snapshot_id));
 }

@@ -24,7 +24,11 @@ export interface RestBinding {
    * as it is — an episode id that was never issued, whatever its form, is simply unknown (404).
    */
   params?: Readonly<Record<string, string>>;
-  /** Query parameters the client sends and the OpenAPI document lists; the service reads none. */
+  /**
+   * Query parameters the client sends and the OpenAPI document lists. When the route takes no body
+   * and this is the operation's input schema, the query string IS the input, validated by it
+   * (http/query.ts); otherwise the service reads none (DELETE's hard_delete).
+   */
   query?: TObject;
 }
 

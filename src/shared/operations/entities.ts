@@ -1,6 +1,7 @@
 // Entities: creating one, reading what is known about one, forgetting one.
 import {
   CreateEntityBody, Entity, ForgetParams, ForgetQuery, ForgetResponse, InspectBody, InspectResponse, MAX_LIMIT,
+  ListEntitiesQuery, ListEntitiesResponse,
 } from '../schemas.js';
 import { defaultOf } from '../defaults.js';
 import { declareOperation, READS, WRITES } from './declare.js';
@@ -59,4 +60,16 @@ export const inspect = declareOperation({
       'with "not found" for an unknown entity.',
     annotations: READS,
   },
+});
+
+/** The console's entity list (issue 15; not in the spec). The query string is the input. No MCP tool: agents have recall and inspect. */
+export const listEntities = declareOperation({
+  name: 'listEntities',
+  input: ListEntitiesQuery,
+  output: ListEntitiesResponse,
+  errors: [],
+  rest: [{
+    method: 'get', path: '/v1/entities', body: null, query: ListEntitiesQuery,
+    summary: 'Entities by name, a page at a time (q: name contains, any case)',
+  }],
 });

@@ -8,18 +8,20 @@ import * as entities from './entities.js';
 import * as episodes from './episodes.js';
 import * as memories from './memories.js';
 import * as status from './status.js';
+import * as snapshots from './snapshots.js';
 
 export type { McpBinding, OperationDeclaration, RestBinding, ToolAnnotations } from './declare.js';
 
 type Exported = (typeof status)[keyof typeof status] | (typeof entities)[keyof typeof entities]
-  | (typeof memories)[keyof typeof memories] | (typeof episodes)[keyof typeof episodes];
+  | (typeof memories)[keyof typeof memories] | (typeof episodes)[keyof typeof episodes]
+  | (typeof snapshots)[keyof typeof snapshots];
 type Declared = Extract<Exported, OperationDeclaration<string, TObject, TSchema>>;
 
 const isDeclaration = (value: unknown): value is Declared =>
   typeof value === 'object' && value !== null && 'rest' in value && 'input' in value;
 
 export const OPERATIONS = Object.freeze(Object.fromEntries(
-  [status, entities, memories, episodes].flatMap((group) => Object.values(group)).filter(isDeclaration).map((d) => [d.name, d]),
+  [status, entities, memories, episodes, snapshots].flatMap((group) => Object.values(group)).filter(isDeclaration).map((d) => [d.name, d]),
 )) as { readonly [D in Declared as D['name']]: D };
 
 export type OperationName = keyof typeof OPERATIONS;

@@ -40,7 +40,9 @@ export const recall = declareOperation({
       `what was learned earlier. Optional: entity (only that entity's memories), limit (default ${defaultOf(RecallBody, 'limit')}, ` +
       `max ${MAX_LIMIT}), types (any of "episodic", "semantic", "procedural"). Returns {memories: [{id, content, memory_type, ` +
       'confidence, stability, score}], contradictions: [{description}]}; contradictions lists conflicting semantic facts ' +
-      'among the results (e.g. two different home cities), so you can ask which one is current. No paging: raise limit for more.',
+      'among the results (e.g. two different home cities), so you can ask which one is current. No paging: raise limit for more. ' +
+      'explain: true adds to each memory an explanation: which signals (lexical, vector, adjacent turn, entity, tie_break) ' +
+      'ranked it and how much each added to its score — for debugging why a memory came back, not needed to answer.',
     annotations: READS,
   },
 });
@@ -60,7 +62,7 @@ export const recallGrouped = declareOperation({
       `conversation order; "relevance" gives the best-matching group first. limit (default ${defaultOf(RecallGroupedBody, 'limit')}) ` +
       'caps the memories considered across all groups; max_groups optionally caps the number of groups. Facts not tied ' +
       'to a conversation come back as single-memory groups with session_id null. Returns {groups: [{session_id, ' +
-      'session_time, group_score, memories}]}.',
+      'session_time, group_score, memories}]}. explain: true adds each memory\'s explanation, as in recall.',
     annotations: READS,
   },
 });

@@ -10,7 +10,8 @@
 // Nothing here reads last access or stability: recalling never changes what a recall returns.
 // Filters (namespace, archived, entity, types) are applied inside each candidate query.
 import type { Db } from '../../shared/db.js';
-import type { MemoryRecord, MemoryType } from '../../shared/schemas.js';
+import type { Explanation, MemoryRecord, MemoryType } from '../../shared/schemas.js';
+import { explainScores } from './explain.js';
 import type { EntityMatcher } from '../entity-mentions.js';
 import { MEMORY_COLUMNS, type MemoryRow, type ReadStore } from '../read-store.js';
 import { fuseScores, type SignalScores } from './fuse.js';
@@ -31,11 +32,14 @@ export interface RecallRequest {
   limit: number;
   /** The query's embedding, computed once by the caller; null to recall without vectors. */
   queryVector: Float32Array | null;
+  /** Attach each hit's explanation (explain.ts); off by default, and then nothing is built for it. */
+  explain?: boolean;
 }
 
 export interface RecallHit {
   row: MemoryRow;
   score: number;
+  explanation?: Explanation;
 }
 
 /**
@@ -56,6 +60,9 @@ export interface EngineOptions {
   /** IVF cells scanned per query; 0 or absent = chosen from the cell count. */
   vectorProbes?: number;
 }
+
+/** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
+const NOTHING = (): number => 0;
 
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
@@ -119,19 +126,19 @@ export class RecallEngine {
   }
 
   /** Whole rows of the ranked hits, in rank order, read a chunk at a time as they are consumed. */
-  private *hydrated(ranked: { rowid: number; score: number }[]): Generator<RecallHit> {
+  private *hydrated(ranked: Ranked[]): Generator<RecallHit> {
     for (let start = 0; start < ranked.length; start += HYDRATE_CHUNK) {
       const chunk = ranked.slice(start, start + HYDRATE_CHUNK);
       const rows = new Map(this.hydrate.all(JSON.stringify(chunk.map((r) => r.rowid))).map((row) => [row.rowid, row]));
-      for (const { rowid, score } of chunk) {
+      for (const { rowid, score, explanation } of chunk) {
         const row = rows.get(rowid);
-        if (row) yield { row, score };
+        if (row) yield explanation ? { row, score, explanation } : { row, score };
       }
     }
   }
 
-  /** Rowids and scores of the best `limit` memories, best first; no content is read. */
-  private ranked(request: RecallRequest, now: number, timings: StageTimings): { rowid: number; score: number }[] {
+  /** Rowids and scores of the best `limit` memories, best first (explained if asked); no content is read. */
+  private ranked(request: RecallRequest, now: number, timings: StageTimings): Ranked[] {
     let entityId: string | null = null;
     if (request.entity !== null) {
       const entity = this.store.entity(request.entity);
@@ -184,7 +191,8 @@ export class RecallEngine {
       ];
     };
     let candidates = [...proposed];
-    let fused = fuseScores(candidates, timed(timings, 'vector', () => scoredOn(candidates)));
+    let signals = timed(timings, 'vector', () => scoredOn(candidates));
+    let fused = fuseScores(candidates, signals);
 
     // 3. Conversation context: the best candidates' adjacent turns join, then every turn is lifted by its neighbours.
     if (w.adjacent > 0) {
@@ -192,22 +200,40 @@ export class RecallEngine {
       const added = this.neighbours.adjacent(best, ctx.filter).filter((rowid) => !fused.has(rowid));
       if (added.length > 0) {
         candidates = [...candidates, ...added];
-        fused = fuseScores(candidates, timed(timings, 'vector', () => scoredOn(candidates)));
+        signals = timed(timings, 'vector', () => scoredOn(candidates));
+        fused = fuseScores(candidates, signals);
       }
     }
     const rows = new Map(timed(timings, 'hydrate', () => this.positions.all(JSON.stringify(candidates))).map((row) => [row.rowid, row]));
 
-    return timed(timings, 'fusion', () => {
-      const lifted = liftedByNeighbours(rows, fused, w.adjacent);
+    // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
+    let lifted = fused;
+    let prior: (rowid: number) => number = NOTHING;
+    let tieBreak: (row: CandidateRow) => number = NOTHING;
+    const ranked = timed(timings, 'fusion', () => {
+      lifted = liftedByNeighbours(rows, fused, w.adjacent);
       // 4. Entity prior and tie-break.
-      const prior = entityPrior(candidates, this.links.linked(candidates, ctx.queryEntityIds), w.entity);
-      const tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
+      prior = entityPrior(candidates, this.links.linked(candidates, ctx.queryEntityIds), w.entity);
+      tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
         .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
         .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
         .slice(0, request.limit);
     });
+    if (!request.explain) return ranked;
+    const explanations = explainScores(ranked.map((r) => r.rowid), {
+      lexical, nearest, cosine, signals, fused, lifted, prior, weights: w,
+      tieBreak: (rowid) => tieBreak(rows.get(rowid)!),
+    });
+    return ranked.map((r, i) => ({ ...r, explanation: explanations[i] }));
   }
+}
+
+/** A ranked memory before its row is read. */
+interface Ranked {
+  rowid: number;
+  score: number;
+  explanation?: Explanation;
 }
 
 /** The columns ranking reads of every candidate. */
@@ -232,8 +258,8 @@ function strengthTieBreak(rows: CandidateRow[], weight: number): (row: Candidate
 }
 
 /** The public Memory shape. `score` is null where no ranking happened (inspect). */
-export function toMemory(row: MemoryRow, score: number | null): MemoryRecord {
-  return {
+export function toMemory(row: MemoryRow, score: number | null, explanation?: Explanation): MemoryRecord {
+  const memory: MemoryRecord = {
     id: row.id,
     content: row.content,
     memory_type: row.memory_type,
@@ -241,4 +267,6 @@ export function toMemory(row: MemoryRow, score: number | null): MemoryRecord {
     stability: row.stability,
     score: score === null ? null : Math.round(score * 1e6) / 1e6,
   };
+  if (explanation) memory.explanation = explanation;
+  return memory;
 }

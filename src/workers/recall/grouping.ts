@@ -44,7 +44,7 @@ export function groupHits(
     session_time: isoWithOffset(group.time),
     group_score: Math.round(group.score * 1e6) / 1e6,
     // Inside a session, memories read in conversation order (turns by seq, then extracted ones).
-    memories: [...group.hits].sort(conversationOrder).map((hit) => toMemory(hit.row, hit.score)),
+    memories: [...group.hits].sort(conversationOrder).map((hit) => toMemory(hit.row, hit.score, hit.explanation)),
   }));
 }
 

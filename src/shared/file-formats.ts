@@ -1,10 +1,10 @@
-// The two files the CLI reads: deletion snapshots (written by the writer before a delete, see
+// The two files the CLI (and the service's online restore) reads: deletion snapshots (written by the writer before a delete, see
 // shared/snapshot-file.ts) and namespace exports (JSON lines, written by `export`). Each is checked
 // against these schemas *before* anything is written, so a damaged file changes nothing.
 // Extra fields are allowed: a row carries every column of its table, whatever the version.
 import Type, { type Static } from 'typebox';
-import { ENTITY_KINDS, MEMORY_TYPES } from '../../shared/schemas.js';
-import { compileValidator } from '../../shared/validation.js';
+import { ENTITY_KINDS, MEMORY_TYPES } from './schemas.js';
+import { compileValidator } from './validation.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
 const NullableId = Type.Union([Id, Type.Null()]);
@@ -68,6 +68,8 @@ export const ExportMemory = Type.Object({ type: Type.Literal('memory'), ...Memor
 
 export type MemoryRowFileT = Static<typeof MemoryRowFile> & Record<string, unknown>;
 export type SnapshotFileT = Static<typeof SnapshotFileSchema>;
+/** Everything but the memories: what each chunk of an online restore carries along. */
+export type SnapshotHeaderT = Omit<SnapshotFileT, 'memories'>;
 export type ExportHeaderT = Static<typeof ExportHeader>;
 
 export const validators = {

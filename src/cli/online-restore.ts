@@ -1,0 +1,43 @@
+// `restore` while the service runs: the service holds the database's lock and its writer must
+// stay the only writer, so the command asks the service to restore (POST
+// /v1/snapshots/{id}/restore) instead of opening the file. The service is found at --url, else
+// MEMORY_RUNTIME_URL, else the HOST/PORT of the environment the command shares with it; the key
+// is --api-key, else MEMORY_RUNTIME_API_KEY, else the first of SERVICE_API_KEYS.
+import type { Config } from '../shared/config.js';
+import type { LockInfo } from '../shared/instance-lock.js';
+import type { RestoreResult } from '../shared/schemas.js';
+import { MemoryClient, MemoryServiceError } from '../client/index.js';
+import { CliError } from './args.js';
+
+export interface ServiceAddress {
+  url: string | null;
+  apiKey: string | undefined;
+}
+
+export function serviceAddress(config: Config, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): ServiceAddress {
+  const flag = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
+  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  // PORT=0 picks a free port at start-up: nothing here can know which.
+  const derived = config.port === 0 ? null : `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
+  return {
+    url: flag('url') ?? env.MEMORY_RUNTIME_URL ?? derived,
+    apiKey: flag('api-key') ?? env.MEMORY_RUNTIME_API_KEY ?? config.apiKeys[0],
+  };
+}
+
+export async function restoreThroughService(address: ServiceAddress, holder: LockInfo, snapshotId: string): Promise<RestoreResult> {
+  const held = `the database is in use by ${holder.owner} (pid ${holder.pid} on ${holder.host})`;
+  if (address.url === null) {
+    throw new CliError(`${held}, and its address is unknown (PORT=0): pass --url or set MEMORY_RUNTIME_URL to restore through it`);
+  }
+  const client = new MemoryClient({ baseUrl: address.url, apiKey: address.apiKey, timeoutMs: 10 * 60_000 });
+  try {
+    return await client.restoreSnapshot(snapshotId);
+  } catch (error) {
+    if (error instanceof MemoryServiceError) {
+      throw new CliError(`restore through the service at ${address.url} failed (HTTP ${error.status}${error.code ? ` ${error.code}` : ''}): ${error.errorText}`);
+    }
+    throw new CliError(`${held}, but the service cannot be reached at ${address.url} (${(error as Error).message}); ` +
+      'pass --url or set MEMORY_RUNTIME_URL, or stop the service to restore offline');
+  }
+}

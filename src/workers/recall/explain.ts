@@ -1,0 +1,59 @@
+// `explain: true` on recall: for each returned memory, what every ranking stage added to its
+// score, so an operator can see why it is there. Built only when asked, from the values the
+// ranking already computed (no stage is re-run), for the `limit` memories returned; the
+// default path does none of this. The contributions add up to the score the ranking used:
+// lexical + vector are the two terms of the weighted mean (fuse.ts), then the adjacent-turn
+// lift, the entity prior and the tie-break are added to it (engine.ts).
+import type { Explanation } from '../../shared/schemas.js';
+import { normalised, type SignalScores } from './fuse.js';
+import type { Proposal } from './signals.js';
+
+/** What the ranking computed, kept by the engine for explain (all of it existed already). */
+export interface RankingTrace {
+  lexical: Proposal[];
+  nearest: Proposal[];
+  /** Raw cosine of every candidate that has a vector (KNN's or looked up). */
+  cosine: Map<number, number>;
+  /** The signals the final weighted mean was computed from: [bm25, vector]. */
+  signals: SignalScores[];
+  fused: Map<number, number>;
+  lifted: Map<number, number>;
+  prior: (rowid: number) => number;
+  tieBreak: (rowid: number) => number;
+  weights: { adjacent: number; entity: number; strength: number };
+}
+
+/** One explanation per rowid, in the given order. */
+export function explainScores(rowids: number[], trace: RankingTrace): Explanation[] {
+  const [lexical, vector] = trace.signals.map((signal) => ({
+    signal, normal: signal.weight > 0 && signal.scores.size > 0 ? normalised(signal) : null,
+  }));
+  const rankIn = (list: Proposal[], rowid: number) => {
+    const index = list.findIndex((p) => p.rowid === rowid);
+    return index < 0 ? null : index + 1;
+  };
+  return rowids.map((rowid) => {
+    // The weighted mean's denominator: the weights of the signals that know this memory.
+    let known = 0;
+    for (const { signal, normal } of [lexical, vector]) if (normal?.has(rowid)) known += signal.weight;
+    const meanTerm = ({ signal, normal }: typeof lexical) => {
+      const value = normal?.get(rowid);
+      return value === undefined || known === 0 ? 0 : (signal.weight * value) / known;
+    };
+    const fused = trace.fused.get(rowid) ?? 0;
+    const adjacent = (trace.lifted.get(rowid) ?? fused) - fused;
+    const entity = trace.prior(rowid);
+    const tieBreak = trace.tieBreak(rowid);
+    const lexicalRaw = lexical.signal.scores.get(rowid);
+    const parts = [
+      { signal: 'lexical' as const, rank: rankIn(trace.lexical, rowid), raw: lexicalRaw ?? null, weight: lexical.signal.weight, contribution: meanTerm(lexical) },
+      { signal: 'vector' as const, rank: rankIn(trace.nearest, rowid), raw: trace.cosine.get(rowid) ?? null, weight: vector.signal.weight, contribution: meanTerm(vector) },
+      // raw: the best neighbouring turn's fused score, which the lift is a fraction of.
+      { signal: 'adjacent' as const, rank: null, raw: trace.weights.adjacent > 0 ? adjacent / trace.weights.adjacent : null, weight: trace.weights.adjacent, contribution: adjacent },
+      { signal: 'entity' as const, rank: null, raw: null, weight: trace.weights.entity, contribution: entity },
+      // raw: confidence × recency among the candidates.
+      { signal: 'tie_break' as const, rank: null, raw: trace.weights.strength > 0 ? tieBreak / trace.weights.strength : null, weight: trace.weights.strength, contribution: tieBreak },
+    ];
+    return { score: fused + adjacent + entity + tieBreak, signals: parts };
+  });
+}

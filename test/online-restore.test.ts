@@ -1,0 +1,186 @@
+// Online restore (issue 15): GET /v1/snapshots and POST /v1/snapshots/{snapshot_id}/restore on
+// a running service, through its writer, while other writes keep coming.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { del, get, post, startTestService, type TestService } from './support/service.js';
+import { MemoryClient } from '../src/client/index.js';
+import { runCli } from './support/cli.js';
+
+let t: TestService;
+before(async () => {
+  t = await startTestService();
+});
+after(() => t.close());
+
+/** Stores `count` facts about `entity` (8 at a time) and returns them. */
+async function rememberMany(entity: string, count: number, prefix: string): Promise<{ id: string; content: string }[]> {
+  const stored: { id: string; content: string }[] = [];
+  for (let i = 0; i < count; i += 8) {
+    const batch = Array.from({ length: Math.min(8, count - i) }, (_, k) =>
+      post(t.base, '/v1/remember', { entity, fact: `${prefix} number ${i + k} is kept in drawer ${i + k}` }));
+    for (const r of await Promise.all(batch)) {
+      assert.equal(r.status, 201);
+      stored.push(r.body);
+    }
+  }
+  return stored;
+}
+
+async function deleteEntity(entity: string): Promise<string> {
+  const r = await del(t.base, `/v1/entities/${encodeURIComponent(entity)}`);
+  assert.equal(r.status, 200);
+  return r.body.snapshot.snapshot_id;
+}
+
+const restore = (id: string) => post(t.base, `/v1/snapshots/${id}/restore`);
+
+test('a large snapshot is restored online while other writes stream in: nothing lost, restored memories recallable at once', async () => {
+  // 1,200 memories: more than two of the restore's chunks.
+  const facts = await rememberMany('walrus keeper', 1200, 'walrus ledger');
+  const episode = (await post(t.base, '/v1/episodes/start', { participants: ['walrus keeper', 'zookeeper bot'] })).body.episode_id;
+  await post(t.base, `/v1/episodes/${episode}/message`, { role: 'user', content: 'the walrus named Olaf prefers herring' });
+  const snapshotId = await deleteEntity('walrus keeper');
+  assert.equal((await post(t.base, '/v1/recall', { query: 'walrus ledger drawer', entity: 'walrus keeper' })).body.memories.length, 0);
+
+  let streaming = true;
+  const written: string[] = [];
+  const writer = async (lane: number) => {
+    for (let i = 0; streaming || i < 5; i++) {
+      const r = await post(t.base, '/v1/remember', { entity: 'stream writer', fact: `stream fact ${lane}-${i}` });
+      assert.equal(r.status, 201);
+      written.push(r.body.id);
+    }
+  };
+  const writers = [0, 1, 2, 3].map(writer);
+  const commandsBefore = t.service.writer.stats.commands;
+  const r = await restore(snapshotId);
+  streaming = false;
+  // 1,201 memories in chunks of at most 500 (fewer when a chunk hits the writer's 40 ms budget).
+  assert.ok(t.service.writer.stats.commands - commandsBefore >= 3 + written.length, 'the restore ran as several writer commands');
+  await Promise.all(writers);
+
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body, {
+    snapshot_id: snapshotId, namespace: 'default', entity: 'walrus keeper', restored_count: 1201, already_present_count: 0,
+  });
+  // Every write acknowledged during the restore is there.
+  const streamed = await post(t.base, '/v1/inspect', { entity: 'stream writer', limit: 1000 });
+  assert.deepEqual(streamed.body.semantic.map((m: { id: string }) => m.id).sort(), [...written].sort());
+  // Restored with their ids, and recallable by their words at once (FTS is written with the row).
+  const stats = (await get(t.base, '/v1/stats')).body;
+  assert.deepEqual([stats.semantic_memories, stats.episodic_memories], [1200 + written.length, 1]);
+  const inspect = await post(t.base, '/v1/inspect', { entity: 'walrus keeper', limit: 1000 });
+  const ids = new Set(facts.map((f) => f.id));
+  assert.equal(inspect.body.semantic.length, 999);
+  assert.ok(inspect.body.semantic.every((m: { id: string }) => ids.has(m.id)));
+  const recalled = await post(t.base, '/v1/recall', { query: 'walrus ledger number 1117', entity: 'walrus keeper', limit: 3 });
+  assert.equal(recalled.body.memories[0].id, facts[1117].id);
+  const turn = await post(t.base, '/v1/recall', { query: 'Olaf herring', limit: 3 });
+  assert.equal(turn.body.memories[0].content, 'the walrus named Olaf prefers herring');
+});
+
+test('restoring twice changes nothing; the listing shows the snapshot with its counts', async () => {
+  await rememberMany('otter fan', 3, 'otter note');
+  const snapshotId = await deleteEntity('otter fan');
+  const listed = await get(t.base, '/v1/snapshots');
+  assert.equal(listed.status, 200);
+  const item = listed.body.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === snapshotId);
+  assert.deepEqual({ ...item, captured_at: typeof item.captured_at }, {
+    snapshot_id: snapshotId, captured_at: 'string', namespace: 'default', entity: 'otter fan', memory_count: 3,
+    counts: { episodic: 0, semantic: 3, procedural: 0 }, vectors: item.vectors, problem: null,
+  });
+  const captured = listed.body.snapshots.map((s: { captured_at: string }) => s.captured_at);
+  assert.deepEqual(captured, [...captured].sort(), 'oldest first');
+
+  const client = new MemoryClient({ baseUrl: t.base });
+  assert.deepEqual((await client.listSnapshots()).snapshots, listed.body.snapshots);
+  const first = await client.restoreSnapshot(snapshotId);
+  assert.deepEqual([first.restored_count, first.already_present_count], [3, 0]);
+  const stats = (await get(t.base, '/v1/stats')).body;
+  const second = await restore(snapshotId);
+  assert.deepEqual([second.status, second.body.restored_count, second.body.already_present_count], [200, 0, 3]);
+  assert.deepEqual((await get(t.base, '/v1/stats')).body, stats);
+  assert.equal((await post(t.base, '/v1/inspect', { entity: 'otter fan' })).body.semantic.length, 3);
+});
+
+test('an unknown snapshot id is 404; a malformed one is 400 naming snapshot_id', async () => {
+  const unknown = await restore(randomUUID());
+  assert.deepEqual([unknown.status, unknown.body.code], [404, 'SNAPSHOT_NOT_FOUND']);
+  for (const bad of ['not-a-uuid', '..%2F..%2Fmemory', '12345678-1234-1234-1234-1234567890ab0', '%20']) {
+    const r = await restore(bad);
+    assert.equal(r.status, 400, bad);
+    assert.equal(r.body.code, 'INVALID_VALUE');
+    assert.match(r.body.error, /snapshot_id/);
+  }
+});
+
+test('a damaged or foreign snapshot is refused with 409 and changes nothing; no server path is revealed', async () => {
+  await rememberMany('heron watcher', 2, 'heron sighting');
+  const snapshotId = await deleteEntity('heron watcher');
+  const path = join(t.dir, 'snapshots', `${snapshotId}.json`);
+  const good = JSON.parse(readFileSync(path, 'utf8'));
+
+  const foreignId = randomUUID();
+  writeFileSync(join(t.dir, 'snapshots', `${foreignId}.json`), JSON.stringify({ ...good, snapshot_id: foreignId, namespace: 'elsewhere' }));
+  const foreign = await restore(foreignId);
+  assert.deepEqual([foreign.status, foreign.body.code], [409, 'SNAPSHOT_CONFLICT']);
+
+  const damagedId = randomUUID();
+  writeFileSync(join(t.dir, 'snapshots', `${damagedId}.json`), '{"format_version": 1, "memo');
+  const damaged = await restore(damagedId);
+  assert.deepEqual([damaged.status, damaged.body.code], [409, 'SNAPSHOT_UNUSABLE']);
+  assert.ok(!damaged.body.error.includes(t.dir));
+  const listed = (await get(t.base, '/v1/snapshots')).body.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === damagedId);
+  assert.equal(typeof listed.problem, 'string');
+  assert.ok(!listed.problem.includes(t.dir));
+
+  assert.equal((await post(t.base, '/v1/inspect', { entity: 'heron watcher' })).body.semantic.length, 0);
+  assert.equal((await restore(snapshotId)).body.restored_count, 2);
+});
+
+test('the CLI restore goes through the running service (which holds the lock), with its key', async () => {
+  const keyed = await startTestService({ SERVICE_API_KEYS: 'k1,k2' });
+  try {
+    const auth = { authorization: 'Bearer k2' };
+    await post(keyed.base, '/v1/remember', { entity: 'puffin', fact: 'puffins nest in burrows' }, auth);
+    const snapshotId = (await del(keyed.base, '/v1/entities/puffin', auth)).body.snapshot.snapshot_id;
+    const db = join(keyed.dir, 'memory.db');
+    // The key comes from SERVICE_API_KEYS, as the service reads it.
+    const first = await runCli(['restore', snapshotId, '--db', db, '--url', keyed.base], { env: { SERVICE_API_KEYS: 'k1,k2' } });
+    assert.equal(first.code, 0, first.stderr);
+    assert.match(first.stdout, /^restored 1 memories .*through the running service/);
+    assert.equal((await post(keyed.base, '/v1/recall', { query: 'puffins burrows' }, auth)).body.memories.length, 1);
+    const again = await runCli(['restore', snapshotId, '--db', db], { env: { MEMORY_RUNTIME_URL: keyed.base, MEMORY_RUNTIME_API_KEY: 'k1' } });
+    assert.equal(again.code, 0, again.stderr);
+    assert.match(again.stdout, /^nothing to restore/);
+    const wrongKey = await runCli(['restore', snapshotId, '--db', db, '--url', keyed.base, '--api-key', 'nope']);
+    assert.equal(wrongKey.code, 1);
+    assert.match(wrongKey.stderr, /^memory-runtime: .*HTTP 401/);
+    const unknown = await runCli(['restore', randomUUID(), '--db', db, '--url', keyed.base, '--api-key', 'k1']);
+    assert.match(unknown.stderr, /HTTP 404 SNAPSHOT_NOT_FOUND/);
+  } finally {
+    await keyed.close();
+  }
+});
+
+test('the new routes need a key when keys are set', async () => {
+  const keyed = await startTestService({ SERVICE_API_KEYS: 'k1' });
+  try {
+    const auth = { authorization: 'Bearer k1' };
+    const wrong = { authorization: 'Bearer nope' };
+    const id = randomUUID();
+    for (const headers of [{}, wrong]) {
+      assert.equal((await get(keyed.base, '/v1/snapshots', headers)).status, 401);
+      assert.equal((await post(keyed.base, `/v1/snapshots/${id}/restore`, undefined, headers)).status, 401);
+      assert.equal((await get(keyed.base, '/v1/entities?q=a', headers)).status, 401);
+    }
+    assert.equal((await get(keyed.base, '/v1/snapshots', auth)).status, 200);
+    assert.equal((await post(keyed.base, `/v1/snapshots/${id}/restore`, undefined, auth)).status, 404);
+    assert.equal((await get(keyed.base, '/v1/entities?q=a', auth)).status, 200);
+  } finally {
+    await keyed.close();
+  }
+});
