@@ -94,8 +94,9 @@ function flush(): void {
       const wire = toWireError(error);
       replies = batch.map((request) => ({ id: request.id, ok: false, error: wire }));
     }
-    for (const reply of replies) port.postMessage(reply);
+    // The report first: whoever sees an acknowledgement then also sees its batch counted.
     port.postMessage({ type: 'batch', commands: batch.length, commitMs: performance.now() - started } satisfies WriterBatchReport);
+    for (const reply of replies) port.postMessage(reply);
   }
   if (queue.length > 0) schedule();
   else if (closing) shutDown();
