@@ -18,6 +18,7 @@ import { WriteStore } from './store.js';
 import { batchRunner } from './batch.js';
 import { prepareVectorTable } from './vector-table.js';
 import { embedderIdentity } from '../shared/embedder-identity.js';
+import { nameThread } from '../shared/os-thread.js';
 
 /** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */
 const MAX_BATCH = 512;
@@ -26,6 +27,7 @@ export type WriterControl = { type: 'close' };
 
 const port = parentPort!;
 const config = workerData.config as Config;
+nameThread('mr-writer');
 
 /**
  * Opens and migrates the file. A failure is posted as a message: an error thrown here reaches
