@@ -36,8 +36,8 @@ function stdout(): BufferedStdout {
 }
 
 class BufferedStdout {
-  private pending: string[] = [];
-  private chars = 0;
+  /** Lines not yet written: appending builds a rope, flattened once by the write. */
+  private pending = '';
   /** For Atomics.wait: a synchronous sleep while a full pipe drains. */
   private readonly sleeper = new Int32Array(new SharedArrayBuffer(4));
 
@@ -45,21 +45,27 @@ class BufferedStdout {
 
   /** pino's destination interface: one serialised line, newline included. */
   write(line: string): void {
-    this.pending.push(line);
+    this.pending += line;
     // UTF-16 units, not bytes: only decides when to flush.
-    this.chars += line.length;
-    if (this.chars >= FLUSH_CHARS) this.flush();
+    if (this.pending.length >= FLUSH_CHARS) this.flush();
   }
 
   flush(): void {
-    if (this.pending.length === 0) return;
-    const data = Buffer.from(this.pending.join(''));
-    this.pending = [];
-    this.chars = 0;
-    let offset = 0;
-    while (offset < data.length) {
+    if (this.pending === '') return;
+    const text = this.pending;
+    this.pending = '';
+    // One write of the string; a Buffer only for what a short write (a full pipe) left over.
+    let rest: Buffer | null = null;
+    for (;;) {
       try {
-        offset += writeSync(this.fd, data, offset);
+        if (rest === null) {
+          const written = writeSync(this.fd, text);
+          if (written === text.length && written === Buffer.byteLength(text)) return;
+          rest = Buffer.from(text).subarray(written);
+        } else {
+          rest = rest.subarray(writeSync(this.fd, rest));
+        }
+        if (rest.length === 0) return;
       } catch (error) {
         // A non-blocking pipe that is full: wait for the reader, as sonic-boom does.
         if ((error as NodeJS.ErrnoException).code === 'EAGAIN') Atomics.wait(this.sleeper, 0, 0, 1);
