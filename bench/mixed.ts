@@ -6,7 +6,7 @@
 // throughput at c=16 against the raw per-recall CPU cost measured in isolation, and the
 // embedding lag under a sustained 2k writes/s. Load comes from wrk (Debian's package).
 // Environment: BENCH_MIXED_SECONDS (per phase, default 8).
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
@@ -16,7 +16,8 @@ import { ReadStore } from '../src/workers/read-store.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { Corpus } from './lib/corpus.js';
 import { note } from './lib/progress.js';
-import { startService, startUwsHello, type ServerProcess } from './lib/processes.js';
+import { pinToCpu, startService, startUwsHello, type ServerProcess } from './lib/processes.js';
+import { formatCores, withThreadCpu, type ThreadCpu } from './lib/thread-cpu.js';
 import { fmt, machine, table, writeResults } from './lib/report.js';
 import { runWrk, writeScript, wrkAvailable, type WrkResult } from './lib/wrk.js';
 
@@ -46,22 +47,13 @@ export interface MixedResults {
   uwsCpuUs: number;
   /** Cores the bare server used under wrk: near 1 = its one thread saturated. */
   uwsCores: number;
+  /** Servers on CPU 0 and wrk on CPU 1 during the health rounds. */
+  pinned: boolean;
+  /** Cores used by each of the service's threads: recall idle, recall while writes stream, health. */
+  threads: { idle: ThreadCpu; streaming: ThreadCpu; health: ThreadCpu };
   healthRounds: { serviceRps: number; uwsRps: number }[];
   lag: { writes: number; writesPerSecond: number; maxLagSeconds: number; embedder: string };
   useSentencesPerSecond: number;
-}
-
-/** CPU seconds used so far by a process (all its threads), from /proc. */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-async function withCpu<T>(pid: number, work: () => Promise<T>): Promise<{ value: T; cores: number }> {
-  const cpu0 = cpuSeconds(pid);
-  const t0 = performance.now();
-  const value = await work();
-  return { value, cores: (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000) };
 }
 
 /** Sends every body to `route`, `concurrency` at a time; returns writes/s. */
@@ -203,26 +195,36 @@ export async function runMixed(workDir: string): Promise<MixedResults> {
     const recall = (title: string, connections: number, lines: number) =>
       runWrk(script, { title, base, route: '/v1/recall', connections, seconds, bodiesFile: bodiesFile(title.replace(/\W+/g, '-'), texts.recall(lines)) });
     await recall('warm-up', 4, 2_000);
-    const recallIdle = await recall('recall idle', 4, 20_000);
+    const { value: recallIdle, cores: idleCores } = await withThreadCpu(service.pid, () => recall('recall idle', 4, 20_000));
     const recallC16 = await recall('recall c=16', 16, 20_000);
 
-    const [recallStreaming, remembersStreaming] = await Promise.all([
+    const { value: [recallStreaming, remembersStreaming], cores: streamingCores } = await withThreadCpu(service.pid, () => Promise.all([
       recall('recall while writes stream', 4, 20_000),
       runWrk(script, { title: 'remember stream', base, route: '/v1/remember', connections: 4, seconds, bodiesFile: bodiesFile('stream', texts.remember(60_000)) }),
-    ]);
+    ]));
     note('waiting for the streamed writes to be embedded');
     await drained(base);
     const burstWritesPerSecond = await postAll(base, '/v1/remember', texts.remember(5_000), 16);
     const recallAfterBurst = await recall('recall after a 5k burst', 4, 20_000);
     await drained(base);
 
-    // Alternating rounds, median kept: other jobs on a shared machine move both alike.
+    // Alternating rounds, median kept: other jobs on a shared machine move both alike. Each
+    // server gets CPU 0 to itself and wrk CPU 1, plain GET without Lua (see runWrk): that is
+    // what lets one wrk thread drive the bare server to a full core.
     const hello = await startUwsHello();
-    const rounds: { health: WrkResult; uws: WrkResult; healthCpuUs: number; uwsCpuUs: number; uwsCores: number }[] = [];
+    const pinned = pinToCpu(service.pid, 0) && pinToCpu(hello.pid, 0);
+    const generatorCpu = pinned ? 1 : undefined;
+    const health = (title: string, target: ServerProcess) => withThreadCpu(target.pid, () =>
+      runWrk(null, { title, base: target.base, route: '/v1/health', connections: 32, seconds: HEALTH_SECONDS, threads: 1, cpu: generatorCpu }));
+    const total = (cores: ThreadCpu) => Object.values(cores).reduce((sum, c) => sum + c, 0);
+    const rounds: { health: WrkResult; uws: WrkResult; healthCpuUs: number; uwsCpuUs: number; uwsCores: number; threads: ThreadCpu }[] = [];
     for (let round = 0; round < HEALTH_ROUNDS; round++) {
-      const h = await withCpu(service.pid, () => runWrk(script, { title: 'GET /v1/health', base, route: '/v1/health', connections: 32, seconds: HEALTH_SECONDS, threads: 1 }));
-      const u = await withCpu(hello.pid, () => runWrk(script, { title: 'bare uWS', base: hello.base, route: '/v1/health', connections: 32, seconds: HEALTH_SECONDS, threads: 1 }));
-      rounds.push({ health: h.value, uws: u.value, healthCpuUs: (h.cores * 1e6) / h.value.rps, uwsCpuUs: (u.cores * 1e6) / u.value.rps, uwsCores: u.cores });
+      const h = await health('GET /v1/health', service);
+      const u = await health('bare uWS', hello);
+      rounds.push({
+        health: h.value, uws: u.value, healthCpuUs: (total(h.cores) * 1e6) / h.value.rps, uwsCpuUs: (total(u.cores) * 1e6) / u.value.rps,
+        uwsCores: total(u.cores), threads: h.cores,
+      });
     }
     await hello.stop();
     rounds.sort((a, b) => a.health.rps / a.uws.rps - b.health.rps / b.uws.rps);
@@ -240,6 +242,7 @@ export async function runMixed(workDir: string): Promise<MixedResults> {
       recallIdle, recallStreaming, remembersStreaming, recallAfterBurst, burstWritesPerSecond, recallC16,
       rawRecallMs: { embed: raw.embed, search: raw.search, total: raw.total },
       health: median.health, uwsHello: median.uws, healthCpuUs: median.healthCpuUs, uwsCpuUs: median.uwsCpuUs, uwsCores: median.uwsCores,
+      pinned, threads: { idle: idleCores, streaming: streamingCores, health: median.threads },
       healthRounds: rounds.map((r) => ({ serviceRps: r.health.rps, uwsRps: r.uws.rps })),
       lag, useSentencesPerSecond: raw.sentencesPerSecond,
     };
@@ -266,8 +269,11 @@ export function mixedReport(r: MixedResults): string {
         row(`recall, after a 5k burst (${fmt.int(r.burstWritesPerSecond)} writes/s)`, r.recallAfterBurst), row('recall, idle, c=16', r.recallC16),
         row('GET /v1/health', r.health), row('bare uWS hello-world', r.uwsHello)]),
     `Health vs bare uWS: median of ${r.healthRounds.length} alternating rounds of ${HEALTH_SECONDS} s (req/s service/uWS: ` +
-      `${r.healthRounds.map((x) => `${fmt.int(x.serviceRps)}/${fmt.int(x.uwsRps)}`).join(', ')}), wrk -t1 -c32; server CPU per request ` +
+      `${r.healthRounds.map((x) => `${fmt.int(x.serviceRps)}/${fmt.int(x.uwsRps)}`).join(', ')}), plain wrk -t1 -c32` +
+      `${r.pinned ? ' on CPU 1, each server pinned to CPU 0' : ' (unpinned)'}; server CPU per request ` +
       `${r.healthCpuUs.toFixed(1)} µs vs ${r.uwsCpuUs.toFixed(1)} µs bare. The bare server used ${r.uwsCores.toFixed(2)} of its one thread's core: ${r.uwsCores >= SATURATED_CORES ? 'wrk saturates it' : `NOT saturated (< ${SATURATED_CORES}): the generator or other load limits the baseline, so the ratio is not valid`}.`,
+    `Service cores by thread — recall idle: ${formatCores(r.threads.idle)}; while remember streams: ${formatCores(r.threads.streaming)}; ` +
+      `health: ${formatCores(r.threads.health)}.`,
     `Raw per-recall CPU cost in isolation: query embed ${fmt.ms(r.rawRecallMs.embed)} ms + search/fusion ${fmt.ms(r.rawRecallMs.search)} ms; ` +
       `USE-lite batch throughput ${fmt.int(r.useSentencesPerSecond)} sentences/s per thread.`,
     table('Targets (issue 12)', ['figure', 'measured', 'target', 'status'], targets),

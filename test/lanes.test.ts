@@ -78,20 +78,20 @@ test('every client-facing read is interactive, other work a client waits for req
   assert.deepEqual(lane('background'), ['embedPending', 'staleVectorMoves', 'trainVectorIndex', 'vectorIndexStatus']);
 });
 
-/** nice and scheduling policy of each thread of this process, from /proc (Linux). */
-function threadPriorities(): { nice: number; policy: number }[] {
+/** Name, nice and scheduling policy of each thread of this process, from /proc (Linux). */
+function threadPriorities(): { name: string; nice: number; policy: number }[] {
   return readdirSync('/proc/self/task').flatMap((tid) => {
     try {
       const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return [{ nice: Number(fields[16]), policy: Number(fields[38]) }];
+      return [{ name: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(fields[16]), policy: Number(fields[38]) }];
     } catch {
       return [];
     }
   });
 }
 
-test('the service runs its background lane at the lowest OS priority and its interactive lane at the normal one', { skip: process.platform !== 'linux' }, async () => {
+test('the service runs its background lane at the lowest OS priority, its writer below its interactive lane, and that lane at the normal one', { skip: process.platform !== 'linux' }, async () => {
   const before = threadPriorities().filter((t) => t.nice === 19).length;
   const t = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_BACKGROUND_THREADS: '1' });
   try {
@@ -104,6 +104,13 @@ test('the service runs its background lane at the lowest OS priority and its int
     const chrtInstalled = spawnSync('chrt', ['--version'], { stdio: 'ignore' }).status === 0;
     const expected = chrtInstalled ? 5 : 0;
     assert.ok(lowered.every((p) => p.policy === expected), JSON.stringify(lowered));
+    // Threads are named by role: recall's lane keeps the normal priority, the writer yields
+    // to it (nice 10) but keeps the normal policy, so its commits still get CPU.
+    const named = threadPriorities();
+    const interactive = named.filter((p) => p.name === 'mr-interactive');
+    assert.ok(interactive.length > 0 && interactive.every((p) => p.nice === 0 && p.policy === 0));
+    assert.ok(named.some((p) => p.name === 'mr-background' && p.nice === 19));
+    assert.ok(named.some((p) => p.name === 'mr-writer' && p.nice === 10 && p.policy === 0));
   } finally {
     await t.close();
   }

@@ -1,8 +1,9 @@
 // Servers under test run as child processes (`node dist/src/main.js`, or the bare uWS
 // hello-world), so the load generator in this process never shares their event loop.
 // Their memory is read from /proc: RSS covers the main thread, the writer and the pool.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
@@ -123,5 +124,20 @@ function memoryOf(pid: number): ProcessMemory {
     return { rssMb: kb('VmRSS'), peakRssMb: kb('VmHWM'), rssAnonMb: kb('RssAnon'), rssFileMb: kb('RssFile'), pssMb };
   } catch {
     return { rssMb: NaN, peakRssMb: NaN, rssAnonMb: NaN, rssFileMb: NaN, pssMb: NaN };
+  }
+}
+
+/**
+ * Pins every thread of a process to one CPU (util-linux taskset), so a load generator pinned
+ * to another never competes with it for a core. False where it cannot be done (one CPU, no
+ * taskset): figures are then measured unpinned.
+ */
+export function pinToCpu(pid: number, cpu: number): boolean {
+  if (availableParallelism() <= cpu) return false;
+  try {
+    execFileSync('taskset', ['--all-tasks', '--pid', '--cpu-list', String(cpu), String(pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -56,6 +56,8 @@ export interface WrkSpec {
   bodiesFile?: string;
   /** Pause of each connection between its requests (paces the rate); default none. */
   delayMs?: number;
+  /** Run wrk on this CPU only (taskset), so it never takes the server's core. */
+  cpu?: number;
 }
 
 export interface WrkResult {
@@ -82,29 +84,67 @@ export function writeScript(dir: string): string {
   return path;
 }
 
-export function runWrk(script: string, spec: WrkSpec): Promise<WrkResult> {
+/**
+ * `script` null runs plain wrk (GET, no Lua): a script defining request() and delay() makes
+ * wrk call Lua and arm a timer for every request, which halves what one wrk thread can send —
+ * too slow to saturate a bare uWS server.
+ */
+export function runWrk(script: string | null, spec: WrkSpec): Promise<WrkResult> {
   const threads = spec.threads ?? Math.min(2, spec.connections);
-  const args = ['-t', String(threads), '-c', String(spec.connections), '-d', `${spec.seconds}s`, '--timeout', '30s', '-s', script, spec.base + spec.route];
+  const args = ['-t', String(threads), '-c', String(spec.connections), '-d', `${spec.seconds}s`, '--timeout', '30s', '--latency',
+    ...(script ? ['-s', script] : []), spec.base + spec.route];
   const env = { ...process.env, WRK_BODIES: spec.bodiesFile ?? '', WRK_THREADS: String(threads), WRK_ROUTE: spec.route, WRK_DELAY_MS: String(spec.delayMs ?? 0) };
+  const [command, argv] = spec.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(spec.cpu), 'wrk', ...args]];
   return new Promise((resolve, reject) => {
-    execFile('wrk', args, { env, maxBuffer: 1 << 20 }, (error, stdout) => {
+    execFile(command, argv, { env, maxBuffer: 1 << 20 }, (error, stdout) => {
       if (error) return reject(error);
-      const line = /WRKJSON (\{.*\})/.exec(stdout);
-      if (!line) return reject(new Error(`wrk printed no figures:\n${stdout}`));
-      const r = JSON.parse(line[1]);
-      const result: WrkResult = {
-        title: spec.title,
-        connections: spec.connections,
-        requests: r.requests,
-        rps: r.requests / (r.duration_us / 1e6),
-        p50: r.p50 / 1000,
-        p90: r.p90 / 1000,
-        p99: r.p99 / 1000,
-        max: r.max / 1000,
-        errors: r.connect + r.read + r.write + r.status + r.timeout,
-      };
+      let result: WrkResult;
+      try {
+        result = script ? fromScript(spec, stdout) : fromText(spec, stdout);
+      } catch (failure) {
+        return reject(failure);
+      }
       note(`${spec.title} c=${spec.connections}: ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, errors ${result.errors}`);
       resolve(result);
     });
   });
+}
+
+/** The JSON line our Lua script's done() prints (latencies in µs). */
+function fromScript(spec: WrkSpec, stdout: string): WrkResult {
+  const line = /WRKJSON (\{.*\})/.exec(stdout);
+  if (!line) throw new Error(`wrk printed no figures:\n${stdout}`);
+  const r = JSON.parse(line[1]);
+  return {
+    title: spec.title,
+    connections: spec.connections,
+    requests: r.requests,
+    rps: r.requests / (r.duration_us / 1e6),
+    p50: r.p50 / 1000,
+    p90: r.p90 / 1000,
+    p99: r.p99 / 1000,
+    max: r.max / 1000,
+    errors: r.connect + r.read + r.write + r.status + r.timeout,
+  };
+}
+
+/** wrk's own report with --latency ("50%  250.00us", "Socket errors: connect 0, …"). */
+function fromText(spec: WrkSpec, stdout: string): WrkResult {
+  const ms = (value: string, unit: string) => Number(value) * ({ us: 1e-3, ms: 1, s: 1e3, m: 6e4 } as Record<string, number>)[unit];
+  const percentile = (p: number) => {
+    const m = new RegExp(`^\\s+${p}%\\s+([\\d.]+)(us|ms|s|m)\\s*$`, 'm').exec(stdout);
+    if (!m) throw new Error(`wrk printed no ${p}th percentile:\n${stdout}`);
+    return ms(m[1], m[2]);
+  };
+  const total = /(\d+) requests in ([\d.]+)(us|ms|s|m),/.exec(stdout);
+  const max = /^\s+Latency\s+\S+\s+\S+\s+([\d.]+)(us|ms|s|m)/m.exec(stdout);
+  if (!total || !max) throw new Error(`wrk printed no figures:\n${stdout}`);
+  const socket = /Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)/.exec(stdout);
+  const non2xx = /Non-2xx or 3xx responses: (\d+)/.exec(stdout);
+  const errors = (socket ? socket.slice(1).reduce((sum, n) => sum + Number(n), 0) : 0) + (non2xx ? Number(non2xx[1]) : 0);
+  const requests = Number(total[1]);
+  return {
+    title: spec.title, connections: spec.connections, requests, rps: requests / (ms(total[2], total[3]) / 1000),
+    p50: percentile(50), p90: percentile(90), p99: percentile(99), max: ms(max[1], max[2]), errors,
+  };
 }

@@ -51,10 +51,22 @@ export class ServiceMetrics implements RequestMetrics {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: PREFIX });
     const labelNames = ['method', 'route', 'status'] as const;
-    this.requests = new Counter({ name: `${PREFIX}http_requests_total`, help: 'HTTP requests by route pattern and status', labelNames, registers });
     this.latency = new Histogram({
       name: `${PREFIX}http_request_duration_seconds`, help: 'HTTP request latency by route pattern and status',
       labelNames, buckets: FAST_BUCKETS, registers,
+    });
+    // The request count is the latency histogram's _count per label set, copied at scrape
+    // time: one prom-client update per request instead of two (each hashes the label set;
+    // together ~8% of GET /v1/health's main-thread time under wrk, from a CPU profile).
+    const latency = this.latency;
+    this.requests = new Counter({
+      name: `${PREFIX}http_requests_total`, help: 'HTTP requests by route pattern and status', labelNames, registers,
+      async collect() {
+        this.reset();
+        for (const value of (await latency.get()).values) {
+          if (value.metricName?.endsWith('_count')) this.inc(value.labels as Record<(typeof labelNames)[number], string | number>, value.value);
+        }
+      },
     });
     this.extractions = new Counter({
       name: `${PREFIX}extractions_total`, help: 'Episode extractions by the extractor that produced the memories',
@@ -102,9 +114,7 @@ export class ServiceMetrics implements RequestMetrics {
   }
 
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    this.requests.inc(labels);
-    this.latency.observe(labels, seconds);
+    this.latency.observe({ method, route, status }, seconds);
   }
 
   /** Which extractor served an episode's end ('llm', 'rules' after a fallback, 'none'). */

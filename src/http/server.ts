@@ -145,10 +145,12 @@ export class HttpServer {
     this.finished(ex, req.getMethod().toUpperCase(), route, startedAt);
   }
 
+  /** A request id that is a configured key is replaced (request-id.ts); one closure, not one per request. */
+  private readonly isKey = (value: string) => this.auth.enabled && this.auth.authenticate(`Bearer ${value}`) !== null;
+
   /** `contentLength` is the raw header; a request declaring a body gets its one data handler now. */
   private exchange(res: HttpResponse, req: HttpRequest, contentLength: string): Exchange {
-    const isKey = (value: string) => this.auth.enabled && this.auth.authenticate(`Bearer ${value}`) !== null;
-    const ex: Exchange = { res, aborted: false, done: false, closeAfter: this.draining, requestId: requestIdFrom(req.getHeader(REQUEST_ID_HEADER), isKey) };
+    const ex: Exchange = { res, aborted: false, done: false, closeAfter: this.draining, requestId: requestIdFrom(req.getHeader(REQUEST_ID_HEADER), this.isKey) };
     if ((contentLength !== '' && contentLength !== '0') || req.getHeader('transfer-encoding') !== '') ex.body = new BodyStream(res, this.bodies);
     return ex;
   }
@@ -164,12 +166,15 @@ export class HttpServer {
     const exchange = this.exchange(res, req, length);
     if (head) exchange.head = true;
     // Only a body reader (or a change waiting out pipelined requests) needs to hear that the
-    // client left; the rest checks `aborted`.
+    // client left; the rest checks `aborted`. A GET without a body hears it only if it answers
+    // later (see dispatch): one answered before uWS returns needs no handler.
     const abort = route.body || route.method !== 'get' ? new AbortController() : null;
-    res.onAborted(() => {
-      this.aborted(exchange);
-      abort?.abort();
-    });
+    if (abort || exchange.body) {
+      res.onAborted(() => {
+        this.aborted(exchange);
+        abort?.abort();
+      });
+    }
     const rawParams: string[] = [];
     for (let i = 0; i < paramCount; i++) rawParams.push(req.getParameter(i));
     const captured: Captured = {
@@ -209,6 +214,7 @@ export class HttpServer {
       if (!captured.signal) {
         const result = route.handle(this.ops, { body: undefined, params, query });
         if (!(result instanceof Promise)) return this.send(ex, route, result);
+        if (!ex.body) ex.res.onAborted(() => this.aborted(ex));
         return result.then((value) => this.send(ex, route, value));
       }
       const signal = captured.signal;

@@ -20,11 +20,13 @@ import { VectorCells } from './ivf/cells.js';
 import { VectorIndexMaintenance } from './ivf/upkeep.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
 import { withinBudget, type Budgeted } from './response-budget.js';
-import { lowerThreadPriority } from './thread-priority.js';
+import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
 import { listSnapshots, readSnapshotById, SnapshotFileError } from '../shared/snapshot-files.js';
 
 const { config, namespaceId, lane } = workerData as PoolWorkerData;
-// Background threads yield the CPU to interactive ones whenever both want it.
+// Named by lane (`top -H`, bench:mixed's per-thread CPU). Background threads yield the CPU
+// to interactive ones whenever both want it.
+nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
 const store = new ReadStore(db, namespaceId, config.namespace);

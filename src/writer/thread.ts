@@ -18,14 +18,24 @@ import { WriteStore } from './store.js';
 import { batchRunner } from './batch.js';
 import { prepareVectorTable } from './vector-table.js';
 import { embedderIdentity } from '../shared/embedder-identity.js';
+import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
 
 /** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */
 const MAX_BATCH = 512;
+/**
+ * The writer's OS priority, below recall's: when both want a core, the kernel runs the
+ * recall a client is waiting on and the writer's queue grows instead (the next group commit
+ * takes it all at once). Not SCHED_IDLE like the background lane: under a steady recall load
+ * writes would then never commit. Measured with bench:mixed (README, "Recall under load").
+ */
+const WRITER_NICE = 10;
 
 export type WriterControl = { type: 'close' };
 
 const port = parentPort!;
 const config = workerData.config as Config;
+nameThread('mr-writer');
+lowerThreadPriority(WRITER_NICE, false);
 
 /**
  * Opens and migrates the file. A failure is posted as a message: an error thrown here reaches

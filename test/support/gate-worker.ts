@@ -1,7 +1,7 @@
 // A Piscina worker for the lane tests: each task writes its id into a shared start log, then
 // ("hold") blocks its thread until the test opens the gate — like a synchronous embedding
 // batch or an IVF training run — or ("mark") returns at once, like a short recall.
-import { lowerThreadPriority } from '../../src/workers/thread-priority.js';
+import { lowerThreadPriority } from '../../src/shared/os-thread.js';
 import { workerData } from 'node:worker_threads';
 
 export interface GateTask {

@@ -5,7 +5,7 @@
 // at 1M), and recall p99 went from 66 ms idle to 1.06 s while writes streamed in. Separate
 // lanes mean an interactive task never waits in a queue behind background work, and the
 // background threads run at the lowest OS priority, so when both lanes want the CPU the
-// kernel gives it to the interactive ones (see thread-priority.ts). Requested work keeps the
+// kernel gives it to the interactive ones (see shared/os-thread.ts). Requested work keeps the
 // normal priority: at the idle one a DELETE or an episode end took seconds under recall load
 // and waited out whole IVF training runs. Main-thread side.
 import { Piscina } from 'piscina';
