@@ -15,7 +15,7 @@ import { assertNativeUws } from './http/native-check.js';
 import { EmbeddingBackfill } from './core/jobs/embedding-backfill.js';
 import { Reinforcer } from './core/reinforcement.js';
 import { createMcpMount } from './http/mcp/handler.js';
-import { withOperatorRoutes } from './http/operator-routes.js';
+import { operatorMounts, withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './core/metrics.js';
 import { acquireLock } from './shared/instance-lock.js';
 import { unreadableDatabase } from './shared/unreadable-database.js';
@@ -79,7 +79,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
   });
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
-  const server = new HttpServer(config, operations, routes, log, [mcp], metrics);
+  const server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log)], metrics);
   writer.onBatch = (report) => metrics.observeBatch(report);
   operations.onExtraction = (extractor, fallbackReason) => {
     metrics.observeExtraction(extractor);

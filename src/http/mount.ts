@@ -25,6 +25,11 @@ export interface Mount {
   /** uWS pattern matched with `any`, so the mount decides which methods it serves. */
   path: string;
   /**
+   * Served without an API key (still draining-checked and rate limited, by client address):
+   * only for content that holds no data, such as the console's static files.
+   */
+  public?: boolean;
+  /**
    * Called once the gate has admitted the request. Must attach any body reader synchronously
    * (before its first await): uWS does not buffer a body nobody listens for. Throwing a
    * ServiceError before a response was sent answers with the usual `{error, code}`.

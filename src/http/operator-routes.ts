@@ -1,11 +1,16 @@
 // Endpoints for operators rather than agents: Prometheus metrics and the OpenAPI document.
 // They are ordinary routes, so they pass the same draining, auth and rate-limit gate as the
-// rest (when keys are set, a scraper needs one too).
+// rest (when keys are set, a scraper needs one too). The memory console's files are public
+// mounts: the page holds no data and sends the key the operator types with each API call.
+import { fileURLToPath } from 'node:url';
 import type { ServiceMetrics } from '../core/metrics.js';
+import type { Logger } from '../shared/logger.js';
+import type { Mount } from './mount.js';
 import { MetricsText, OpenApiDocument } from '../shared/schemas.js';
 import { buildOpenApiDocument, type OpenApiOptions } from './openapi.js';
 import { RawBody } from './respond.js';
 import type { Route } from './routes.js';
+import { createStaticMounts } from './static-files.js';
 
 /** The API routes followed by the operator ones; the document describes all of them. */
 export function withOperatorRoutes(api: Route[], metrics: ServiceMetrics, options: OpenApiOptions): Route[] {
@@ -24,4 +29,16 @@ export function withOperatorRoutes(api: Route[], metrics: ServiceMetrics, option
   ];
   const routes = [...api, ...operator];
   return routes;
+}
+
+export const CONSOLE_PATH = '/console';
+/**
+ * The console's files: src/console beside src/http, which the build copies to dist/src/console
+ * beside dist/src/http — so the same relative URL finds them from the sources, from dist and
+ * from an installed package (which ships dist/src).
+ */
+export const CONSOLE_DIR = fileURLToPath(new URL('../console/', import.meta.url));
+
+export function operatorMounts(log: Logger): Mount[] {
+  return createStaticMounts({ prefix: CONSOLE_PATH, dir: CONSOLE_DIR, log });
 }

@@ -57,9 +57,10 @@ export function sendRaw(ex: Exchange, status: number, body: RawBody, headers: Re
     ex.res.writeHeader('Content-Type', body.contentType);
     if (ex.requestId) ex.res.writeHeader('X-Request-Id', ex.requestId);
     for (const [name, value] of Object.entries(headers)) ex.res.writeHeader(name, value);
-    if (ex.head) {
+    if (ex.head || status === 304) {
       // No Content-Length (optional on HEAD): this uWS build leaves a response with a reported
-      // length, or with closeConnection, unfinished — and the connection then unusable.
+      // length, or with closeConnection, unfinished — and the connection then unusable. A 304
+      // has no body either (RFC 9110 §15.4.5).
       ex.res.endWithoutBody();
     } else if (lingering) {
       ex.res.writeHeader('Connection', 'close');

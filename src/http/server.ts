@@ -35,6 +35,8 @@ interface Caller {
   client: string;
   method: string;
   startedAt: number;
+  /** A public mount: admitted without a key (see Mount.public). */
+  public?: boolean;
 }
 
 interface Captured extends Caller {
@@ -201,7 +203,7 @@ export class HttpServer {
     });
     const request = captureRequest(res, req, abort.signal);
     exchange.head = request.method === 'HEAD';
-    const caller: Caller = { authorization: headerOf(request, 'authorization'), client: request.client, method: request.method, startedAt };
+    const caller: Caller = { authorization: headerOf(request, 'authorization'), client: request.client, method: request.method, startedAt, public: mount.public };
     void this.guarded(exchange, mount.path, caller, () => mount.handle(exchange, request));
   }
 
@@ -292,7 +294,7 @@ export class HttpServer {
       throw fail.tooManyRequests(this.config.maxInflightRequests);
     }
     let client = caller.client;
-    if (this.auth.enabled) {
+    if (this.auth.enabled && !caller.public) {
       const key = this.authenticate(ex, caller.authorization, caller.client);
       if (key === null) return false;
       client = `key:${key}`;

@@ -40,9 +40,9 @@ export const ERROR_CODES = {
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 
-/** The reason phrase of every status the service answers with (403: MCP's DNS-rebinding refusal). */
+/** The reason phrase of every status the service answers with (403: MCP's DNS-rebinding refusal; 304/308: the console's static files). */
 export const STATUS_TEXT: Readonly<Record<number, string>> = {
-  200: 'OK', 201: 'Created', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
+  200: 'OK', 201: 'Created', 304: 'Not Modified', 308: 'Permanent Redirect', 400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 405: 'Method Not Allowed', 409: 'Conflict',
   413: 'Payload Too Large', 422: 'Unprocessable Entity', 429: 'Too Many Requests', 499: 'Client Closed Request',
   500: 'Internal Server Error', 503: 'Service Unavailable', 507: 'Insufficient Storage',
 };
