@@ -224,6 +224,22 @@ describe('inspect, stats, consolidate', () => {
     assert.equal(small.body.semantic.length, 3);
   });
 
+  test('inspect says which episode, and where in it, each episodic memory is', async () => {
+    const episodes: string[] = [];
+    for (const session of [0, 1]) {
+      const { body } = await post(t.base, '/v1/episodes/start', { participants: ['insp-talker'] });
+      episodes.push(body.episode_id);
+      for (let turn = 0; turn < 3; turn++) await post(t.base, `/v1/episodes/${body.episode_id}/message`, { role: 'user', content: `session ${session} turn ${turn}` });
+    }
+    await post(t.base, '/v1/remember', { entity: 'insp-talker', fact: 'a plain fact has no episode' });
+    const r = await post(t.base, '/v1/inspect', { entity: 'insp-talker' });
+    assert.equal(r.status, 200);
+    const seen = r.body.episodic.map((m: any) => [m.episode_id, m.seq, m.content]);
+    const expected = [0, 1].flatMap((session) => [0, 1, 2].map((turn) => [episodes[session], turn, `session ${session} turn ${turn}`]));
+    assert.deepEqual([...seen].sort((a, b) => String(a[2]).localeCompare(String(b[2]))), expected);
+    assert.ok(r.body.semantic.every((m: any) => !('episode_id' in m) && !('seq' in m)));
+  });
+
   test('inspect of an unknown entity is 404', async () => {
     const r = await post(t.base, '/v1/inspect', { entity: 'never-seen' });
     assert.equal(r.status, 404);

@@ -174,9 +174,19 @@ export const ForgetResponse = Type.Object({
   snapshot: Type.Optional(DeletionSnapshot),
 });
 
+/**
+ * An episodic memory in inspect also says which episode it belongs to and where: inspect is
+ * newest-first across episodes, and a reader (the console) regroups turns into conversations.
+ */
+export const InspectedEpisodicMemory = Type.Object({
+  ...Memory.properties,
+  episode_id: Type.Optional(Type.String({ description: 'Episode (session) this turn belongs to' })),
+  seq: Type.Optional(Type.Integer({ description: 'Position of the turn in its episode (0-based)' })),
+});
+
 export const InspectResponse = Type.Object({
   entity: Type.String(),
-  episodic: Type.Array(Memory),
+  episodic: Type.Array(InspectedEpisodicMemory),
   semantic: Type.Array(Memory),
   procedural: Type.Array(Memory),
 });

@@ -79,7 +79,10 @@ function inspect(entityName: string, limit: number): PoolResults['inspect'] {
   if (!entity) throw fail.entityNotFound(entityName);
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
   const { kept, truncated } = withinBudget(store.entityMemories(entity.id, limit), (row) => row.content, config.maxResponseBytes);
-  for (const row of kept) result[row.memory_type].push(toMemory(row, null));
+  for (const row of kept) {
+    const memory = toMemory(row, null);
+    result[row.memory_type].push(row.memory_type === 'episodic' && row.episode_id !== null ? { ...memory, episode_id: row.episode_id, seq: row.seq ?? 0 } : memory);
+  }
   return { answer: encoded(result), truncated };
 }
 
