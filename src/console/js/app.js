@@ -1,1 +1,89 @@
+// The console's entry: asks for the key when the service wants one, then shows one section at
+// a time, picked by the URL fragment (#entities, #entity/<name>, #recall, #snapshots, #stats),
+// so the browser's back button and links work.
+import { api, session, unauthorized } from './api.js';
+import { entitiesView, entityView } from './entities.js';
+import { recallView } from './recall.js';
+import { snapshotsView } from './snapshots.js';
+import { statsView } from './stats.js';
 
+const $ = (id) => document.getElementById(id);
+const main = $('main');
+/** The shown section's clean-up (the stats view stops polling). */
+let leave = () => {};
+
+function route() {
+  leave();
+  leave = () => {};
+  const hash = decodeURIComponent(location.hash.slice(1));
+  const [section, ...rest] = hash.split('/');
+  const views = { entities: entitiesView, recall: recallView, snapshots: snapshotsView, stats: statsView };
+  let view = views[section];
+  if (section === 'entity' && rest.length) view = (root) => entityView(root, rest.join('/'));
+  if (!view) view = entitiesView;
+  for (const link of document.querySelectorAll('#tabs a')) {
+    const current = link.getAttribute('href') === `#${section}` || (section === 'entity' && link.getAttribute('href') === '#entities');
+    if (current) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  main.replaceChildren();
+  leave = view(main) ?? (() => {});
+}
+
+function signedIn(health) {
+  $('sign-in').hidden = true;
+  $('tabs').hidden = false;
+  $('sign-out').hidden = !session.key;
+  $('service').textContent = health ? `memory-runtime ${health.version}` : '';
+  route();
+}
+
+function askForKey(message = '') {
+  leave();
+  leave = () => {};
+  main.replaceChildren();
+  $('tabs').hidden = true;
+  $('sign-out').hidden = true;
+  $('sign-in').hidden = false;
+  $('key-error').textContent = message;
+  $('key-input').focus();
+}
+
+$('key-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const key = $('key-input').value.trim();
+  try {
+    await api.check(key);
+  } catch (error) {
+    $('key-error').textContent = error.status === 401 ? 'That key was refused.' : error.message;
+    return;
+  }
+  session.key = key;
+  $('key-input').value = '';
+  signedIn(await api.health().catch(() => null));
+});
+
+$('sign-out').addEventListener('click', () => {
+  session.key = null;
+  askForKey();
+});
+
+unauthorized.addEventListener('unauthorized', () => {
+  session.key = null;
+  askForKey('The key was refused; enter it again.');
+});
+
+window.addEventListener('hashchange', () => {
+  if ($('sign-in').hidden) route();
+});
+
+// Start: a stored key, or no key at all when the service has none, opens the console directly.
+(async () => {
+  try {
+    await api.check(session.key);
+    signedIn(await api.health().catch(() => null));
+  } catch (error) {
+    if (error.status === 401) askForKey(session.key ? 'The stored key was refused.' : '');
+    else askForKey(error.message);
+  }
+})();

@@ -1,0 +1,68 @@
+// Calls to the service's API from the page. The key is typed once and kept in sessionStorage
+// only (gone when the tab closes, never in localStorage or a cookie), and sent as the API's
+// `Authorization: Bearer` header on each call. URLs are relative to /console/, so the console
+// keeps working behind a proxy that serves the service under a path prefix.
+
+const KEY_ITEM = 'memory-runtime.api-key';
+
+export const session = {
+  get key() {
+    return sessionStorage.getItem(KEY_ITEM);
+  },
+  set key(value) {
+    if (value) sessionStorage.setItem(KEY_ITEM, value);
+    else sessionStorage.removeItem(KEY_ITEM);
+  },
+};
+
+/** A failed call: `status` and the API's stable `code` (the message is for people). */
+export class ApiError extends Error {
+  constructor(status, message, code) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** Fired on any 401, so the page can ask for the key again. */
+export const unauthorized = new EventTarget();
+
+async function request(method, path, body, { text = false, key = session.key } = {}) {
+  const headers = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  let response;
+  try {
+    response = await fetch(new URL(`..${path}`, document.baseURI), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (cause) {
+    throw new ApiError(0, `the service did not answer (${cause.message})`, 'NETWORK');
+  }
+  if (!response.ok) {
+    let payload = {};
+    try {
+      payload = await response.json();
+    } catch {
+      // not JSON: keep the status line
+    }
+    if (response.status === 401) unauthorized.dispatchEvent(new Event('unauthorized'));
+    throw new ApiError(response.status, payload.error ?? `${response.status} ${response.statusText}`, payload.code);
+  }
+  return text ? response.text() : response.json();
+}
+
+const segment = (name) => encodeURIComponent(name);
+
+export const api = {
+  /** Checks a key (or no key) against a cheap authenticated route; throws ApiError 401 when wrong. */
+  check: (key) => request('GET', '/v1/stats', undefined, { key }),
+  health: () => request('GET', '/v1/health'),
+  stats: () => request('GET', '/v1/stats'),
+  metrics: () => request('GET', '/metrics', undefined, { text: true }),
+  entities: ({ q = '', limit = 50, offset = 0 }) =>
+    request('GET', `/v1/entities?${new URLSearchParams({ q, limit: String(limit), offset: String(offset) })}`),
+  inspect: (entity, limit = 50) => request('POST', '/v1/inspect', { entity, limit }),
+  recall: (body) => request('POST', '/v1/recall', body),
+  deleteEntity: (name) => request('DELETE', `/v1/entities/${segment(name)}`),
+  snapshots: () => request('GET', '/v1/snapshots'),
+  restore: (snapshotId) => request('POST', `/v1/snapshots/${segment(snapshotId)}/restore`, {}),
+};

@@ -1,0 +1,80 @@
+// Building the page without HTML strings. Every piece of memory text is user data, so it only
+// ever becomes a Text node (textContent / createTextNode): nothing here parses markup, and the
+// page's Content-Security-Policy refuses inline scripts besides.
+
+/**
+ * h('button', { class: 'danger', onclick: fn, 'aria-label': 'x' }, 'text', childNode, [more])
+ * Attributes: `on*` functions become listeners, `false`/null/undefined are left out, anything
+ * else is set as a string attribute. Children: strings become Text nodes; arrays are flattened.
+ */
+export function h(tag, attributes = {}, ...children) {
+  const element = document.createElement(tag);
+  setAttributes(element, attributes);
+  append(element, children);
+  return element;
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+
+/** Like h, for SVG elements (the latency chart). */
+export function svg(tag, attributes = {}, ...children) {
+  const element = document.createElementNS(SVG_NS, tag);
+  setAttributes(element, attributes);
+  append(element, children);
+  return element;
+}
+
+function setAttributes(element, attributes) {
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === false || value === null || value === undefined) continue;
+    if (name.startsWith('on') && typeof value === 'function') element.addEventListener(name.slice(2), value);
+    else element.setAttribute(name, value === true ? '' : String(value));
+  }
+}
+
+function append(element, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    element.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+}
+
+/** Replaces an element's content. */
+export function show(element, ...children) {
+  element.replaceChildren();
+  append(element, children);
+}
+
+/** A number shown with at most `digits` decimals ('—' for null). */
+export function num(value, digits = 3) {
+  if (value === null || value === undefined || Number.isNaN(value)) return '—';
+  return Number(value.toFixed(digits)).toString();
+}
+
+export function when(iso) {
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
+}
+
+/** An error box for a failed call: the API's message and code, as text. */
+export function errorBox(error) {
+  return h('p', { class: 'error', role: 'alert' }, error.message, error.code ? h('code', {}, ` ${error.code}`) : null);
+}
+
+/**
+ * Asks before a change, in the page's one <dialog>: resolves true only on the confirm button.
+ * The dialog is modal (focus stays in it, Escape cancels) and opens on Cancel, the safe choice.
+ */
+export function confirmAction({ title, message, confirmLabel }) {
+  const dialog = document.getElementById('confirm');
+  show(dialog.querySelector('h2'), title);
+  show(dialog.querySelector('p'), message);
+  const confirmButton = dialog.querySelector('[value=confirm]');
+  confirmButton.textContent = confirmLabel;
+  dialog.returnValue = '';
+  dialog.showModal();
+  dialog.querySelector('[value=cancel]').focus();
+  return new Promise((resolve) => {
+    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'confirm'), { once: true });
+  });
+}

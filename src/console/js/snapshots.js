@@ -1,0 +1,60 @@
+// Deletion snapshots (GET /v1/snapshots, oldest first — shown newest first) and the one change
+// this view allows: restoring a snapshot through the running service, behind a confirmation.
+import { api } from './api.js';
+import { confirmAction, errorBox, h, show, when } from './dom.js';
+
+export function snapshotsView(root) {
+  const list = h('div', { 'aria-live': 'polite' }, h('p', { class: 'muted' }, 'Loading…'));
+  const outcome = h('div', { id: 'restore-outcome', 'aria-live': 'polite' });
+  root.append(h('section', { class: 'panel', 'aria-labelledby': 'snapshots-title' },
+    h('h2', { id: 'snapshots-title' }, 'Deletion snapshots'),
+    h('p', { class: 'muted' }, 'Every entity deletion first writes its memories to a snapshot. Restoring puts back the ones no longer present; restoring twice changes nothing.'),
+    outcome, list));
+
+  async function load() {
+    try {
+      const { snapshots } = await api.snapshots();
+      show(list, snapshots.length === 0 ? h('p', { class: 'muted' }, 'No snapshots.') : table([...snapshots].reverse()));
+    } catch (error) {
+      show(list, error.status === 404 && error.code === 'ROUTE_NOT_FOUND'
+        ? h('p', { class: 'muted' }, 'This service cannot list or restore snapshots online (GET /v1/snapshots).')
+        : errorBox(error));
+    }
+  }
+
+  function table(snapshots) {
+    return h('table', { class: 'list' },
+      h('thead', {}, h('tr', {}, ['Captured', 'Entity', 'Namespace', 'Memories', 'Snapshot', ''].map((title) => h('th', { scope: 'col' }, title)))),
+      h('tbody', {}, snapshots.map((snapshot) => h('tr', { 'data-snapshot': snapshot.snapshot_id },
+        h('td', {}, when(snapshot.captured_at)),
+        h('td', {}, snapshot.entity),
+        h('td', {}, snapshot.namespace),
+        h('td', {}, `${snapshot.memory_count} (${snapshot.counts.semantic} semantic, ${snapshot.counts.episodic} episodic, ${snapshot.counts.procedural} procedural)`),
+        h('td', {}, h('code', {}, snapshot.snapshot_id.slice(0, 8))),
+        h('td', {}, snapshot.problem
+          ? h('span', { class: 'error' }, snapshot.problem)
+          : h('button', { type: 'button', 'aria-label': `Restore ${snapshot.entity} (${snapshot.snapshot_id})`, onclick: (event) => void restore(snapshot, event.currentTarget) }, 'Restore…'))))));
+  }
+
+  async function restore(snapshot, button) {
+    const sure = await confirmAction({
+      title: `Restore ${snapshot.entity}?`,
+      message: `Puts back the ${snapshot.memory_count} memories of "${snapshot.entity}" captured ${when(snapshot.captured_at)}; those still present are left as they are.`,
+      confirmLabel: 'Restore',
+    });
+    if (!sure) return;
+    button.disabled = true;
+    try {
+      const result = await api.restore(snapshot.snapshot_id);
+      show(outcome, h('p', { class: 'ok', role: 'status' },
+        `Restored ${result.restored_count} memories of `, h('a', { href: `#entity/${encodeURIComponent(result.entity)}` }, result.entity),
+        ` (${result.already_present_count} already present).`));
+    } catch (error) {
+      show(outcome, errorBox(error));
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  void load();
+}

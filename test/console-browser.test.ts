@@ -1,0 +1,216 @@
+// The memory console end to end, in headless Chromium (Debian's `chromium`, driven by
+// playwright-core) against a real service with keys set: sign in with the key, find an entity,
+// read its memories, run a recall and read the explanation, delete the entity and restore it,
+// each change through its confirmation. Skips, saying why, when the browser cannot start.
+// With CONSOLE_SCREENSHOTS=<folder> it also saves the README's screenshots there.
+import { after, afterEach, before, describe, test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { get, post, startTestService, type TestService } from './support/service.js';
+
+const CHROMIUM = '/usr/bin/chromium';
+const KEY = 'console-e2e-key';
+const auth = { authorization: `Bearer ${KEY}` };
+const SCREENSHOTS = process.env.CONSOLE_SCREENSHOTS;
+
+// Launched before the suite is declared, so a missing or broken browser skips it with the reason.
+const launched: Browser | Error = await chromium
+  .launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-dev-shm-usage'], timeout: 20_000 })
+  .catch((error: Error) => error);
+const cannotStart = launched instanceof Error
+  ? `headless Chromium cannot start (${CHROMIUM}; apt-get install chromium): ${launched.message.split('\n')[0]}`
+  : false;
+
+describe('memory console in Chromium', { skip: cannotStart }, () => {
+  const browser = launched as Browser;
+  let t: TestService;
+  let page: Page;
+  /** Routes and recall fields the service documents: steps needing a route it lacks skip. */
+  const pageErrors: string[] = [];
+  let documented: { paths: Record<string, Record<string, unknown>>; recallFields: string[] };
+
+  before(async () => {
+    t = await startTestService({ SERVICE_API_KEYS: KEY, SERVICE_EMBEDDER: 'hash' });
+    await seed(t.base);
+    const openapi = (await get(t.base, '/v1/openapi.json', auth)).body;
+    const recallRef: string = openapi.paths['/v1/recall'].post.requestBody.content['application/json'].schema.$ref ?? '';
+    const recallSchema = recallRef ? openapi.components.schemas[recallRef.split('/').pop()!] : openapi.paths['/v1/recall'].post.requestBody.content['application/json'].schema;
+    documented = { paths: openapi.paths, recallFields: Object.keys(recallSchema.properties ?? {}) };
+    page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+    page.setDefaultTimeout(10_000);
+    // A script error in the page fails the step that caused it, with the browser's message.
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+  });
+  afterEach(() => {
+    assert.deepEqual(pageErrors.splice(0), [], 'no script error in the page');
+  });
+  after(async () => {
+    await browser.close();
+    await t?.close();
+  });
+
+  /** Skips a step the service does not offer yet (the route is not in its OpenAPI document). */
+  const needs = (context: TestContext, path: string, method: string): boolean => {
+    if (documented.paths[path]?.[method]) return true;
+    context.skip(`the service does not document ${method.toUpperCase()} ${path} yet`);
+    return false;
+  };
+
+  const shoot = async (name: string) => {
+    if (!SCREENSHOTS) return;
+    mkdirSync(SCREENSHOTS, { recursive: true });
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+  };
+
+  test('asks for the key, refuses a wrong one, keeps the right one in the session only', async () => {
+    await page.goto(`${t.base}/console/`);
+    const key = page.getByLabel('API key');
+    await key.fill('not-the-key');
+    await page.getByRole('button', { name: 'Open console' }).click();
+    await page.getByRole('alert').filter({ hasText: /refused/ }).waitFor();
+    assert.ok(await page.locator('#tabs').isHidden());
+    await key.fill(KEY);
+    await page.getByRole('button', { name: 'Open console' }).click();
+    await page.getByRole('navigation', { name: 'Console sections' }).waitFor();
+    assert.equal(await page.evaluate("sessionStorage.getItem('memory-runtime.api-key')"), KEY);
+    assert.equal(await page.evaluate('localStorage.length'), 0);
+    assert.equal(await page.evaluate('document.cookie'), '');
+    // A reload keeps the session: no second prompt.
+    await page.reload();
+    await page.getByRole('navigation', { name: 'Console sections' }).waitFor();
+    assert.ok(await page.locator('#sign-in').isHidden());
+  });
+
+  test('finds an entity by searching the list', async (context) => {
+    if (!needs(context, '/v1/entities', 'get')) return;
+    await page.goto(`${t.base}/console/#entities`);
+    await page.getByLabel('Search entities').fill('ALI');
+    const link = page.locator('#entity-results').getByRole('link', { name: 'alice' });
+    await link.waitFor();
+    await page.locator('#entity-results').getByRole('link', { name: 'malika' }).waitFor();
+    assert.equal(await page.locator('#entity-results').getByRole('link', { name: 'bob' }).count(), 0);
+    await shoot('entities');
+    await link.click();
+    await page.getByRole('heading', { level: 2, name: 'alice' }).waitFor();
+  });
+
+  test("shows an entity's facts with confidence, and its turns grouped by episode in order", async () => {
+    await page.goto(`${t.base}/console/#entity/alice`);
+    const semantic = page.locator('[data-type=semantic]');
+    await semantic.getByText('Alice lives in Berlin').waitFor();
+    assert.match(await semantic.innerText(), /confidence 0\.9/);
+    const episodes = page.locator('[data-type=episodic] .episode');
+    assert.equal(await episodes.count(), 2);
+    for (let i = 0; i < 2; i++) {
+      const turns = await episodes.nth(i).locator('li .content').allInnerTexts();
+      assert.equal(turns.length, 3);
+      const session = /session (\d)/.exec(turns[0])![1];
+      assert.deepEqual(turns.map((text) => text.replace(/^#\d+\s*/, '')), [0, 1, 2].map((n) => `alice: session ${session} turn ${n}`));
+    }
+    // Memory text is data: markup in it is shown as text, never run or parsed.
+    await page.locator('[data-type=semantic]').getByText('<img src=x onerror=alert(1)> likes <b>tags</b>').waitFor();
+    assert.equal(await page.locator('main img, main b').count(), 0);
+    await shoot('entity');
+  });
+
+  test('runs a recall in the playground', async () => {
+    await page.goto(`${t.base}/console/#recall`);
+    await page.getByLabel('Query').fill('where does alice live');
+    await page.getByRole('button', { name: 'Recall' }).click();
+    const first = page.locator('#recall-results .result').first();
+    await first.getByText('Alice lives in Berlin').waitFor();
+    assert.match(await first.innerText(), /semantic · score/);
+  });
+
+  test('shows why each result ranked: signals, ranks and contributions', async (context) => {
+    if (!documented.recallFields.includes('explain')) {
+      context.skip('the service does not document recall `explain` yet');
+      return;
+    }
+    const results = page.locator('#recall-results .result');
+    await results.first().locator('table.explain').waitFor();
+    const count = await results.count();
+    assert.ok(count >= 1);
+    for (let i = 0; i < count; i++) {
+      const table = results.nth(i).locator('table.explain');
+      const rows = table.locator('tbody tr');
+      const signals = await Promise.all((await rows.all()).map((row) => row.getAttribute('data-signal')));
+      assert.ok(signals.length >= 1);
+      for (const signal of signals) assert.ok(['lexical', 'vector', 'entity', 'adjacent', 'tie_break'].includes(String(signal)), String(signal));
+      // The caption's fused score is the sum of the contributions shown.
+      const score = Number(/fused score ([\d.]+)/.exec(await table.locator('caption').innerText())![1]);
+      const contributions = await table.locator('tbody tr td:nth-child(5)').allInnerTexts();
+      const sum = contributions.reduce((total, text) => total + Number(text), 0);
+      assert.ok(Math.abs(sum - score) < 0.001 * contributions.length + 1e-4, `${sum} vs ${score}`);
+    }
+    await shoot('recall');
+  });
+
+  test('deletes an entity only after confirming', async () => {
+    await page.goto(`${t.base}/console/#entity/alice`);
+    const dialog = page.locator('dialog#confirm');
+    await page.getByRole('button', { name: 'Delete entity…' }).click();
+    await dialog.waitFor();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await memoryCount(t.base, 'alice'), 8, 'cancel keeps every memory');
+    await page.getByRole('button', { name: 'Delete entity…' }).click();
+    await dialog.getByRole('button', { name: 'Delete' }).click();
+    await page.getByText('Deleted 8 memories.').waitFor();
+    assert.equal(await memoryCount(t.base, 'alice'), 0);
+  });
+
+  test('restores the deleted entity from its snapshot after confirming', async (context) => {
+    if (!needs(context, '/v1/snapshots', 'get') || !needs(context, '/v1/snapshots/{snapshot_id}/restore', 'post')) return;
+    await page.goto(`${t.base}/console/#snapshots`);
+    const restore = page.getByRole('button', { name: /^Restore alice/ });
+    await restore.waitFor();
+    await shoot('snapshots');
+    const dialog = page.locator('dialog#confirm');
+    await restore.click();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    assert.equal(await memoryCount(t.base, 'alice'), 0, 'cancel restores nothing');
+    await restore.click();
+    await dialog.getByRole('button', { name: 'Restore' }).click();
+    await page.locator('#restore-outcome').getByText(/Restored [1-9]\d* memories of alice \(0 already present\)/).waitFor();
+    const back = await post(t.base, '/v1/inspect', { entity: 'alice' }, auth);
+    assert.equal(back.status, 200);
+    assert.equal(back.body.semantic.length, 2);
+    assert.equal(back.body.episodic.length, 6);
+    const recalled = await post(t.base, '/v1/recall', { query: 'where does alice live' }, auth);
+    assert.ok(recalled.body.memories.some((m: { content: string }) => m.content === 'Alice lives in Berlin'));
+  });
+
+  test('shows live stats and a latency chart from /metrics', async () => {
+    await page.goto(`${t.base}/console/#stats`);
+    await page.locator('.tile', { hasText: 'entities' }).waitFor();
+    // The chart's first point needs two scrapes (3 s apart): latency between them.
+    await page.locator('figure.chart figcaption', { hasText: /API requests, p50/ }).waitFor({ timeout: 15_000 });
+    assert.ok(await page.locator('table.list code', { hasText: '/v1/stats' }).count() >= 1);
+    await shoot('stats');
+  });
+});
+
+/** The entity's active memories (an entity left without any may be 404 or empty). */
+async function memoryCount(base: string, entity: string): Promise<number> {
+  const r = await post(base, '/v1/inspect', { entity, limit: 1000 }, auth);
+  if (r.status === 404) return 0;
+  assert.equal(r.status, 200);
+  return r.body.semantic.length + r.body.episodic.length + r.body.procedural.length;
+}
+
+async function seed(base: string): Promise<void> {
+  const remember = (entity: string, fact: string, confidence = 0.9) => post(base, '/v1/remember', { entity, fact, confidence }, auth);
+  await remember('alice', 'Alice lives in Berlin');
+  await remember('alice', '<img src=x onerror=alert(1)> likes <b>tags</b>', 0.6);
+  await remember('bob', 'Bob works at the harbour');
+  await remember('malika', 'Malika prefers tea over coffee');
+  for (const session of [0, 1]) {
+    const { body } = await post(base, '/v1/episodes/start', { participants: ['alice'] }, auth);
+    for (let turn = 0; turn < 3; turn++) {
+      await post(base, `/v1/episodes/${body.episode_id}/message`, { role: 'user', content: `alice: session ${session} turn ${turn}` }, auth);
+    }
+  }
+}
