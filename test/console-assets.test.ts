@@ -3,7 +3,8 @@
 // HEAD, 404 for unknown names and no way out of the folder; the API behind it still wants a key.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { CONSOLE_DIR } from '../src/http/operator-routes.js';
 import { rawRequest } from './support/raw-http.js';
 import { call, get, startTestService, type TestService } from './support/service.js';
@@ -88,4 +89,14 @@ test('unknown files are 404 and no path leaves the folder', async () => {
 test('the API behind the console still needs the key', async () => {
   assert.equal((await get(t.base, '/v1/stats')).status, 401);
   assert.equal((await get(t.base, '/v1/stats', { authorization: 'Bearer console-key' })).status, 200);
+});
+
+test('the console never turns text into markup', () => {
+  // Memory text is user data: it may only reach the page as Text nodes (see js/dom.js).
+  const scripts = readdirSync(CONSOLE_DIR, { recursive: true, encoding: 'utf8' }).filter((name) => name.endsWith('.js'));
+  assert.ok(scripts.length >= 5);
+  for (const name of scripts) {
+    const code = readFileSync(join(CONSOLE_DIR, name), 'utf8');
+    assert.doesNotMatch(code, /innerHTML|outerHTML|insertAdjacentHTML|document\.write|DOMParser|createContextualFragment|eval\(|new Function/, name);
+  }
 });
