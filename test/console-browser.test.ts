@@ -188,6 +188,13 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
     await page.locator('.tile', { hasText: 'entities' }).waitFor();
     // The chart's first point needs two scrapes (3 s apart): latency between them.
     await page.locator('figure.chart figcaption', { hasText: /API requests, p50/ }).waitFor({ timeout: 15_000 });
+    assert.ok(await page.locator('figure.chart circle.dot.p50').count() >= 1, 'a point on the chart');
+    if (SCREENSHOTS) {
+      // For the picture only: some recall traffic over a few scrapes, so the chart has a line.
+      const until = Date.now() + 10_000;
+      while (Date.now() < until) await post(t.base, '/v1/recall', { query: 'where does alice live' }, auth);
+      await page.waitForTimeout(3_500);
+    }
     assert.ok(await page.locator('table.list code', { hasText: '/v1/stats' }).count() >= 1);
     await shoot('stats');
   });

@@ -80,9 +80,13 @@ function latencyChart(series) {
   const top = Math.max(...values, 0.001) * 1.15;
   const x = (i) => pad.left + (i / Math.max(1, POINTS - 1)) * (width - pad.left - pad.right);
   const y = (v) => pad.top + (1 - v / top) * (height - pad.top - pad.bottom);
+  // A line through the points, and a dot on each (a single point is visible too).
   const line = (key) => {
-    const points = series.map((p, i) => (p[key] === null ? null : `${x(i + POINTS - series.length).toFixed(1)},${y(p[key]).toFixed(1)}`)).filter(Boolean);
-    return svg('polyline', { class: `line ${key}`, points: points.join(' ') });
+    const points = series.flatMap((p, i) => (p[key] === null ? [] : [[x(i + POINTS - series.length), y(p[key])]]));
+    return [
+      svg('polyline', { class: `line ${key}`, points: points.map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(' ') }),
+      points.map(([px, py]) => svg('circle', { class: `dot ${key}`, cx: px.toFixed(1), cy: py.toFixed(1), r: 2.5 })),
+    ];
   };
   const grid = [0, 0.5, 1].map((share) => [
     svg('line', { class: 'grid', x1: pad.left, x2: width - pad.right, y1: y(top * share), y2: y(top * share) }),
