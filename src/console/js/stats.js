@@ -30,7 +30,10 @@ export function statsView(root) {
 
   async function tick() {
     try {
-      const [stats, text] = await Promise.all([api.stats(), api.metrics()]);
+      // One after the other: each scrape then counts the stats call before it, so every
+      // interval has at least one API request to plot.
+      const stats = await api.stats();
+      const text = await api.metrics();
       if (stopped) return;
       show(counts, tiles(stats));
       const byRoute = histogramsByRoute(parseSamples(text), undefined, isApiRoute);
