@@ -121,7 +121,7 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
     await page.getByRole('button', { name: 'Recall' }).click();
     const first = page.locator('#recall-results .result').first();
     await first.getByText('Alice lives in Berlin').waitFor();
-    assert.match(await first.innerText(), /semantic · score/);
+    assert.match(await first.innerText(), /^1\.\s*Alice lives in Berlin\s+semantic · score/);
   });
 
   test('shows why each result ranked: signals, ranks and contributions', async (context) => {

@@ -35,8 +35,8 @@ export function recallView(root) {
       h('label', { for: 'recall-entity' }, 'Entity'), entity,
       h('label', { for: 'recall-limit' }, 'Limit'), limit,
       h('fieldset', { class: 'wide' }, h('legend', {}, 'Types'),
-        types.map((box) => h('label', { class: 'check' }, box, ` ${box.value}`)),
-        h('label', { class: 'check' }, explain, ' explain')),
+        types.map((box) => h('label', { class: 'check' }, box, ` ${box.value}`))),
+      h('label', { class: 'check wide' }, explain, ' Explain the ranking'),
       h('button', { type: 'submit', class: 'wide' }, 'Recall')),
     results));
 }
@@ -47,8 +47,8 @@ function answer({ memories, contradictions }, explained) {
   return [
     contradictions.length === 0 ? null : h('section', { class: 'contradictions' },
       h('h3', {}, 'Contradictions'), h('ul', {}, contradictions.map((c) => h('li', {}, c.description)))),
-    h('ol', { class: 'cards results' }, memories.map((memory) => h('li', { class: 'card result' },
-      h('p', { class: 'content' }, memory.content),
+    h('ol', { class: 'cards results' }, memories.map((memory, i) => h('li', { class: 'card result' },
+      h('p', { class: 'content' }, h('span', { class: 'role' }, `${i + 1}.`), memory.content),
       h('p', { class: 'meta' }, `${memory.memory_type} · score ${num(memory.score)} · confidence ${num(memory.confidence, 2)} · stability ${num(memory.stability, 2)}`),
       memory.explanation ? explanation(memory.explanation, best)
         : explained ? h('p', { class: 'muted' }, 'No explanation returned (this service does not support explain).') : null))),
