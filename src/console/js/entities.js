@@ -13,12 +13,16 @@ export function entitiesView(root) {
   const search = h('input', { id: 'entity-search', type: 'search', name: 'q', placeholder: 'part of a name', autocomplete: 'off' });
   const open = h('input', { id: 'entity-open', name: 'name', required: true, autocomplete: 'off' });
 
+  // Only the latest search may draw: an older answer arriving late must not replace it.
+  let latest = 0;
   async function load() {
+    const call = ++latest;
     show(results, h('p', { class: 'muted' }, 'Loading…'));
     try {
       const page = await api.entities({ q: state.q, limit: PAGE, offset: state.offset });
-      show(results, entityTable(page.entities), pager(page.total));
+      if (call === latest) show(results, entityTable(page.entities), pager(page.total));
     } catch (error) {
+      if (call !== latest) return;
       show(results, error.status === 404 && error.code === 'ROUTE_NOT_FOUND'
         ? h('p', { class: 'muted' }, 'This service has no entity listing (GET /v1/entities); open an entity by name instead.')
         : errorBox(error));
