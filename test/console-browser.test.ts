@@ -61,7 +61,9 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
   const shoot = async (name: string) => {
     if (!SCREENSHOTS) return;
     mkdirSync(SCREENSHOTS, { recursive: true });
-    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), fullPage: false });
+    // Cut below the content (no empty page in the picture), at most one screen high.
+    const box = (await page.locator('main').boundingBox())!;
+    await page.screenshot({ path: join(SCREENSHOTS, `${name}.png`), clip: { x: 0, y: 0, width: 1100, height: Math.min(760, Math.ceil(box.y + box.height) + 16) } });
   };
 
   test('asks for the key, refuses a wrong one, keeps the right one in the session only', async () => {
