@@ -46,10 +46,7 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
   afterEach(() => {
     assert.deepEqual(pageErrors.splice(0), [], 'no script error in the page');
   });
-  after(async () => {
-    await browser.close();
-    await t?.close();
-  });
+  after(() => t?.close());
 
   /** Skips a step the service does not offer yet (the route is not in its OpenAPI document). */
   const needs = (context: TestContext, path: string, method: string): boolean => {
@@ -205,6 +202,26 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
 });
 
 /** The entity's active memories (an entity left without any may be 404 or empty). */
+describe('memory console without keys', { skip: cannotStart }, () => {
+  test('opens without asking for a key', async () => {
+    const open = await startTestService({ SERVICE_EMBEDDER: 'hash' });
+    const page = await (launched as Browser).newPage();
+    try {
+      await page.goto(`${open.base}/console/#stats`);
+      await page.locator('.tile', { hasText: 'entities' }).waitFor({ timeout: 10_000 });
+      assert.ok(await page.locator('#sign-in').isHidden());
+      assert.ok(await page.locator('#sign-out').isHidden(), 'no key to forget');
+    } finally {
+      await page.close();
+      await open.close();
+    }
+  });
+});
+
+after(async () => {
+  if (!(launched instanceof Error)) await launched.close();
+});
+
 async function memoryCount(base: string, entity: string): Promise<number> {
   const r = await post(base, '/v1/inspect', { entity, limit: 1000 }, auth);
   if (r.status === 404) return 0;
