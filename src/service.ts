@@ -79,7 +79,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
   });
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
-  const server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log)], metrics);
+  const server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log, { auth: config.apiKeys.length > 0 })], metrics);
   writer.onBatch = (report) => metrics.observeBatch(report);
   operations.onExtraction = (extractor, fallbackReason) => {
     metrics.observeExtraction(extractor);

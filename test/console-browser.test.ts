@@ -218,6 +218,41 @@ describe('memory console without keys', { skip: cannotStart }, () => {
   });
 });
 
+/**
+ * Behind a proxy every browser shares one address with the agents: merely opening the console must
+ * not count as a failed sign-in, or a few fresh tabs lock the agents out (429) for a minute.
+ */
+describe('memory console and the auth-failure limiter', { skip: cannotStart }, () => {
+  test('opening the console without a key is not a failed sign-in', async () => {
+    const limited = await startTestService({ SERVICE_API_KEYS: KEY, SERVICE_EMBEDDER: 'hash', SERVICE_AUTH_FAILURE_LIMIT: '3' });
+    try {
+      for (let i = 0; i < 4; i++) {
+        const context = await (launched as Browser).newContext();
+        const page = await context.newPage();
+        await page.goto(`${limited.base}/console/#stats`);
+        await page.getByLabel('API key').waitFor({ timeout: 10_000 });
+        assert.equal(await page.locator('#key-error').innerText(), '', 'a fresh console shows no error');
+        await context.close();
+      }
+      assert.equal((await get(limited.base, '/v1/stats', auth)).status, 200, 'an agent with a valid key is still served');
+      // A wrong key typed into the console does count (the limiter still guards guessing).
+      const context = await (launched as Browser).newContext();
+      const page = await context.newPage();
+      await page.goto(`${limited.base}/console/`);
+      for (let i = 0; i < 3; i++) {
+        await page.getByLabel('API key').fill(`wrong-${i}`);
+        await page.getByRole('button', { name: 'Open console' }).click();
+        await page.getByRole('alert').filter({ hasText: /refused/ }).waitFor();
+        await page.locator('#key-error').evaluate((node) => { node.textContent = ''; });
+      }
+      await context.close();
+      assert.equal((await get(limited.base, '/v1/stats', auth)).status, 429);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 after(async () => {
   if (!(launched instanceof Error)) await launched.close();
 });

@@ -39,6 +39,11 @@ export const CONSOLE_PATH = '/console';
  */
 export const CONSOLE_DIR = fileURLToPath(new URL('../console/', import.meta.url));
 
-export function operatorMounts(log: Logger): Mount[] {
-  return createStaticMounts({ prefix: CONSOLE_PATH, dir: CONSOLE_DIR, log });
+/**
+ * `service.json` tells the page whether the service wants a key, without a key: a probe of an
+ * authenticated route would count as a failed sign-in, and behind a proxy every browser shares
+ * the agents' address, so a few fresh tabs would lock the agents out. (A 401 says as much anyway.)
+ */
+export function operatorMounts(log: Logger, { auth }: { auth: boolean }): Mount[] {
+  return createStaticMounts({ prefix: CONSOLE_PATH, dir: CONSOLE_DIR, log, generated: { 'service.json': { auth_required: auth } } });
 }

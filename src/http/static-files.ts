@@ -37,6 +37,10 @@ interface StaticFile {
   etag: string;
 }
 
+function staticFile(type: string, bytes: Buffer): StaticFile {
+  return { type, bytes, etag: `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"` };
+}
+
 /** Every file under `dir` with a known type, keyed by its path relative to `dir` ('/'-separated). */
 export function loadStaticFiles(dir: string): Map<string, StaticFile> {
   const files = new Map<string, StaticFile>();
@@ -49,9 +53,7 @@ export function loadStaticFiles(dir: string): Map<string, StaticFile> {
       }
       const type = CONTENT_TYPES[extname(name).toLowerCase()];
       if (!type) continue;
-      const bytes = readFileSync(path);
-      const etag = `"${createHash('sha256').update(bytes).digest('base64url').slice(0, 22)}"`;
-      files.set(relative(dir, path).split(sep).join('/'), { type, bytes, etag });
+      files.set(relative(dir, path).split(sep).join('/'), staticFile(type, readFileSync(path)));
     }
   };
   if (existsSync(dir)) visit(dir);
@@ -63,6 +65,8 @@ export interface StaticMountOptions {
   prefix: string;
   dir: string;
   log: Logger;
+  /** Documents made at start and served as JSON beside the files (name → value). */
+  generated?: Record<string, unknown>;
 }
 
 /**
@@ -70,8 +74,9 @@ export interface StaticMountOptions {
  * redirects to `prefix/`, so the page's relative URLs resolve inside the prefix. Both are
  * public: the files hold no data, and the page sends the API key with each API call itself.
  */
-export function createStaticMounts({ prefix, dir, log }: StaticMountOptions): Mount[] {
+export function createStaticMounts({ prefix, dir, log, generated = {} }: StaticMountOptions): Mount[] {
   const files = loadStaticFiles(dir);
+  for (const [name, value] of Object.entries(generated)) files.set(name, staticFile(CONTENT_TYPES['.json'], Buffer.from(JSON.stringify(value))));
   if (!files.has('index.html')) log.warn({ dir }, `no index.html for ${prefix}: it answers 404 (was the build's copy step skipped?)`);
   const allowed = (method: string) => method === 'GET' || method === 'HEAD';
   const refuseMethod = (ex: Parameters<Mount['handle']>[0], method: string) =>

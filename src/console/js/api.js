@@ -53,7 +53,15 @@ async function request(method, path, body, { text = false, key = session.key } =
 const segment = (name) => encodeURIComponent(name);
 
 export const api = {
-  /** Checks a key (or no key) against a cheap authenticated route; throws ApiError 401 when wrong. */
+  /** Whether the service wants a key, asked without one (served beside the page, never a failed sign-in). */
+  service: async () => {
+    const response = await fetch(new URL('service.json', document.baseURI)).catch((cause) => {
+      throw new ApiError(0, `the service did not answer (${cause.message})`, 'NETWORK');
+    });
+    if (!response.ok) throw new ApiError(response.status, `${response.status} ${response.statusText}`);
+    return response.json();
+  },
+  /** Checks a typed key against a cheap authenticated route; throws ApiError 401 when wrong. */
   check: (key) => request('GET', '/v1/stats', undefined, { key }),
   health: () => request('GET', '/v1/health'),
   stats: () => request('GET', '/v1/stats'),

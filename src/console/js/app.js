@@ -77,13 +77,17 @@ window.addEventListener('hashchange', () => {
   if ($('sign-in').hidden) route();
 });
 
-// Start: a stored key, or no key at all when the service has none, opens the console directly.
+// Start: no key at all when the service has none, or the key typed earlier in this tab, opens the
+// console directly. Without a key nothing authenticated is called: a keyless probe would count as
+// a failed sign-in against the address every browser behind a proxy shares with the agents.
 (async () => {
   try {
-    await api.check(session.key);
+    const { auth_required: authRequired } = await api.service();
+    if (authRequired && !session.key) return askForKey();
+    if (authRequired) await api.check(session.key);
     signedIn(await api.health().catch(() => null));
   } catch (error) {
-    if (error.status === 401) askForKey(session.key ? 'The stored key was refused.' : '');
+    if (error.status === 401) askForKey('The stored key was refused.');
     else askForKey(error.message);
   }
 })();
