@@ -163,6 +163,19 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
     assert.equal(await memoryCount(t.base, 'alice'), 0);
   });
 
+  test('deletes entities named "." and ".." (dot segments a URL path cannot carry)', async () => {
+    const dialog = page.locator('dialog#confirm');
+    for (const name of ['.', '..']) {
+      assert.equal((await post(t.base, '/v1/remember', { entity: name, fact: `a fact about ${name}` }, auth)).status, 201);
+      await page.goto(`${t.base}/console/#entity/${name}`);
+      await page.getByRole('heading', { level: 2, name }).waitFor();
+      await page.getByRole('button', { name: 'Delete entity…' }).click();
+      await dialog.getByRole('button', { name: 'Delete' }).click();
+      await page.getByText('Deleted 1 memories.').waitFor();
+      assert.equal(await memoryCount(t.base, name), 0, name);
+    }
+  });
+
   test('restores the deleted entity from its snapshot after confirming', async (context) => {
     if (!needs(context, '/v1/snapshots', 'get') || !needs(context, '/v1/snapshots/{snapshot_id}/restore', 'post')) return;
     await page.goto(`${t.base}/console/#snapshots`);

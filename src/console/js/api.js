@@ -27,8 +27,9 @@ export class ApiError extends Error {
 /** Fired on any 401, so the page can ask for the key again. */
 export const unauthorized = new EventTarget();
 
-async function request(method, path, body, { text = false, key = session.key } = {}) {
+async function request(method, path, body, { text = false, key = session.key, accept } = {}) {
   const headers = {};
+  if (accept) headers.accept = accept;
   if (key) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response;
@@ -52,6 +53,21 @@ async function request(method, path, body, { text = false, key = session.key } =
 
 const segment = (name) => encodeURIComponent(name);
 
+/**
+ * DELETE /v1/entities/{name} cannot name "." or "..": a browser parses every URL the WHATWG way,
+ * which removes dot segments even when spelled %2E (the client library sends those paths raw
+ * through node:http; a page cannot). The same `forget` operation is also the MCP tool of that
+ * name on this port, behind the same key, taking the name in the body: used for these two names.
+ */
+async function forgetByTool(name) {
+  const reply = await request('POST', '/mcp', {
+    jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'forget', arguments: { entity_name: name } },
+  }, { accept: 'application/json, text/event-stream' });
+  if (reply.error) throw new ApiError(400, reply.error.message, 'MCP_ERROR');
+  if (reply.result.isError) throw new ApiError(400, reply.result.content[0]?.text ?? 'forget failed', 'TOOL_ERROR');
+  return reply.result.structuredContent;
+}
+
 export const api = {
   /** Whether the service wants a key, asked without one (served beside the page, never a failed sign-in). */
   service: async () => {
@@ -70,7 +86,7 @@ export const api = {
     request('GET', `/v1/entities?${new URLSearchParams({ q, limit: String(limit), offset: String(offset) })}`),
   inspect: (entity, limit = 50) => request('POST', '/v1/inspect', { entity, limit }),
   recall: (body) => request('POST', '/v1/recall', body),
-  deleteEntity: (name) => request('DELETE', `/v1/entities/${segment(name)}`),
+  deleteEntity: (name) => (name === '.' || name === '..' ? forgetByTool(name) : request('DELETE', `/v1/entities/${segment(name)}`)),
   snapshots: () => request('GET', '/v1/snapshots'),
   restore: (snapshotId) => request('POST', `/v1/snapshots/${segment(snapshotId)}/restore`, {}),
 };
