@@ -5,7 +5,7 @@
 // With CONSOLE_SCREENSHOTS=<folder> it also saves the README's screenshots there.
 import { after, afterEach, before, describe, test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { get, post, startTestService, type TestService } from './support/service.js';
@@ -195,6 +195,20 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
     assert.equal(back.body.episodic.length, 6);
     const recalled = await post(t.base, '/v1/recall', { query: 'where does alice live' }, auth);
     assert.ok(recalled.body.memories.some((m: { content: string }) => m.content === 'Alice lives in Berlin'));
+  });
+
+  test('shows a damaged snapshot as damaged: no made-up date or counts, no restore', async (context) => {
+    if (!needs(context, '/v1/snapshots', 'get')) return;
+    const id = '0badf11e-0000-4000-8000-000000000000';
+    writeFileSync(join(t.dir, 'snapshots', `${id}.json`), '{ not json');
+    await page.goto(`${t.base}/console/#snapshots`);
+    await page.reload(); // the page may already show #snapshots (same fragment: no navigation)
+    const row = page.locator(`tr[data-snapshot="${id}"]`);
+    await row.waitFor();
+    const text = await row.innerText();
+    assert.doesNotMatch(text, /1970|undefined|null|NaN/);
+    assert.equal(await row.locator('td').first().innerText(), '—');
+    assert.equal(await row.getByRole('button').count(), 0);
   });
 
   test('shows live stats and a latency chart from /metrics', async () => {

@@ -51,7 +51,9 @@ export function num(value, digits = 3) {
   return Number(value.toFixed(digits)).toString();
 }
 
+/** A date and time in the reader's locale ('—' for null: new Date(null) would be 1970). */
 export function when(iso) {
+  if (iso === null || iso === undefined) return '—';
   const date = new Date(iso);
   return Number.isNaN(date.getTime()) ? String(iso) : date.toLocaleString();
 }

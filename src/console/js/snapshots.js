@@ -26,10 +26,11 @@ export function snapshotsView(root) {
     return h('table', { class: 'list' },
       h('thead', {}, h('tr', {}, ['Captured', 'Entity', 'Namespace', 'Memories', 'Snapshot', ''].map((title) => h('th', { scope: 'col' }, title)))),
       h('tbody', {}, snapshots.map((snapshot) => h('tr', { 'data-snapshot': snapshot.snapshot_id },
-        h('td', {}, when(snapshot.captured_at)),
+        h('td', {}, snapshot.problem ? '—' : when(snapshot.captured_at)),
         h('td', {}, snapshot.entity),
         h('td', {}, snapshot.namespace),
-        h('td', {}, `${snapshot.memory_count} (${snapshot.counts.semantic} semantic, ${snapshot.counts.episodic} episodic, ${snapshot.counts.procedural} procedural)`),
+        // A damaged file is listed with its problem and nothing read from it (counts {}).
+        h('td', {}, snapshot.problem ? '—' : `${snapshot.memory_count} (${snapshot.counts.semantic} semantic, ${snapshot.counts.episodic} episodic, ${snapshot.counts.procedural} procedural)`),
         h('td', {}, h('code', {}, snapshot.snapshot_id.slice(0, 8))),
         h('td', {}, snapshot.problem
           ? h('span', { class: 'error' }, snapshot.problem)
