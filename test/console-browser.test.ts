@@ -82,6 +82,15 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
     assert.ok(await page.locator('#sign-in').isHidden());
   });
 
+  test('a malformed fragment opens the entities list, not the sign-in form', async () => {
+    await page.goto(`${t.base}/console/#stats`);
+    await page.goto(`${t.base}/console/#entity/%E0%A4%A`);
+    await page.reload();
+    await page.locator('#entities-title, h2', { hasText: /entities/i }).first().waitFor();
+    assert.ok(await page.locator('#sign-in').isHidden());
+    assert.ok(await page.locator('#tabs').isVisible());
+  });
+
   test('finds an entity by searching the list', async (context) => {
     if (!needs(context, '/v1/entities', 'get')) return;
     await page.goto(`${t.base}/console/#entities`);

@@ -12,10 +12,19 @@ const main = $('main');
 /** The shown section's clean-up (the stats view stops polling). */
 let leave = () => {};
 
+/** The decoded URL fragment; '' (the entities list) when it is not valid percent-encoding. */
+function fragment() {
+  try {
+    return decodeURIComponent(location.hash.slice(1));
+  } catch {
+    return '';
+  }
+}
+
 function route() {
   leave();
   leave = () => {};
-  const hash = decodeURIComponent(location.hash.slice(1));
+  const hash = fragment();
   const [section, ...rest] = hash.split('/');
   const views = { entities: entitiesView, recall: recallView, snapshots: snapshotsView, stats: statsView };
   let view = views[section];
