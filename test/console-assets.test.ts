@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CONSOLE_DIR } from '../src/http/operator-routes.js';
+import { noneMatchHits } from '../src/http/static-files.js';
 import { rawRequest } from './support/raw-http.js';
 import { call, get, startTestService, type TestService } from './support/service.js';
 
@@ -61,6 +62,23 @@ test('an unchanged file revalidates as a bodiless 304', async () => {
   const changed = await fetch(`${t.base}/console/index.html`, { headers: { 'if-none-match': '"other"' } });
   assert.equal(changed.status, 200);
   await changed.text();
+  // Weak comparison (RFC 9110 §13.1.2): a weak tag, `*` and a list holding the tag all match.
+  for (const header of [`W/${etag}`, '*', `"other", W/${etag}`, `"a",${etag}`]) {
+    const response = await fetch(`${t.base}/console/index.html`, { headers: { 'if-none-match': header } });
+    assert.equal(response.status, 304, header);
+    await response.text();
+  }
+});
+
+test('If-None-Match: weak comparison of each listed tag, * matches any', () => {
+  const tag = '"abc"';
+  assert.equal(noneMatchHits(tag, tag), true);
+  assert.equal(noneMatchHits('W/"abc"', tag), true);
+  assert.equal(noneMatchHits(' "x" , W/"abc" ', tag), true);
+  assert.equal(noneMatchHits('*', tag), true);
+  assert.equal(noneMatchHits('', tag), false);
+  assert.equal(noneMatchHits('"abcd", W/"ab"', tag), false);
+  assert.equal(noneMatchHits('abc', tag), false);
 });
 
 test('HEAD answers the headers without a body; other methods are 405', async () => {

@@ -60,6 +60,16 @@ export function loadStaticFiles(dir: string): Map<string, StaticFile> {
   return files;
 }
 
+/**
+ * Whether an If-None-Match header matches `etag`: `*`, or any listed tag by weak comparison
+ * (RFC 9110 §13.1.2: a `W/` prefix is ignored), which is what §13.1.2 asks of If-None-Match.
+ */
+export function noneMatchHits(header: string, etag: string): boolean {
+  const value = header.trim();
+  if (value === '*') return true;
+  return value.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
 export interface StaticMountOptions {
   /** URL prefix without a trailing slash, e.g. '/console'. */
   prefix: string;
@@ -101,7 +111,7 @@ export function createStaticMounts({ prefix, dir, log, generated = {} }: StaticM
         const file = files.get(name);
         if (!file) throw new ServiceError('ROUTE_NOT_FOUND', `no file ${prefix}/${name}`);
         const headers = { ...SECURITY_HEADERS, ETag: file.etag };
-        if (headerOf(request, 'if-none-match').split(',').some((tag) => tag.trim() === file.etag)) return sendRaw(ex, 304, new RawBody(file.type, ''), headers);
+        if (noneMatchHits(headerOf(request, 'if-none-match'), file.etag)) return sendRaw(ex, 304, new RawBody(file.type, ''), headers);
         sendRaw(ex, 200, new RawBody(file.type, file.bytes), headers);
       },
     },
