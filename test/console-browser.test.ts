@@ -22,6 +22,8 @@ const launched: Browser | Error = await chromium
 const cannotStart = launched instanceof Error
   ? `headless Chromium cannot start (${CHROMIUM}; apt-get install chromium): ${launched.message.split('\n')[0]}`
   : false;
+// CI installs the browser, so there a launch failure is a failure, not a skip.
+if (cannotStart && process.env.CONSOLE_BROWSER_REQUIRED === '1') throw new Error(`CONSOLE_BROWSER_REQUIRED is set but ${cannotStart}`);
 
 describe('memory console in Chromium', { skip: cannotStart }, () => {
   const browser = launched as Browser;
