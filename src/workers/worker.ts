@@ -81,7 +81,7 @@ function inspect(entityName: string, limit: number): PoolResults['inspect'] {
   const { kept, truncated } = withinBudget(store.entityMemories(entity.id, limit), (row) => row.content, config.maxResponseBytes);
   for (const row of kept) {
     const memory = toMemory(row, null);
-    result[row.memory_type].push(row.memory_type === 'episodic' && row.episode_id !== null ? { ...memory, episode_id: row.episode_id, seq: row.seq ?? 0 } : memory);
+    result[row.memory_type].push(row.memory_type === 'episodic' && row.episode_id !== null ? { ...memory, episode_id: row.episode_id, ...(row.seq === null ? {} : { seq: row.seq }) } : memory);
   }
   return { answer: encoded(result), truncated };
 }
