@@ -81,6 +81,25 @@ test('every folder imports only from the folders below it', () => {
   assert.deepEqual(wrong, []);
 });
 
+test('no module imports itself through others (type-only imports count)', () => {
+  const state = new Map<string, 'visiting' | 'done'>();
+  const path: string[] = [];
+  const cycles: string[] = [];
+  const visit = (file: string) => {
+    state.set(file, 'visiting');
+    path.push(file);
+    for (const next of importsOf(file, { runtimeOnly: false })) {
+      if (!next.startsWith(src)) continue;
+      if (state.get(next) === 'visiting') cycles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(src, f)).join(' -> '));
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(file, 'done');
+  };
+  for (const file of modulesUnder(sources)) if (!state.has(file)) visit(file);
+  assert.deepEqual(cycles, []);
+});
+
 test('the main thread loads no pool or writer code', () => {
   const loaded = [...reachable('main.js')].filter((f) => ['workers', 'writer'].includes(folderOf(f)));
   assert.deepEqual(loaded.map((f) => relative(src, f)), []);

@@ -10,7 +10,7 @@
 // uWS cannot close a connection once a response has ended, so the answer goes out as one
 // chunk of a chunked response and the terminating chunk is written when the body ends.
 import type { BodyStream } from './body.js';
-import type { Exchange } from './respond.js';
+import type { Exchange } from './exchange.js';
 
 /** Discarded bytes after which a lingering connection is closed. */
 export const LINGER_MAX_BYTES = 64 * 1024 * 1024;

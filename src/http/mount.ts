@@ -2,7 +2,7 @@
 // REST route that returns a value. It still runs behind the server's shared gate (draining,
 // auth, rate limit), so every surface on the port is protected the same way.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
-import type { Exchange } from './respond.js';
+import type { Exchange } from './exchange.js';
 
 /** Everything a mount may need from the request, copied out before the first await. */
 export interface RawRequest {

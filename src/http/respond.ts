@@ -1,30 +1,11 @@
 // Writing responses. Everything written after the handler's synchronous part must be corked
 // (uWS batches the writes into one syscall), and nothing may touch a response the client
 // aborted — uWS would crash the process.
-import type { HttpResponse } from 'uWebSockets.js';
 import { STATUS_TEXT, type ServiceError } from '../shared/errors.js';
-import type { BodyStream } from './body.js';
+import type { Exchange } from './exchange.js';
 import { lingerUntilBodyEnds } from './linger.js';
 import { endInPieces } from './body-out.js';
 
-export interface Exchange {
-  readonly res: HttpResponse;
-  aborted: boolean;
-  /** Set once a response was sent; guards against a second one. */
-  done: boolean;
-  /** Ask the client to close the connection after this response (used while draining). */
-  closeAfter: boolean;
-  /** Echoed as X-Request-Id on whatever response is sent. */
-  requestId?: string;
-  /** Status of the response sent, for the access log and metrics. */
-  status?: number;
-  /** The request body, when one was declared (Content-Length > 0 or chunked). */
-  body?: BodyStream;
-  /** A HEAD request: the answer's status and headers (Content-Length included), no body. */
-  head?: boolean;
-  /** Run when uWS reports the client gone (after `aborted` is set). */
-  onAbort?: () => void;
-}
 
 /**
  * A handler result sent as-is rather than serialised here (the Prometheus text format, for one;

@@ -3,7 +3,7 @@
 // the request was copied out of uWS before any await (RawRequest), every late write is corked,
 // and nothing touches a response after the client aborted.
 import { STATUS_CODES } from 'node:http';
-import type { Exchange } from '../respond.js';
+import type { Exchange } from '../exchange.js';
 import type { RawRequest } from '../mount.js';
 import { drained, endInPieces } from '../body-out.js';
 

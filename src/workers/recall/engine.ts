@@ -19,7 +19,7 @@ import { liftedByNeighbours, TurnNeighbours } from './conversation.js';
 import { EntityLinks, entityPrior } from './entity-prior.js';
 import { queryTerms } from './query-text.js';
 import { Bm25Signal } from './bm25-signal.js';
-import type { Proposal, RecallContext } from './signals.js';
+import type { CandidateRow, Proposal, RecallContext } from './signals.js';
 import { VectorSignal } from './vector-signal.js';
 import { VectorCells } from '../ivf/cells.js';
 import type { StageTimings } from '../../shared/messages.js';
@@ -236,8 +236,6 @@ interface Ranked {
   explanation?: Explanation;
 }
 
-/** The columns ranking reads of every candidate. */
-export type CandidateRow = Pick<MemoryRow, 'rowid' | 'memory_type' | 'episode_id' | 'seq' | 'confidence' | 'created_at'>;
 
 /**
  * confidence × recency (created_at, scaled over the candidates) × weight: settles near-ties in

@@ -2,6 +2,7 @@
 // (honouring the filter); fusion (fuse.ts) combines the scores of every candidate.
 import type { Db } from '../../shared/db.js';
 import type { MemoryType } from '../../shared/schemas.js';
+import type { MemoryRow } from '../read-store.js';
 
 export interface CandidateFilter {
   entityId: string | null;
@@ -61,3 +62,6 @@ export function entitySize(db: Db): (entityId: string) => number {
 export function filterParams(namespaceId: number, filter: CandidateFilter) {
   return { ns: namespaceId, types: filter.types ? JSON.stringify(filter.types) : null, entity: filter.entityId };
 }
+
+/** The columns ranking reads of every candidate (no content: that is read for the returned few). */
+export type CandidateRow = Pick<MemoryRow, 'rowid' | 'memory_type' | 'episode_id' | 'seq' | 'confidence' | 'created_at'>;
