@@ -37,6 +37,11 @@ export class SerialJob<T> {
     return this.isStopped;
   }
 
+  /** A poke(delayMs) is waiting for its delay (a debounce or a retry back-off). */
+  get delayedPokeWaiting(): boolean {
+    return this.pokeTimer !== null;
+  }
+
   /** Queues a run behind the others; resolves or rejects with it. */
   run(): Promise<T> {
     const result = this.enqueue(() => {});
