@@ -272,10 +272,13 @@ describe('large answers under backpressure', () => {
     });
     slow.resume();
     await new Promise((resolve) => slow.once('close', resolve));
-    const [answer] = parseAnswers(Buffer.concat(chunks)).answers;
+    const received = Buffer.concat(chunks);
+    const [answer] = parseAnswers(received).answers;
     assert.equal(answer.status, 200);
     assert.equal(answer.headers['x-result-truncated'], undefined);
-    assert.equal(Number(answer.headers['content-length']), Buffer.byteLength(answer.body));
+    // Every byte received is the head plus exactly Content-Length bytes: nothing missing or extra.
+    const headLength = received.indexOf('\r\n\r\n') + 4;
+    assert.equal(received.length, headLength + Number(answer.headers['content-length']));
     assert.equal(JSON.parse(answer.body).semantic.length, FACTS);
     // Leaves after the first bytes of the answer: the service stays up and answers the next one.
     const leaving = net.connect(Number(port), '127.0.0.1');
@@ -294,6 +297,19 @@ describe('large answers under backpressure', () => {
     assert.ok(text.length > 512 * 1024, `${text.length} characters`);
     assert.deepEqual(JSON.parse(text), reply.result.structuredContent);
     assert.equal(reply.result.content.length, 1);
+  });
+
+  test('MCP: the 1 MiB text-copy limit counts bytes: ~450,000 characters of CJK (~1.35 MB) are sent once', async () => {
+    for (let i = 0; i < 5; i++) {
+      assert.equal((await post(t.base, '/v1/remember', { entity: 'cjk', fact: `記憶 ${i} ` + '記'.repeat(90_000) })).status, 201);
+    }
+    const reply = await mcpCall(t.base, 'inspect', { entity: 'cjk', limit: 5 });
+    const structured = reply.result.structuredContent;
+    assert.equal(structured.semantic.length, 5);
+    const json = JSON.stringify(structured);
+    assert.ok(json.length < 1024 * 1024 && Buffer.byteLength(json) > 1024 * 1024, 'under 1 Mi characters, over 1 MiB');
+    assert.equal(reply.result.content[0].type, 'text');
+    assert.ok(reply.result.content[0].text.length < 1000, 'the data is not repeated as text');
   });
 
   test('MCP: a result over 1 MiB is sent once, as structuredContent', { timeout: 60_000 }, async () => {

@@ -102,3 +102,28 @@ test('stop() ends delayed pokes and the schedule, and waits for the run in progr
   await sleep(5);
   assert.equal(seen.runs, 1, 'pokes after stop are ignored');
 });
+
+test('callbacks that throw neither stop the schedule nor reject into the process', async () => {
+  let runs = 0;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (reason: unknown) => unhandled.push(reason);
+  process.on('unhandledRejection', onUnhandled);
+  const job = new SerialJob<number>({
+    work: async () => {
+      if (++runs % 2 === 0) throw new Error('run failed');
+      return runs;
+    },
+    onResult: () => { throw new Error('onResult broke'); },
+    onError: () => { throw new Error('onError broke'); },
+  });
+  const keepAlive = setInterval(() => {}, 1_000);
+  job.every(5);
+  // Wait (by count, not by time) for runs well past the first throwing callbacks.
+  while (runs < 4) await sleep(5);
+  await job.stop();
+  await sleep(5);
+  clearInterval(keepAlive);
+  process.off('unhandledRejection', onUnhandled);
+  assert.ok(runs >= 4, 'the schedule re-armed after each throwing callback');
+  assert.deepEqual(unhandled, []);
+});

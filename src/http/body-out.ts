@@ -42,8 +42,11 @@ export function drained(ex: Outgoing, signal: AbortSignal): Promise<void> {
       resolve();
       return;
     }
-    signal.addEventListener('abort', () => resolve(), { once: true });
+    // Removed when the wait ends: a long stream waits many times on the same signal.
+    const onAbort = () => resolve();
+    signal.addEventListener('abort', onAbort, { once: true });
     ex.res.onWritable(() => {
+      signal.removeEventListener('abort', onAbort);
       resolve();
       return true;
     });

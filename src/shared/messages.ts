@@ -180,7 +180,7 @@ export type PoolTask =
  * A client answer serialised to JSON in the pool worker (`T`: the value it holds). It crosses to
  * the main thread as a transferred buffer — no structured clone — and REST sends it as it is.
  */
-export type JsonBytes<T> = Uint8Array & { readonly [jsonOf]?: T };
+export type JsonBytes<T> = Uint8Array & { readonly [jsonOf]: T };
 declare const jsonOf: unique symbol;
 
 export interface PoolResults {

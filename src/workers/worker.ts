@@ -94,7 +94,8 @@ const utf8 = new TextEncoder();
  * the bytes a buffer of their own (Buffer.from may share its pool), so the buffer can move.
  */
 function encoded<T>(result: T): JsonBytes<T> {
-  return utf8.encode(JSON.stringify(result));
+  // The one place bytes become JsonBytes<T>: the brand says they are T's JSON.
+  return utf8.encode(JSON.stringify(result)) as JsonBytes<T>;
 }
 
 async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
@@ -182,16 +183,17 @@ function withSnapshotErrors<T>(id: string, work: () => T): T {
 
 /** Handles one task; an answer serialised for the client moves to the main thread uncopied. */
 export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise<PoolReply<K> | ReturnType<typeof move>> {
-  let reply: PoolReply<K>;
   try {
     const timings: StageTimings = {};
     // TypeScript does not narrow `task.op` to K by itself; the handler map's type guarantees it.
     const value = await handlers[task.op as K](task, timings);
-    reply = Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
+    const reply: PoolReply<K> = Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
+    // Inside the try: a handler resolving null or a primitive must come back as a wire error,
+    // not escape as a raw Piscina rejection.
+    const answer = (value as { answer?: unknown } | null)?.answer;
+    if (!(answer instanceof Uint8Array)) return reply;
+    return move({ [transferableSymbol]: [answer.buffer], [valueSymbol]: reply });
   } catch (error) {
     return { ok: false, error: toWireError(error) };
   }
-  const answer = (reply.value as { answer?: unknown }).answer;
-  if (!(answer instanceof Uint8Array)) return reply;
-  return move({ [transferableSymbol]: [answer.buffer], [valueSymbol]: reply });
 }

@@ -29,7 +29,8 @@ export class EmbeddingBackfill {
     log: Logger,
   ) {
     this.job = new SerialJob({
-      work: () => this.drain(),
+      // A run poked before the last one failed would start at once, inside the back-off: skip it.
+      work: () => (this.retryWaiting ? Promise.resolve() : this.drain()),
       onError: (error) => {
         // The embedder may be an unreachable endpoint: rows stay BM25-recallable; try again later.
         log.warn({ reason: error.message }, 'embedding backlog failed; will retry');
@@ -40,7 +41,16 @@ export class EmbeddingBackfill {
 
   /** Something was written: embed whatever is pending. Cheap to call often. */
   poke(): void {
-    this.job.poke();
+    if (!this.retryWaiting) this.job.poke();
+  }
+
+  /**
+   * A run failed and its retry waits RETRY_MS: writes must not start runs early — with the
+   * embedder down, each would fail once more and log once more. The retry reads the whole
+   * backlog, so it covers what they wrote. (The job's only delayed poke is the retry.)
+   */
+  private get retryWaiting(): boolean {
+    return this.job.delayedPokeWaiting;
   }
 
   /** Resolves when no embedding work is pending, a retry included (tests and benchmarks wait on it). */

@@ -37,6 +37,11 @@ export class SerialJob<T> {
     return this.isStopped;
   }
 
+  /** A poke(delayMs) is waiting for its delay (a debounce or a retry back-off). */
+  get delayedPokeWaiting(): boolean {
+    return this.pokeTimer !== null;
+  }
+
   /** Queues a run behind the others; resolves or rejects with it. */
   run(): Promise<T> {
     const result = this.enqueue(() => {});
@@ -65,7 +70,8 @@ export class SerialJob<T> {
     if (intervalMs <= 0 || this.isStopped) return;
     this.scheduleTimer = setTimeout(() => {
       this.scheduleTimer = null;
-      void this.inBackground(() => {}).then(() => this.every(intervalMs));
+      // finally: the schedule goes on whatever the run or its callbacks did.
+      void this.inBackground(() => {}).finally(() => this.every(intervalMs));
     }, intervalMs).unref();
   }
 
@@ -94,13 +100,29 @@ export class SerialJob<T> {
     return result;
   }
 
-  /** A run nobody awaits: its outcome goes to the callbacks. Resolves once it is reported. */
+  /**
+   * A run nobody awaits: its outcome goes to the callbacks. Resolves once it is reported, and
+   * never rejects — nobody awaits it, so a rejection would be unhandled and end the process.
+   * A throwing onResult is reported to onError; a throwing onError has nowhere left to go.
+   */
   private inBackground(onStart: () => void): Promise<void> {
+    const reportError = (error: Error) => {
+      if (this.isStopped) return;
+      try {
+        this.options.onError(error);
+      } catch {
+        // onError is the last place a background failure can be told; it failed too.
+      }
+    };
     const reported = this.enqueue(onStart).then(
-      (result) => this.options.onResult?.(result),
-      (error: Error) => {
-        if (!this.isStopped) this.options.onError(error);
+      (result) => {
+        try {
+          this.options.onResult?.(result);
+        } catch (error) {
+          reportError(error as Error);
+        }
       },
+      reportError,
     );
     this.settleAfter(reported);
     return reported;

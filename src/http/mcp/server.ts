@@ -18,11 +18,13 @@ import { JsonAnswer } from '../json-answer.js';
  * Results up to this size are also given as JSON text: MCP 2025-06-18 requires structuredContent
  * for tools with an outputSchema and says a tool SHOULD also return the serialised JSON as text,
  * for clients that read only `content` (several still do). Larger ones are not sent twice —
- * the text then says where the data is. At 1 MiB a copy costs at most ~1 MiB more per answer,
- * whatever SERVICE_MAX_RESPONSE_BYTES is, and covers any recall of ordinary memories (limit
- * 1000 × 1,000 characters); bench:budget measures it.
+ * the text then says where the data is. Counted in UTF-8 bytes, not characters (CJK text is
+ * 3 bytes a character): a copy costs at most 1 MiB of JSON more per answer — up to ~2 MiB on
+ * the wire, where the copy is escaped again inside the JSON-RPC message (each `"` and `\`
+ * doubles) — whatever SERVICE_MAX_RESPONSE_BYTES is, and covers any recall of ordinary
+ * memories (limit 1000 × 1,000 characters); bench:budget measures it.
  */
-const TEXT_COPY_MAX_CHARS = 1024 * 1024;
+const TEXT_COPY_MAX_BYTES = 1024 * 1024;
 
 const TRUNCATED_NOTE = 'Some memories were left out to keep the answer within the response budget; lower limit or narrow the query.';
 
@@ -75,17 +77,18 @@ export async function callTool(options: McpServerOptions, name: string, args: un
     const result = await tool.run(options.ops, tool.input.parse(args));
     // An answer the pool serialised is parsed once, here, and its JSON reused as the text.
     const json = result instanceof JsonAnswer ? result.text() : JSON.stringify(result);
+    const bytes = result instanceof JsonAnswer ? result.bytes.byteLength : Buffer.byteLength(json);
     const structuredContent = (result instanceof JsonAnswer ? result.value(json) : result) as Record<string, unknown>;
-    return { content: contentOf(json, isTruncated(result)), structuredContent };
+    return { content: contentOf(json, bytes, isTruncated(result)), structuredContent };
   } catch (thrown) {
     const error = publicError(thrown, options.log, { tool: name }, 'MCP tool failed');
     return { content: [{ type: 'text', text: error.message }], isError: true };
   }
 }
 
-/** The JSON as text up to TEXT_COPY_MAX_CHARS, else where it is; then a note if it was cut. */
-function contentOf(json: string, truncated: boolean): CallToolResult['content'] {
-  const data = json.length <= TEXT_COPY_MAX_CHARS ? json : `The result (${json.length} characters of JSON) is in structuredContent.`;
+/** The JSON (`bytes` long in UTF-8) as text up to TEXT_COPY_MAX_BYTES, else where it is; then a note if it was cut. */
+function contentOf(json: string, bytes: number, truncated: boolean): CallToolResult['content'] {
+  const data = bytes <= TEXT_COPY_MAX_BYTES ? json : `The result (${bytes} bytes of JSON) is in structuredContent.`;
   const content: CallToolResult['content'] = [{ type: 'text', text: data }];
   if (truncated) content.push({ type: 'text', text: TRUNCATED_NOTE });
   return content;

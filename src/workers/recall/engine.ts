@@ -70,8 +70,12 @@ const MIN_DEPTH = 50;
 /** The adjacent turns of this many times `limit` best candidates (at least MIN_EXPANDED) join. */
 const EXPAND_FACTOR = 2;
 const MIN_EXPANDED = 20;
-/** Whole rows read per query once ranked: at 100,000-character facts a chunk is ~1.6 MB. */
-const HYDRATE_CHUNK = 16;
+/**
+ * Whole rows read by the first query once ranked (at 100,000-character facts ~1.6 MB). Each next
+ * chunk doubles — a limit-1000 recall of short facts takes 7 statements, not 63 — but holds no
+ * more rows than the budget left has room for at the largest row read so far.
+ */
+const FIRST_HYDRATE_CHUNK = 16;
 
 export class RecallEngine {
   private readonly bm25: Bm25Signal | null;
@@ -115,21 +119,29 @@ export class RecallEngine {
 
   /**
    * The hits in rank order while their JSON fits `budgetBytes` (SERVICE_MAX_RESPONSE_BYTES): rows
-   * are read HYDRATE_CHUNK at a time and reading stops at the budget, so a maximal recall (1000
+   * are read a chunk at a time and reading stops at the budget, so a maximal recall (1000
    * facts of 100,000 characters) holds about the budget, not every ranked row.
    */
   recallWithin(request: RecallRequest, budgetBytes: number, now = Date.now(), timings: StageTimings = {}): Budgeted<RecallHit> {
     return this.inSnapshot(() => {
       const ranked = this.ranked(request, now, timings);
-      return timed(timings, 'hydrate', () => withinBudget(this.hydrated(ranked), (hit) => hit.row.content, budgetBytes));
+      return timed(timings, 'hydrate', () => withinBudget(this.hydrated(ranked, budgetBytes), (hit) => hit.row.content, budgetBytes));
     });
   }
 
   /** Whole rows of the ranked hits, in rank order, read a chunk at a time as they are consumed. */
-  private *hydrated(ranked: Ranked[]): Generator<RecallHit> {
-    for (let start = 0; start < ranked.length; start += HYDRATE_CHUNK) {
-      const chunk = ranked.slice(start, start + HYDRATE_CHUNK);
+  private *hydrated(ranked: Ranked[], budgetBytes: number): Generator<RecallHit> {
+    let size = FIRST_HYDRATE_CHUNK;
+    let readChars = 0;
+    let largest = 1;
+    for (let start = 0; start < ranked.length; start += size) {
+      if (start > 0) size = Math.max(1, Math.min(size * 2, Math.floor((budgetBytes - readChars) / largest)));
+      const chunk = ranked.slice(start, start + size);
       const rows = new Map(this.hydrate.all(JSON.stringify(chunk.map((r) => r.rowid))).map((row) => [row.rowid, row]));
+      for (const row of rows.values()) {
+        readChars += row.content.length;
+        largest = Math.max(largest, row.content.length);
+      }
       for (const { rowid, score, explanation } of chunk) {
         const row = rows.get(rowid);
         if (row) yield explanation ? { row, score, explanation } : { row, score };
