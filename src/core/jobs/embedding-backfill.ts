@@ -8,14 +8,6 @@ import { SerialJob } from './serial-job.js';
 
 const BATCH_SIZE = 64;
 const RETRY_MS = 5_000;
-/**
- * Longest a batch waits for recall to pause. The background thread runs at SCHED_IDLE, yet
- * bench:mixed measured it taking 0.10 core while recall streamed at c=4 (a batch is ~0.3 s of
- * model time): starting batches only between recalls keeps it off their cores; the bound keeps
- * vectors coming (≥ 64 a second) under an endless recall load.
- */
-const YIELD_TO_RECALL_MS = 1_000;
-
 export class EmbeddingBackfill {
   private readonly job: SerialJob<void>;
   /** Vectors attached since start (metrics, tests). */
@@ -64,8 +56,6 @@ export class EmbeddingBackfill {
 
   private async drain(): Promise<void> {
     while (!this.job.stopped) {
-      await this.pool.interactiveQuiet(YIELD_TO_RECALL_MS);
-      if (this.job.stopped) return;
       const { items, unembeddable, remaining } = await this.pool.run({ op: 'embedPending', limit: BATCH_SIZE });
       if (items.length === 0 && unembeddable.length === 0) return;
       const { attached } = await this.writer.send({ type: 'attachVectors', items, unembeddable });

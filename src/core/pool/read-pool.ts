@@ -21,8 +21,6 @@ const REQUIRE_ESM_OFF = process.allowedNodeEnvironmentFlags.has('--experimental-
 export class ReadPool {
   private readonly lanes: LanePool;
   /** Interactive tasks started and not yet settled (Piscina's utilization is a long-run average). */
-  private interactiveInFlight = 0;
-  private quietWaiters: (() => void)[] = [];
   /** Receives the stage timings a task reported (metrics hook); they never reach a caller. */
   onStageTimings: ((op: PoolOp, timings: StageTimings) => void) | null = null;
 
@@ -55,33 +53,9 @@ export class ReadPool {
     return this.lanes.queueSize('interactive');
   }
 
-  /**
-   * Resolves once no interactive task is in flight, or after `maxMs` (so work that waits on it
-   * is delayed, never starved). Background work calls it between batches.
-   */
-  interactiveQuiet(maxMs: number): Promise<void> {
-    if (this.interactiveInFlight === 0) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.quietWaiters = this.quietWaiters.filter((w) => w !== done);
-        resolve();
-      };
-      const timer = setTimeout(done, maxMs).unref();
-      this.quietWaiters.push(done);
-    });
-  }
-
   async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
-    const lane = LANE_OF[task.op];
-    if (lane === 'interactive') this.interactiveInFlight++;
-    let result: PoolReply<T>;
-    try {
-      // Piscina's answers are untyped; the worker's `handle` answers a TaskOf<T> with a PoolReply<T>.
-      result = (await this.lanes.run(lane, task)) as PoolReply<T>;
-    } finally {
-      if (lane === 'interactive' && --this.interactiveInFlight === 0) for (const wake of [...this.quietWaiters]) wake();
-    }
+    // Piscina's answers are untyped; the worker's `handle` answers a TaskOf<T> with a PoolReply<T>.
+    const result = (await this.lanes.run(LANE_OF[task.op], task)) as PoolReply<T>;
     if (!result.ok) throw ServiceError.fromWire(result.error);
     if (result.timings) this.onStageTimings?.(task.op, result.timings);
     return result.value;
