@@ -4,11 +4,12 @@
 // Methods, paths and types come from the operation declarations (shared/operations/): `call`
 // reaches any declared operation; the named methods are the spec's convenient forms of it.
 import { defaultOf } from '../shared/defaults.js';
-import { OPERATIONS, type OperationName, type Output, type Request } from '../shared/operations/index.js';
+import { OPERATIONS, type OperationName, type OperationQuery, type OperationRequest, type Output, type RestBinding } from '../shared/operations/index.js';
 import { RecallBody, type EntityKind, type Outcome } from '../shared/schemas.js';
 
 export type * from '../shared/schemas.js';
-export type { OperationName, Output, Request } from '../shared/operations/index.js';
+export type * from './request-types.js';
+export type { OperationName, OperationQuery, OperationRequest, Output } from '../shared/operations/index.js';
 
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -25,8 +26,6 @@ function pathSegment(value: string): string {
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=[/?#]|$)/i;
 /** Left out of a recall, `limit` is this: the schema's default, which the server applies. */
 export const DEFAULT_RECALL_LIMIT = defaultOf(RecallBody, 'limit');
-
-type QueryValue = string | number | boolean;
 
 export interface MemoryClientOptions {
   /** Base address, e.g. http://localhost:3000 */
@@ -75,8 +74,8 @@ export class MemoryClient {
    * request's fields (each percent-encoded as one segment), the rest is the JSON body — unless
    * the route takes none. Fields left out get the schema's default on the server.
    */
-  call<K extends OperationName>(name: K, request: Request<K>, query?: Record<string, QueryValue>): Promise<Output<K>> {
-    const route = OPERATIONS[name].rest[0];
+  call<K extends OperationName>(name: K, request: OperationRequest<K>, query?: OperationQuery<K>): Promise<Output<K>> {
+    const route: RestBinding = OPERATIONS[name].rest[0];
     const body: Record<string, unknown> = { ...request };
     let path = route.path.replace(/:(\w+)/g, (_, param: string) => {
       const field = route.params?.[param] ?? param;
@@ -84,7 +83,10 @@ export class MemoryClient {
       delete body[field];
       return pathSegment(value);
     });
-    if (query) path += `?${new URLSearchParams(Object.entries(query).map(([key, value]): [string, string] => [key, String(value)]))}`;
+    if (query) {
+      const fields = Object.entries(query as Record<string, unknown>).filter(([, value]) => value !== undefined);
+      path += `?${new URLSearchParams(fields.map(([key, value]): [string, string] => [key, String(value)]))}`;
+    }
     return this.request(route.method.toUpperCase(), path, route.body === null ? undefined : body);
   }
 
@@ -96,15 +98,15 @@ export class MemoryClient {
     return this.call('createEntity', kind === undefined ? { name } : { name, kind });
   }
 
-  remember(input: Request<'remember'>): Promise<Output<'remember'>> {
+  remember(input: OperationRequest<'remember'>): Promise<Output<'remember'>> {
     return this.call('remember', input);
   }
 
-  recall(input: Request<'recall'>): Promise<Output<'recall'>> {
+  recall(input: OperationRequest<'recall'>): Promise<Output<'recall'>> {
     return this.call('recall', input);
   }
 
-  recallGrouped(input: Request<'recallGrouped'>): Promise<Output<'recallGrouped'>> {
+  recallGrouped(input: OperationRequest<'recallGrouped'>): Promise<Output<'recallGrouped'>> {
     return this.call('recallGrouped', input);
   }
 
@@ -141,9 +143,8 @@ export class MemoryClient {
   }
 
   /** A page of entities by name; `q` keeps those whose name contains it (any case). */
-  listEntities(input: Request<'listEntities'> = {}): Promise<Output<'listEntities'>> {
-    const query = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Record<string, QueryValue>;
-    return this.call('listEntities', {}, query);
+  listEntities(input: OperationRequest<'listEntities'> = {}): Promise<Output<'listEntities'>> {
+    return this.call('listEntities', {}, input);
   }
 
   /** Deletion snapshots beside the service's database, oldest first. */
