@@ -1,16 +1,19 @@
 // Typed client for the memory runtime's REST API (spec §4, "Client conventions"):
 // Bearer key when configured, 30 s default timeout, recall limit default 5, every non-2xx
 // answer raised as MemoryServiceError carrying the HTTP status and the server's error text.
-// Methods, paths and types come from the operation declarations (shared/operations/): `call`
-// reaches any declared operation; the named methods are the spec's convenient forms of it.
-import { defaultOf } from '../shared/defaults.js';
-import { OPERATIONS, type OperationName, type OperationQuery, type OperationRequest, type Output, type RestBinding } from '../shared/operations/index.js';
-import { RecallBody, type EntityKind, type Outcome } from '../shared/schemas.js';
+// Types come from the operation declarations (shared/operations/), routes from routes.ts (checked
+// against them): `call` reaches any declared operation; the named methods are the spec's
+// convenient forms of it. Only types come from shared/: at run time the client loads its own
+// two modules and nothing else, so importing it stays fast.
+import type { OperationName, OperationQuery, OperationRequest, Output } from '../shared/operations/index.js';
+import type { EntityKind, Outcome } from '../shared/schemas.js';
+import { CLIENT_ROUTES, type ClientRoute } from './routes.js';
 
 export type * from '../shared/schemas.js';
 export type * from './request-types.js';
 export type { OperationName, OperationQuery, OperationRequest, Output } from '../shared/operations/index.js';
 
+export { DEFAULT_RECALL_LIMIT } from './routes.js';
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
@@ -24,8 +27,6 @@ function pathSegment(value: string): string {
 
 /** A path with a dot segment in any spelling ("%2E" counts too for WHATWG URL parsing). */
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=[/?#]|$)/i;
-/** Left out of a recall, `limit` is this: the schema's default, which the server applies. */
-export const DEFAULT_RECALL_LIMIT = defaultOf(RecallBody, 'limit');
 
 export interface MemoryClientOptions {
   /** Base address, e.g. http://localhost:3000 */
@@ -75,7 +76,7 @@ export class MemoryClient {
    * the route takes none. Fields left out get the schema's default on the server.
    */
   call<K extends OperationName>(name: K, request: OperationRequest<K>, query?: OperationQuery<K>): Promise<Output<K>> {
-    const route: RestBinding = OPERATIONS[name].rest[0];
+    const route: ClientRoute = CLIENT_ROUTES[name];
     const body: Record<string, unknown> = { ...request };
     let path = route.path.replace(/:(\w+)/g, (_, param: string) => {
       const field = route.params?.[param] ?? param;
@@ -87,7 +88,7 @@ export class MemoryClient {
       const fields = Object.entries(query as Record<string, unknown>).filter(([, value]) => value !== undefined);
       path += `?${new URLSearchParams(fields.map(([key, value]): [string, string] => [key, String(value)]))}`;
     }
-    return this.request(route.method.toUpperCase(), path, route.body === null ? undefined : body);
+    return this.request(route.method, path, route.body ? body : undefined);
   }
 
   health(): Promise<Output<'health'>> {

@@ -3,7 +3,7 @@
 // document — a body is never described twice. A field's default is written here and nowhere
 // else: validation applies it (see defaults.ts).
 import Type, { type Static, type TSchema } from 'typebox';
-import { ANY_WRONG_VALUE_IS_400 } from './validation.js';
+import { ANY_WRONG_VALUE_IS_400 } from './value-rules.js';
 import { defaultOf, withDefault, type Parsed } from './defaults.js';
 
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural'] as const;
