@@ -120,3 +120,11 @@ test('the client library loads nothing that needs the server', () => {
   const loaded = [...reachable('client/index.js')].filter((f) => !['client', 'shared'].includes(folderOf(f)));
   assert.deepEqual(loaded.map((f) => relative(src, f)), []);
 });
+
+test('the client library loads neither the validator nor TypeBox (importing it stays fast)', () => {
+  const loaded = [...reachable('client/index.js')];
+  assert.ok(!loaded.some((f) => f.endsWith('shared/validation.js')), 'client loads shared/validation.js');
+  // TypeBox alone is ~380 modules: the client takes only types from the declarations.
+  const packages = loaded.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/g)].map((m) => m[1]));
+  assert.deepEqual(packages.filter((p) => p.startsWith('typebox')), []);
+});

@@ -4,6 +4,10 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { DEFAULT_TIMEOUT_MS, MemoryClient, MemoryServiceError, MemoryTimeoutError } from '../src/client/index.js';
 import { startTestService, type TestService } from './support/service.js';
+import { CLIENT_ROUTES, DEFAULT_RECALL_LIMIT } from '../src/client/routes.js';
+import { OPERATION_NAMES, OPERATIONS, type RestBinding } from '../src/shared/operations/index.js';
+import { defaultOf } from '../src/shared/defaults.js';
+import { RecallBody } from '../src/shared/schemas.js';
 
 let t: TestService;
 before(async () => {
@@ -102,5 +106,20 @@ describe('MemoryClient', () => {
       for (const socket of sockets) socket.destroy();
       silent.close();
     }
+  });
+});
+
+describe('the client route table', () => {
+  test('matches each operation\'s first declared REST route, and the recall limit default', () => {
+    for (const name of OPERATION_NAMES) {
+      const declared: RestBinding = OPERATIONS[name].rest[0];
+      const route = CLIENT_ROUTES[name];
+      assert.equal(route.method, declared.method.toUpperCase(), name);
+      assert.equal(route.path, declared.path, name);
+      assert.deepEqual(route.params ?? {}, declared.params ?? {}, name);
+      assert.equal(route.body, declared.body !== null, name);
+    }
+    assert.deepEqual(Object.keys(CLIENT_ROUTES).sort(), [...OPERATION_NAMES].sort());
+    assert.equal(DEFAULT_RECALL_LIMIT, defaultOf(RecallBody, 'limit'));
   });
 });

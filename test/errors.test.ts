@@ -22,6 +22,9 @@ function assertError(r: { status: number; body: any }, status: number, field?: s
 const BODY_ROUTES = buildRoutes().filter((route) => route.body && !route.path.includes(':')).map((route) => route.path);
 
 describe('422: malformed or incomplete bodies', () => {
+  test('the route table yields the body routes to check', () => {
+    assert.ok(BODY_ROUTES.includes('/v1/remember') && BODY_ROUTES.includes('/v1/recall'), BODY_ROUTES.join(' '));
+  });
   for (const path of BODY_ROUTES) {
     test(`${path}: invalid JSON, non-objects and empty bodies`, async () => {
       for (const raw of ['{bad', '{"a":', '[1,2]', '"text"', '42', 'null', '']) {

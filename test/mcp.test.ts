@@ -103,6 +103,11 @@ describe('MCP over streamable HTTP', () => {
       assert.equal(tool.annotations?.openWorldHint, false);
     }
     const byName = new Map(tools.map((tool) => [tool.name, tool]));
+    // The order agents have always been shown: memories, episodes, entities, status.
+    assert.deepEqual(tools.map((tool) => tool.name), [
+      'remember', 'recall', 'recall_grouped', 'episode_start', 'episode_message', 'episode_end',
+      'forget', 'inspect', 'stats', 'consolidate', 'create_entity',
+    ]);
     assert.equal(byName.get('recall')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('forget')?.annotations?.destructiveHint, true);
   });

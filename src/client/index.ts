@@ -1,15 +1,19 @@
 // Typed client for the memory runtime's REST API (spec §4, "Client conventions"):
 // Bearer key when configured, 30 s default timeout, recall limit default 5, every non-2xx
 // answer raised as MemoryServiceError carrying the HTTP status and the server's error text.
-// Methods, paths and types come from the operation declarations (shared/operations/): `call`
-// reaches any declared operation; the named methods are the spec's convenient forms of it.
-import { defaultOf } from '../shared/defaults.js';
-import { OPERATIONS, type OperationName, type Output, type Request } from '../shared/operations/index.js';
-import { RecallBody, type EntityKind, type Outcome } from '../shared/schemas.js';
+// Types come from the operation declarations (shared/operations/), routes from routes.ts (checked
+// against them): `call` reaches any declared operation; the named methods are the spec's
+// convenient forms of it. Only types come from shared/: at run time the client loads its own
+// two modules and nothing else, so importing it stays fast.
+import type { OperationName, OperationQuery, OperationRequest, Output } from '../shared/operations/index.js';
+import type { EntityKind, Outcome } from '../shared/schemas.js';
+import { CLIENT_ROUTES, type ClientRoute } from './routes.js';
 
 export type * from '../shared/schemas.js';
-export type { OperationName, Output, Request } from '../shared/operations/index.js';
+export type * from './request-types.js';
+export type { OperationName, OperationQuery, OperationRequest, Output } from '../shared/operations/index.js';
 
+export { DEFAULT_RECALL_LIMIT } from './routes.js';
 export const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
@@ -23,10 +27,6 @@ function pathSegment(value: string): string {
 
 /** A path with a dot segment in any spelling ("%2E" counts too for WHATWG URL parsing). */
 const DOT_SEGMENT = /\/(?:\.|%2e){1,2}(?=[/?#]|$)/i;
-/** Left out of a recall, `limit` is this: the schema's default, which the server applies. */
-export const DEFAULT_RECALL_LIMIT = defaultOf(RecallBody, 'limit');
-
-type QueryValue = string | number | boolean;
 
 export interface MemoryClientOptions {
   /** Base address, e.g. http://localhost:3000 */
@@ -75,8 +75,8 @@ export class MemoryClient {
    * request's fields (each percent-encoded as one segment), the rest is the JSON body — unless
    * the route takes none. Fields left out get the schema's default on the server.
    */
-  call<K extends OperationName>(name: K, request: Request<K>, query?: Record<string, QueryValue>): Promise<Output<K>> {
-    const route = OPERATIONS[name].rest[0];
+  call<K extends OperationName>(name: K, request: OperationRequest<K>, query?: OperationQuery<K>): Promise<Output<K>> {
+    const route: ClientRoute = CLIENT_ROUTES[name];
     const body: Record<string, unknown> = { ...request };
     let path = route.path.replace(/:(\w+)/g, (_, param: string) => {
       const field = route.params?.[param] ?? param;
@@ -84,8 +84,11 @@ export class MemoryClient {
       delete body[field];
       return pathSegment(value);
     });
-    if (query) path += `?${new URLSearchParams(Object.entries(query).map(([key, value]): [string, string] => [key, String(value)]))}`;
-    return this.request(route.method.toUpperCase(), path, route.body === null ? undefined : body);
+    if (query) {
+      const fields = Object.entries(query as Record<string, unknown>).filter(([, value]) => value !== undefined);
+      path += `?${new URLSearchParams(fields.map(([key, value]): [string, string] => [key, String(value)]))}`;
+    }
+    return this.request(route.method, path, route.body ? body : undefined);
   }
 
   health(): Promise<Output<'health'>> {
@@ -96,15 +99,15 @@ export class MemoryClient {
     return this.call('createEntity', kind === undefined ? { name } : { name, kind });
   }
 
-  remember(input: Request<'remember'>): Promise<Output<'remember'>> {
+  remember(input: OperationRequest<'remember'>): Promise<Output<'remember'>> {
     return this.call('remember', input);
   }
 
-  recall(input: Request<'recall'>): Promise<Output<'recall'>> {
+  recall(input: OperationRequest<'recall'>): Promise<Output<'recall'>> {
     return this.call('recall', input);
   }
 
-  recallGrouped(input: Request<'recallGrouped'>): Promise<Output<'recallGrouped'>> {
+  recallGrouped(input: OperationRequest<'recallGrouped'>): Promise<Output<'recallGrouped'>> {
     return this.call('recallGrouped', input);
   }
 
@@ -141,9 +144,8 @@ export class MemoryClient {
   }
 
   /** A page of entities by name; `q` keeps those whose name contains it (any case). */
-  listEntities(input: Request<'listEntities'> = {}): Promise<Output<'listEntities'>> {
-    const query = Object.fromEntries(Object.entries(input).filter(([, value]) => value !== undefined)) as Record<string, QueryValue>;
-    return this.call('listEntities', {}, query);
+  listEntities(input: OperationRequest<'listEntities'> = {}): Promise<Output<'listEntities'>> {
+    return this.call('listEntities', {}, input);
   }
 
   /** Deletion snapshots beside the service's database, oldest first. */

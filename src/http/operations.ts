@@ -37,7 +37,7 @@ export class MemoryOperations implements OperationHandlers {
     private readonly backfill: EmbeddingBackfill,
     private readonly reinforcer: Reinforcer,
     private readonly consolidator: Consolidator,
-    log: Logger,
+    private readonly log: Logger,
     private readonly queryCache: QueryEmbeddingCache,
     private readonly version: string,
   ) {
@@ -89,9 +89,12 @@ export class MemoryOperations implements OperationHandlers {
       this.reinforcer.record(rowids);
       return markTruncated(new JsonAnswer(answer), truncated);
     } catch (error) {
-      // The spec names this failure: the recall pipeline failed → 500 with {error}.
+      // The spec names this failure: the recall pipeline failed → 500 with {error}. Its cause
+      // can name files or SQL, so it goes to the log and the client gets the fixed message.
       const failure = ServiceError.from(error);
-      throw failure.status >= 500 ? fail.recallFailed(failure.message) : failure;
+      if (failure.status < 500) throw failure;
+      this.log.error({ err: error, code: failure.code }, 'recall_grouped: recall pipeline failed');
+      throw fail.recallFailed();
     }
   }
 

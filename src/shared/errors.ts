@@ -127,7 +127,8 @@ export const fail = {
   snapshotOtherNamespace: (id: string, taken: string, served: string) => error('SNAPSHOT_CONFLICT',
     `snapshot '${id}' was taken in namespace '${taken}', not '${served}' (restore it offline with \`memory-runtime restore --force\`)`),
   snapshotIdsTaken: (reason: string) => error('SNAPSHOT_CONFLICT', reason),
-  recallFailed: (reason: string) => error('RECALL_FAILED', `recall pipeline failed: ${reason}`),
+  // A 5xx takes no free text: the cause (SQL, file paths) goes to the log, never to the client.
+  recallFailed: () => error('RECALL_FAILED', 'recall pipeline failed'),
   snapshotNoSpace: () => error('STORAGE_FULL', 'deletion aborted: no space left for the recovery snapshot; nothing was removed'),
   snapshotFailed: (reason: string) =>
     error('SNAPSHOT_FAILED', `deletion aborted: could not write the recovery snapshot (${reason}); nothing was removed`),

@@ -160,9 +160,9 @@ export type StageTimings = Record<string, number>;
 /** Reads and CPU work, run in the Piscina pool against a read-only connection. */
 export type PoolTask =
   /** `queryVector`: the query's embedding from the main thread's cache, when it had one. */
-  | { op: 'recall'; input: import('./schemas.js').RecallInput; queryVector?: Float32Array }
-  | { op: 'recallGrouped'; input: import('./schemas.js').RecallGroupedInput; queryVector?: Float32Array }
-  | { op: 'inspect'; input: import('./schemas.js').InspectInput }
+  | { op: 'recall'; input: import('./schemas.js').ValidatedRecall; queryVector?: Float32Array }
+  | { op: 'recallGrouped'; input: import('./schemas.js').ValidatedRecallGrouped; queryVector?: Float32Array }
+  | { op: 'inspect'; input: import('./schemas.js').ValidatedInspect }
   | { op: 'stats' }
   | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }
   | { op: 'embedPending'; limit: number }
@@ -174,7 +174,7 @@ export type PoolTask =
   | { op: 'snapshotEntity'; entity: string; maxRowid: number }
   | { op: 'listSnapshots' }
   | { op: 'readSnapshot'; snapshotId: string }
-  | { op: 'listEntities'; input: import('./schemas.js').ListEntitiesInput };
+  | { op: 'listEntities'; input: import('./schemas.js').ValidatedListEntities };
 
 /**
  * A client answer serialised to JSON in the pool worker (`T`: the value it holds). It crosses to

@@ -3,7 +3,7 @@
 // document — a body is never described twice. A field's default is written here and nowhere
 // else: validation applies it (see defaults.ts).
 import Type, { type Static, type TSchema } from 'typebox';
-import { ANY_WRONG_VALUE_IS_400 } from './validation.js';
+import { ANY_WRONG_VALUE_IS_400 } from './value-rules.js';
 import { defaultOf, withDefault, type Parsed } from './defaults.js';
 
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural'] as const;
@@ -247,11 +247,13 @@ export const OpenApiDocument = Type.Object({
 
 // ------------------------------------------------------------ static types
 
-// Validated inputs: every defaulted field is filled in (what a caller may send is `Static<>`).
-export type RecallInput = Parsed<typeof RecallBody>;
-export type RecallGroupedInput = Parsed<typeof RecallGroupedBody>;
-export type InspectInput = Parsed<typeof InspectBody>;
-export type ListEntitiesInput = Parsed<typeof ListEntitiesQuery>;
+// Validated inputs, as handlers and pool tasks receive them: every defaulted field is filled in.
+// Named Validated… so that the client's blanket re-export cannot pass them off as what a caller
+// sends (the client's RecallInput etc. are the caller-side forms).
+export type ValidatedRecall = Parsed<typeof RecallBody>;
+export type ValidatedRecallGrouped = Parsed<typeof RecallGroupedBody>;
+export type ValidatedInspect = Parsed<typeof InspectBody>;
+export type ValidatedListEntities = Parsed<typeof ListEntitiesQuery>;
 
 export type EntityRecord = Static<typeof Entity>;
 export type MemoryRecord = Static<typeof Memory>;

@@ -7,6 +7,7 @@ import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import type { TSchema, Static } from 'typebox';
 import { fail } from './errors.js';
+import { ANY_WRONG_VALUE_IS_400 } from './value-rules.js';
 
 const VALUE_KEYWORDS = [
   'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
@@ -14,14 +15,6 @@ const VALUE_KEYWORDS = [
 ];
 
 type JsonSchema = Record<string | symbol, unknown>;
-
-/**
- * An annotation for a field whose every wrong value — a wrong JSON type included — is a value
- * error (400), because the contract says so: `{[ANY_WRONG_VALUE_IS_400]: true}` among the field's
- * schema options. The shape pass then accepts any JSON value there and the full pass judges it.
- * A symbol key, so it never appears in the OpenAPI document or the MCP tool schemas.
- */
-export const ANY_WRONG_VALUE_IS_400: unique symbol = Symbol('memory-runtime.anyWrongValueIs400');
 
 /** A copy of `schema` keeping only JSON types and required fields. */
 export function shapeOf(schema: unknown): unknown {

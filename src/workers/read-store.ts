@@ -1,6 +1,6 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
 import type { Db } from '../shared/db.js';
-import type { EntityKind, EntityRecord, ListEntitiesInput, ListEntitiesResult, MemoryType, StatsResult } from '../shared/schemas.js';
+import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, MemoryType, StatsResult } from '../shared/schemas.js';
 
 /** A memory row as the recall and inspect paths need it. */
 export interface MemoryRow {
@@ -84,7 +84,7 @@ export class ReadStore {
   }
 
   /** A page of the namespace's entities by name, those whose name contains `q` (any case). */
-  entities({ q, limit = 50, offset = 0 }: ListEntitiesInput): ListEntitiesResult {
+  entities({ q, limit = 50, offset = 0 }: ValidatedListEntities): ListEntitiesResult {
     const params = { ns: this.namespaceId, q: q ? q.toLowerCase() : null };
     const rows = this.s.entityPage.all({ ...params, limit, offset });
     return {

@@ -30,6 +30,21 @@ function toolOf(operation: OperationName): MemoryTool[] {
   }];
 }
 
-export const MEMORY_TOOLS: readonly MemoryTool[] = Object.freeze(OPERATION_NAMES.flatMap(toolOf));
+/**
+ * The order tools/list has always shown agents (what they do most first: memories, episodes,
+ * entities, status); it is the operations' order otherwise, so a tool left out here comes last.
+ */
+const LISTED_FIRST: readonly OperationName[] = [
+  'remember', 'recall', 'recallGrouped', 'startEpisode', 'addMessage', 'endEpisode',
+  'forget', 'inspect', 'stats', 'consolidate', 'createEntity',
+];
+const rank = (operation: OperationName) => {
+  const at = LISTED_FIRST.indexOf(operation);
+  return at === -1 ? LISTED_FIRST.length : at;
+};
+
+export const MEMORY_TOOLS: readonly MemoryTool[] = Object.freeze(
+  [...OPERATION_NAMES].sort((a, b) => rank(a) - rank(b)).flatMap(toolOf),
+);
 
 export const TOOLS_BY_NAME: ReadonlyMap<string, MemoryTool> = new Map(MEMORY_TOOLS.map((tool) => [tool.name, tool]));

@@ -49,7 +49,11 @@ export interface McpBinding {
   annotations: ToolAnnotations;
 }
 
-export interface OperationDeclaration<Name extends string = string, Input extends TObject = TObject, Output extends TSchema = TSchema> {
+type RestBindings = readonly [RestBinding, ...RestBinding[]];
+
+export interface OperationDeclaration<
+  Name extends string = string, Input extends TObject = TObject, Output extends TSchema = TSchema, Rest extends RestBindings = RestBindings,
+> {
   name: Name;
   /** What the handler receives, validated, with the schema's defaults applied (MCP arguments too). */
   input: Input;
@@ -57,15 +61,18 @@ export interface OperationDeclaration<Name extends string = string, Input extend
   /** Error codes this operation answers beyond those every route may (validation, auth, 5xx). */
   errors: readonly ErrorCode[];
   /** Its REST routes; the first is the one the client calls, the others are compatibility forms. */
-  rest: readonly [RestBinding, ...RestBinding[]];
+  rest: Rest;
   /** Its MCP tool, if agents may call it. */
   mcp?: McpBinding;
 }
 
-/** Identity with the literal name kept, so declarations can be collected by name. */
-export function declareOperation<const Name extends string, Input extends TObject, Output extends TSchema>(
-  declaration: OperationDeclaration<Name, Input, Output>,
-): OperationDeclaration<Name, Input, Output> {
+/**
+ * Identity with the literal name and the routes' types kept, so declarations can be collected by
+ * name and the client can type a route's query string from its schema.
+ */
+export function declareOperation<const Name extends string, Input extends TObject, Output extends TSchema, const Rest extends RestBindings>(
+  declaration: OperationDeclaration<Name, Input, Output, Rest>,
+): OperationDeclaration<Name, Input, Output, Rest> {
   return declaration;
 }
 

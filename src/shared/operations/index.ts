@@ -27,7 +27,10 @@ export const OPERATIONS = Object.freeze(Object.fromEntries(
 export type OperationName = keyof typeof OPERATIONS;
 export type Operation<K extends OperationName> = (typeof OPERATIONS)[K];
 /** What a caller sends: fields with a default may be left out. */
-export type Request<K extends OperationName> = Static<Operation<K>['input']>;
+export type OperationRequest<K extends OperationName> = Static<Operation<K>['input']>;
+/** The query string a caller may send on the operation's first route (never: none). */
+export type OperationQuery<K extends OperationName> =
+  Operation<K>['rest'][0] extends { query: infer Q extends TObject } ? Static<Q> : never;
 /** What the handler receives: validated, every default applied. */
 export type Input<K extends OperationName> = Parsed<Operation<K>['input']>;
 export type Output<K extends OperationName> = Static<Operation<K>['output']>;
