@@ -224,7 +224,13 @@ export class HttpServer {
       // A change without a body still waits out pipelined requests (see BodyStream.read).
       const raw = route.body ? ex.body?.read(captured.contentLength, this.config.maxBodyBytes, signal) ?? noBody(signal) : noBody(signal);
       return raw
-        .then((bytes) => route.handle(this.ops, { body: route.body ? route.body.parse(parseJson(bytes)) : undefined, params, query }))
+        .then((bytes) => {
+          const body = route.body ? route.body.parse(parseJson(bytes)) : undefined;
+          // Parsed: the raw bytes are no longer held, so they leave the in-flight budget now,
+          // not after a slow reader has drained the answer.
+          ex.body?.release();
+          return route.handle(this.ops, { body, params, query });
+        })
         .then((value) => this.send(ex, route, value));
     });
   }
