@@ -1,0 +1,33 @@
+// The hand-kept request-latency histogram must expose exactly what a prom-client Histogram
+// fed the same observations exposes: same series, labels, bucket counts, sums and counts.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Histogram, Registry } from 'prom-client';
+import { RequestLatencyHistogram } from '../src/core/request-latency.js';
+
+const BOUNDS = [0.001, 0.01, 0.1, 1];
+const NAME = 'x_http_request_duration_seconds';
+
+test('the request-latency histogram prints what prom-client prints for the same observations', async () => {
+  const ours = new Registry();
+  const theirs = new Registry();
+  const histogram = new RequestLatencyHistogram(NAME, 'latency', BOUNDS, ours);
+  const reference = new Histogram({ name: NAME, help: 'latency', labelNames: ['method', 'route', 'status'], buckets: BOUNDS, registers: [theirs] });
+  const observations: [string, string, number, number][] = [
+    ['GET', '/v1/health', 200, 0.0004], ['GET', '/v1/health', 200, 0.001], ['GET', '/v1/health', 200, 0.05],
+    ['POST', '/v1/recall', 200, 0.2], ['POST', '/v1/recall', 422, 0.0001], ['GET', 'unmatched', 404, 3],
+    ['POST', '/v1/remember', 201, 0.01], ['GET', '/v1/health', 503, 0],
+  ];
+  for (const [method, route, status, seconds] of observations) {
+    histogram.observe(method, route, status, seconds);
+    reference.observe({ method, route, status }, seconds);
+  }
+  const lines = (text: string) => text.split('\n').sort();
+  assert.deepEqual(lines(await ours.metrics()), lines(await theirs.metrics()));
+  // The same order within a series, too (prom-client's: buckets, +Inf, _sum, _count).
+  const series = (text: string) => text.split('\n').filter((l) => l.includes('route="/v1/health",status="200"'));
+  assert.deepEqual(series(await ours.metrics()), series(await theirs.metrics()));
+
+  histogram.reset();
+  assert.doesNotMatch(await ours.metrics(), /_count/);
+});
