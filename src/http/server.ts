@@ -256,27 +256,22 @@ export class HttpServer {
    */
   private guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void> | void): Promise<void> | void {
     this.inflight++;
-    let pending: Promise<void> | void = undefined;
+    let pending: Promise<void> | void;
     try {
       pending = this.admit(ex, caller) ? work() : undefined;
     } catch (thrown) {
-      this.failed(ex, label, thrown);
+      return this.failed(ex, caller, label, thrown);
     }
     if (!pending) return this.settled(ex, caller, label);
-    return pending.then(
-      () => this.settled(ex, caller, label),
-      (thrown) => {
-        try {
-          this.failed(ex, label, thrown);
-        } finally {
-          this.settled(ex, caller, label);
-        }
-      },
-    );
+    return pending.then(() => this.settled(ex, caller, label), (thrown) => this.failed(ex, caller, label, thrown));
   }
 
-  private failed(ex: Exchange, label: string, thrown: unknown): void {
-    sendError(ex, publicError(thrown, this.log, { route: label, reqId: ex.requestId }, 'request failed'));
+  private failed(ex: Exchange, caller: Caller, label: string, thrown: unknown): void {
+    try {
+      sendError(ex, publicError(thrown, this.log, { route: label, reqId: ex.requestId }, 'request failed'));
+    } finally {
+      this.settled(ex, caller, label);
+    }
   }
 
   /** Whatever happened: the body's budget back, the access line, and the drain check. */
