@@ -23,6 +23,9 @@ test('an access line is byte for byte the line pino writes for the same fields, 
     // Not produced by the server (ids are tokens, methods and routes fixed strings), but escaped alike.
     ['a"b\\c', 'GE\nT', '/odd"route', 404, 1.5],
     [undefined, 'HEAD', '/v1/health', 200, Number.NaN],
+    // Lone surrogates: pino writes them raw in short strings and escapes them (\ud800) past 100 characters.
+    ['\ud800x', 'GET', '/\udfff', 200, 1],
+    ['\ud800'.repeat(101), 'GET', `/${'\udfff'.repeat(120)}`, 200, 1],
   ];
   for (const [reqId, method, route, status, ms] of cases) {
     access.write(reqId, method, route, status, ms);
@@ -60,4 +63,32 @@ test('a logger with a mixin goes through pino itself, so its fields still appear
   new AccessLog(log).write('r3', 'GET', '/v1/health', 200, 1);
   assert.equal(JSON.parse(out.lines[0]).extra, 1);
   assert.equal(JSON.parse(out.lines[0]).reqId, 'r3');
+});
+
+test('loggers pino treats differently (multistream, nestedKey, serializers, logMethod hook, DESC levels) go through pino itself', async () => {
+  const { pino } = await import('pino');
+  const fields = { reqId: 'r4', method: 'GET', route: '/v1/health', status: 200, ms: 1 };
+  const variants: [string, (out: ReturnType<typeof collector>) => import('pino').Logger][] = [
+    ['nestedKey', (out) => pino({ nestedKey: 'payload' }, out)],
+    ['serializers', (out) => pino({ serializers: { route: (route: string) => route.toUpperCase() } }, out)],
+    ['logMethod hook', (out) => pino({ hooks: { logMethod(args, method) { method.apply(this, [{ ...(args[0] as object), hooked: true }, ...args.slice(1)] as never); } } }, out)],
+    ['DESC levels', (out) => pino({ levelComparison: 'DESC', level: 'info' }, out) as never],
+  ];
+  for (const [name, make] of variants) {
+    const out = collector();
+    const log = make(out);
+    new AccessLog(log as never).write(fields.reqId, fields.method, fields.route, fields.status, fields.ms);
+    log.info(fields, 'request');
+    assert.equal(out.lines.length % 2, 0, name);
+    if (out.lines.length) assert.equal(withoutTime(out.lines[0]), withoutTime(out.lines[1]), name);
+  }
+  // A multistream: the line must reach the streams for its own level only.
+  const errors = collector();
+  const infos = collector();
+  const log = pino({ level: 'info' }, pino.multistream([{ level: 'error', stream: errors }, { level: 'info', stream: infos }]));
+  log.error('boom');
+  new AccessLog(log as never).write(fields.reqId, fields.method, fields.route, fields.status, fields.ms);
+  assert.equal(errors.lines.length, 1);
+  assert.equal(infos.lines.length, 2);
+  assert.equal(JSON.parse(infos.lines[1]).reqId, 'r4');
 });

@@ -146,3 +146,14 @@ test('a thread lowers itself relative to the process priority, capped at the low
   assert.equal(far.nice, 19);
   assert.equal(getPriority(), base, 'the calling thread is the one lowered, not the process');
 });
+
+test('a thread already at the lowest priority reports that it could not be lowered', { skip: process.platform !== 'linux' }, async () => {
+  const module = new URL('../src/shared/os-thread.js', import.meta.url).href;
+  const worker = new Worker(
+    `import(${JSON.stringify(module)}).then((m) => { m.lowerThreadPriorityBy(40); require('node:worker_threads').parentPort.postMessage(m.lowerThreadPriorityBy(10)); });`,
+    { eval: true },
+  );
+  const [change] = (await once(worker, 'message')) as [PriorityChange];
+  await worker.terminate();
+  assert.equal(change.lowered, false);
+});

@@ -58,11 +58,11 @@ export class ServiceMetrics implements RequestMetrics {
     const latency = this.latency;
     this.requests = new Counter({
       name: `${PREFIX}http_requests_total`, help: 'HTTP requests by route pattern and status', labelNames, registers,
-      async collect() {
+      // Synchronous: reset and refill must not interleave with another scrape's (an await
+      // between them let two overlapping renders both add the counts).
+      collect() {
         this.reset();
-        for (const value of (await latency.get()).values) {
-          if (value.metricName.endsWith('_count')) this.inc(value.labels as Record<(typeof labelNames)[number], string | number>, value.value);
-        }
+        for (const { labels, count } of latency.counts()) this.inc(labels, count);
       },
     });
     this.extractions = new Counter({

@@ -16,16 +16,25 @@ const MSG_PREFIX = (pino.symbols as unknown as Record<string, symbol>).msgPrefix
 /** Anything JSON must escape (quote, backslash, control characters). */
 const NEEDS_ESCAPE = /["\\\u0000-\u001f]/;
 
+/** pino's rule (tools.js `asString`): strings over 100 characters always go through JSON.stringify, which also escapes lone surrogates. */
 function quoted(value: string): string {
-  return NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
+  return value.length > 100 || NEEDS_ESCAPE.test(value) ? JSON.stringify(value) : `"${value}"`;
 }
 
 /** What a logger with hooks of its own would do differently: those go through pino itself. */
 function customised(log: Logger): boolean {
   const internals = log as unknown as Record<symbol, unknown>;
   const formatters = internals[pino.symbols.formattersSym] as { log?: unknown } | undefined;
-  const hooks = internals[pino.symbols.hooksSym] as { streamWrite?: unknown } | undefined;
-  return Boolean(internals[pino.symbols.mixinSym] || formatters?.log || hooks?.streamWrite || internals[MSG_PREFIX]);
+  const hooks = internals[pino.symbols.hooksSym] as { streamWrite?: unknown; logMethod?: unknown } | undefined;
+  const serializers = internals[pino.symbols.serializersSym] as Record<string, unknown> | undefined;
+  const stream = internals[pino.symbols.streamSym] as Record<symbol | string, unknown> | undefined;
+  return Boolean(
+    internals[pino.symbols.mixinSym] || formatters?.log || hooks?.streamWrite || hooks?.logMethod || internals[MSG_PREFIX] ||
+      internals[pino.symbols.nestedKeySym] ||
+      (serializers && ['reqId', 'method', 'route', 'status', 'ms'].some((key) => key in serializers)) ||
+      // A multistream picks its targets from the level of each call (pino sets it per write).
+      (stream !== undefined && pino.symbols.needsMetadataGsym in stream),
+  );
 }
 
 export class AccessLog {
@@ -41,11 +50,12 @@ export class AccessLog {
 
   /** One request's line, at `info`. Strings other than `route` are tokens, but are escaped if need be. */
   write(reqId: string | undefined, method: string, route: string, status: number, ms: number): void {
-    if (this.log.levelVal > this.info) return;
     if (!this.fast) {
       this.log.info({ reqId, method, route, status, ms }, 'request');
       return;
     }
+    // pino's own test: it honours a levelComparison other than ascending.
+    if (!this.log.isLevelEnabled('info')) return;
     const pieces = this.internals;
     // Read per line, as pino does: a child logger or a level change swaps them.
     const head = (pieces[lsCacheSym] as Record<number, string>)[this.info] + (pieces[timeSym] as () => string)() + (pieces[chindingsSym] as string);

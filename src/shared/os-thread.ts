@@ -75,6 +75,7 @@ export function lowerThreadPriorityBy(step: number): PriorityChange {
     // 0 = the calling thread: on Linux getpriority/setpriority take a thread id.
     const from = getPriority(0);
     const to = Math.min(MAX_NICE, from + step);
+    if (to <= from) return { lowered: false, reason: `the process already runs at the lowest priority (nice ${from})` };
     setPriority(tid, to);
     return { lowered: true, from, to };
   } catch (error) {
