@@ -45,6 +45,13 @@ function commandSet(config: Config, namespaceId: number, now: () => number): Wri
   };
 }
 
+/** A command failed in a flush run without savepoints: the flush is run again with them. */
+class NeedsSavepoints extends Error {
+  constructor(cause: unknown) {
+    super('a command failed; the flush runs again with a savepoint per command', { cause });
+  }
+}
+
 export class PostgresWriteStore implements WriteStorePort {
   private readonly handlers: WriteCommandSet<Tx, true>;
 
@@ -57,25 +64,44 @@ export class PostgresWriteStore implements WriteStorePort {
     return this.handlers[command.type as K](command, tx);
   }
 
-  /** Rejects, committing nothing, when the transaction as a whole failed (connection lost, COMMIT refused). */
+  /**
+   * Rejects, committing nothing, when the transaction as a whole failed (connection lost, COMMIT
+   * refused). A savepoint costs two round trips per command, and most flushes have no failing
+   * command: the flush runs without them first, and only if a command fails is it rolled back
+   * and run again with one savepoint per command (nothing of the first attempt was committed).
+   */
   async runBatch(batch: WriterRequest[]): Promise<BatchOutcome> {
-    const replies = await this.sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${this.namespaceId})`;
-      const out: WriterReply[] = [];
-      for (const request of batch) {
-        try {
-          const result = await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp));
-          out.push({ id: request.id, ok: true, result });
-        } catch (error) {
-          out.push({ id: request.id, ok: false, error: toWireError(error) });
-        }
-      }
-      return out;
-    });
+    const replies = (await this.attempt(batch, false)) ?? (await this.attempt(batch, true))!;
     // Read after COMMIT returned, so it is at or past the commit record: a replica that has
     // replayed up to it sees the whole flush.
     const [row] = await this.sql<{ position: string }[]>`SELECT pg_current_wal_insert_lsn()::text AS position`;
     return { replies, position: row!.position };
+  }
+
+  /** One transaction over the batch; null when a command failed without savepoints (rolled back). */
+  private async attempt(batch: WriterRequest[], savepoints: boolean): Promise<WriterReply[] | null> {
+    try {
+      return await this.sql.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${this.namespaceId})`;
+        const out: WriterReply[] = [];
+        for (const request of batch) {
+          const command = request.command as WriterCommand;
+          if (!savepoints) {
+            out.push({ id: request.id, ok: true, result: await this.execute(command, tx).catch((cause: unknown) => { throw new NeedsSavepoints(cause); }) });
+            continue;
+          }
+          try {
+            out.push({ id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(command, sp)) });
+          } catch (error) {
+            out.push({ id: request.id, ok: false, error: toWireError(error) });
+          }
+        }
+        return out;
+      });
+    } catch (error) {
+      if (error instanceof NeedsSavepoints) return null;
+      throw error;
+    }
   }
 
   async close(): Promise<void> {

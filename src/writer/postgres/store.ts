@@ -96,19 +96,20 @@ export class PgMemoryWriter {
     const id = randomUUID();
     const stability = initialStability(memory.type, memory.confidence);
     const now = this.now();
-    const [inserted] = await tx<{ rowid: number }[]>`INSERT INTO memories
+    // The row and its entity links in one statement (one round trip).
+    const [inserted] = await tx<{ rowid: number }[]>`WITH m AS (INSERT INTO memories
         (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
          last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context)
       VALUES (${id}, ${this.namespaceId}, ${memory.type}, ${memory.content}, ${contentKey(memory.content)},
         ${memory.confidence}, ${stability}, ${INITIAL_DIFFICULTY}, ${now}, ${now}, ${memory.tier},
         ${memory.ownerId}, ${memory.episodeId}, ${memory.seq}, ${memory.role}, ${memory.context ?? ''})
-      ON CONFLICT (id) DO NOTHING RETURNING rowid`;
+      ON CONFLICT (id) DO NOTHING RETURNING rowid),
+      links AS (INSERT INTO memory_entities (memory_rowid, entity_id, relation)
+        SELECT m.rowid, l.entity_id, l.relation FROM m,
+          unnest(${memory.links.map((l) => l.entityId)}::text[], ${memory.links.map((l) => l.relation)}::text[]) AS l(entity_id, relation)
+        ON CONFLICT DO NOTHING)
+      SELECT rowid FROM m`;
     const rowid = inserted!.rowid;
-    if (memory.links.length > 0) {
-      await tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation)
-        SELECT ${rowid}, * FROM unnest(${memory.links.map((l) => l.entityId)}::text[], ${memory.links.map((l) => l.relation)}::text[])
-        ON CONFLICT DO NOTHING`;
-    }
     return {
       rowid, id, memory_type: memory.type, content: memory.content,
       confidence: memory.confidence, stability, extraction_tier: memory.tier,
