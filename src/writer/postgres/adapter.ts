@@ -17,9 +17,7 @@ import { PgMemoryWriter } from './store.js';
 import { PgVectorWriter } from './vectors.js';
 import { preparePostgresVectors } from './vectors-setup.js';
 
-function commandSet(config: Config, namespaceId: number, now: () => number): WriteCommandSet<Tx, true> {
-  const deletes = new OpenDeletes(namespaceId);
-  const memories = new PgMemoryWriter(config, namespaceId, deletes, now);
+function commandSet(memories: PgMemoryWriter, deletes: OpenDeletes, namespaceId: number, now: () => number): WriteCommandSet<Tx, true> {
   const vectors = new PgVectorWriter(namespaceId, now);
   const restore = new PgSnapshotRestore(namespaceId, now);
   return {
@@ -54,9 +52,12 @@ class NeedsSavepoints extends Error {
 
 export class PostgresWriteStore implements WriteStorePort {
   private readonly handlers: WriteCommandSet<Tx, true>;
+  private readonly memories: PgMemoryWriter;
 
   constructor(private readonly sql: Sql, config: Config, readonly namespaceId: number, now: () => number = Date.now) {
-    this.handlers = commandSet(config, namespaceId, now);
+    const deletes = new OpenDeletes(namespaceId);
+    this.memories = new PgMemoryWriter(config, namespaceId, deletes, now);
+    this.handlers = commandSet(this.memories, deletes, namespaceId, now);
   }
 
   private execute<K extends WriterCommandType>(command: CommandOf<K>, tx: Tx): Promise<WriterResults[K]> {
@@ -80,8 +81,10 @@ export class PostgresWriteStore implements WriteStorePort {
 
   /** One transaction over the batch; null when a command failed without savepoints (rolled back). */
   private async attempt(batch: WriterRequest[], savepoints: boolean): Promise<WriterReply[] | null> {
+    this.memories.beginFlush(!savepoints);
+    let committed = false;
     try {
-      return await this.sql.begin(async (tx) => {
+      const replies = await this.sql.begin(async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${this.namespaceId})`;
         const out: WriterReply[] = [];
         for (const request of batch) {
@@ -98,9 +101,13 @@ export class PostgresWriteStore implements WriteStorePort {
         }
         return out;
       });
+      committed = true;
+      return replies;
     } catch (error) {
       if (error instanceof NeedsSavepoints) return null;
       throw error;
+    } finally {
+      this.memories.endFlush(committed);
     }
   }
 

@@ -39,7 +39,18 @@ export interface MemoryRow {
   extraction_tier: number;
 }
 
+/** Entities remembered by name (a bound: the cache starts over when full). */
+const ENTITY_CACHE_MAX = 10_000;
+
 export class PgMemoryWriter {
+  /**
+   * Entities by name, committed ones only: entities are never deleted or changed once created
+   * (deletion removes memories, not entities), so a name seen committed stays valid on every node.
+   */
+  private readonly known = new Map<string, EntityRecord>();
+  /** Entities read or created in the running flush; null when the flush runs with savepoints. */
+  private flushEntities: EntityRecord[] | null = null;
+
   constructor(
     private readonly config: Config,
     readonly namespaceId: number,
@@ -51,8 +62,33 @@ export class PgMemoryWriter {
     return this.entity(tx, cmd.name, cmd.kind);
   }
 
+  /**
+   * A flush starts. `collect`: it commits or rolls back as a whole (no savepoints), so the
+   * entities it meets can be cached once it committed. With savepoints a command's entity may be
+   * rolled back alone, so nothing is collected.
+   */
+  beginFlush(collect: boolean): void {
+    this.flushEntities = collect ? [] : null;
+  }
+
+  endFlush(committed: boolean): void {
+    if (committed && this.flushEntities) {
+      if (this.known.size + this.flushEntities.length > ENTITY_CACHE_MAX) this.known.clear();
+      for (const entity of this.flushEntities) this.known.set(entity.name, entity);
+    }
+    this.flushEntities = null;
+  }
+
   /** Get-or-create by (namespace, name): ON CONFLICT keeps it one row even outside the namespace lock. */
   async entity(tx: Tx, name: string, kind: EntityKind = FIRST_USE_KIND): Promise<EntityRecord> {
+    const cached = this.known.get(name);
+    if (cached) return cached;
+    const found = await this.findOrCreate(tx, name, kind);
+    this.flushEntities?.push(found);
+    return found;
+  }
+
+  private async findOrCreate(tx: Tx, name: string, kind: EntityKind): Promise<EntityRecord> {
     const [existing] = await tx<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${this.namespaceId} AND name = ${name}`;
     if (existing) return existing;
     const [created] = await tx<EntityRecord[]>`INSERT INTO entities (id, namespace_id, name, kind, created_at)
