@@ -25,7 +25,7 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
   });
 
   test('200 concurrent creates of one entity across two writer nodes make one entity', async () => {
-    const other = await opened.secondNode!();
+    const other = await opened.another();
     const create = (store: typeof other) => run(store, { type: 'ensureEntity', name: 'Shared', kind: 'user' });
     // Each node runs its flushes one at a time (as the writer thread does); the two nodes race.
     const ids = await Promise.all([sequential(100, () => create(opened.store)), sequential(100, () => create(other))]);
@@ -35,7 +35,7 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
   });
 
   test('1,000 remembers split across two nodes are all stored, rowids unique and following commit order', async () => {
-    const other = await opened.secondNode!();
+    const other = await opened.another();
     const facts = (node: string) => Array.from({ length: 500 }, (_, i) => ({ type: 'remember' as const, entity: 'Fleet', fact: `${node} fact ${i}`, confidence: 1 }));
     const flush = async (store: typeof other, commands: ReturnType<typeof facts>) => {
       for (let i = 0; i < commands.length; i += 50) {

@@ -200,6 +200,23 @@ function contract(backend: Backend): void {
       assert.deepEqual(second, { processed: 1, restored: 0, present: 1 });
     }));
 
+    test('restoring a memory whose id another namespace holds is a conflict and changes nothing', () => withStore(async ({ store, rows, another }) => {
+      const elsewhere = await another({ SERVICE_NAMESPACE: 'elsewhere' });
+      const taken = await run(elsewhere, { type: 'remember', entity: 'Uma', fact: 'Uma lives elsewhere', confidence: 1 });
+      const uma = { id: randomUUID(), name: 'Uma', kind: 'user' };
+      const memory = {
+        id: taken.id, memory_type: 'semantic', content: 'Uma lives here', content_key: 'uma lives here',
+        confidence: 1, stability: 1, difficulty: 5, access_count: 0, last_access_at: 1, created_at: 1, archived: 0,
+        extraction_tier: 1, entity_id: uma.id, episode_id: null, seq: null, role: null, links: [], embedding: null,
+      } as SnapshotFileT['memories'][number];
+      await assert.rejects(run(store, { type: 'restoreRows', snapshot: header(uma), memories: [memory] }), { code: 'SNAPSHOT_CONFLICT' });
+      const here = await rows<{ n: number }>('SELECT count(*) AS n FROM memories WHERE namespace_id = ?', store.namespaceId);
+      assert.equal(Number(here[0]!.n), 0);
+      assert.equal((await rows('SELECT id FROM entities WHERE namespace_id = ?', store.namespaceId)).length, 0, 'the recreated owner is rolled back too');
+      assert.notEqual((await run(store, { type: 'ensureEntity', name: 'Uma', kind: 'user' })).id,
+        (await run(elsewhere, { type: 'ensureEntity', name: 'Uma', kind: 'user' })).id, 'entity names are per namespace');
+    }));
+
     test('attachVectors stores a vector once, in the unassigned cell without an index, and marks rejected texts', () => withStore(async ({ store, rows }) => {
       await run(store, { type: 'remember', entity: 'Mo', fact: 'first fact', confidence: 1 });
       await run(store, { type: 'remember', entity: 'Mo', fact: 'second fact', confidence: 1 });
