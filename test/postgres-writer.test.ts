@@ -10,6 +10,7 @@ import postgres from 'postgres';
 import { PG_LOCK_CLASS } from '../src/shared/postgres-schema.js';
 import { postgresBackend, run, type OpenStore } from './support/store-backends.js';
 import { startReplica, type PgCluster } from './support/postgres.js';
+import { openPostgresWriteStore } from '../src/writer/postgres/adapter.js';
 
 const backend = postgresBackend();
 
@@ -71,6 +72,32 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
       assert.equal(committed, true);
     } finally {
       await holder.end();
+    }
+  });
+
+  test('the namespace lock serialises flushes under a database default of repeatable read', async () => {
+    const db = await backend.open();
+    const nodes: Awaited<ReturnType<typeof openPostgresWriteStore>>[] = [];
+    const holder = postgres(db.url!, { max: 1, onnotice: () => {} });
+    try {
+      await run(db.store, { type: 'ensureEntity', name: 'Dee', kind: 'user' });
+      await db.cluster!.sql(`ALTER DATABASE ${db.url!.replace(/.*\//, '')} SET default_transaction_isolation = 'repeatable read'`);
+      nodes.push(await openPostgresWriteStore(db.url!, db.config), await openPostgresWriteStore(db.url!, db.config));
+      let pending: Promise<unknown>[] = [];
+      // Both nodes queue behind the lock, so the second runs right after the first committed.
+      await holder.begin(async (tx) => {
+        await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${db.store.namespaceId})`;
+        pending = nodes.map((node) => run(node, { type: 'remember', entity: 'Dee', fact: 'Dee dives', confidence: 1 }));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      });
+      const ids = await Promise.all(pending) as { id: string }[];
+      assert.equal(new Set(ids.map((r) => r.id)).size, 1);
+      const [count] = await db.rows<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE content = 'Dee dives'");
+      assert.equal(count!.n, 1);
+    } finally {
+      await holder.end();
+      for (const node of nodes) await node.close();
+      await db.close();
     }
   });
 

@@ -84,7 +84,10 @@ export class PostgresWriteStore implements WriteStorePort {
     this.memories.beginFlush(!savepoints);
     let committed = false;
     try {
-      const replies = await this.sql.begin(async (tx) => {
+      // Read committed whatever the database's default: under repeatable read a transaction's
+      // snapshot is taken at its first query — the lock — and would not see the flush that
+      // held the lock before it (a fact stored twice).
+      const replies = await this.sql.begin('isolation level read committed', async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${this.namespaceId})`;
         const out: WriterReply[] = [];
         for (const request of batch) {
