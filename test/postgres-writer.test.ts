@@ -101,6 +101,24 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
     }
   });
 
+  test('a flush whose WAL position cannot be read after COMMIT keeps its replies, without a position', async () => {
+    const store = opened.store as unknown as { sql: postgres.Sql & Record<string, unknown> };
+    const real = store.sql;
+    // The connection drops right after COMMIT (a failover): the position query fails.
+    const dropped = Object.assign(() => Promise.reject(Object.assign(new Error('connection ended'), { code: 'CONNECTION_ENDED' })),
+      { begin: real.begin.bind(real), end: real.end.bind(real) });
+    store.sql = dropped as never;
+    try {
+      const outcome = await opened.store.runBatch([{ id: 1, command: { type: 'remember', entity: 'Ped', fact: 'Ped commits once', confidence: 1 } }]);
+      assert.equal(outcome.replies[0]!.ok, true);
+      assert.equal(outcome.position, undefined);
+    } finally {
+      store.sql = real;
+    }
+    const [count] = await opened.rows<{ n: number }>("SELECT count(*)::int AS n FROM memories WHERE content = 'Ped commits once'");
+    assert.equal(count!.n, 1);
+  });
+
   test('forgetRows copies each deleted row (columns, links, vector) into the snapshot tables in its own transaction', async () => {
     const kept = await run(opened.store, { type: 'remember', entity: 'Quinn', fact: 'Quinn rows boats', confidence: 0.8 });
     const [row] = await opened.rows<{ rowid: number }>('SELECT rowid FROM memories WHERE id = ?', kept.id);
@@ -137,23 +155,32 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
       await replica?.stop();
     });
 
-    test('a replica that has replayed up to the flush position sees its writes', async () => {
-      const { replies, position } = await opened.store.runBatch([{ id: 1, command: { type: 'remember', entity: 'Rae', fact: 'Rae reads replicas', confidence: 1 } }]);
-      assert.ok(replies[0]!.ok);
-      assert.match(position ?? '', /^[0-9A-F]+\/[0-9A-F]+$/);
+    test('a replica is fresh for a flush only once it has replayed past the flush position, and then sees its writes', async () => {
       const db = opened.url!.replace(/.*\//, '');
       const reader = postgres(replica.url.replace(/\/postgres$/, `/${db}`), { max: 1 });
-      try {
+      const until = async (what: string, done: () => Promise<boolean>) => {
         const deadline = Date.now() + 20_000;
-        for (;;) {
-          const [replayed] = await reader`SELECT pg_last_wal_replay_lsn() >= ${position!}::pg_lsn AS done`;
-          if (replayed!.done) break;
-          assert.ok(Date.now() < deadline, 'the replica did not replay up to the flush position');
+        while (!(await done())) {
+          assert.ok(Date.now() < deadline, what);
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
-        const [seen] = await reader`SELECT count(*)::int AS n FROM memories WHERE content = 'Rae reads replicas'`;
-        assert.equal(seen!.n, 1);
+      };
+      try {
+        // Replay paused: the flush reaches the replica's disk but not its tables.
+        await reader`SELECT pg_wal_replay_pause()`;
+        await until('replay did not pause', async () => (await reader`SELECT pg_get_wal_replay_pause_state() = 'paused' AS p`)[0]!.p);
+        const { replies, position } = await opened.store.runBatch([{ id: 1, command: { type: 'remember', entity: 'Rae', fact: 'Rae reads replicas', confidence: 1 } }]);
+        assert.ok(replies[0]!.ok);
+        assert.match(position ?? '', /^[0-9A-F]+\/[0-9A-F]+$/);
+        const fresh = async () => (await reader`SELECT pg_last_wal_replay_lsn() >= ${position!}::pg_lsn AS done`)[0]!.done as boolean;
+        const seen = async () => (await reader`SELECT count(*)::int AS n FROM memories WHERE content = 'Rae reads replicas'`)[0]!.n as number;
+        assert.equal(await fresh(), false, 'a replica that has not replayed the flush counts as fresh');
+        assert.equal(await seen(), 0);
+        await reader`SELECT pg_wal_replay_resume()`;
+        await until('the replica did not replay up to the flush position', fresh);
+        assert.equal(await seen(), 1);
       } finally {
+        await reader`SELECT pg_wal_replay_resume()`.catch(() => {});
         await reader.end();
       }
     });

@@ -73,10 +73,24 @@ export class PostgresWriteStore implements WriteStorePort {
    */
   async runBatch(batch: WriterRequest[]): Promise<BatchOutcome> {
     const replies = (await this.attempt(batch, false)) ?? (await this.attempt(batch, true))!;
-    // Read after COMMIT returned, so it is at or past the commit record: a replica that has
-    // replayed up to it sees the whole flush.
-    const [row] = await this.sql<{ position: string }[]>`SELECT pg_current_wal_insert_lsn()::text AS position`;
-    return { replies, position: row!.position };
+    const position = await this.commitPosition();
+    return position === null ? { replies } : { replies, position };
+  }
+
+  /**
+   * A WAL position at or past the flush's commit record, or null when it cannot be read. Read
+   * after COMMIT returned; the flush LSN, not the insert LSN: the insert LSN can point past a
+   * page header that is not written yet, which a replica then never reaches. The flush is
+   * committed whatever happens here (the connection may drop right after COMMIT in a failover):
+   * its replies stand, and without a position a recall reads from the primary.
+   */
+  private async commitPosition(): Promise<string | null> {
+    try {
+      const [row] = await this.sql<{ position: string }[]>`SELECT pg_current_wal_flush_lsn()::text AS position`;
+      return row?.position ?? null;
+    } catch {
+      return null;
+    }
   }
 
   /** One transaction over the batch; null when a command failed without savepoints (rolled back). */
