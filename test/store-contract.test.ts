@@ -155,6 +155,42 @@ function contract(backend: Backend): void {
       assert.equal((await rows('SELECT id FROM memories')).length, 2);
     }));
 
+    test('a flush with a failing command gives the others the results of their order, open deletes included', () => withStore(async ({ store, rows }) => {
+      const kept = await run(store, { type: 'remember', entity: 'Bob', fact: 'Bob skis', confidence: 0.5 });
+      const missing = randomUUID();
+      const { replies } = await runBatch(store, [
+        { type: 'remember', entity: 'Bob', fact: 'Bob skis', confidence: 0.9 },
+        { type: 'forgetBegin', deletionId: 42, entity: 'Bob' },
+        { type: 'addMessage', episodeId: missing, role: 'user', content: 'no such episode' },
+      ]);
+      assert.deepEqual(replies.map((r) => r.ok), [true, true, false]);
+      assert.equal(replies[0]!.ok && (replies[0]!.result as { id: string }).id, kept.id, 'the delete opened after it does not hold the row');
+      assert.equal((await rows('SELECT id FROM memories')).length, 1);
+      await run(store, { type: 'forgetEnd', deletionId: 42 });
+
+      const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Bob'] });
+      await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content: 'Alice moved to Oslo.' });
+      const [turn] = await rows<{ id: string }>('SELECT id FROM memories WHERE episode_id = ?', episode_id);
+      const ended = await runBatch(store, [
+        { type: 'endEpisode', episodeId: episode_id, outcome: null, sourceIds: [turn!.id],
+          memories: [{ content: 'Alice lives in Oslo', memory_type: 'semantic', confidence: 1, extraction_tier: 1, entities: ['Alice'] }] },
+        { type: 'forgetBegin', deletionId: 43, entity: 'Bob' },
+        { type: 'addMessage', episodeId: missing, role: 'user', content: 'no such episode' },
+      ]);
+      const [extracted] = ended.replies;
+      assert.equal(extracted!.ok && (extracted!.result as { memories_created: number }).memories_created, 1);
+      assert.equal((await rows("SELECT id FROM memories WHERE content = 'Alice lives in Oslo'")).length, 1);
+
+      // A delete closed in a rolled-back attempt is still open when the flush runs again.
+      const closing = await runBatch(store, [
+        { type: 'forgetEnd', deletionId: 43 },
+        { type: 'addMessage', episodeId: missing, role: 'user', content: 'no such episode' },
+      ]);
+      assert.deepEqual(closing.replies.map((r) => r.ok), [true, false]);
+      const after = await run(store, { type: 'remember', entity: 'Bob', fact: 'Bob skis', confidence: 1 });
+      assert.equal(after.id, kept.id, 'the delete is closed once');
+    }));
+
     test('forgetRows deletes exactly the listed rows (id-guarded) with links and vectors, and clears the next turn\'s context', () => withStore(async ({ store, rows }) => {
       const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Kim'] });
       for (const content of ['a secret', 'reply', 'other']) await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content });

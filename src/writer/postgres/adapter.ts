@@ -53,11 +53,12 @@ class NeedsSavepoints extends Error {
 export class PostgresWriteStore implements WriteStorePort {
   private readonly handlers: WriteCommandSet<Tx, true>;
   private readonly memories: PgMemoryWriter;
+  private readonly deletes: OpenDeletes;
 
   constructor(private readonly sql: Sql, config: Config, readonly namespaceId: number, now: () => number = Date.now) {
-    const deletes = new OpenDeletes(namespaceId);
-    this.memories = new PgMemoryWriter(config, namespaceId, deletes, now);
-    this.handlers = commandSet(this.memories, deletes, namespaceId, now);
+    this.deletes = new OpenDeletes(namespaceId);
+    this.memories = new PgMemoryWriter(config, namespaceId, this.deletes, now);
+    this.handlers = commandSet(this.memories, this.deletes, namespaceId, now);
   }
 
   private execute<K extends WriterCommandType>(command: CommandOf<K>, tx: Tx): Promise<WriterResults[K]> {
@@ -96,6 +97,7 @@ export class PostgresWriteStore implements WriteStorePort {
   /** One transaction over the batch; null when a command failed without savepoints (rolled back). */
   private async attempt(batch: WriterRequest[], savepoints: boolean): Promise<WriterReply[] | null> {
     this.memories.beginFlush(!savepoints);
+    const openDeletes = this.deletes.save();
     let committed = false;
     try {
       // Read committed whatever the database's default: under repeatable read a transaction's
@@ -110,9 +112,11 @@ export class PostgresWriteStore implements WriteStorePort {
             out.push({ id: request.id, ok: true, result: await this.execute(command, tx).catch((cause: unknown) => { throw new NeedsSavepoints(cause); }) });
             continue;
           }
+          const before = this.deletes.save();
           try {
             out.push({ id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(command, sp)) });
           } catch (error) {
+            this.deletes.restore(before);
             out.push({ id: request.id, ok: false, error: toWireError(error) });
           }
         }
@@ -124,6 +128,7 @@ export class PostgresWriteStore implements WriteStorePort {
       if (error instanceof NeedsSavepoints) return null;
       throw error;
     } finally {
+      if (!committed) this.deletes.restore(openDeletes);
       this.memories.endFlush(committed);
     }
   }
