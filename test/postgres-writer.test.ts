@@ -119,6 +119,24 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
     assert.equal(count!.n, 1);
   });
 
+  test('an entity row gone from the database (failover to a replica without it, restore) is created again, not INTERNAL forever', async () => {
+    await run(opened.store, { type: 'remember', entity: 'Cara', fact: 'Cara one', confidence: 1 });
+    // What a promotion of a replica that lacked the commit looks like to the writer's entity cache.
+    await opened.rows("DELETE FROM memories WHERE content = 'Cara one'");
+    await opened.rows("DELETE FROM entities WHERE name = 'Cara'");
+    for (const fact of ['Cara two', 'Cara three']) {
+      const { replies } = await opened.store.runBatch([
+        { id: 1, command: { type: 'remember', entity: 'Cara', fact, confidence: 1 } },
+        { id: 2, command: { type: 'remember', entity: 'Cara neighbour', fact: `next to ${fact}`, confidence: 1 } },
+      ]);
+      assert.deepEqual(replies.map((r) => r.ok), [true, true]);
+    }
+    const [entity] = await opened.rows<{ n: number }>("SELECT count(*)::int AS n FROM entities WHERE name = 'Cara'");
+    assert.equal(entity!.n, 1);
+    const stored = await opened.rows("SELECT 1 FROM memories m JOIN entities e ON e.id = m.entity_id WHERE e.name = 'Cara'");
+    assert.equal(stored.length, 2);
+  });
+
   test('forgetRows copies each deleted row (columns, links, vector) into the snapshot tables in its own transaction', async () => {
     const kept = await run(opened.store, { type: 'remember', entity: 'Quinn', fact: 'Quinn rows boats', confidence: 0.8 });
     const [row] = await opened.rows<{ rowid: number }>('SELECT rowid FROM memories WHERE id = ?', kept.id);

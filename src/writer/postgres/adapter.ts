@@ -43,6 +43,14 @@ function commandSet(memories: PgMemoryWriter, deletes: OpenDeletes, namespaceId:
   };
 }
 
+/** SQLSTATE foreign_key_violation: a cached entity may be gone from the database. */
+const FOREIGN_KEY_VIOLATION = '23503';
+
+function isForeignKeyViolation(error: unknown): boolean {
+  const cause = error instanceof NeedsSavepoints ? error.cause : error;
+  return (cause as { code?: unknown } | null)?.code === FOREIGN_KEY_VIOLATION;
+}
+
 /** A command failed in a flush run without savepoints: the flush is run again with them. */
 class NeedsSavepoints extends Error {
   constructor(cause: unknown) {
@@ -112,25 +120,43 @@ export class PostgresWriteStore implements WriteStorePort {
             out.push({ id: request.id, ok: true, result: await this.execute(command, tx).catch((cause: unknown) => { throw new NeedsSavepoints(cause); }) });
             continue;
           }
-          const before = this.deletes.save();
-          try {
-            out.push({ id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(command, sp)) });
-          } catch (error) {
-            this.deletes.restore(before);
-            out.push({ id: request.id, ok: false, error: toWireError(error) });
-          }
+          out.push(await this.inSavepoint(tx, request));
         }
         return out;
       });
       committed = true;
       return replies;
     } catch (error) {
+      if (isForeignKeyViolation(error)) this.memories.forgetEntities();
       if (error instanceof NeedsSavepoints) return null;
       throw error;
     } finally {
       if (!committed) this.deletes.restore(openDeletes);
       this.memories.endFlush(committed);
     }
+  }
+
+  /**
+   * One command in its own savepoint; a failure undoes it alone. A foreign-key violation may be
+   * a stale cached entity: the cache is dropped and the command runs once more.
+   */
+  private async inSavepoint(tx: Tx, request: WriterRequest, retried = false): Promise<WriterReply> {
+    const before = this.deletes.save();
+    try {
+      return { id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp)) };
+    } catch (error) {
+      this.deletes.restore(before);
+      if (!retried && isForeignKeyViolation(error)) {
+        this.memories.forgetEntities();
+        return this.inSavepoint(tx, request, true);
+      }
+      return { id: request.id, ok: false, error: toWireError(error) };
+    }
+  }
+
+  /** The connection closed: whatever it reconnects to may not hold the cached entities. */
+  connectionClosed(): void {
+    this.memories.forgetEntities();
   }
 
   async close(): Promise<void> {
@@ -140,11 +166,13 @@ export class PostgresWriteStore implements WriteStorePort {
 
 /** Connects to the primary, migrates, checks the embedder and makes sure the namespace exists. */
 export async function openPostgresWriteStore(url: string, config: Config, now?: () => number): Promise<PostgresWriteStore> {
-  const sql = connectWriter(url);
+  let store: PostgresWriteStore | null = null;
+  const sql = connectWriter(url, () => store?.connectionClosed());
   try {
     await migratePostgres(sql);
     await preparePostgresVectors(sql, embedderIdentity(config), config.reembedOnChange);
-    return new PostgresWriteStore(sql, config, await ensurePostgresNamespace(sql, config.namespace), now);
+    store = new PostgresWriteStore(sql, config, await ensurePostgresNamespace(sql, config.namespace), now);
+    return store;
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw error;

@@ -45,7 +45,8 @@ const ENTITY_CACHE_MAX = 10_000;
 export class PgMemoryWriter {
   /**
    * Entities by name, committed ones only: entities are never deleted or changed once created
-   * (deletion removes memories, not entities), so a name seen committed stays valid on every node.
+   * (deletion removes memories, not entities), so a name seen committed stays valid on every node
+   * — unless the database itself goes back in time (failover, restore): see forgetEntities.
    */
   private readonly known = new Map<string, EntityRecord>();
   /** Entities read or created in the running flush; null when the flush runs with savepoints. */
@@ -77,6 +78,15 @@ export class PgMemoryWriter {
       for (const entity of this.flushEntities) this.known.set(entity.name, entity);
     }
     this.flushEntities = null;
+  }
+
+  /**
+   * Forgets the cached entities. Called when a flush met a foreign-key violation (an entity row
+   * the cache holds is gone: a failover to a replica that lacked its commit, a restored backup)
+   * and when the connection closed (the server it reconnects to may be another one).
+   */
+  forgetEntities(): void {
+    this.known.clear();
   }
 
   /** Get-or-create by (namespace, name): ON CONFLICT keeps it one row even outside the namespace lock. */
