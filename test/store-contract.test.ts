@@ -272,6 +272,22 @@ function contract(backend: Backend): void {
       assert.equal((await rows("SELECT 1 FROM memory_entities WHERE relation = 'mention'")).length, 1);
     }));
 
+    test('attachVectors with a vector of another length than the embedder\'s fails the command and stores none of it', () => withStore(async ({ store, rows }) => {
+      const a = await run(store, { type: 'remember', entity: 'Vic', fact: 'Vic one', confidence: 1 });
+      const b = await run(store, { type: 'remember', entity: 'Vic', fact: 'Vic two', confidence: 1 });
+      const rowid = async (id: string) => (await rows<{ rowid: number }>('SELECT rowid FROM memories WHERE id = ?', id))[0]!.rowid;
+      await assert.rejects(run(store, { type: 'attachVectors', items: [
+        { rowid: await rowid(a.id), vector: unitVector(1), cell: 0, mentionedEntityIds: [] },
+        { rowid: await rowid(b.id), vector: new Float32Array(DIMS - 1), cell: 0, mentionedEntityIds: [] },
+      ] }), { code: 'INTERNAL' });
+      assert.equal((await rows('SELECT rowid FROM memory_vectors')).length, 0);
+      assert.equal((await rows('SELECT 1 FROM memories WHERE embedded = 0')).length, 2);
+      // A memory already embedded is skipped before its vector is looked at, as on SQLite.
+      await run(store, { type: 'attachVectors', items: [{ rowid: await rowid(a.id), vector: unitVector(1), cell: 0, mentionedEntityIds: [] }] });
+      const skipped = await run(store, { type: 'attachVectors', items: [{ rowid: await rowid(a.id), vector: new Float32Array(3), cell: 0, mentionedEntityIds: [] }] });
+      assert.equal(skipped.attached, 0);
+    }));
+
     test('IVF generations: install, attach into a current cell, move stale vectors, retire the old generation', () => withStore(async ({ store, rows }) => {
       await run(store, { type: 'remember', entity: 'Ned', fact: 'early', confidence: 1 });
       await run(store, { type: 'remember', entity: 'Ned', fact: 'late', confidence: 1 });

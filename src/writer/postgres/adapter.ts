@@ -17,8 +17,8 @@ import { PgMemoryWriter } from './store.js';
 import { PgVectorWriter } from './vectors.js';
 import { preparePostgresVectors } from './vectors-setup.js';
 
-function commandSet(memories: PgMemoryWriter, deletes: OpenDeletes, namespaceId: number, now: () => number): WriteCommandSet<Tx, true> {
-  const vectors = new PgVectorWriter(namespaceId, now);
+function commandSet(memories: PgMemoryWriter, deletes: OpenDeletes, namespaceId: number, dimensions: number, now: () => number): WriteCommandSet<Tx, true> {
+  const vectors = new PgVectorWriter(namespaceId, dimensions, now);
   const restore = new PgSnapshotRestore(namespaceId, now);
   return {
     ensureEntity: (command, tx) => memories.ensureEntity(command, tx),
@@ -66,7 +66,7 @@ export class PostgresWriteStore implements WriteStorePort {
   constructor(private readonly sql: Sql, config: Config, readonly namespaceId: number, now: () => number = Date.now) {
     this.deletes = new OpenDeletes(namespaceId);
     this.memories = new PgMemoryWriter(config, namespaceId, this.deletes, now);
-    this.handlers = commandSet(this.memories, this.deletes, namespaceId, now);
+    this.handlers = commandSet(this.memories, this.deletes, namespaceId, embedderIdentity(config).dimensions, now);
   }
 
   private execute<K extends WriterCommandType>(command: CommandOf<K>, tx: Tx): Promise<WriterResults[K]> {
