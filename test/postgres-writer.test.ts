@@ -137,6 +137,19 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
     assert.equal(stored.length, 2);
   });
 
+  test('text with U+0000, which PostgreSQL cannot store, fails its command alone as INVALID_VALUE naming the field', async () => {
+    const { replies } = await opened.store.runBatch([
+      { id: 1, command: { type: 'remember', entity: 'Nul', fact: 'tab\u0000nul', confidence: 1 } },
+      { id: 2, command: { type: 'remember', entity: 'A\u0000B', fact: 'name with NUL', confidence: 1 } },
+      { id: 3, command: { type: 'remember', entity: 'Nul', fact: 'plain', confidence: 1 } },
+      { id: 4, command: { type: 'startEpisode', participants: ['Nul', 'B\u0000'] } },
+    ]);
+    const failed = replies.map((r) => (r.ok ? 'ok' : `${r.error.code} ${r.error.message.split(':')[0]}`));
+    assert.deepEqual(failed, ['INVALID_VALUE fact', 'INVALID_VALUE entity', 'ok', 'INVALID_VALUE participants[1]']);
+    assert.equal((await opened.rows("SELECT 1 FROM memories WHERE content = 'plain'")).length, 1);
+    assert.equal((await opened.rows("SELECT 1 FROM entities WHERE name LIKE 'A%B'")).length, 0);
+  });
+
   test('forgetRows copies each deleted row (columns, links, vector) into the snapshot tables in its own transaction', async () => {
     const kept = await run(opened.store, { type: 'remember', entity: 'Quinn', fact: 'Quinn rows boats', confidence: 0.8 });
     const [row] = await opened.rows<{ rowid: number }>('SELECT rowid FROM memories WHERE id = ?', kept.id);

@@ -103,6 +103,8 @@ export const fail = {
   /** `detail` names the field and the value rule it breaks. */
   invalidValue: (detail: string) => error('INVALID_VALUE', detail),
   illFormedUnicode: (field: string) => error('INVALID_VALUE', `${field}: not well-formed Unicode (a lone UTF-16 surrogate)`),
+  /** The PostgreSQL backend cannot store U+0000 in text (SQLite can). */
+  nulCharacter: (field: string) => error('INVALID_VALUE', `${field}: contains U+0000 (NUL), which the PostgreSQL store cannot hold`),
   invalidPath: (segment: string) => error('INVALID_PATH', `path segment '${segment}' is not valid percent-encoding`),
   bodyTooLarge: (limit: number) => error('BODY_TOO_LARGE', `request body exceeds the ${limit}-byte limit`),
   clientClosed: () => error('CLIENT_CLOSED', 'client closed the connection before the body was read'),

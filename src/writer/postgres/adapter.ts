@@ -14,6 +14,7 @@ import { OpenDeletes } from './deletion.js';
 import { ensurePostgresNamespace, migratePostgres } from './migrate.js';
 import { PgSnapshotRestore } from './restore.js';
 import { PgMemoryWriter } from './store.js';
+import { unstorableText } from './unstorable.js';
 import { PgVectorWriter } from './vectors.js';
 import { preparePostgresVectors } from './vectors-setup.js';
 
@@ -150,7 +151,7 @@ export class PostgresWriteStore implements WriteStorePort {
         this.memories.forgetEntities();
         return this.inSavepoint(tx, request, true);
       }
-      return { id: request.id, ok: false, error: toWireError(error) };
+      return { id: request.id, ok: false, error: toWireError(unstorableText(request.command as WriterCommand, error) ?? error) };
     }
   }
 
