@@ -54,8 +54,8 @@ function isForeignKeyViolation(error: unknown): boolean {
 
 /** A command failed in a flush run without savepoints: the flush is run again with them. */
 class NeedsSavepoints extends Error {
-  constructor(cause: unknown) {
-    super('a command failed; the flush runs again with a savepoint per command', { cause });
+  constructor(readonly index: number, cause: unknown) {
+    super(`command ${index} failed; the flush runs again with a savepoint per command from it on`, { cause });
   }
 }
 
@@ -79,10 +79,14 @@ export class PostgresWriteStore implements WriteStorePort {
    * Rejects, committing nothing, when the transaction as a whole failed (connection lost, COMMIT
    * refused). A savepoint costs two round trips per command, and most flushes have no failing
    * command: the flush runs without them first, and only if a command fails is it rolled back
-   * and run again with one savepoint per command (nothing of the first attempt was committed).
+   * and run again with one savepoint per command from the failing one on (nothing of the
+   * earlier attempt was committed; the commands before it ran without failing).
    */
   async runBatch(batch: WriterRequest[]): Promise<BatchOutcome> {
-    const replies = (await this.attempt(batch, false)) ?? (await this.attempt(batch, true))!;
+    let savepointsFrom = batch.length;
+    let replies: WriterReply[] | number;
+    // Each rerun starts its savepoints strictly earlier, so this ends (at 0, all in savepoints).
+    while (typeof (replies = await this.attempt(batch, savepointsFrom)) === 'number') savepointsFrom = replies;
     const position = await this.commitPosition();
     return position === null ? { replies } : { replies, position };
   }
@@ -103,9 +107,13 @@ export class PostgresWriteStore implements WriteStorePort {
     }
   }
 
-  /** One transaction over the batch; null when a command failed without savepoints (rolled back). */
-  private async attempt(batch: WriterRequest[], savepoints: boolean): Promise<WriterReply[] | null> {
-    this.memories.beginFlush(!savepoints);
+  /**
+   * One transaction over the batch, commands from `savepointsFrom` on each in a savepoint.
+   * Returns the index of a command that failed outside a savepoint (all rolled back), to rerun.
+   */
+  private async attempt(batch: WriterRequest[], savepointsFrom: number): Promise<WriterReply[] | number> {
+    // Without savepoints the flush commits or rolls back as a whole: its entities can be cached.
+    this.memories.beginFlush(savepointsFrom === batch.length);
     const openDeletes = this.deletes.save();
     let committed = false;
     try {
@@ -115,13 +123,13 @@ export class PostgresWriteStore implements WriteStorePort {
       const replies = await this.sql.begin('isolation level read committed', async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${this.namespaceId})`;
         const out: WriterReply[] = [];
-        for (const request of batch) {
-          const command = request.command as WriterCommand;
-          if (!savepoints) {
-            out.push({ id: request.id, ok: true, result: await this.execute(command, tx).catch((cause: unknown) => { throw new NeedsSavepoints(cause); }) });
+        for (const [index, request] of batch.entries()) {
+          if (index >= savepointsFrom) {
+            out.push(await this.inSavepoint(tx, request));
             continue;
           }
-          out.push(await this.inSavepoint(tx, request));
+          const result = await this.execute(request.command as WriterCommand, tx).catch((cause: unknown) => { throw new NeedsSavepoints(index, cause); });
+          out.push({ id: request.id, ok: true, result });
         }
         return out;
       });
@@ -129,7 +137,7 @@ export class PostgresWriteStore implements WriteStorePort {
       return replies;
     } catch (error) {
       if (isForeignKeyViolation(error)) this.memories.forgetEntities();
-      if (error instanceof NeedsSavepoints) return null;
+      if (error instanceof NeedsSavepoints) return error.index;
       throw error;
     } finally {
       if (!committed) this.deletes.restore(openDeletes);
