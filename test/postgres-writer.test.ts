@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { PG_LOCK_CLASS } from '../src/shared/postgres-schema.js';
+import { toWireError } from '../src/shared/errors.js';
 import { postgresBackend, run, type OpenStore } from './support/store-backends.js';
 import { startReplica, type PgCluster } from './support/postgres.js';
 import { openPostgresWriteStore } from '../src/writer/postgres/adapter.js';
@@ -148,6 +149,17 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
     assert.deepEqual(failed, ['INVALID_VALUE fact', 'INVALID_VALUE entity', 'ok', 'INVALID_VALUE participants[1]']);
     assert.equal((await opened.rows("SELECT 1 FROM memories WHERE content = 'plain'")).length, 1);
     assert.equal((await opened.rows("SELECT 1 FROM entities WHERE name LIKE 'A%B'")).length, 0);
+  });
+
+  test('PostgreSQL\'s disk_full (SQLSTATE 53100) is STORAGE_FULL, as SQLite\'s disk-full codes are', async () => {
+    const server = postgres(opened.url!, { max: 1, onnotice: () => {} });
+    try {
+      const refused = await server`DO $$ BEGIN RAISE EXCEPTION 'could not extend file' USING ERRCODE = '53100'; END $$`.then(() => null, (error: unknown) => error);
+      assert.equal((refused as { code?: string }).code, '53100');
+      assert.equal(toWireError(refused).code, 'STORAGE_FULL');
+    } finally {
+      await server.end();
+    }
   });
 
   test('forgetRows copies each deleted row (columns, links, vector) into the snapshot tables in its own transaction', async () => {

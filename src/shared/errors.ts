@@ -79,8 +79,8 @@ export class ServiceError extends Error {
 
   /**
    * Anything thrown that is not a ServiceError is an internal fault (its text is kept for logs),
-   * except a full disk: SQLite's SQLITE_FULL or the file system's ENOSPC/EDQUOT is the
-   * operator's to fix, and the client's to retry, so it gets its own code.
+   * except a full disk: SQLite's SQLITE_FULL, PostgreSQL's 53100 or the file system's
+   * ENOSPC/EDQUOT is the operator's to fix, and the client's to retry, so it gets its own code.
    */
   static from(error: unknown): ServiceError {
     if (error instanceof ServiceError) return error;
@@ -143,7 +143,8 @@ export function toWireError(error: unknown): WireError {
   return ServiceError.from(error).toWire();
 }
 
-const DISK_FULL_CODES = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT']);
+/** SQLite's, the file system's, and PostgreSQL's SQLSTATE disk_full (53100). */
+const DISK_FULL_CODES = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT', '53100']);
 
 export function isDiskFull(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
