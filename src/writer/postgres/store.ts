@@ -2,8 +2,9 @@
 // the flush's transaction, each call in its own savepoint (batch.ts). Same rules as SQLite: an
 // entity is created on first use, a fact an entity already holds raises its confidence instead of
 // adding a row (content_key), messages are stored at once as episodic memories with the previous
-// turn as context, and rows an open delete holds count as gone. Inserts are idempotent by id or
-// natural key (ON CONFLICT), as a COMMIT cut by a failover has an unknown outcome.
+// turn as context, and rows an open delete holds count as gone. A COMMIT cut by a failover has an
+// unknown outcome: entities (get-or-create by name) and remembered facts (de-duplicated by
+// content_key) are found again by a retry; episodes and messages get new ids (README).
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../shared/config.js';
 import { fail } from '../../shared/errors.js';
