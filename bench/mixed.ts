@@ -38,6 +38,9 @@ export interface MixedResults {
   recallIdle: WrkResult;
   recallStreaming: WrkResult;
   remembersStreaming: WrkResult;
+  /** Control: recall while the same write stream, at the streaming phase's rate, goes to the bare server. */
+  recallControl: WrkResult;
+  remembersControl: WrkResult;
   recallAfterBurst: WrkResult;
   burstWritesPerSecond: number;
   recallC16: WrkResult;
@@ -54,7 +57,7 @@ export interface MixedResults {
   /** Servers on CPU 0 and wrk on CPU 1 during the health rounds. */
   pinned: boolean;
   /** Cores used by each of the service's threads: recall idle, recall while writes stream, health. */
-  threads: { idle: ThreadCpu; streaming: ThreadCpu; health: ThreadCpu };
+  threads: { idle: ThreadCpu; streaming: ThreadCpu; control: ThreadCpu; health: ThreadCpu };
   healthRounds: { serviceRps: number; uwsRps: number }[];
   lag: { writes: number; writesPerSecond: number; maxLagSeconds: number; embedder: string };
   useSentencesPerSecond: number;
@@ -207,6 +210,7 @@ export async function runMixed(workDir: string): Promise<MixedResults> {
   // Default embedder and default log level; only the per-key quota is lifted (one bench client).
   let service: ServerProcess = await startService({ dbPath, embedder: 'use', env: { SERVICE_RATE_LIMIT: '0', LOG_LEVEL: 'info' } });
   let lagService: ServerProcess | null = null;
+  let hello: ServerProcess | null = null;
   try {
     const base = service.base;
     note(`filling with ${MEMORIES} memories via remember`);
@@ -229,12 +233,24 @@ export async function runMixed(workDir: string): Promise<MixedResults> {
     raw.close();
     const c16 = [...c16Rounds].sort((a, b) => a.ratio - b.ratio)[Math.floor(C16_ROUNDS / 2)];
 
+    hello = await startUwsHello();
+    const bare = hello;
     const { value: [recallStreaming, remembersStreaming], cores: streamingCores } = await withThreadCpu(service.pid, () => Promise.all([
       recall('recall while writes stream', 4, 20_000),
       runWrk(script, { title: 'remember stream', base, route: '/v1/remember', connections: 4, seconds, bodiesFile: bodiesFile('stream', texts.remember(60_000)) }),
     ]));
     note('waiting for the streamed writes to be embedded');
     await drained(base);
+    // Control: the same write stream (same script, connections and rate) sent to the bare
+    // server while recall runs against the service. On a 2-core box the generator and the
+    // bare server take CPU too; streaming ÷ control is what the service's own write path costs.
+    const { value: [recallControl, remembersControl], cores: controlCores } = await withThreadCpu(service.pid, () => Promise.all([
+      recall('recall while the write stream goes to bare uWS', 4, 20_000),
+      runWrk(script, {
+        title: 'remember stream to bare uWS', base: bare.base, route: '/v1/remember', connections: 4, seconds,
+        bodiesFile: bodiesFile('control', texts.remember(60_000)), rate: Math.max(1, Math.round(remembersStreaming.rps)),
+      }),
+    ]));
     const burstWritesPerSecond = await postAll(base, '/v1/remember', texts.remember(5_000), 16);
     const recallAfterBurst = await recall('recall after a 5k burst', 4, 20_000);
     await drained(base);
@@ -242,8 +258,7 @@ export async function runMixed(workDir: string): Promise<MixedResults> {
     // Alternating rounds, median kept: other jobs on a shared machine move both alike. Each
     // server gets CPU 0 to itself and wrk CPU 1, plain GET without Lua (see runWrk): that is
     // what lets one wrk thread drive the bare server to a full core.
-    const hello = await startUwsHello();
-    const pinned = pinToCpu(service.pid, 0) && pinToCpu(hello.pid, 0);
+    const pinned = pinToCpu(service.pid, 0) && pinToCpu(bare.pid, 0);
     const generatorCpu = pinned ? 1 : undefined;
     const health = (title: string, target: ServerProcess) => withThreadCpu(target.pid, () =>
       runWrk(null, { title, base: target.base, route: '/v1/health', connections: 32, seconds: HEALTH_SECONDS, threads: 1, cpu: generatorCpu }));
@@ -251,13 +266,13 @@ export async function runMixed(workDir: string): Promise<MixedResults> {
     const rounds: { health: WrkResult; uws: WrkResult; healthCpuUs: number; uwsCpuUs: number; uwsCores: number; threads: ThreadCpu }[] = [];
     for (let round = 0; round < HEALTH_ROUNDS; round++) {
       const h = await health('GET /v1/health', service);
-      const u = await health('bare uWS', hello);
+      const u = await health('bare uWS', bare);
       rounds.push({
         health: h.value, uws: u.value, healthCpuUs: (total(h.cores) * 1e6) / h.value.rps, uwsCpuUs: (total(u.cores) * 1e6) / u.value.rps,
         uwsCores: total(u.cores), threads: h.cores,
       });
     }
-    await hello.stop();
+    await bare.stop();
     rounds.sort((a, b) => a.health.rps / a.uws.rps - b.health.rps / b.uws.rps);
     const median = rounds[Math.floor(rounds.length / 2)];
     await service.stop();
@@ -268,16 +283,17 @@ export async function runMixed(workDir: string): Promise<MixedResults> {
     lagService = await startService({ dbPath: join(workDir, 'lag.db'), embedder: 'hash', dimensions: 256, env: { SERVICE_RATE_LIMIT: '0', LOG_LEVEL: 'info' } });
     const lag = { ...(await embeddingLag(script, lagService.base, bodiesFile('lag', texts.remember(LAG_RATE * LAG_SECONDS * 2)), LAG_RATE, LAG_SECONDS)), embedder: 'hash-256' };
     return {
-      recallIdle, recallStreaming, remembersStreaming, recallAfterBurst, burstWritesPerSecond, recallC16: c16.result,
+      recallIdle, recallStreaming, remembersStreaming, recallControl, remembersControl, recallAfterBurst, burstWritesPerSecond, recallC16: c16.result,
       rawRecallMs: c16.raw, c16Rounds,
       health: median.health, uwsHello: median.uws, healthCpuUs: median.healthCpuUs, uwsCpuUs: median.uwsCpuUs, uwsCores: median.uwsCores,
-      pinned, threads: { idle: idleCores, streaming: streamingCores, health: median.threads },
+      pinned, threads: { idle: idleCores, streaming: streamingCores, control: controlCores, health: median.threads },
       healthRounds: rounds.map((r) => ({ serviceRps: r.health.rps, uwsRps: r.uws.rps })),
       lag, useSentencesPerSecond,
     };
   } finally {
     await service.stop();
     await lagService?.stop();
+    await hello?.stop();
   }
 }
 
@@ -291,6 +307,8 @@ export function mixedReport(r: MixedResults): string {
   const targets: (string | number)[][] = [
     ['recall p99 while writes stream, c=4', `${fmt.ms(r.recallStreaming.p99)} ms = ${fmt.ratio(r.recallStreaming.p99 / r.recallIdle.p99)}`,
       `idle p99 ${fmt.ms(r.recallIdle.p99)} ms`, '≤ 1.5× idle', met(r.recallStreaming.p99 <= 1.5 * r.recallIdle.p99)],
+    ['  same, against the control phase', `${fmt.ratio(r.recallStreaming.p99 / r.recallControl.p99)} control p99`,
+      `control p99 ${fmt.ms(r.recallControl.p99)} ms (writes to bare uWS at ${fmt.int(r.remembersControl.rps)}/s)`, '(service\'s own share)', '—'],
     ['recall p99 after a 5k burst, c=4', `${fmt.ms(r.recallAfterBurst.p99)} ms = ${fmt.ratio(r.recallAfterBurst.p99 / r.recallIdle.p99)}`,
       `idle p99 ${fmt.ms(r.recallIdle.p99)} ms`, '≤ 2× idle', met(r.recallAfterBurst.p99 <= 2 * r.recallIdle.p99)],
     ['GET /v1/health req/s', `${fmt.int(r.health.rps)} = ${fmt.ratio(r.health.rps / r.uwsHello.rps)}`,
@@ -306,6 +324,7 @@ export function mixedReport(r: MixedResults): string {
     table(`Recall under load (USE-lite, ${MEMORIES.toLocaleString('en')} memories written via remember, default logging; wrk, ${seconds} s a phase, distinct queries)`,
       ['phase', 'conns', 'req/s', 'p50 ms', 'p99 ms', 'max ms', 'errors'],
       [row('recall, idle', r.recallIdle), row('recall, while remember streams', r.recallStreaming), row('  remember stream itself', r.remembersStreaming),
+        row('recall, while the same stream goes to bare uWS (control)', r.recallControl), row('  stream to bare uWS, paced at the rate above', r.remembersControl),
         row(`recall, after a 5k burst (${fmt.int(r.burstWritesPerSecond)} writes/s)`, r.recallAfterBurst), row('recall, idle, c=16', r.recallC16),
         row('GET /v1/health', r.health), row('bare uWS hello-world', r.uwsHello)]),
     `Health vs bare uWS: median of ${r.healthRounds.length} alternating rounds of ${HEALTH_SECONDS} s (req/s service/uWS: ` +
@@ -313,6 +332,7 @@ export function mixedReport(r: MixedResults): string {
       `${r.pinned ? ' on CPU 1, each server pinned to CPU 0' : ' (unpinned)'}; server CPU per request ` +
       `${r.healthCpuUs.toFixed(1)} µs vs ${r.uwsCpuUs.toFixed(1)} µs bare. The bare server used ${r.uwsCores.toFixed(2)} of its one thread's core: ${r.uwsCores >= SATURATED_CORES ? 'wrk saturates it' : `NOT saturated (< ${SATURATED_CORES}): the generator or other load limits the baseline, so the ratio is not valid`}.`,
     `Service cores by thread — recall idle: ${formatCores(r.threads.idle)}; while remember streams: ${formatCores(r.threads.streaming)}; ` +
+      `control: ${formatCores(r.threads.control)}; ` +
       `health: ${formatCores(r.threads.health)}.`,
     `Raw per-recall CPU cost in isolation: query embed ${fmt.ms(r.rawRecallMs.embed)} ms + search/fusion ${fmt.ms(r.rawRecallMs.search)} ms; ` +
       `USE-lite batch throughput ${fmt.int(r.useSentencesPerSecond)} sentences/s per thread.`,
