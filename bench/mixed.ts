@@ -2,6 +2,8 @@
 // is busy? A fresh service with the default embedder (USE-lite) and default logging is filled
 // with 5,000 memories through POST /v1/remember, then recall at c=4 is measured idle, while
 // remember streams in at c=4, and right after a 5k-write burst (embedding backlog draining).
+// A control phase sends the same write stream at the same rate to the bare uWS server while
+// recall runs: the same-run baseline for what the generators and the box cost, apart from the service.
 // Also: GET /v1/health against the bare uWS hello-world (same generator, same run), recall
 // throughput at c=16 against the raw per-recall CPU cost measured in isolation, and the
 // embedding lag under a sustained 2k writes/s. Load comes from wrk (Debian's package).
