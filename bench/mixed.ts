@@ -61,7 +61,7 @@ export interface MixedResults {
   /** Cores used by each of the service's threads: recall idle, recall while writes stream, health. */
   threads: { idle: ThreadCpu; streaming: ThreadCpu; control: ThreadCpu; health: ThreadCpu };
   healthRounds: { serviceRps: number; uwsRps: number }[];
-  lag: { writes: number; writesPerSecond: number; maxLagSeconds: number; embedder: string };
+  lag: { writes: number; writesPerSecond: number; errors: number; maxLagSeconds: number; embedder: string };
   useSentencesPerSecond: number;
 }
 
@@ -196,7 +196,7 @@ async function embeddingLag(script: string, base: string, bodiesFile: string, ra
   for (let k = 1; k <= total; k += Math.max(1, Math.floor(total / 2000))) {
     maxLag = Math.max(maxLag, firstAt(k, (s) => s.memories - s.backlog) - firstAt(k, (s) => s.memories));
   }
-  return { writes: written.requests, writesPerSecond: written.rps, maxLagSeconds: maxLag / 1000, embedder: '' };
+  return { writes: written.requests, writesPerSecond: written.rps, errors: written.errors, maxLagSeconds: maxLag / 1000, embedder: '' };
 }
 
 export async function runMixed(workDir: string): Promise<MixedResults> {
@@ -303,7 +303,8 @@ export function mixedReport(r: MixedResults): string {
   const row = (name: string, w: WrkResult) => [name, w.connections, fmt.int(w.rps), fmt.ms(w.p50), fmt.ms(w.p99), fmt.ms(w.max), w.errors];
   const idealC16 = (POOL_THREADS * 1000) / r.rawRecallMs.total;
   const met = (ok: boolean) => (ok ? 'met' : 'missed');
-  const lagRateMet = r.lag.writesPerSecond >= 2_000;
+  // wrk's rate counts every reply: a run whose writes failed has not shown the rate.
+  const lagRateMet = r.lag.writesPerSecond >= 2_000 && r.lag.errors === 0;
   const ratios = r.c16Rounds.map((x) => x.ratio);
   // figure | measured | baseline (same run) | target | status
   const targets: (string | number)[][] = [
@@ -317,8 +318,8 @@ export function mixedReport(r: MixedResults): string {
       `bare uWS ${fmt.int(r.uwsHello.rps)} (${r.uwsCores.toFixed(2)} of its core)`, '≥ 0.6× bare',
       r.uwsCores < SATURATED_CORES ? 'not shown (baseline unsaturated)' : met(r.health.rps >= 0.6 * r.uwsHello.rps)],
     [`embedding max lag (${r.lag.embedder})`, `${r.lag.maxLagSeconds.toFixed(1)} s at ${fmt.int(r.lag.writesPerSecond)} writes/s`,
-      `${fmt.int(r.lag.writes)} writes paced at ${fmt.int(LAG_RATE)}/s for ${LAG_SECONDS} s`, '≤ 10 s at ≥ 2,000 writes/s',
-      lagRateMet ? met(r.lag.maxLagSeconds <= 10) : 'not shown (rate < 2k/s)'],
+      `${fmt.int(r.lag.writes)} writes (${fmt.int(r.lag.errors)} failed) paced at ${fmt.int(LAG_RATE)}/s for ${LAG_SECONDS} s`, '≤ 10 s at ≥ 2,000 writes/s',
+      lagRateMet ? met(r.lag.maxLagSeconds <= 10) : r.lag.errors > 0 ? 'not shown (writes failed)' : 'not shown (rate < 2k/s)'],
     ['recall c=16 req/s ÷ ideal (median round)', `${fmt.int(r.recallC16.rps)} = ${fmt.ratio(r.recallC16.rps / idealC16)} (rounds ${ratios.map((x) => x.toFixed(2)).join(', ')})`,
       `ideal ${fmt.int(idealC16)} = ${POOL_THREADS} threads ÷ ${fmt.ms(r.rawRecallMs.total)} ms raw`, '≥ 0.8×', met(r.recallC16.rps >= 0.8 * idealC16)],
   ];
