@@ -14,6 +14,8 @@ import type { RestoreResult } from '../shared/schemas.js';
 import type { EmbeddingBackfill } from './jobs/embedding-backfill.js';
 import type { ReadPool } from './pool/read-pool.js';
 import type { WriterClient } from './writer-client.js';
+import type { EntityTurns } from './take-turns.js';
+import type { SnapshotFileT, SnapshotHeaderT } from '../shared/file-formats.js';
 
 /** Memories sent per writer command; the writer may handle fewer within its time budget. */
 const CHUNK_MEMORIES = 500;
@@ -25,6 +27,7 @@ export class SnapshotRestore {
     private readonly writer: WriterClient,
     private readonly backfill: EmbeddingBackfill,
     private readonly log: Logger,
+    private readonly turns: EntityTurns,
   ) {}
 
   async restore(snapshotId: string): Promise<RestoreResult> {
@@ -34,6 +37,11 @@ export class SnapshotRestore {
     if (header.namespace !== this.config.namespace) {
       throw fail.snapshotOtherNamespace(snapshotId, header.namespace, this.config.namespace);
     }
+    // After any delete or restore of the same entity already running (EntityTurns).
+    return this.turns.run(header.entity.name, () => this.apply(snapshotId, header, memories, started));
+  }
+
+  private async apply(snapshotId: string, header: SnapshotHeaderT, memories: SnapshotFileT['memories'], started: number): Promise<RestoreResult> {
     let next = 0;
     let restored = 0;
     let present = 0;

@@ -22,6 +22,8 @@ export const ERROR_CODES = {
   SNAPSHOT_NOT_FOUND: { status: 404, when: 'no deletion snapshot with that id' },
   SNAPSHOT_CONFLICT: { status: 409, when: 'the snapshot was taken in another namespace, or another namespace holds its ids' },
   SNAPSHOT_UNUSABLE: { status: 409, when: 'the snapshot file is unreadable or damaged (nothing was restored)' },
+  ENTITY_BUSY: { status: 409, when: 'deletes and restores of this entity already fill its queue (one runs, 4 wait); retry once they end' },
+  RESTORE_BUSY: { status: 409, when: 'restores already fill their queue (one runs at a time, 4 wait); retry once they end' },
   METHOD_NOT_ALLOWED: { status: 405, when: 'the path does not take this method (see Allow)' },
   BODY_TOO_LARGE: { status: 413, when: 'request body above the configured limit' },
   RATE_LIMITED: { status: 429, when: 'rate limit exceeded; see Retry-After (seconds)' },
@@ -129,6 +131,9 @@ export const fail = {
   snapshotOtherNamespace: (id: string, taken: string, served: string) => error('SNAPSHOT_CONFLICT',
     `snapshot '${id}' was taken in namespace '${taken}', not '${served}' (restore it offline with \`memory-runtime restore --force\`)`),
   snapshotIdsTaken: (reason: string) => error('SNAPSHOT_CONFLICT', reason),
+  entityBusy: (entity: string, waiting: number) => error('ENTITY_BUSY',
+    `a delete or restore of entity '${entity}' is running and ${waiting} more are waiting; retry once they end`),
+  restoreBusy: (waiting: number) => error('RESTORE_BUSY', `a restore is running and ${waiting} more are waiting; retry once they end`),
   // A 5xx takes no free text: the cause (SQL, file paths) goes to the log, never to the client.
   recallFailed: () => error('RECALL_FAILED', 'recall pipeline failed'),
   snapshotNoSpace: () => error('STORAGE_FULL', 'deletion aborted: no space left for the recovery snapshot; nothing was removed'),
