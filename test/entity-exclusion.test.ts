@@ -67,3 +67,24 @@ test('delete during a restore, and restore during a delete, of a large entity: t
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('one restore runs at a time: 4 more wait, the next is refused with 409 RESTORE_BUSY', async () => {
+  const dir = tempDir('memrt-restore-turns-');
+  const db = join(dir, 'memory.db');
+  seedEntity(db, 'many', TOTAL, { vectors: false });
+  const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
+  try {
+    const snapshotId: string = (await del(t.base, '/v1/entities/many')).body.snapshot.snapshot_id;
+    const first = tracked(post(t.base, `/v1/snapshots/${snapshotId}/restore`));
+    await until(async () => (await semanticCount(t.base)) > 0);
+    assert.ok(!first.done(), 'the first restore was still running (raise TOTAL if this machine is fast)');
+    const others = await Promise.all(Array.from({ length: 5 }, () => post(t.base, `/v1/snapshots/${snapshotId}/restore`)));
+    assert.deepEqual([(await first.reply).status, (await first.reply).body.restored_count], [200, TOTAL]);
+    assert.deepEqual(others.map((r) => r.status).sort(), [200, 200, 200, 200, 409]);
+    assert.equal(others.find((r) => r.status === 409)!.body.code, 'RESTORE_BUSY');
+    for (const r of others.filter((r) => r.status === 200)) assert.deepEqual([r.body.restored_count, r.body.already_present_count], [0, TOTAL]);
+  } finally {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

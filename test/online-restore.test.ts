@@ -141,6 +141,26 @@ test('a damaged or foreign snapshot is refused with 409 and changes nothing; no 
   assert.equal((await restore(snapshotId)).body.restored_count, 2);
 });
 
+test('a snapshot written before the line framing (one line, no summary) still restores online; a damaged line changes nothing', async () => {
+  await rememberMany('kestrel spotter', 30, 'kestrel hover');
+  const snapshotId = await deleteEntity('kestrel spotter');
+  const path = join(t.dir, 'snapshots', `${snapshotId}.json`);
+  const text = readFileSync(path, 'utf8');
+  // A memory line damaged near the end: the check reads every line before anything is written.
+  writeFileSync(path, text.replace(/\n,\{"rowid":[^\n]*\n\],"summary"/, '\n,{"rowid":\n],"summary"'));
+  const damaged = await restore(snapshotId);
+  assert.deepEqual([damaged.status, damaged.body.code], [409, 'SNAPSHOT_UNUSABLE']);
+  assert.equal((await post(t.base, '/v1/inspect', { entity: 'kestrel spotter' })).body.semantic.length, 0);
+
+  const { summary: _summary, ...document } = JSON.parse(text);
+  writeFileSync(path, JSON.stringify(document));
+  const listed = (await get(t.base, '/v1/snapshots')).body.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === snapshotId);
+  assert.deepEqual([listed.memory_count, listed.problem], [30, null]);
+  const r = await restore(snapshotId);
+  assert.deepEqual([r.status, r.body.restored_count, r.body.already_present_count], [200, 30, 0]);
+  assert.equal((await post(t.base, '/v1/inspect', { entity: 'kestrel spotter' })).body.semantic.length, 30);
+});
+
 test('the CLI restore goes through the running service (which holds the lock), with its key', async () => {
   const keyed = await startTestService({ SERVICE_API_KEYS: 'k1,k2' });
   try {

@@ -30,14 +30,22 @@ export const EntityRowFile = Type.Object({
   created_at: Millis,
 });
 
-export const SnapshotFileSchema = Type.Object({
+export const SnapshotHeader = Type.Object({
   format_version: Type.Literal(1),
   snapshot_id: Id,
   captured_at: Type.String({ minLength: 1 }),
   namespace: Type.String({ minLength: 1 }),
   entity: Type.Object({ id: Id, name: Type.String({ minLength: 1 }), kind: Type.String() }),
   embedder: Type.Union([Type.String(), Type.Null()]),
-  memories: Type.Array(MemoryRowFile),
+});
+
+export const SnapshotFileSchema = Type.Object({ ...SnapshotHeader.properties, memories: Type.Array(MemoryRowFile) });
+
+/** The last line of a line-framed snapshot (shared/snapshot-file.ts): what a listing shows. */
+export const SnapshotSummaryLine = Type.Object({
+  memory_count: Millis,
+  counts: Type.Object({ episodic: Millis, semantic: Millis, procedural: Millis }),
+  vectors: Millis,
 });
 
 export const EXPORT_FORMAT = 'memory-runtime-export';
@@ -74,6 +82,9 @@ export type ExportHeaderT = Static<typeof ExportHeader>;
 
 export const validators = {
   snapshot: compileValidator(SnapshotFileSchema, 'snapshot'),
+  snapshotHeader: compileValidator(SnapshotHeader, 'snapshot'),
+  snapshotMemory: compileValidator(MemoryRowFile, 'memory'),
+  snapshotSummary: compileValidator(SnapshotSummaryLine, 'summary'),
   header: compileValidator(ExportHeader, 'header'),
   entity: compileValidator(ExportEntity, 'entity'),
   episode: compileValidator(ExportEpisode, 'episode'),

@@ -1,24 +1,35 @@
 // Finding, reading and checking deletion snapshots in `snapshots/` beside the database. Used by
 // the offline CLI (`snapshots`, `restore`) and by the service's pool (GET /v1/snapshots, online
 // restore), so both list and refuse the same files for the same reasons.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { snapshotPath } from './snapshot-file.js';
 import { validators, type SnapshotFileT } from './file-formats.js';
+import { checkFramed, openFramed, readMemories, SNAPSHOT_ID, SnapshotFileError, type FramedSnapshot } from './snapshot-reader.js';
 
-export const SNAPSHOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * Memories per chunk a restore reads (and so holds) at a time: at most 500 or about 4 MiB of
+ * their JSON, whichever comes first (a memory with a 1536-d vector is ~30 KB of text).
+ */
+export const RESTORE_CHUNK = { memories: 500, bytes: 4 << 20 };
 
-/** Why a snapshot cannot be used: `missing` (no such file) or `unusable` (unreadable, damaged). */
-export class SnapshotFileError extends Error {
-  constructor(readonly kind: 'missing' | 'unusable', message: string) {
-    super(message);
-    this.name = 'SnapshotFileError';
-  }
+export { SNAPSHOT_ID, SnapshotFileError };
+
+/** A snapshot ready to restore: line-framed and checked (read later in chunks), or older and parsed whole. */
+export type CheckedSnapshot = { framed: FramedSnapshot; whole: null } | { framed: null; whole: SnapshotFileT };
+
+/** `<dir>/<id>.json` checked whole — every memory line of a framed file, a chunk at a time — before anything is restored. */
+export function checkSnapshotById(dir: string, id: string): CheckedSnapshot {
+  const path = snapshotPath(dir, id);
+  const framed = openFramed(path, id);
+  if (!framed) return { framed: null, whole: readSnapshot(path, id) };
+  checkFramed(path, framed, RESTORE_CHUNK);
+  return { framed, whole: null };
 }
 
-/** The parsed, checked snapshot `<dir>/<id>.json`. */
-export function readSnapshotById(dir: string, id: string): SnapshotFileT {
-  return readSnapshot(snapshotPath(dir, id), id);
+/** The next chunk of a checked framed snapshot's memories. */
+export function readMemoriesById(dir: string, id: string, framed: FramedSnapshot, from: number): ReturnType<typeof readMemories> {
+  return readMemories(snapshotPath(dir, id), framed, from, RESTORE_CHUNK);
 }
 
 /** The parsed, checked snapshot; a missing, unreadable or damaged file is a SnapshotFileError. */
@@ -61,7 +72,11 @@ export interface SnapshotSummary {
   problem: string | null;
 }
 
-/** Every snapshot in the folder, oldest first; damaged files are listed with their problem. */
+/**
+ * Every snapshot in the folder, oldest first; damaged files are listed with their problem.
+ * A line-framed file costs two short reads (its header and summary lines); an older one is
+ * parsed whole once, then remembered by name, size and modification time.
+ */
 export function listSnapshots(dir: string): SnapshotSummary[] {
   let names: string[];
   try {
@@ -70,23 +85,54 @@ export function listSnapshots(dir: string): SnapshotSummary[] {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw new SnapshotFileError('unusable', `cannot list snapshots in ${dir}: ${(error as Error).message}`);
   }
-  const summaries = names.map((name): SnapshotSummary => {
-    const id = basename(name, '.json');
-    try {
-      const snapshot = readSnapshot(join(dir, name), id);
-      const counts: Record<string, number> = { episodic: 0, semantic: 0, procedural: 0 };
-      for (const memory of snapshot.memories) counts[memory.memory_type]++;
+  const summaries = names.map((name) => summaryOf(dir, name));
+  for (const cached of unframed.keys()) if (!names.includes(cached.slice(0, cached.indexOf('\u0000')))) unframed.delete(cached);
+  return summaries.sort((a, b) => (a.captured_at ?? '').localeCompare(b.captured_at ?? '') || a.snapshot_id.localeCompare(b.snapshot_id));
+}
+
+/** Summaries of unframed (older) files, by `name\0size\0mtime`: they are parsed whole. */
+const unframed = new Map<string, SnapshotSummary>();
+
+function summaryOf(dir: string, name: string): SnapshotSummary {
+  const id = basename(name, '.json');
+  const path = join(dir, name);
+  try {
+    const framed = openFramed(path, id);
+    if (framed) {
+      const { header, summary } = framed;
       return {
-        snapshot_id: snapshot.snapshot_id, captured_at: snapshot.captured_at, namespace: snapshot.namespace,
-        entity: snapshot.entity.name, memory_count: snapshot.memories.length, counts,
-        vectors: snapshot.memories.filter((m) => m.embedding !== null).length, problem: null,
-      };
-    } catch (error) {
-      return {
-        snapshot_id: id, captured_at: null, namespace: null, entity: null, memory_count: 0, counts: {}, vectors: 0,
-        problem: (error as Error).message,
+        snapshot_id: header.snapshot_id, captured_at: header.captured_at, namespace: header.namespace, entity: header.entity.name,
+        memory_count: summary.memory_count, counts: summary.counts, vectors: summary.vectors, problem: null,
       };
     }
-  });
-  return summaries.sort((a, b) => (a.captured_at ?? '').localeCompare(b.captured_at ?? '') || a.snapshot_id.localeCompare(b.snapshot_id));
+    const { size, mtimeMs } = statSync(path);
+    const key = `${name}\u0000${size}\u0000${mtimeMs}`;
+    const known = unframed.get(key) ?? unframedSummary(path, id);
+    unframed.set(key, known);
+    return known;
+  } catch (error) {
+    return damaged(id, error);
+  }
+}
+
+function unframedSummary(path: string, id: string): SnapshotSummary {
+  try {
+    const snapshot = readSnapshot(path, id);
+    const counts: Record<string, number> = { episodic: 0, semantic: 0, procedural: 0 };
+    for (const memory of snapshot.memories) counts[memory.memory_type]++;
+    return {
+      snapshot_id: snapshot.snapshot_id, captured_at: snapshot.captured_at, namespace: snapshot.namespace,
+      entity: snapshot.entity.name, memory_count: snapshot.memories.length, counts,
+      vectors: snapshot.memories.filter((m) => m.embedding !== null).length, problem: null,
+    };
+  } catch (error) {
+    return damaged(id, error);
+  }
+}
+
+function damaged(id: string, error: unknown): SnapshotSummary {
+  return {
+    snapshot_id: id, captured_at: null, namespace: null, entity: null, memory_count: 0, counts: {}, vectors: 0,
+    problem: (error as Error).message,
+  };
 }
