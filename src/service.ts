@@ -17,7 +17,7 @@ import { Reinforcer } from './core/reinforcement.js';
 import { createMcpMount } from './http/mcp/handler.js';
 import { operatorMounts, withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './core/metrics.js';
-import { acquireLock } from './shared/instance-lock.js';
+import { acquireLock, localUrl } from './shared/instance-lock.js';
 import { unreadableDatabase } from './shared/unreadable-database.js';
 import { Consolidator } from './core/jobs/consolidator.js';
 import { VectorIndexer } from './core/jobs/ivf-upkeep.js';
@@ -105,6 +105,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
     lock.release();
     throw error;
   }
+  // `memory-runtime restore` finds the service here (the real port, even with PORT=0).
+  lock.serving(localUrl(config.host, port));
   // Memories stored while the service was down (or before an embedder change) get vectors now.
   backfill.poke();
   // Vectors restored, imported or upgraded since the last run wait in the unassigned cell.

@@ -2,12 +2,13 @@
 // a running service, through its writer, while other writes keep coming.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { del, get, post, startTestService, type TestService } from './support/service.js';
+import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
+import { acquireLock, holderPathFor } from '../src/shared/instance-lock.js';
+import { prepareVectorDatabase, runCli } from './support/cli.js';
 import { MemoryClient } from '../src/client/index.js';
-import { runCli } from './support/cli.js';
 
 let t: TestService;
 before(async () => {
@@ -183,6 +184,34 @@ test('the CLI restore goes through the running service (which holds the lock), w
     assert.match(unknown.stderr, /HTTP 404 SNAPSHOT_NOT_FOUND/);
   } finally {
     await keyed.close();
+  }
+});
+
+test('the CLI restore finds the service by the URL it wrote into the lock (PORT=0 here); any other lock holder is "in use"', async () => {
+  await rememberMany('lapwing', 2, 'lapwing call');
+  const snapshotId = await deleteEntity('lapwing');
+  const db = join(t.dir, 'memory.db');
+  assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).url, t.base, 'the service recorded where it listens');
+  // No --url, no MEMORY_RUNTIME_URL, and HOST/PORT pointing nowhere: the lock's URL is used.
+  const r = await runCli(['restore', snapshotId, '--db', db], { env: { HOST: '127.0.0.1', PORT: '1' } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^restored 2 memories .*through the running service/);
+
+  // A holder that is not a serving service (an import, say): no online restore, even with a URL given.
+  const other = tempDir('memrt-import-holder-');
+  try {
+    const otherDb = join(other, 'memory.db');
+    prepareVectorDatabase(otherDb);
+    const lock = acquireLock(otherDb, 'memory-runtime import');
+    try {
+      const refused = await runCli(['restore', snapshotId, '--db', otherDb, '--url', t.base]);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /in use.*memory-runtime import/);
+    } finally {
+      lock.release();
+    }
+  } finally {
+    rmSync(other, { recursive: true, force: true });
   }
 });
 

@@ -16,7 +16,7 @@ import { fail } from '../shared/errors.js';
 import type { SnapshotHeaderT } from '../shared/file-formats.js';
 import type { Logger } from '../shared/logger.js';
 import type { RestoreResult } from '../shared/schemas.js';
-import type { CheckedSnapshot } from '../shared/snapshot-files.js';
+import { headerOf, type CheckedSnapshot } from '../shared/snapshot-files.js';
 import type { SnapshotMemoryT } from '../shared/snapshot-reader.js';
 import type { EmbeddingBackfill } from './jobs/embedding-backfill.js';
 import type { ReadPool } from './pool/read-pool.js';
@@ -48,7 +48,7 @@ export class SnapshotRestore {
   private async restoreNow(snapshotId: string): Promise<RestoreResult> {
     const started = performance.now();
     const checked = await this.pool.run({ op: 'checkSnapshot', snapshotId });
-    const header = checked.framed ? checked.framed.header : headerOf(checked.whole);
+    const header = headerOf(checked);
     // The service writes only its own namespace; the CLI's --force is the way across.
     if (header.namespace !== this.config.namespace) {
       throw fail.snapshotOtherNamespace(snapshotId, header.namespace, this.config.namespace);
@@ -111,9 +111,4 @@ export class SnapshotRestore {
     if (commands === 0) await send([]);
     return { restored, present, commands };
   }
-}
-
-function headerOf(snapshot: CheckedSnapshot['whole'] & object): SnapshotHeaderT {
-  const { memories: _memories, ...header } = snapshot;
-  return header;
 }

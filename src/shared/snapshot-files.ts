@@ -4,8 +4,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { snapshotPath } from './snapshot-file.js';
-import { validators, type SnapshotFileT } from './file-formats.js';
-import { checkFramed, openFramed, readMemories, SNAPSHOT_ID, SnapshotFileError, type FramedSnapshot } from './snapshot-reader.js';
+import { validators, type SnapshotFileT, type SnapshotHeaderT } from './file-formats.js';
+import { checkFramed, openFramed, readMemories, SNAPSHOT_ID, SnapshotFileError, type FramedSnapshot, type SnapshotMemoryT } from './snapshot-reader.js';
 
 /**
  * Memories per chunk a restore reads (and so holds) at a time: at most 500 or about 4 MiB of
@@ -20,11 +20,34 @@ export type CheckedSnapshot = { framed: FramedSnapshot; whole: null } | { framed
 
 /** `<dir>/<id>.json` checked whole — every memory line of a framed file, a chunk at a time — before anything is restored. */
 export function checkSnapshotById(dir: string, id: string): CheckedSnapshot {
-  const path = snapshotPath(dir, id);
+  return checkSnapshot(snapshotPath(dir, id), id);
+}
+
+export function checkSnapshot(path: string, id: string): CheckedSnapshot {
   const framed = openFramed(path, id);
   if (!framed) return { framed: null, whole: readSnapshot(path, id) };
   checkFramed(path, framed, RESTORE_CHUNK);
   return { framed, whole: null };
+}
+
+/** The header of a checked snapshot. */
+export function headerOf(checked: CheckedSnapshot): SnapshotHeaderT {
+  if (checked.framed) return checked.framed.header;
+  const { memories: _memories, ...header } = checked.whole;
+  return header;
+}
+
+/** A checked snapshot's memories, one at a time; a framed file is read a chunk at a time (the offline restore). */
+export function* memoriesOf(path: string, checked: CheckedSnapshot): Generator<SnapshotMemoryT> {
+  if (checked.whole) {
+    yield* checked.whole.memories;
+    return;
+  }
+  for (let from = checked.framed.memoriesStart; from < checked.framed.memoriesEnd;) {
+    const chunk = readMemories(path, checked.framed, from, RESTORE_CHUNK);
+    yield* chunk.memories;
+    from = chunk.next;
+  }
 }
 
 /** The next chunk of a checked framed snapshot's memories. */

@@ -3,7 +3,8 @@
 import { basename } from 'node:path';
 import { snapshotPath } from '../../shared/snapshot-file.js';
 import * as files from '../../shared/snapshot-files.js';
-import type { SnapshotFileT } from '../../shared/file-formats.js';
+import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { SnapshotMemoryT } from '../../shared/snapshot-reader.js';
 import { CliError, UsageError } from '../args.js';
 
 export type { SnapshotSummary } from '../../shared/snapshot-files.js';
@@ -17,6 +18,21 @@ export function resolveSnapshot(dir: string, idOrPath: string): { id: string; pa
 
 export function readSnapshot(path: string, expectedId: string): SnapshotFileT {
   return asCliError(() => files.readSnapshot(path, expectedId));
+}
+
+/** The snapshot checked line by line (nothing is held but its header) and its memories, read again a chunk at a time. */
+export function openSnapshot(path: string, expectedId: string): { header: SnapshotHeaderT; memories: Iterable<SnapshotMemoryT> } {
+  const checked = asCliError(() => files.checkSnapshot(path, expectedId));
+  const memories = files.memoriesOf(path, checked);
+  return { header: files.headerOf(checked), memories: { [Symbol.iterator]: () => asCliErrors(memories) } };
+}
+
+function* asCliErrors<T>(items: Iterator<T>): Generator<T> {
+  for (;;) {
+    const next = asCliError(() => items.next());
+    if (next.done) return;
+    yield next.value;
+  }
 }
 
 export function listSnapshots(dir: string): files.SnapshotSummary[] {
