@@ -105,6 +105,9 @@ test('restoring twice changes nothing; the listing shows the snapshot with its c
   assert.deepEqual([second.status, second.body.restored_count, second.body.already_present_count], [200, 0, 3]);
   assert.deepEqual((await get(t.base, '/v1/stats')).body, stats);
   assert.equal((await post(t.base, '/v1/inspect', { entity: 'otter fan' })).body.semantic.length, 3);
+  // The id in upper case is the same UUID (the route's pattern takes either case).
+  const upper = await restore(snapshotId.toUpperCase());
+  assert.deepEqual([upper.status, upper.body.snapshot_id, upper.body.already_present_count], [200, snapshotId, 3]);
 });
 
 test('an unknown snapshot id is 404; a malformed one is 400 naming snapshot_id', async () => {

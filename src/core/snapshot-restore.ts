@@ -42,7 +42,8 @@ export class SnapshotRestore {
   ) {}
 
   restore(snapshotId: string): Promise<RestoreResult> {
-    return this.restores.run('restore', () => this.restoreNow(snapshotId));
+    // A UUID is case-insensitive (the route's pattern takes either case); snapshot files are named in lower case.
+    return this.restores.run('restore', () => this.restoreNow(snapshotId.toLowerCase()));
   }
 
   private async restoreNow(snapshotId: string): Promise<RestoreResult> {

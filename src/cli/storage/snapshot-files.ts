@@ -13,7 +13,9 @@ export type { SnapshotSummary } from '../../shared/snapshot-files.js';
 export function resolveSnapshot(dir: string, idOrPath: string): { id: string; path: string } {
   if (idOrPath.includes('/') || idOrPath.endsWith('.json')) return { id: basename(idOrPath, '.json'), path: idOrPath };
   if (!files.SNAPSHOT_ID.test(idOrPath)) throw new UsageError(`'${idOrPath}' is not a snapshot id (a UUID) or a path to a snapshot file`);
-  return { id: idOrPath, path: snapshotPath(dir, idOrPath) };
+  // A UUID is case-insensitive; snapshot files are named in lower case.
+  const id = idOrPath.toLowerCase();
+  return { id, path: snapshotPath(dir, id) };
 }
 
 export function readSnapshot(path: string, expectedId: string): SnapshotFileT {
