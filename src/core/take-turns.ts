@@ -29,12 +29,6 @@ export class TakeTurns {
       else this.queues.delete(key);
     }
   }
-
-  /** Turns running or waiting for `key` (0: none). */
-  busy(key: string): number {
-    const waiting = this.queues.get(key);
-    return waiting ? waiting.length + 1 : 0;
-  }
 }
 
 /** Turns that may wait behind a running one before the next caller is refused (409). */
