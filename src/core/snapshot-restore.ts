@@ -5,8 +5,9 @@
 // one while the writer puts this one back a time-bounded command at a time (WriteStore.restoreRows,
 // the same 40 ms bound as a delete's chunks), so other writes commit between commands. Memory
 // held is two chunks, whatever the file's size; an older, unframed file is parsed whole.
-// One restore runs at a time (others wait, bounded: 409 RESTORE_BUSY), and a restore takes its
-// turn with deletes of the same entity (EntityTurns).
+// A restore takes its turn on arrival, before it reads anything: one restore runs at a time
+// (others wait, bounded: 409 RESTORE_BUSY), and no delete of any entity runs beside it — a
+// snapshot of X holds memories Y took part in (DeleteRestoreTurns).
 // Idempotent: memories already present are counted, not written, so a second restore — or one
 // that a crash cut short, repeated — brings back exactly what is missing. A restored memory is
 // recallable as soon as its chunk commits (FTS is indexed in the write); one the snapshot
@@ -20,7 +21,7 @@ import { headerOf, type CheckedSnapshot } from '../shared/snapshot-files.js';
 import type { SnapshotMemoryT } from '../shared/snapshot-reader.js';
 import type { EmbeddingBackfill } from './jobs/embedding-backfill.js';
 import type { ReadPool } from './pool/read-pool.js';
-import { MAX_WAITING_TURNS, TakeTurns, type EntityTurns } from './take-turns.js';
+import type { DeleteRestoreTurns } from './take-turns.js';
 import type { WriterClient } from './writer-client.js';
 
 /** Most memories sent per writer command; the writer may handle fewer within its time budget. */
@@ -29,21 +30,18 @@ const MAX_SEND = 500;
 const FIRST_SEND = 100;
 
 export class SnapshotRestore {
-  /** One restore at a time: each holds up to two chunks of its snapshot in memory. */
-  private readonly restores = new TakeTurns(MAX_WAITING_TURNS, () => fail.restoreBusy(MAX_WAITING_TURNS));
-
   constructor(
     private readonly config: Config,
     private readonly pool: ReadPool,
     private readonly writer: WriterClient,
     private readonly backfill: EmbeddingBackfill,
     private readonly log: Logger,
-    private readonly turns: EntityTurns,
+    private readonly turns: DeleteRestoreTurns,
   ) {}
 
   restore(snapshotId: string): Promise<RestoreResult> {
     // A UUID is case-insensitive (the route's pattern takes either case); snapshot files are named in lower case.
-    return this.restores.run('restore', () => this.restoreNow(snapshotId.toLowerCase()));
+    return this.turns.restore(() => this.restoreNow(snapshotId.toLowerCase()));
   }
 
   private async restoreNow(snapshotId: string): Promise<RestoreResult> {
@@ -54,8 +52,7 @@ export class SnapshotRestore {
     if (header.namespace !== this.config.namespace) {
       throw fail.snapshotOtherNamespace(snapshotId, header.namespace, this.config.namespace);
     }
-    // After any delete or restore of the same entity already running (EntityTurns).
-    const result = await this.turns.run(header.entity.name, () => this.apply(header, this.chunks(snapshotId, checked)));
+    const result = await this.apply(header, this.chunks(snapshotId, checked));
     this.log.info({ snapshotId, ...result, ms: Math.round(performance.now() - started) }, 'snapshot restored');
     return {
       snapshot_id: header.snapshot_id, namespace: header.namespace, entity: header.entity.name,

@@ -14,7 +14,7 @@ import type { Reinforcer } from '../core/reinforcement.js';
 import type { Consolidator } from '../core/jobs/consolidator.js';
 import { EntityDeletion } from '../core/entity-deletion.js';
 import { SnapshotRestore } from '../core/snapshot-restore.js';
-import { EntityTurns } from '../core/take-turns.js';
+import { DeleteRestoreTurns } from '../core/take-turns.js';
 import type { Logger } from '../shared/logger.js';
 import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
 
@@ -42,8 +42,8 @@ export class MemoryOperations implements OperationHandlers {
     private readonly queryCache: QueryEmbeddingCache,
     private readonly version: string,
   ) {
-    // One delete or restore of an entity at a time: both work in many writer commands.
-    const turns = new EntityTurns(config.namespace);
+    // Deletes and restores take turns: both work in many writer commands.
+    const turns = new DeleteRestoreTurns();
     this.deletion = new EntityDeletion(pool, writer, log, turns);
     this.restoration = new SnapshotRestore(config, pool, writer, backfill, log, turns);
   }
