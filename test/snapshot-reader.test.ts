@@ -2,11 +2,11 @@
 // the listing's header-and-summary reads, and files written before the framing.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { snapshotPath, writeSnapshot, type SnapshotFile } from '../src/shared/snapshot-file.js';
-import { checkSnapshotById, listSnapshots, RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
-import { openFramed, readMemories, SnapshotFileError } from '../src/shared/snapshot-reader.js';
+import { checkSnapshotById, closeChecked, listSnapshots, RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
+import { openFramed, openSnapshotFile, readMemories, SnapshotFileError, withSnapshotFile } from '../src/shared/snapshot-reader.js';
 import { tempDir } from './support/service.js';
 
 const dir = tempDir('memrt-snapshot-reader-');
@@ -30,18 +30,22 @@ function snapshotOf(count: number): SnapshotFile & { memories: Record<string, un
 test('memories come back in chunks of at most RESTORE_CHUNK, all of them, in order', () => {
   const snapshot = snapshotOf(1234);
   const { path } = writeSnapshot(dir, snapshot);
-  const framed = openFramed(path, snapshot.snapshot_id)!;
+  const file = openSnapshotFile(path);
+  const framed = openFramed(file, snapshot.snapshot_id)!;
   assert.deepEqual(framed.summary, { memory_count: 1234, counts: { episodic: 411, semantic: 412, procedural: 411 }, vectors: 617 });
   assert.equal(framed.header.entity.name, 'reader');
   const ids: string[] = [];
   for (let from = framed.memoriesStart; from < framed.memoriesEnd;) {
-    const chunk = readMemories(path, framed, from, RESTORE_CHUNK);
+    const chunk = readMemories(file, framed, from, RESTORE_CHUNK);
     assert.ok(chunk.memories.length > 0 && chunk.memories.length <= RESTORE_CHUNK.memories);
     ids.push(...chunk.memories.map((m) => m.id));
     from = chunk.next;
   }
   assert.deepEqual(ids, snapshot.memories.map((m) => m.id));
-  assert.deepEqual(checkSnapshotById(dir, snapshot.snapshot_id).framed, framed);
+  closeSync(file.fd);
+  const checked = checkSnapshotById(dir, snapshot.snapshot_id);
+  assert.deepEqual(checked.framed, framed);
+  closeChecked(checked);
 });
 
 test('a damaged memory line, a cut-short file or a wrong summary is refused by the check', () => {
@@ -65,7 +69,7 @@ test('a file written before the framing (one line, no summary) is read whole and
   const snapshot = snapshotOf(10);
   const path = snapshotPath(dir, snapshot.snapshot_id);
   writeFileSync(path, JSON.stringify(snapshot));
-  assert.equal(openFramed(path, snapshot.snapshot_id), null);
+  assert.equal(withSnapshotFile(path, (file) => openFramed(file, snapshot.snapshot_id)), null);
   const checked = checkSnapshotById(dir, snapshot.snapshot_id);
   assert.equal(checked.whole!.memories.length, 10);
   const listed = listSnapshots(dir).find((s) => s.snapshot_id === snapshot.snapshot_id)!;

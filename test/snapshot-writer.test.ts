@@ -9,9 +9,9 @@ import { syncBuiltinESMExports } from 'node:module';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { writeSnapshot, type SnapshotFile } from '../src/shared/snapshot-file.js';
-import { readSnapshot } from '../src/cli/storage/snapshot-files.js';
+import { readSnapshot } from '../src/shared/snapshot-files.js';
 import { RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
-import { openFramed, readMemories } from '../src/shared/snapshot-reader.js';
+import { openFramed, openSnapshotFile, readMemories } from '../src/shared/snapshot-reader.js';
 import { tempDir } from './support/service.js';
 
 const dir = tempDir('memrt-snapshot-');
@@ -63,7 +63,7 @@ test('the file is the snapshot as JSON, a line per memory, with its summary; mod
     assert.equal(summary.memory_count, count);
     assert.equal(statSync(written.path).mode & 0o777, 0o600);
     assert.equal(written.ownerOnly, true);
-    const { summary: _, ...read } = readSnapshot(written.path, snapshot.snapshot_id) as Record<string, unknown>;
+    const { summary: _, ...read } = readSnapshot(written.path, written.path, snapshot.snapshot_id) as Record<string, unknown>;
     assert.deepEqual(read, JSON.parse(JSON.stringify(snapshot)));
   }
 });
@@ -156,17 +156,19 @@ test('a snapshot longer than the longest V8 string is written', () => {
     assert.equal(read(expected - 300), tail);
     closeSync(fd);
     // And it is read back, a memory line at a time: the file is never one string.
-    const opened = openFramed(written.path, snapshot.snapshot_id)!;
+    const file = openSnapshotFile(written.path);
+    const opened = openFramed(file, snapshot.snapshot_id)!;
     assert.deepEqual(opened.summary.memory_count, count);
     let restored = 0;
     for (let from = opened.memoriesStart; from < opened.memoriesEnd;) {
-      const chunk = readMemories(written.path, opened, from, RESTORE_CHUNK);
+      const chunk = readMemories(file, opened, from, RESTORE_CHUNK);
       assert.equal(chunk.memories.length, 1, 'each 64 Mi-character memory is a chunk of its own (over the byte bound)');
       assert.equal(chunk.memories[0]!.content.length, content.length);
       restored += chunk.memories.length;
       from = chunk.next;
     }
     assert.equal(restored, count);
+    closeSync(file.fd);
   } finally {
     rmSync(written.path, { force: true });
   }

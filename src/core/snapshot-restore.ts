@@ -13,7 +13,8 @@
 // recallable as soon as its chunk commits (FTS is indexed in the write); one the snapshot
 // holds without a vector is embedded by the backfill.
 import type { Config } from '../shared/config.js';
-import { fail } from '../shared/errors.js';
+import { closeSync } from 'node:fs';
+import { fail, ServiceError } from '../shared/errors.js';
 import type { SnapshotHeaderT } from '../shared/file-formats.js';
 import type { Logger } from '../shared/logger.js';
 import type { RestoreResult } from '../shared/schemas.js';
@@ -52,7 +53,13 @@ export class SnapshotRestore {
     if (header.namespace !== this.config.namespace) {
       throw fail.snapshotOtherNamespace(snapshotId, header.namespace, this.config.namespace);
     }
-    const result = await this.apply(header, this.chunks(snapshotId, checked));
+    let result: Awaited<ReturnType<SnapshotRestore['apply']>>;
+    try {
+      result = await this.apply(header, this.chunks(snapshotId, checked));
+    } finally {
+      // The check opened the file once for the whole restore (chunks are read through it).
+      if (checked.fd !== null) closeSync(checked.fd);
+    }
     this.log.info({ snapshotId, ...result, ms: Math.round(performance.now() - started) }, 'snapshot restored');
     return {
       snapshot_id: header.snapshot_id, namespace: header.namespace, entity: header.entity.name,
@@ -66,19 +73,24 @@ export class SnapshotRestore {
       for (let i = 0; i < checked.whole.memories.length; i += MAX_SEND) yield checked.whole.memories.slice(i, i + MAX_SEND);
       return;
     }
-    const { framed } = checked;
+    const { framed, fd } = checked;
     const read = (from: number) => {
-      const chunk = this.pool.run({ op: 'readSnapshotMemories', snapshotId, framed, from });
+      const chunk = this.pool.run({ op: 'readSnapshotMemories', snapshotId, fd, framed, from });
       // Awaited below; this copy keeps a read left pending by a failed restore from going unhandled.
       chunk.catch(() => {});
       return chunk;
     };
     let pending = framed.memoriesStart < framed.memoriesEnd ? read(framed.memoriesStart) : null;
-    while (pending) {
-      const chunk = await pending;
-      // Read ahead: the pool parses the next chunk while the writer puts this one back.
-      pending = chunk.next < framed.memoriesEnd ? read(chunk.next) : null;
-      yield chunk.memories;
+    try {
+      while (pending) {
+        const chunk = await pending;
+        // Read ahead: the pool parses the next chunk while the writer puts this one back.
+        pending = chunk.next < framed.memoriesEnd ? read(chunk.next) : null;
+        yield chunk.memories;
+      }
+    } finally {
+      // A read left pending by a failed restore ends before the caller closes the descriptor.
+      await pending?.catch(() => {});
     }
   }
 
@@ -95,15 +107,22 @@ export class SnapshotRestore {
       return step.processed;
     };
     let size = FIRST_SEND;
-    for await (const chunk of chunks) {
-      for (let next = 0; next < chunk.length;) {
-        const sent = chunk.slice(next, next + size);
-        const processed = Math.max(await send(sent), 1);
-        next += processed;
-        // Send about what the writer handles within its budget: memories it leaves are cloned
-        // to it again in the next command.
-        size = processed < sent.length ? processed : Math.min(size * 2, MAX_SEND);
+    try {
+      for await (const chunk of chunks) {
+        for (let next = 0; next < chunk.length;) {
+          const sent = chunk.slice(next, next + size);
+          const processed = Math.max(await send(sent), 1);
+          next += processed;
+          // Send about what the writer handles within its budget: memories it leaves are cloned
+          // to it again in the next command.
+          size = processed < sent.length ? processed : Math.min(size * 2, MAX_SEND);
+        }
       }
+    } catch (error) {
+      // The file failed after some of it committed: not "nothing was restored" (SNAPSHOT_UNUSABLE).
+      const fileFailed = error instanceof ServiceError && (error.code === 'SNAPSHOT_UNUSABLE' || error.code === 'SNAPSHOT_NOT_FOUND');
+      if (commands > 0 && fileFailed) throw fail.restoreInterrupted(header.snapshot_id, restored, error.message);
+      throw error;
     }
     // An empty snapshot still brings its entity back, as the offline restore does.
     if (commands === 0) await send([]);

@@ -22,6 +22,7 @@ export const ERROR_CODES = {
   SNAPSHOT_NOT_FOUND: { status: 404, when: 'no deletion snapshot with that id' },
   SNAPSHOT_CONFLICT: { status: 409, when: 'the snapshot was taken in another namespace, or another namespace holds its ids' },
   SNAPSHOT_UNUSABLE: { status: 409, when: 'the snapshot file is unreadable or damaged (nothing was restored)' },
+  RESTORE_INTERRUPTED: { status: 409, when: 'the snapshot file could not be read to its end after part of it was restored; repeat the restore to finish (it skips what is present)' },
   ENTITY_BUSY: { status: 409, when: 'deletes of this entity already fill its queue (one runs, 4 wait), or 64 deletes wait behind a restore; retry once they end' },
   RESTORE_BUSY: { status: 409, when: 'restores already fill their queue (one runs at a time, 4 wait); retry once they end' },
   METHOD_NOT_ALLOWED: { status: 405, when: 'the path does not take this method (see Allow)' },
@@ -133,6 +134,8 @@ export const fail = {
   snapshotIdsTaken: (reason: string) => error('SNAPSHOT_CONFLICT', reason),
   entityBusy: (entity: string, perEntity: number, total: number) => error('ENTITY_BUSY',
     `too many deletes are waiting (of entity '${entity}': at most ${perEntity}; of all entities: at most ${total}); retry once they end`),
+  restoreInterrupted: (id: string, restored: number, reason: string) => error('RESTORE_INTERRUPTED',
+    `snapshot '${id}' was partially restored (${restored} memories put back) before its file could not be read: ${reason}; repeat the restore to finish`),
   restoreBusy: (waiting: number) => error('RESTORE_BUSY', `a restore is running and ${waiting} more are waiting; retry once they end`),
   // A 5xx takes no free text: the cause (SQL, file paths) goes to the log, never to the client.
   recallFailed: () => error('RECALL_FAILED', 'recall pipeline failed'),

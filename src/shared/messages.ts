@@ -185,7 +185,7 @@ export type PoolTask =
   | { op: 'snapshotEntity'; entity: string; maxRowid: number }
   | { op: 'listSnapshots' }
   | { op: 'checkSnapshot'; snapshotId: string }
-  | { op: 'readSnapshotMemories'; snapshotId: string; framed: import('./snapshot-reader.js').FramedSnapshot; from: number }
+  | { op: 'readSnapshotMemories'; snapshotId: string; fd: number; framed: import('./snapshot-reader.js').FramedSnapshot; from: number }
   | { op: 'listEntities'; input: import('./schemas.js').ValidatedListEntities };
 
 /**

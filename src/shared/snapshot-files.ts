@@ -1,11 +1,14 @@
 // Finding, reading and checking deletion snapshots in `snapshots/` beside the database. Used by
 // the offline CLI (`snapshots`, `restore`) and by the service's pool (GET /v1/snapshots, online
 // restore), so both list and refuse the same files for the same reasons.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { closeSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { snapshotPath } from './snapshot-file.js';
 import { validators, type SnapshotFileT, type SnapshotHeaderT } from './file-formats.js';
-import { checkFramed, openFramed, readMemories, SNAPSHOT_ID, SnapshotFileError, type FramedSnapshot, type SnapshotMemoryT } from './snapshot-reader.js';
+import {
+  checkFramed, openFramed, openSnapshotFile, readMemories, SNAPSHOT_ID, SnapshotFileError, withSnapshotFile,
+  type FramedSnapshot, type OpenSnapshotFile, type SnapshotMemoryT,
+} from './snapshot-reader.js';
 
 /**
  * Memories per chunk a restore reads (and so holds) at a time: at most 500 or about 4 MiB of
@@ -15,8 +18,11 @@ export const RESTORE_CHUNK = { memories: 500, bytes: 4 << 20 };
 
 export { SNAPSHOT_ID, SnapshotFileError };
 
-/** A snapshot ready to restore: line-framed and checked (read later in chunks), or older and parsed whole. */
-export type CheckedSnapshot = { framed: FramedSnapshot; whole: null } | { framed: null; whole: SnapshotFileT };
+/**
+ * A snapshot ready to restore: line-framed, checked and still open (its chunks are read through
+ * `fd`, which the caller closes with closeChecked), or older, parsed whole and closed.
+ */
+export type CheckedSnapshot = { framed: FramedSnapshot; fd: number; whole: null } | { framed: null; fd: null; whole: SnapshotFileT };
 
 /** `<dir>/<id>.json` checked whole — every memory line of a framed file, a chunk at a time — before anything is restored. */
 export function checkSnapshotById(dir: string, id: string): CheckedSnapshot {
@@ -24,10 +30,25 @@ export function checkSnapshotById(dir: string, id: string): CheckedSnapshot {
 }
 
 export function checkSnapshot(path: string, id: string): CheckedSnapshot {
-  const framed = openFramed(path, id);
-  if (!framed) return { framed: null, whole: readSnapshot(path, id) };
-  checkFramed(path, framed, RESTORE_CHUNK);
-  return { framed, whole: null };
+  const file = openSnapshotFile(path);
+  try {
+    const framed = openFramed(file, id);
+    if (!framed) {
+      const whole = readSnapshot(file.fd, path, id);
+      closeSync(file.fd);
+      return { framed: null, fd: null, whole };
+    }
+    checkFramed(file, framed, RESTORE_CHUNK);
+    return { framed, fd: file.fd, whole: null };
+  } catch (error) {
+    closeSync(file.fd);
+    throw error;
+  }
+}
+
+/** Closes a checked snapshot's file (once every chunk has been read). */
+export function closeChecked(checked: CheckedSnapshot): void {
+  if (checked.fd !== null) closeSync(checked.fd);
 }
 
 /** The header of a checked snapshot. */
@@ -43,23 +64,27 @@ export function* memoriesOf(path: string, checked: CheckedSnapshot): Generator<S
     yield* checked.whole.memories;
     return;
   }
+  const file: OpenSnapshotFile = { fd: checked.fd, path };
   for (let from = checked.framed.memoriesStart; from < checked.framed.memoriesEnd;) {
-    const chunk = readMemories(path, checked.framed, from, RESTORE_CHUNK);
+    const chunk = readMemories(file, checked.framed, from, RESTORE_CHUNK);
     yield* chunk.memories;
     from = chunk.next;
   }
 }
 
-/** The next chunk of a checked framed snapshot's memories. */
-export function readMemoriesById(dir: string, id: string, framed: FramedSnapshot, from: number): ReturnType<typeof readMemories> {
-  return readMemories(snapshotPath(dir, id), framed, from, RESTORE_CHUNK);
+/** The next chunk of a checked framed snapshot's memories, through the descriptor its check opened. */
+export function readMemoriesById(dir: string, id: string, fd: number, framed: FramedSnapshot, from: number): ReturnType<typeof readMemories> {
+  return readMemories({ fd, path: snapshotPath(dir, id) }, framed, from, RESTORE_CHUNK);
 }
 
-/** The parsed, checked snapshot; a missing, unreadable or damaged file is a SnapshotFileError. */
-export function readSnapshot(path: string, expectedId: string): SnapshotFileT {
+/**
+ * The parsed, checked snapshot, read from `source` (its path, or a descriptor open on it); a
+ * missing, unreadable or damaged file is a SnapshotFileError.
+ */
+export function readSnapshot(source: string | number, path: string, expectedId: string): SnapshotFileT {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileSync(source, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new SnapshotFileError('missing', `snapshot not found: ${path}`);
@@ -120,7 +145,7 @@ function summaryOf(dir: string, name: string): SnapshotSummary {
   const id = basename(name, '.json');
   const path = join(dir, name);
   try {
-    const framed = openFramed(path, id);
+    const framed = withSnapshotFile(path, (file) => openFramed(file, id));
     if (framed) {
       const { header, summary } = framed;
       return {
@@ -140,7 +165,7 @@ function summaryOf(dir: string, name: string): SnapshotSummary {
 
 function unframedSummary(path: string, id: string): SnapshotSummary {
   try {
-    const snapshot = readSnapshot(path, id);
+    const snapshot = readSnapshot(path, path, id);
     const counts: Record<string, number> = { episodic: 0, semantic: 0, procedural: 0 };
     for (const memory of snapshot.memories) counts[memory.memory_type]++;
     return {

@@ -3,6 +3,9 @@
 // line are read on their own, the memories a chunk of lines at a time from a byte offset.
 // Files written before the framing are one line; openFramed says so (null) and the caller reads
 // them whole (snapshot-files.ts).
+// A restore opens the file once (openSnapshotFile) and reads every chunk through that descriptor
+// — pool threads share the process's descriptors — so removing, renaming or touching the file
+// while it streams changes nothing: the restore reads the file it checked.
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { validators, type SnapshotFileT, type SnapshotHeaderT } from './file-formats.js';
 import type { SnapshotCounts } from './snapshot-file.js';
@@ -19,6 +22,12 @@ export class SnapshotFileError extends Error {
   }
 }
 
+/** A snapshot file open for reading: its descriptor, and its path for messages. */
+export interface OpenSnapshotFile {
+  fd: number;
+  path: string;
+}
+
 /** A line-framed snapshot as opened: its header, its summary and where its memory lines are. */
 export interface FramedSnapshot {
   header: SnapshotHeaderT;
@@ -26,9 +35,8 @@ export interface FramedSnapshot {
   /** Byte offsets of the first memory line and of the summary line (the end of the memories). */
   memoriesStart: number;
   memoriesEnd: number;
-  /** Chunks are read only while the file is the one opened (snapshots are never rewritten). */
+  /** Chunks are read through the descriptor checked, so only an in-place truncation can change it. */
   size: number;
-  mtimeMs: number;
 }
 
 /** The header line is short (names, ids); a first line longer than this is an unframed file. */
@@ -41,9 +49,9 @@ const BLOCK_BYTES = 1 << 20;
 const MAX_LINE_BYTES = 256 << 20;
 
 /** The header and summary of a line-framed snapshot; null when the file is not framed (older). */
-export function openFramed(path: string, expectedId: string): FramedSnapshot | null {
-  return withFile(path, (fd) => {
-    const { size, mtimeMs } = fstatSync(fd);
+export function openFramed({ fd, path }: OpenSnapshotFile, expectedId: string): FramedSnapshot | null {
+  return guarded(path, () => {
+    const { size } = fstatSync(fd);
     const head = Buffer.alloc(Math.min(size, HEADER_MAX_BYTES));
     const headBytes = readSync(fd, head, 0, head.length, 0);
     const newline = head.subarray(0, headBytes).indexOf(10);
@@ -64,7 +72,7 @@ export function openFramed(path: string, expectedId: string): FramedSnapshot | n
     const summaryLine = tail.toString('utf8', lineStart, end);
     const summary = parsed(path, 'summary line', () =>
       validators.snapshotSummary.parse((JSON.parse(`{"memories":[${summaryLine}`) as { summary?: unknown }).summary));
-    return { header, summary, memoriesStart: newline + 1, memoriesEnd, size, mtimeMs };
+    return { header, summary, memoriesStart: newline + 1, memoriesEnd, size };
   });
 }
 
@@ -73,14 +81,13 @@ export function openFramed(path: string, expectedId: string): FramedSnapshot | n
  * each parsed and checked; `next` is where the following chunk starts (memoriesEnd: no more).
  */
 export function readMemories(
-  path: string,
+  { fd, path }: OpenSnapshotFile,
   framed: FramedSnapshot,
   from: number,
   max: { memories: number; bytes: number },
 ): { memories: SnapshotMemoryT[]; next: number } {
-  return withFile(path, (fd) => {
-    const { size, mtimeMs } = fstatSync(fd);
-    if (size !== framed.size || mtimeMs !== framed.mtimeMs) throw unusable(path, 'the file changed while it was being read');
+  return guarded(path, () => {
+    if (fstatSync(fd).size !== framed.size) throw unusable(path, 'the file changed size while it was being read');
     const memories: SnapshotMemoryT[] = [];
     let next = from;
     for (const line of lines(fd, path, from, framed.memoriesEnd)) {
@@ -93,10 +100,11 @@ export function readMemories(
 }
 
 /** Reads every memory line once (a chunk at a time) and checks the summary's counts against them. */
-export function checkFramed(path: string, framed: FramedSnapshot, max: { memories: number; bytes: number }): void {
+export function checkFramed(file: OpenSnapshotFile, framed: FramedSnapshot, max: { memories: number; bytes: number }): void {
+  const { path } = file;
   const seen: SnapshotCounts = { memory_count: 0, counts: { episodic: 0, semantic: 0, procedural: 0 }, vectors: 0 };
   for (let from = framed.memoriesStart; from < framed.memoriesEnd;) {
-    const chunk = readMemories(path, framed, from, max);
+    const chunk = readMemories(file, framed, from, max);
     for (const memory of chunk.memories) {
       seen.memory_count++;
       seen.counts[memory.memory_type]++;
@@ -148,21 +156,33 @@ function* lines(fd: number, path: string, start: number, end: number): Generator
   if (partialBytes > 0 || lineStart !== end) throw unusable(path, `the memory lines end early, at byte ${lineStart}`);
 }
 
-function withFile<T>(path: string, work: (fd: number) => T): T {
-  let fd: number;
+/** The file open for reading; the caller closes it (closeSync(file.fd)). */
+export function openSnapshotFile(path: string): OpenSnapshotFile {
   try {
-    fd = openSync(path, 'r');
+    return { fd: openSync(path, 'r'), path };
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new SnapshotFileError('missing', `snapshot not found: ${path}`);
     throw new SnapshotFileError('unusable', `cannot read snapshot ${path}: ${(error as Error).message}`);
   }
+}
+
+/** `work` on the file opened for it alone, then closed. */
+export function withSnapshotFile<T>(path: string, work: (file: OpenSnapshotFile) => T): T {
+  const file = openSnapshotFile(path);
   try {
-    return work(fd);
+    return work(file);
+  } finally {
+    closeSync(file.fd);
+  }
+}
+
+/** Any failure reading the file (an I/O error, not only damage) as the file being unusable. */
+function guarded<T>(path: string, work: () => T): T {
+  try {
+    return work();
   } catch (error) {
     if (error instanceof SnapshotFileError) throw error;
     throw new SnapshotFileError('unusable', `cannot read snapshot ${path}: ${(error as Error).message}`);
-  } finally {
-    closeSync(fd);
   }
 }
 

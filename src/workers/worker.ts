@@ -164,7 +164,7 @@ const handlers: PoolHandlers = {
     .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),
   checkSnapshot: (task) => withSnapshotErrors(task.snapshotId, () => checkSnapshotById(config.snapshotDir, task.snapshotId)),
   readSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId,
-    () => readMemoriesById(config.snapshotDir, task.snapshotId, task.framed, task.from)),
+    () => readMemoriesById(config.snapshotDir, task.snapshotId, task.fd, task.framed, task.from)),
   listEntities: (task) => store.entities(task.input),
 };
 

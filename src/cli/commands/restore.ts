@@ -6,6 +6,9 @@ import { openForWriting } from '../storage/offline-db.js';
 import { restoreSnapshot } from '../../writer/restore-snapshot.js';
 import { openSnapshot, resolveSnapshot } from '../storage/snapshot-files.js';
 import { existsSync } from 'node:fs';
+import type { Config } from '../../shared/config.js';
+import type { SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { SnapshotMemoryT } from '../../shared/snapshot-reader.js';
 import { LockHeldError, lockHolder, lockPathFor } from '../../shared/instance-lock.js';
 import { restoreThroughService, serviceAddress } from '../online-restore.js';
 
@@ -54,33 +57,42 @@ Options:
         : `restored ${result.restored_count} memories from snapshot ${id} (${where}): ${result.already_present_count} already present\n`);
       return;
     }
-    const { header: snapshot, memories } = openSnapshot(path, id);
-    if (snapshot.namespace !== config.namespace && !values.force) {
-      throw new CliError(`snapshot ${snapshot.snapshot_id} was taken in namespace '${snapshot.namespace}', not '${config.namespace}'; ` +
-        `pass --force to restore it into '${config.namespace}'`);
-    }
-    const target = openForWriting(config, 'restore', { create: false, upgradeVectors: true });
+    const { header: snapshot, memories, close } = openSnapshot(path, id);
     try {
-      const namespaceId = target.namespaceId(config.namespace);
-      const result = target.db.transaction(() => restoreSnapshot(target.db, namespaceId, snapshot, memories)).immediate();
-      const where = `entity '${snapshot.entity.name}', namespace '${config.namespace}'`;
-      if (result.inserted === 0) {
-        process.stdout.write(`nothing to restore: all ${result.present} memories of snapshot ${snapshot.snapshot_id} are already present (${where})\n`);
-        return;
+      if (snapshot.namespace !== config.namespace && !values.force) {
+        throw new CliError(`snapshot ${snapshot.snapshot_id} was taken in namespace '${snapshot.namespace}', not '${config.namespace}'; ` +
+          `pass --force to restore it into '${config.namespace}'`);
       }
-      const notes = [
-        `${result.present} already present`,
-        `${result.vectors} vectors`,
-        ...(result.vectorsSkipped > 0 ? [`${result.vectorsSkipped} vectors skipped (other embedder or dimension; re-embed)`] : []),
-        ...(result.droppedLinks > 0 ? [`${result.droppedLinks} links to entities not in this namespace dropped`] : []),
-      ];
-      process.stdout.write(`restored ${result.inserted} memories from snapshot ${snapshot.snapshot_id} (${where}): ${notes.join(', ')}\n`);
-    } catch (error) {
-      if (error instanceof CliError) throw error;
-      const reason = error instanceof IdConflictError ? error.message : `${(error as Error).message}`;
-      throw new CliError(`restore failed, nothing was changed: ${reason}`);
+      restoreOffline(config, snapshot, memories);
     } finally {
-      target.close();
+      close();
     }
   },
 };
+
+/** The whole snapshot in one transaction: a failure changes nothing. */
+function restoreOffline(config: Config, snapshot: SnapshotHeaderT, memories: Iterable<SnapshotMemoryT>): void {
+  const target = openForWriting(config, 'restore', { create: false, upgradeVectors: true });
+  try {
+    const namespaceId = target.namespaceId(config.namespace);
+    const result = target.db.transaction(() => restoreSnapshot(target.db, namespaceId, snapshot, memories)).immediate();
+    const where = `entity '${snapshot.entity.name}', namespace '${config.namespace}'`;
+    if (result.inserted === 0) {
+      process.stdout.write(`nothing to restore: all ${result.present} memories of snapshot ${snapshot.snapshot_id} are already present (${where})\n`);
+      return;
+    }
+    const notes = [
+      `${result.present} already present`,
+      `${result.vectors} vectors`,
+      ...(result.vectorsSkipped > 0 ? [`${result.vectorsSkipped} vectors skipped (other embedder or dimension; re-embed)`] : []),
+      ...(result.droppedLinks > 0 ? [`${result.droppedLinks} links to entities not in this namespace dropped`] : []),
+    ];
+    process.stdout.write(`restored ${result.inserted} memories from snapshot ${snapshot.snapshot_id} (${where}): ${notes.join(', ')}\n`);
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    const reason = error instanceof IdConflictError ? error.message : `${(error as Error).message}`;
+    throw new CliError(`restore failed, nothing was changed: ${reason}`);
+  } finally {
+    target.close();
+  }
+}

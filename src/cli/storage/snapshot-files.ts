@@ -3,7 +3,7 @@
 import { basename } from 'node:path';
 import { snapshotPath } from '../../shared/snapshot-file.js';
 import * as files from '../../shared/snapshot-files.js';
-import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { SnapshotMemoryT } from '../../shared/snapshot-reader.js';
 import { CliError, UsageError } from '../args.js';
 
@@ -18,15 +18,18 @@ export function resolveSnapshot(dir: string, idOrPath: string): { id: string; pa
   return { id, path: snapshotPath(dir, id) };
 }
 
-export function readSnapshot(path: string, expectedId: string): SnapshotFileT {
-  return asCliError(() => files.readSnapshot(path, expectedId));
-}
-
-/** The snapshot checked line by line (nothing is held but its header) and its memories, read again a chunk at a time. */
-export function openSnapshot(path: string, expectedId: string): { header: SnapshotHeaderT; memories: Iterable<SnapshotMemoryT> } {
+/**
+ * The snapshot checked line by line (nothing is held but its header) and its memories, read again
+ * a chunk at a time through the same open file; the caller calls close() when done.
+ */
+export function openSnapshot(path: string, expectedId: string): { header: SnapshotHeaderT; memories: Iterable<SnapshotMemoryT>; close: () => void } {
   const checked = asCliError(() => files.checkSnapshot(path, expectedId));
   const memories = files.memoriesOf(path, checked);
-  return { header: files.headerOf(checked), memories: { [Symbol.iterator]: () => asCliErrors(memories) } };
+  return {
+    header: files.headerOf(checked),
+    memories: { [Symbol.iterator]: () => asCliErrors(memories) },
+    close: () => files.closeChecked(checked),
+  };
 }
 
 function* asCliErrors<T>(items: Iterator<T>): Generator<T> {
