@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { snapshotPath, writeSnapshot, type SnapshotFile } from '../src/shared/snapshot-file.js';
-import { checkSnapshotById, closeChecked, listSnapshots, RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
+import { checkSnapshotById, closeChecked, listSnapshots, rememberedSummaries, RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
 import { openFramed, openSnapshotFile, readMemories, SnapshotFileError, withSnapshotFile } from '../src/shared/snapshot-reader.js';
 import { tempDir } from './support/service.js';
 
@@ -85,4 +85,19 @@ test('listing a framed file reads its header and summary lines only', () => {
   const listed = listSnapshots(dir).find((s) => s.snapshot_id === snapshot.snapshot_id)!;
   assert.deepEqual([listed.memory_count, listed.problem], [50, null]);
   rmSync(path);
+});
+
+test('the listing remembers one summary per older file: a changed file replaces its entry, a removed one leaves', () => {
+  const snapshot = snapshotOf(10);
+  const path = snapshotPath(dir, snapshot.snapshot_id);
+  const before = rememberedSummaries();
+  for (let change = 1; change <= 5; change++) {
+    writeFileSync(path, JSON.stringify({ ...snapshot, memories: snapshot.memories.slice(0, change) }));
+    const listed = listSnapshots(dir).find((s) => s.snapshot_id === snapshot.snapshot_id)!;
+    assert.equal(listed.memory_count, change);
+    assert.equal(rememberedSummaries(), before + 1);
+  }
+  rmSync(path);
+  listSnapshots(dir);
+  assert.equal(rememberedSummaries(), before);
 });

@@ -123,7 +123,7 @@ export interface SnapshotSummary {
 /**
  * Every snapshot in the folder, oldest first; damaged files are listed with their problem.
  * A line-framed file costs two short reads (its header and summary lines); an older one is
- * parsed whole once, then remembered by name, size and modification time.
+ * parsed whole once, then remembered by name while its size and modification time hold.
  */
 export function listSnapshots(dir: string): SnapshotSummary[] {
   let names: string[];
@@ -134,12 +134,17 @@ export function listSnapshots(dir: string): SnapshotSummary[] {
     throw new SnapshotFileError('unusable', `cannot list snapshots in ${dir}: ${(error as Error).message}`);
   }
   const summaries = names.map((name) => summaryOf(dir, name));
-  for (const cached of unframed.keys()) if (!names.includes(cached.slice(0, cached.indexOf('\u0000')))) unframed.delete(cached);
+  // Files gone since the last listing leave the cache (a changed file replaced its entry).
+  const present = new Set(names);
+  for (const name of unframed.keys()) if (!present.has(name)) unframed.delete(name);
   return summaries.sort((a, b) => (a.captured_at ?? '').localeCompare(b.captured_at ?? '') || a.snapshot_id.localeCompare(b.snapshot_id));
 }
 
-/** Summaries of unframed (older) files, by `name\0size\0mtime`: they are parsed whole. */
-const unframed = new Map<string, SnapshotSummary>();
+/** Summaries of unframed (older) files, which are parsed whole: by name, valid while the file's `stamp` holds. */
+const unframed = new Map<string, { stamp: string; summary: SnapshotSummary }>();
+
+/** How many unframed files' summaries are remembered (tests: the cache does not grow with changes). */
+export const rememberedSummaries = (): number => unframed.size;
 
 function summaryOf(dir: string, name: string): SnapshotSummary {
   const id = basename(name, '.json');
@@ -154,10 +159,12 @@ function summaryOf(dir: string, name: string): SnapshotSummary {
       };
     }
     const { size, mtimeMs } = statSync(path);
-    const key = `${name}\u0000${size}\u0000${mtimeMs}`;
-    const known = unframed.get(key) ?? unframedSummary(path, id);
-    unframed.set(key, known);
-    return known;
+    const stamp = `${size}\u0000${mtimeMs}`;
+    const known = unframed.get(name);
+    if (known?.stamp === stamp) return known.summary;
+    const summary = unframedSummary(path, id);
+    unframed.set(name, { stamp, summary });
+    return summary;
   } catch (error) {
     return damaged(id, error);
   }
