@@ -2,7 +2,7 @@
 // the listing's header-and-summary reads, and files written before the framing.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { snapshotPath, writeSnapshot, type SnapshotFile } from '../src/shared/snapshot-file.js';
 import { checkSnapshotById, closeChecked, listSnapshots, rememberedSummaries, RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
@@ -100,4 +100,20 @@ test('the listing remembers one summary per older file: a changed file replaces 
   rmSync(path);
   listSnapshots(dir);
   assert.equal(rememberedSummaries(), before);
+});
+
+test('an older file replaced by one of the same size and modification time (cp -p) is read again', () => {
+  const snapshot = snapshotOf(10);
+  const path = snapshotPath(dir, snapshot.snapshot_id);
+  const named = (name: string) => JSON.stringify({ ...snapshot, entity: { ...snapshot.entity, name } });
+  writeFileSync(path, named('alpha'));
+  const mtime = new Date(1_700_000_000_000);
+  utimesSync(path, mtime, mtime);
+  assert.equal(listSnapshots(dir).find((s) => s.snapshot_id === snapshot.snapshot_id)!.entity, 'alpha');
+  writeFileSync(`${path}.new`, named('bravo'));
+  utimesSync(`${path}.new`, mtime, mtime);
+  renameSync(`${path}.new`, path);
+  assert.equal(statSync(path).mtimeMs, mtime.getTime());
+  assert.equal(listSnapshots(dir).find((s) => s.snapshot_id === snapshot.snapshot_id)!.entity, 'bravo');
+  rmSync(path);
 });

@@ -123,7 +123,7 @@ export interface SnapshotSummary {
 /**
  * Every snapshot in the folder, oldest first; damaged files are listed with their problem.
  * A line-framed file costs two short reads (its header and summary lines); an older one is
- * parsed whole once, then remembered by name while its size and modification time hold.
+ * parsed whole once, then remembered by name while its size, modification time, inode and change time hold.
  */
 export function listSnapshots(dir: string): SnapshotSummary[] {
   let names: string[];
@@ -158,8 +158,9 @@ function summaryOf(dir: string, name: string): SnapshotSummary {
         memory_count: summary.memory_count, counts: summary.counts, vectors: summary.vectors, problem: null,
       };
     }
-    const { size, mtimeMs } = statSync(path);
-    const stamp = `${size}\u0000${mtimeMs}`;
+    // The inode and change time too: a copy that keeps size and modification time (cp -p, rsync -t) is another file.
+    const { size, mtimeMs, ino, ctimeMs } = statSync(path);
+    const stamp = `${size}\u0000${mtimeMs}\u0000${ino}\u0000${ctimeMs}`;
     const known = unframed.get(name);
     if (known?.stamp === stamp) return known.summary;
     const summary = unframedSummary(path, id);
