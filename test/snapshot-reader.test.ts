@@ -6,7 +6,9 @@ import { closeSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writ
 import { randomUUID } from 'node:crypto';
 import { snapshotPath, writeSnapshot, type SnapshotFile } from '../src/shared/snapshot-file.js';
 import { checkSnapshotById, closeChecked, listSnapshots, rememberedSummaries, RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
-import { openFramed, openSnapshotFile, readMemories, SnapshotFileError, withSnapshotFile } from '../src/shared/snapshot-reader.js';
+import { MAX_LINE_BYTES, openFramed, openSnapshotFile, readMemories, SnapshotFileError, withSnapshotFile } from '../src/shared/snapshot-reader.js';
+import { MAX_CONTENT_LENGTH } from '../src/shared/schemas.js';
+import { MAX_EMBEDDING_DIMENSIONS } from '../src/shared/config.js';
 import { tempDir } from './support/service.js';
 
 const dir = tempDir('memrt-snapshot-reader-');
@@ -116,4 +118,30 @@ test('an older file replaced by one of the same size and modification time (cp -
   assert.equal(statSync(path).mtimeMs, mtime.getTime());
   assert.equal(listSnapshots(dir).find((s) => s.snapshot_id === snapshot.snapshot_id)!.entity, 'bravo');
   rmSync(path);
+});
+
+test('the longest memory the service can hold reads back; a longer content or line is damage', () => {
+  // Every character escaped by JSON (\u0001: 6 bytes), the largest vector with long numbers, 100 links.
+  const longest = {
+    ...snapshotOf(1).memories[0]!, content: '\u0001'.repeat(MAX_CONTENT_LENGTH),
+    embedding: Array.from({ length: MAX_EMBEDDING_DIMENSIONS }, (_, i) => -(i + 1) * 1.2345678901234567e-300),
+    links: Array.from({ length: 100 }, (_, i) => ({ entity_id: randomUUID(), relation: i === 0 ? 'owner' : 'participant' })),
+  };
+  assert.ok(JSON.stringify(longest).length < MAX_LINE_BYTES);
+  const fits = { ...snapshotOf(0), memories: [longest] };
+  writeSnapshot(dir, fits);
+  const checked = checkSnapshotById(dir, fits.snapshot_id);
+  closeChecked(checked);
+  assert.equal(checked.framed!.summary.memory_count, 1);
+  const tooLong = { ...snapshotOf(0), memories: [{ ...longest, content: 'x'.repeat(MAX_CONTENT_LENGTH + 1) }] };
+  writeSnapshot(dir, tooLong);
+  assert.throws(() => checkSnapshotById(dir, tooLong.snapshot_id), (error) => error instanceof SnapshotFileError && error.kind === 'unusable');
+  // A damaged file of NULs and no line break is refused once past the bound, not buffered whole.
+  const nuls = { ...snapshotOf(0), memories: [longest] };
+  const { path } = writeSnapshot(dir, nuls);
+  const text = readFileSync(path, 'utf8');
+  const firstLine = text.indexOf('\n') + 1;
+  writeFileSync(path, Buffer.concat([Buffer.from(text.slice(0, firstLine)), Buffer.alloc(MAX_LINE_BYTES + 1), Buffer.from(text.slice(text.lastIndexOf('\n', text.length - 2)))]));
+  assert.throws(() => checkSnapshotById(dir, nuls.snapshot_id), (error) => error instanceof SnapshotFileError && error.kind === 'unusable');
+  for (const s of [fits, tooLong, nuls]) rmSync(snapshotPath(dir, s.snapshot_id));
 });

@@ -3,7 +3,7 @@
 // against these schemas *before* anything is written, so a damaged file changes nothing.
 // Extra fields are allowed: a row carries every column of its table, whatever the version.
 import Type, { type Static } from 'typebox';
-import { ENTITY_KINDS, MEMORY_TYPES } from './schemas.js';
+import { ENTITY_KINDS, MAX_CONTENT_LENGTH, MEMORY_TYPES } from './schemas.js';
 import { compileValidator } from './validation.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -13,7 +13,9 @@ const Millis = Type.Integer({ minimum: 0 });
 export const MemoryRowFile = Type.Object({
   id: Id,
   memory_type: Type.Enum([...MEMORY_TYPES]),
-  content: Type.String(),
+  // What the API takes: so whatever an import puts in the database, its snapshot line stays
+  // under the reader's line bound (shared/snapshot-reader.ts).
+  content: Type.String({ maxLength: MAX_CONTENT_LENGTH }),
   confidence: Type.Number({ minimum: 0, maximum: 1 }),
   stability: Type.Number(),
   created_at: Millis,

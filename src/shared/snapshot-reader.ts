@@ -9,6 +9,8 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { validators, type SnapshotFileT, type SnapshotHeaderT } from './file-formats.js';
 import type { SnapshotCounts } from './snapshot-file.js';
+import { MAX_EMBEDDING_DIMENSIONS } from './config.js';
+import { MAX_CONTENT_LENGTH } from './schemas.js';
 
 export const SNAPSHOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -45,8 +47,14 @@ const HEADER_MAX_BYTES = 64 * 1024;
 const TAIL_BYTES = 4096;
 /** Bytes read per system call. */
 const BLOCK_BYTES = 1 << 20;
-/** One memory's line (its content and vector); a longer one is damage, not a memory. */
-const MAX_LINE_BYTES = 256 << 20;
+/**
+ * One memory's line; a longer one is damage, not a memory, refused before a pool thread buffers
+ * it (a NUL-filled file has no line breaks). The longest a memory can be: its content (at most
+ * MAX_CONTENT_LENGTH UTF-16 units, 6 bytes each when JSON escapes them as \uXXXX: 600 KB), its
+ * vector (MAX_EMBEDDING_DIMENSIONS numbers of at most 25 characters: 200 KB), its links (one per
+ * entity named in the content: well under 1 MB) — under 2 MiB; 8 MiB leaves a margin.
+ */
+export const MAX_LINE_BYTES = Math.max(8 << 20, 4 * (MAX_CONTENT_LENGTH * 6 + MAX_EMBEDDING_DIMENSIONS * 25 + (1 << 20)));
 
 /** The header and summary of a line-framed snapshot; null when the file is not framed (older). */
 export function openFramed({ fd, path }: OpenSnapshotFile, expectedId: string): FramedSnapshot | null {
