@@ -155,6 +155,10 @@ test('a snapshot written before the line framing (one line, no summary) still re
   const damaged = await restore(snapshotId);
   assert.deepEqual([damaged.status, damaged.body.code], [409, 'SNAPSHOT_UNUSABLE']);
   assert.equal((await post(t.base, '/v1/inspect', { entity: 'kestrel spotter' })).body.semantic.length, 0);
+  // The listing reads only the header and summary lines; once a restore found the damage, it shows it too.
+  const refused = (await get(t.base, '/v1/snapshots')).body.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === snapshotId);
+  assert.equal(typeof refused.problem, 'string');
+  assert.ok(!refused.problem.includes(t.dir));
 
   const { summary: _summary, ...document } = JSON.parse(text);
   writeFileSync(path, JSON.stringify(document));

@@ -23,6 +23,7 @@ import type { SnapshotMemoryT } from '../shared/snapshot-reader.js';
 import type { EmbeddingBackfill } from './jobs/embedding-backfill.js';
 import type { ReadPool } from './pool/read-pool.js';
 import type { DeleteRestoreTurns } from './take-turns.js';
+import { SnapshotProblems } from './snapshot-problems.js';
 import type { WriterClient } from './writer-client.js';
 
 /** Most memories sent per writer command; the writer may handle fewer within its time budget. */
@@ -31,6 +32,9 @@ const MAX_SEND = 500;
 const FIRST_SEND = 100;
 
 export class SnapshotRestore {
+  /** What full checks found wrong in files the listing calls restorable. */
+  readonly problems: SnapshotProblems;
+
   constructor(
     private readonly config: Config,
     private readonly pool: ReadPool,
@@ -38,7 +42,9 @@ export class SnapshotRestore {
     private readonly backfill: EmbeddingBackfill,
     private readonly log: Logger,
     private readonly turns: DeleteRestoreTurns,
-  ) {}
+  ) {
+    this.problems = new SnapshotProblems(config.snapshotDir);
+  }
 
   restore(snapshotId: string): Promise<RestoreResult> {
     // A UUID is case-insensitive (the route's pattern takes either case); snapshot files are named in lower case.
@@ -47,7 +53,10 @@ export class SnapshotRestore {
 
   private async restoreNow(snapshotId: string): Promise<RestoreResult> {
     const started = performance.now();
-    const checked = await this.pool.run({ op: 'checkSnapshot', snapshotId });
+    const checked = await this.pool.run({ op: 'checkSnapshot', snapshotId }).catch(async (error: unknown) => {
+      if (error instanceof ServiceError && error.code === 'SNAPSHOT_UNUSABLE') await this.problems.record(snapshotId, error.message);
+      throw error;
+    });
     const header = headerOf(checked);
     // The service writes only its own namespace; the CLI's --force is the way across.
     if (header.namespace !== this.config.namespace) {

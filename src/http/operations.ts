@@ -124,7 +124,7 @@ export class MemoryOperations implements OperationHandlers {
 
   /** Deletion snapshots beside the database, oldest first, as `memory-runtime snapshots --json` lists them. */
   async listSnapshots(): Promise<Output<'listSnapshots'>> {
-    return { snapshots: await this.pool.run({ op: 'listSnapshots' }) };
+    return { snapshots: await this.restoration.problems.addTo(await this.pool.run({ op: 'listSnapshots' })) };
   }
 
   /** Online restore: file read in the pool, memories put back by the writer in bounded chunks. */
