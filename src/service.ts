@@ -17,7 +17,7 @@ import { Reinforcer } from './core/reinforcement.js';
 import { createMcpMount } from './http/mcp/handler.js';
 import { operatorMounts, withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './core/metrics.js';
-import { acquireLock, localUrl } from './shared/instance-lock.js';
+import { acquireLock, localUrl, SERVICE_OWNER } from './shared/instance-lock.js';
 import { unreadableDatabase } from './shared/unreadable-database.js';
 import { Consolidator } from './core/jobs/consolidator.js';
 import { VectorIndexer } from './core/jobs/ivf-upkeep.js';
@@ -53,7 +53,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
   assertNativeUws();
   // Offline CLI commands (restore, import) check this lock, and this refuses to start while one runs.
   mkdirSync(dirname(config.dbPath), { recursive: true });
-  const lock = acquireLock(config.dbPath, 'memory-runtime service');
+  const lock = acquireLock(config.dbPath, SERVICE_OWNER);
   let writer: WriterClient;
   try {
     writer = await WriterClient.start(config);

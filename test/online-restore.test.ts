@@ -217,6 +217,20 @@ test('the CLI restore finds the service by the URL it wrote into the lock (PORT=
     } finally {
       lock.release();
     }
+    // A service that records no URL (an earlier version, during an upgrade): reached with --url only.
+    await rememberMany('lapwing', 1, 'lapwing flight');
+    const again = await deleteEntity('lapwing');
+    const older = acquireLock(otherDb, 'memory-runtime service');
+    try {
+      const unknown = await runCli(['restore', again, '--db', otherDb], { env: { HOST: '127.0.0.1', PORT: '1' } });
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /in use/);
+      const through = await runCli(['restore', again, '--db', otherDb, '--url', t.base]);
+      assert.equal(through.code, 0, through.stderr);
+      assert.match(through.stdout, /^restored 3 memories .*through the running service/);
+    } finally {
+      older.release();
+    }
   } finally {
     rmSync(other, { recursive: true, force: true });
   }

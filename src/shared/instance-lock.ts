@@ -59,6 +59,9 @@ export function holderPathFor(dbPath: string): string {
 }
 
 /** Takes the lock or throws LockHeldError naming the holder. */
+/** The owner the service writes into the holder file (the CLI tells a service from an import by it). */
+export const SERVICE_OWNER = 'memory-runtime service';
+
 export function acquireLock(dbPath: string, owner: string): InstanceLock {
   const path = lockPathFor(dbPath);
   const connection = tryLock(path);

@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import type { Config } from '../../shared/config.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { SnapshotMemoryT } from '../../shared/snapshot-reader.js';
-import { LockHeldError, lockHolder, lockPathFor } from '../../shared/instance-lock.js';
+import { LockHeldError, lockHolder, lockPathFor, SERVICE_OWNER } from '../../shared/instance-lock.js';
 import { restoreThroughService, serviceAddress } from '../online-restore.js';
 
 export const restoreCommand: Command = {
@@ -23,7 +23,8 @@ links and its vector. Memories already present are skipped: restoring twice chan
 The whole restore is one transaction; a damaged snapshot file is refused before anything
 is written. The file is read a chunk of memories at a time, so its size does not matter.
 
-While the service runs (it holds <db>.lock and has recorded its URL), the command asks it to restore instead
+While the service runs (it holds <db>.lock and has recorded its URL, or --url says where a
+service that records none listens), the command asks it to restore instead
 (POST /v1/snapshots/<snapshot_id>/restore): its writer puts the memories back in short
 chunks, between other writes, with no downtime. Only a snapshot id of its snapshots/
 folder can be restored that way, into the namespace it serves.
@@ -40,9 +41,12 @@ Options:
     const { id, path } = resolveSnapshot(config.snapshotDir, positionals[0]);
     // No database, no service on it: the offline path says what is missing.
     const holder = existsSync(config.dbPath) ? lockHolder(config.dbPath) : null;
-    // Only a serving service (it wrote its URL into the lock's holder file) restores for us; any
-    // other holder — an import, a service still starting — keeps the database to itself.
-    if (holder !== null && holder.url === undefined) {
+    // Only a serving service restores for us: one that wrote its URL into the lock's holder file,
+    // or a service that records none (an earlier version, during an upgrade) when the operator
+    // says where it is (--url, MEMORY_RUNTIME_URL). Any other holder — an import — keeps the
+    // database to itself.
+    const urlGiven = typeof values.url === 'string' || process.env.MEMORY_RUNTIME_URL !== undefined;
+    if (holder !== null && holder.url === undefined && !(holder.owner === SERVICE_OWNER && urlGiven)) {
       throw new CliError(`cannot restore while the database is in use: ${new LockHeldError(lockPathFor(config.dbPath), holder).message}`);
     }
     if (holder !== null) {
