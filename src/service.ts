@@ -18,6 +18,7 @@ import { createMcpMount } from './http/mcp/handler.js';
 import { operatorMounts, withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './core/metrics.js';
 import { acquireLock, localUrl, SERVICE_OWNER } from './shared/instance-lock.js';
+import { sweepPartialSnapshots } from './shared/snapshot-file.js';
 import { unreadableDatabase } from './shared/unreadable-database.js';
 import { Consolidator } from './core/jobs/consolidator.js';
 import { VectorIndexer } from './core/jobs/ivf-upkeep.js';
@@ -54,6 +55,9 @@ export async function startService(config: Config, log: Logger = createLogger(),
   // Offline CLI commands (restore, import) check this lock, and this refuses to start while one runs.
   mkdirSync(dirname(config.dbPath), { recursive: true });
   const lock = acquireLock(config.dbPath, SERVICE_OWNER);
+  // No delete is writing a snapshot now: any `.json.tmp` is a crash's leftover.
+  const swept = sweepPartialSnapshots(config.snapshotDir);
+  if (swept > 0) log.warn({ swept, folder: config.snapshotDir }, 'removed partial snapshot files a crash left behind (.json.tmp)');
   let writer: WriterClient;
   try {
     writer = await WriterClient.start(config);

@@ -6,14 +6,14 @@ import { after, afterEach, test, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import fs, { closeSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { writeSnapshot, type SnapshotFile } from '../src/shared/snapshot-file.js';
 import { readSnapshot } from '../src/shared/snapshot-files.js';
 import { RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
 import { openFramed, openSnapshotFile, readMemories } from '../src/shared/snapshot-reader.js';
 import { MAX_CONTENT_LENGTH } from '../src/shared/schemas.js';
-import { tempDir } from './support/service.js';
+import { startTestService, tempDir } from './support/service.js';
 
 const dir = tempDir('memrt-snapshot-');
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -172,5 +172,23 @@ test('a snapshot longer than the longest V8 string is written', () => {
     closeSync(file.fd);
   } finally {
     rmSync(written.path, { force: true });
+  }
+});
+
+test('the service removes partial snapshot files (.json.tmp) a crash left behind when it starts', async () => {
+  const home = tempDir('memrt-sweep-');
+  const folder = join(home, 'snapshots');
+  fs.mkdirSync(folder);
+  const kept = writeSnapshot(folder, snapshotOf([memory(1)]));
+  // A crash between link and removal: the temporary name is a second link to a snapshot.
+  fs.linkSync(kept.path, `${kept.path}.tmp`);
+  fs.writeFileSync(join(folder, `${randomUUID()}.json.tmp`), '{"format_version":1,');
+  const service = await startTestService({ SERVICE_PATH: join(home, 'memory.db') });
+  try {
+    assert.deepEqual(readdirSync(folder), [basename(kept.path)]);
+    assert.equal(statSync(kept.path).nlink, 1);
+  } finally {
+    await service.close();
+    rmSync(home, { recursive: true, force: true });
   }
 });

@@ -2,15 +2,18 @@
 // <db folder>/snapshots/<snapshot_id>.json, with mode 0600, and fsynced before the first of
 // the delete's chunks commits. If any step fails the caller aborts the delete, so nothing is
 // ever removed without a recovery copy on disk. The file is written under a temporary name
-// (`<id>.json.tmp`, which no listing reads) and renamed when complete, so a reader never sees
-// half of one.
+// (`<id>.json.tmp`, which no listing reads) and hard-linked to its name when complete (a link,
+// not a rename, never replaces an existing file), then the temporary name is removed, so a
+// reader never sees half of one. A crash between the link and the removal leaves a second
+// link that keeps the data on disk after the snapshot is deleted; the service removes such
+// leftovers when it starts (sweepPartialSnapshots).
 //
 // Layout: ONE JSON document, line-framed so it can be read a line at a time (see
 // snapshot-reader.ts) — the header up to `"memories":[` on the first line, one memory per line
 // (a `,` before all but the first), and last the summary line `],"summary":{...}}` giving the
 // counts a listing shows without reading the memories. Files written before the framing (one
 // line, no summary) are the same document without it, and are still read.
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fail, isDiskFull } from './errors.js';
 
@@ -34,6 +37,23 @@ export interface WrittenSnapshot {
 
 /** Serialised memories are gathered into writes of about this many bytes. */
 const WRITE_CHUNK_BYTES = 1 << 20;
+
+/**
+ * Removes `<id>.json.tmp` files: a snapshot being written when the process stopped (never linked:
+ * its delete never began) or one linked whose temporary name a crash left behind. Called at
+ * start-up while holding the database's lock, when no snapshot is being written. Returns how many.
+ */
+export function sweepPartialSnapshots(dir: string): number {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return 0; // no folder yet: nothing to sweep
+  }
+  const partial = names.filter((name) => name.endsWith('.json.tmp'));
+  for (const name of partial) rmSync(join(dir, name), { force: true });
+  return partial.length;
+}
 
 export function snapshotPath(dir: string, snapshotId: string): string {
   return join(dir, `${snapshotId}.json`);
