@@ -12,7 +12,7 @@ import { VECTOR_ENV } from './support/cli.js';
 import { seedEntity } from './support/seed.js';
 import { del, get, post, startTestService, tempDir, type Reply } from './support/service.js';
 
-const TOTAL = 10_000;
+const TOTAL = 4_000;
 
 const semanticCount = async (base: string): Promise<number> => (await get(base, '/v1/stats')).body.semantic_memories;
 

@@ -11,7 +11,7 @@ import { VECTOR_ENV } from './support/cli.js';
 import { seedEntity } from './support/seed.js';
 import { del, get, post, startTestService, tempDir, type Reply } from './support/service.js';
 
-const TOTAL = 10_000;
+const TOTAL = 4_000;
 
 test('removing, touching or truncating the snapshot file during an online restore', async () => {
   const dir = tempDir('memrt-restore-file-');
