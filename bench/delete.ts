@@ -3,6 +3,9 @@
 // then while DELETE /v1/entities/{name} removes an entity of BENCH_DELETE_MEMORIES (default
 // 100,000) memories with 512-d vectors. Prints the writes' latency in both phases side by side,
 // the delete's duration and its snapshot's size; target: p99 during the delete ≤ 200 ms.
+// Then the snapshot is restored online (POST /v1/snapshots/{id}/restore) while the writers run:
+// the service's resident memory is sampled every 50 ms, so the restore's extra memory (peak −
+// before) can be set beside the snapshot file's size (issue 15 review: it was ~7.5× the file).
 // Environment: BENCH_DELETE_MEMORIES, BENCH_DELETE_WRITERS (default 16), BENCH_SECONDS (baseline, default 8).
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -126,6 +129,33 @@ try {
       `${deleteSeconds.toFixed(1)} s, snapshot file ${(snapshotBytes / 2 ** 20).toFixed(0)} MiB; peak RSS of the service ${fmt.int(service.memory().peakRssMb)} MiB`);
     console.log(`the service's log: snapshot written in ${fmt.int(deletedLog.snapshotMs ?? NaN)} ms, then deleted in ${fmt.int(deletedLog.deleteMs ?? NaN)} ms over ${deletedLog.commands} writer commands`);
     console.log(`target: p99 during the delete ≤ 200 ms → ${duringDelete.p99 <= 200 ? 'met' : 'NOT met'}`);
+
+    if (body.snapshot) {
+      note(`restore snapshot ${body.snapshot.snapshot_id} online while ${WRITERS} writers run; memory sampled every 50 ms`);
+      await new Promise((r) => setTimeout(r, 2000));
+      const before = service.memory();
+      const peak = { rssMb: before.rssMb, rssAnonMb: before.rssAnonMb };
+      const sampler = setInterval(() => {
+        const now = service.memory();
+        peak.rssMb = Math.max(peak.rssMb, now.rssMb);
+        peak.rssAnonMb = Math.max(peak.rssAnonMb, now.rssAnonMb);
+      }, 50);
+      let restoring = true;
+      const duringRestoreWrites = writers(service.base, () => !restoring);
+      const restoreStarted = performance.now();
+      const restored = await fetch(`${service.base}/v1/snapshots/${body.snapshot.snapshot_id}/restore`, { method: 'POST' });
+      const restoredBody = await restored.json() as { restored_count?: number };
+      const restoreSeconds = (performance.now() - restoreStarted) / 1000;
+      restoring = false;
+      clearInterval(sampler);
+      const restoreWrites = summary((await duringRestoreWrites).filter((s) => s.start >= restoreStarted && s.start <= restoreStarted + restoreSeconds * 1000));
+      const mib = (mb: number) => `${fmt.int(mb)} MiB`;
+      console.log(`\nRESTORE: status ${restored.status}, restored_count ${restoredBody.restored_count}, ${restoreSeconds.toFixed(1)} s; ` +
+        `remember during it: p50 ${fmt.ms(restoreWrites.p50)} ms, p99 ${fmt.ms(restoreWrites.p99)} ms, ${restoreWrites.failed} non-201`);
+      console.log(`service memory: RSS ${mib(before.rssMb)} before → peak ${mib(peak.rssMb)} (+${mib(peak.rssMb - before.rssMb)}); ` +
+        `anonymous ${mib(before.rssAnonMb)} → peak ${mib(peak.rssAnonMb)} (+${mib(peak.rssAnonMb - before.rssAnonMb)}) ` +
+        `for a ${(snapshotBytes / 2 ** 20).toFixed(0)} MiB snapshot (extra anonymous memory = ${((peak.rssAnonMb - before.rssAnonMb) / (snapshotBytes / 2 ** 20)).toFixed(2)}× the file)`);
+    }
   } finally {
     await service.stop();
   }

@@ -17,7 +17,8 @@ import { Reinforcer } from './core/reinforcement.js';
 import { createMcpMount } from './http/mcp/handler.js';
 import { operatorMounts, withOperatorRoutes } from './http/operator-routes.js';
 import { ServiceMetrics } from './core/metrics.js';
-import { acquireLock } from './shared/instance-lock.js';
+import { acquireLock, localUrl, SERVICE_OWNER } from './shared/instance-lock.js';
+import { sweepPartialSnapshots } from './shared/snapshot-file.js';
 import { unreadableDatabase } from './shared/unreadable-database.js';
 import { Consolidator } from './core/jobs/consolidator.js';
 import { VectorIndexer } from './core/jobs/ivf-upkeep.js';
@@ -53,7 +54,10 @@ export async function startService(config: Config, log: Logger = createLogger(),
   assertNativeUws();
   // Offline CLI commands (restore, import) check this lock, and this refuses to start while one runs.
   mkdirSync(dirname(config.dbPath), { recursive: true });
-  const lock = acquireLock(config.dbPath, 'memory-runtime service');
+  const lock = acquireLock(config.dbPath, SERVICE_OWNER);
+  // No delete is writing a snapshot now: any `.json.tmp` is a crash's leftover.
+  const swept = sweepPartialSnapshots(config.snapshotDir);
+  if (swept > 0) log.warn({ swept, folder: config.snapshotDir }, 'removed partial snapshot files a crash left behind (.json.tmp)');
   let writer: WriterClient;
   try {
     writer = await WriterClient.start(config);
@@ -105,6 +109,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
     lock.release();
     throw error;
   }
+  // `memory-runtime restore` finds the service here (the real port, even with PORT=0).
+  lock.serving(localUrl(config.host, port));
   // Memories stored while the service was down (or before an embedder change) get vectors now.
   backfill.poke();
   // Vectors restored, imported or upgraded since the last run wait in the unassigned cell.

@@ -165,8 +165,13 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
     const dialog = page.locator('dialog#confirm');
     await page.getByRole('button', { name: 'Delete entity…' }).click();
     await dialog.waitFor();
+    // Focus moves to the dialog, which names its message as its description.
+    assert.equal(await page.evaluate('document.activeElement?.id'), 'confirm');
+    const described = await page.evaluate("document.getElementById(document.activeElement.getAttribute('aria-describedby'))?.textContent");
+    assert.match(String(described), /Every memory of "alice" is removed/);
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await dialog.waitFor({ state: 'hidden' });
+    assert.equal(await page.evaluate('document.activeElement?.textContent'), 'Delete entity…', 'focus is back on the button that opened it');
     assert.equal(await memoryCount(t.base, 'alice'), 8, 'cancel keeps every memory');
     await page.getByRole('button', { name: 'Delete entity…' }).click();
     await dialog.getByRole('button', { name: 'Delete' }).click();
@@ -206,6 +211,33 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
     assert.equal(back.body.episodic.length, 6);
     const recalled = await post(t.base, '/v1/recall', { query: 'where does alice live' }, auth);
     assert.ok(recalled.body.memories.some((m: { content: string }) => m.content === 'Alice lives in Berlin'));
+  });
+
+  test("a snapshot of another namespace cannot be restored from here: its button is disabled, saying why", async (context) => {
+    if (!needs(context, '/v1/snapshots', 'get')) return;
+    const id = '0e15e111-0000-4000-8000-000000000000';
+    writeFileSync(join(t.dir, 'snapshots', `${id}.json`), JSON.stringify({
+      format_version: 1, snapshot_id: id, captured_at: '2026-01-01T00:00:00.000Z', namespace: 'elsewhere',
+      entity: { id: 'e-ghost', name: 'ghost', kind: 'user' }, embedder: null, memories: [],
+    }));
+    await page.goto(`${t.base}/console/#snapshots`);
+    await page.reload();
+    const button = page.getByRole('button', { name: /^Restore ghost/ });
+    await button.waitFor();
+    assert.equal(await button.isDisabled(), true);
+    const why = await button.getAttribute('aria-describedby');
+    assert.match(await page.locator(`[id="${why}"]`).innerText(), /namespace "elsewhere".*serves "default"/);
+    assert.equal(await page.getByRole('button', { name: /^Restore alice/ }).first().isDisabled(), false);
+  });
+
+  test('says when an entity has more memories than shown', async () => {
+    for (let i = 0; i < 50; i++) assert.equal((await post(t.base, '/v1/remember', { entity: 'chatty', fact: `chatty fact number ${i}` }, auth)).status, 201);
+    await page.goto(`${t.base}/console/#entity/chatty`);
+    await page.getByRole('note').getByText(/Showing the 50 most recent memories/).waitFor();
+    await page.goto(`${t.base}/console/#entity/bob`);
+    await page.getByRole('heading', { level: 2, name: 'bob' }).waitFor();
+    await page.locator('section.memories').first().waitFor();
+    assert.equal(await page.getByRole('note').count(), 0, 'no notice for a whole list');
   });
 
   test('shows a damaged snapshot as damaged: no made-up date or counts, no restore', async (context) => {

@@ -4,29 +4,12 @@
 // brings the entity back whole.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { randomUUID } from 'node:crypto';
 import { readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { openDatabase } from '../src/shared/db.js';
-import { dump, embedAll, prepareVectorDatabase, runCli, VECTOR_ENV } from './support/cli.js';
-import { memoryInserter } from './support/rows.js';
+import { dump, runCli, VECTOR_ENV } from './support/cli.js';
+import { seedEntity } from './support/seed.js';
 import { del, get, post, startTestService, tempDir } from './support/service.js';
 import { exited, spawnService } from './support/process.js';
-
-/** An entity owning `count` memories (with vectors), written straight into a fresh file. */
-function seedEntity(path: string, name: string, count: number): void {
-  prepareVectorDatabase(path);
-  const db = openDatabase(path, { readonly: false });
-  const entityId = randomUUID();
-  db.prepare("INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES (?, 1, ?, 'user', 0)").run(entityId, name);
-  const insert = memoryInserter(db, 1);
-  const link = db.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, 'owner')");
-  db.transaction(() => {
-    for (let i = 0; i < count; i++) link.run(insert({ id: randomUUID(), content: `${name} fact ${i}`, entityId }), entityId);
-  })();
-  db.close();
-  embedAll(path);
-}
 
 test('a large delete runs as many writer commands, and other writes commit while it runs', async () => {
   const dir = tempDir('memrt-chunked-');

@@ -66,3 +66,11 @@ test('a bad query parameter is 400 naming it', async () => {
   // Unknown parameters are ignored, as a body's extra fields are.
   assert.equal((await get(t.base, '/v1/entities?sort=desc')).status, 200);
 });
+
+test("q folds every name as JavaScript's toLowerCase does, whether the name is ASCII or not", async () => {
+  // U+212A KELVIN SIGN lower-cases to an ASCII 'k'; SQLite's lower() leaves it alone.
+  for (const name of ['\u212Aelvin Probe', 'ΣΟΦΙΑ', 'MiXeD-Case_99']) await post(t.base, '/v1/entities', { name });
+  assert.deepEqual(names((await get(t.base, '/v1/entities?q=kelvin')).body), ['\u212Aelvin Probe']);
+  assert.deepEqual(names((await get(t.base, `/v1/entities?q=${encodeURIComponent('σοφ')}`)).body), ['ΣΟΦΙΑ']);
+  assert.deepEqual(names((await get(t.base, '/v1/entities?q=mixed-case_9')).body), ['MiXeD-Case_99']);
+});

@@ -2,12 +2,13 @@
 // a running service, through its writer, while other writes keep coming.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { del, get, post, startTestService, type TestService } from './support/service.js';
+import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
+import { acquireLock, holderPathFor } from '../src/shared/instance-lock.js';
+import { prepareVectorDatabase, runCli } from './support/cli.js';
 import { MemoryClient } from '../src/client/index.js';
-import { runCli } from './support/cli.js';
 
 let t: TestService;
 before(async () => {
@@ -104,6 +105,9 @@ test('restoring twice changes nothing; the listing shows the snapshot with its c
   assert.deepEqual([second.status, second.body.restored_count, second.body.already_present_count], [200, 0, 3]);
   assert.deepEqual((await get(t.base, '/v1/stats')).body, stats);
   assert.equal((await post(t.base, '/v1/inspect', { entity: 'otter fan' })).body.semantic.length, 3);
+  // The id in upper case is the same UUID (the route's pattern takes either case).
+  const upper = await restore(snapshotId.toUpperCase());
+  assert.deepEqual([upper.status, upper.body.snapshot_id, upper.body.already_present_count], [200, snapshotId, 3]);
 });
 
 test('an unknown snapshot id is 404; a malformed one is 400 naming snapshot_id', async () => {
@@ -141,6 +145,30 @@ test('a damaged or foreign snapshot is refused with 409 and changes nothing; no 
   assert.equal((await restore(snapshotId)).body.restored_count, 2);
 });
 
+test('a snapshot written before the line framing (one line, no summary) still restores online; a damaged line changes nothing', async () => {
+  await rememberMany('kestrel spotter', 30, 'kestrel hover');
+  const snapshotId = await deleteEntity('kestrel spotter');
+  const path = join(t.dir, 'snapshots', `${snapshotId}.json`);
+  const text = readFileSync(path, 'utf8');
+  // A memory line damaged near the end: the check reads every line before anything is written.
+  writeFileSync(path, text.replace(/\n,\{"rowid":[^\n]*\n\],"summary"/, '\n,{"rowid":\n],"summary"'));
+  const damaged = await restore(snapshotId);
+  assert.deepEqual([damaged.status, damaged.body.code], [409, 'SNAPSHOT_UNUSABLE']);
+  assert.equal((await post(t.base, '/v1/inspect', { entity: 'kestrel spotter' })).body.semantic.length, 0);
+  // The listing reads only the header and summary lines; once a restore found the damage, it shows it too.
+  const refused = (await get(t.base, '/v1/snapshots')).body.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === snapshotId);
+  assert.equal(typeof refused.problem, 'string');
+  assert.ok(!refused.problem.includes(t.dir));
+
+  const { summary: _summary, ...document } = JSON.parse(text);
+  writeFileSync(path, JSON.stringify(document));
+  const listed = (await get(t.base, '/v1/snapshots')).body.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === snapshotId);
+  assert.deepEqual([listed.memory_count, listed.problem], [30, null]);
+  const r = await restore(snapshotId);
+  assert.deepEqual([r.status, r.body.restored_count, r.body.already_present_count], [200, 30, 0]);
+  assert.equal((await post(t.base, '/v1/inspect', { entity: 'kestrel spotter' })).body.semantic.length, 30);
+});
+
 test('the CLI restore goes through the running service (which holds the lock), with its key', async () => {
   const keyed = await startTestService({ SERVICE_API_KEYS: 'k1,k2' });
   try {
@@ -163,6 +191,48 @@ test('the CLI restore goes through the running service (which holds the lock), w
     assert.match(unknown.stderr, /HTTP 404 SNAPSHOT_NOT_FOUND/);
   } finally {
     await keyed.close();
+  }
+});
+
+test('the CLI restore finds the service by the URL it wrote into the lock (PORT=0 here); any other lock holder is "in use"', async () => {
+  await rememberMany('lapwing', 2, 'lapwing call');
+  const snapshotId = await deleteEntity('lapwing');
+  const db = join(t.dir, 'memory.db');
+  assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).url, t.base, 'the service recorded where it listens');
+  // No --url, no MEMORY_RUNTIME_URL, and HOST/PORT pointing nowhere: the lock's URL is used.
+  const r = await runCli(['restore', snapshotId, '--db', db], { env: { HOST: '127.0.0.1', PORT: '1' } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^restored 2 memories .*through the running service/);
+
+  // A holder that is not a serving service (an import, say): no online restore, even with a URL given.
+  const other = tempDir('memrt-import-holder-');
+  try {
+    const otherDb = join(other, 'memory.db');
+    prepareVectorDatabase(otherDb);
+    const lock = acquireLock(otherDb, 'memory-runtime import');
+    try {
+      const refused = await runCli(['restore', snapshotId, '--db', otherDb, '--url', t.base]);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /in use.*memory-runtime import/);
+    } finally {
+      lock.release();
+    }
+    // A service that records no URL (an earlier version, during an upgrade): reached with --url only.
+    await rememberMany('lapwing', 1, 'lapwing flight');
+    const again = await deleteEntity('lapwing');
+    const older = acquireLock(otherDb, 'memory-runtime service');
+    try {
+      const unknown = await runCli(['restore', again, '--db', otherDb], { env: { HOST: '127.0.0.1', PORT: '1' } });
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /in use/);
+      const through = await runCli(['restore', again, '--db', otherDb, '--url', t.base]);
+      assert.equal(through.code, 0, through.stderr);
+      assert.match(through.stdout, /^restored 3 memories .*through the running service/);
+    } finally {
+      older.release();
+    }
+  } finally {
+    rmSync(other, { recursive: true, force: true });
   }
 });
 

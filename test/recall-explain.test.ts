@@ -4,7 +4,13 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { post, startTestService, type TestService } from './support/service.js';
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { post, startTestService, tempDir, type TestService } from './support/service.js';
+import { prepareVectorDatabase, VECTOR_ENV } from './support/cli.js';
+import { memoryInserter } from './support/rows.js';
+import { openDatabase } from '../src/shared/db.js';
 
 let t: TestService;
 before(async () => {
@@ -90,5 +96,34 @@ test('the MCP recall tool takes explain', async () => {
     for (const memory of (plain.structuredContent as { memories: Explained[] }).memories) assert.ok(!('explanation' in memory));
   } finally {
     await client.close();
+  }
+});
+
+test('explanations count in the response budget: an explained answer stays within SERVICE_MAX_RESPONSE_BYTES', async () => {
+  const dir = tempDir('memrt-explain-budget-');
+  const db = join(dir, 'memory.db');
+  prepareVectorDatabase(db);
+  const writable = openDatabase(db, { readonly: false });
+  const insert = memoryInserter(writable, 1);
+  // 1,000 facts of ~1,000 characters: without explanations ~835 fit 1 MiB; each explanation adds ~600 bytes.
+  writable.transaction(() => {
+    for (let i = 0; i < 1000; i++) insert({ id: randomUUID(), content: `budget fact ${i} ${'lorem ipsum '.repeat(83)}` });
+  })();
+  writable.close();
+  const budget = 1024 * 1024;
+  const s = await startTestService({ SERVICE_PATH: db, SERVICE_MAX_RESPONSE_BYTES: String(budget), ...VECTOR_ENV });
+  try {
+    const r = await post(s.base, '/v1/recall', { query: 'budget fact lorem', limit: 1000, explain: true });
+    assert.equal(r.status, 200);
+    assert.equal(r.headers.get('x-result-truncated'), 'true');
+    assert.ok(r.body.memories.every((m: Explained) => m.explanation));
+    const bytes = Buffer.byteLength(JSON.stringify(r.body));
+    assert.ok(bytes <= budget + 4096, `${bytes} bytes for a ${budget}-byte budget`);
+    const grouped = await post(s.base, '/v1/recall_grouped', { query: 'budget fact lorem', limit: 1000, explain: true });
+    assert.equal(grouped.status, 200);
+    assert.ok(Buffer.byteLength(JSON.stringify(grouped.body)) <= budget + 4096);
+  } finally {
+    await s.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -1,8 +1,8 @@
 // `restore` while the service runs: the service holds the database's lock and its writer must
 // stay the only writer, so the command asks the service to restore (POST
 // /v1/snapshots/{id}/restore) instead of opening the file. The service is found at --url, else
-// MEMORY_RUNTIME_URL, else the HOST/PORT of the environment the command shares with it; the key
-// is --api-key, else MEMORY_RUNTIME_API_KEY, else the first of SERVICE_API_KEYS.
+// MEMORY_RUNTIME_URL, else the URL the service wrote into the lock's holder file when it began
+// listening; the key is --api-key, else MEMORY_RUNTIME_API_KEY, else the first of SERVICE_API_KEYS.
 import type { Config } from '../shared/config.js';
 import type { LockInfo } from '../shared/instance-lock.js';
 import type { RestoreResult } from '../shared/schemas.js';
@@ -14,13 +14,10 @@ export interface ServiceAddress {
   apiKey: string | undefined;
 }
 
-export function serviceAddress(config: Config, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv): ServiceAddress {
+export function serviceAddress(config: Config, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, holder: LockInfo): ServiceAddress {
   const flag = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
-  const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
-  // PORT=0 picks a free port at start-up: nothing here can know which.
-  const derived = config.port === 0 ? null : `http://${host.includes(':') ? `[${host}]` : host}:${config.port}`;
   return {
-    url: flag('url') ?? env.MEMORY_RUNTIME_URL ?? derived,
+    url: flag('url') ?? env.MEMORY_RUNTIME_URL ?? holder.url ?? null,
     apiKey: flag('api-key') ?? env.MEMORY_RUNTIME_API_KEY ?? config.apiKeys[0],
   };
 }
@@ -28,7 +25,7 @@ export function serviceAddress(config: Config, values: Record<string, string | b
 export async function restoreThroughService(address: ServiceAddress, holder: LockInfo, snapshotId: string): Promise<RestoreResult> {
   const held = `the database is in use by ${holder.owner} (pid ${holder.pid} on ${holder.host})`;
   if (address.url === null) {
-    throw new CliError(`${held}, and its address is unknown (PORT=0): pass --url or set MEMORY_RUNTIME_URL to restore through it`);
+    throw new CliError(`${held}, and its address is unknown: pass --url or set MEMORY_RUNTIME_URL to restore through it`);
   }
   const client = new MemoryClient({ baseUrl: address.url, apiKey: address.apiKey, timeoutMs: 10 * 60_000 });
   try {

@@ -11,10 +11,14 @@
 // rows deleted and all of them in the file: `memory-runtime restore <snapshot_id>` brings the
 // entity back whole. Memories written to the entity after the snapshot was read are not in
 // it and are kept (they count as written after the delete).
+// A delete waits while any restore (or another delete of the same entity) runs (DeleteRestoreTurns):
+// a restore's chunks committing after forgetBegin would be written above its maxRowid and survive,
+// and a restore of another entity's snapshot brings back memories this entity took part in.
 import type { Logger } from '../shared/logger.js';
 import type { ForgetResult } from '../shared/schemas.js';
 import type { WriterClient } from './writer-client.js';
 import type { ReadPool } from './pool/read-pool.js';
+import type { DeleteRestoreTurns } from './take-turns.js';
 
 /** Rows sent per writer command; the writer may handle fewer within its time budget. */
 const CHUNK_ROWS = 2_000;
@@ -22,9 +26,19 @@ const CHUNK_ROWS = 2_000;
 export class EntityDeletion {
   private nextDeletionId = 1;
 
-  constructor(private readonly pool: ReadPool, private readonly writer: WriterClient, private readonly log: Logger) {}
+  constructor(
+    private readonly pool: ReadPool,
+    private readonly writer: WriterClient,
+    private readonly log: Logger,
+    private readonly turns: DeleteRestoreTurns,
+  ) {}
 
-  async forget(entity: string): Promise<ForgetResult> {
+  /** Waits for any restore, and any delete of the same entity, that arrived first; then deletes. */
+  forget(entity: string): Promise<ForgetResult> {
+    return this.turns.delete(entity, () => this.forgetNow(entity));
+  }
+
+  private async forgetNow(entity: string): Promise<ForgetResult> {
     const deletionId = this.nextDeletionId++;
     try {
       return await this.run(deletionId, entity);

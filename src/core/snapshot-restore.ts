@@ -1,53 +1,140 @@
 // POST /v1/snapshots/{snapshot_id}/restore, main-thread side: the online form of
-// `memory-runtime restore`. The file is read and checked in the pool's requested lane (a big
-// snapshot is tens of MB of JSON: never parsed on the main or writer thread), then the writer
-// puts the memories back a time-bounded chunk per command (WriteStore.restoreRows, the same
-// 40 ms bound as a delete's chunks), so other writes commit between chunks.
+// `memory-runtime restore`. A pool thread (requested lane) first checks the whole file a chunk at
+// a time — a damaged file is refused before anything is written — then the snapshot is streamed:
+// the pool reads and parses a bounded chunk of memory lines (RESTORE_CHUNK), reading the next
+// one while the writer puts this one back a time-bounded command at a time (WriteStore.restoreRows,
+// the same 40 ms bound as a delete's chunks), so other writes commit between commands. Memory
+// held is two chunks, whatever the file's size; an older, unframed file is parsed whole.
+// A restore takes its turn on arrival, before it reads anything: one restore runs at a time
+// (others wait, bounded: 409 RESTORE_BUSY), and no delete of any entity runs beside it — a
+// snapshot of X holds memories Y took part in (DeleteRestoreTurns).
 // Idempotent: memories already present are counted, not written, so a second restore — or one
 // that a crash cut short, repeated — brings back exactly what is missing. A restored memory is
 // recallable as soon as its chunk commits (FTS is indexed in the write); one the snapshot
 // holds without a vector is embedded by the backfill.
 import type { Config } from '../shared/config.js';
-import { fail } from '../shared/errors.js';
+import { closeSync } from 'node:fs';
+import { fail, ServiceError } from '../shared/errors.js';
+import type { SnapshotHeaderT } from '../shared/file-formats.js';
 import type { Logger } from '../shared/logger.js';
 import type { RestoreResult } from '../shared/schemas.js';
+import { headerOf, type CheckedSnapshot } from '../shared/snapshot-files.js';
+import type { SnapshotMemoryT } from '../shared/snapshot-reader.js';
 import type { EmbeddingBackfill } from './jobs/embedding-backfill.js';
 import type { ReadPool } from './pool/read-pool.js';
+import type { DeleteRestoreTurns } from './take-turns.js';
+import { SnapshotProblems } from './snapshot-problems.js';
 import type { WriterClient } from './writer-client.js';
 
-/** Memories sent per writer command; the writer may handle fewer within its time budget. */
-const CHUNK_MEMORIES = 500;
+/** Most memories sent per writer command; the writer may handle fewer within its time budget. */
+const MAX_SEND = 500;
+/** Memories sent in the first command, before the writer has shown how many fit its budget. */
+const FIRST_SEND = 100;
 
 export class SnapshotRestore {
+  /** What full checks found wrong in files the listing calls restorable. */
+  readonly problems: SnapshotProblems;
+
   constructor(
     private readonly config: Config,
     private readonly pool: ReadPool,
     private readonly writer: WriterClient,
     private readonly backfill: EmbeddingBackfill,
     private readonly log: Logger,
-  ) {}
+    private readonly turns: DeleteRestoreTurns,
+  ) {
+    this.problems = new SnapshotProblems(config.snapshotDir);
+  }
 
-  async restore(snapshotId: string): Promise<RestoreResult> {
+  restore(snapshotId: string): Promise<RestoreResult> {
+    // A UUID is case-insensitive (the route's pattern takes either case); snapshot files are named in lower case.
+    return this.turns.restore(() => this.restoreNow(snapshotId.toLowerCase()));
+  }
+
+  private async restoreNow(snapshotId: string): Promise<RestoreResult> {
     const started = performance.now();
-    const { memories, ...header } = await this.pool.run({ op: 'readSnapshot', snapshotId });
+    const checked = await this.pool.run({ op: 'checkSnapshot', snapshotId }).catch(async (error: unknown) => {
+      if (error instanceof ServiceError && error.code === 'SNAPSHOT_UNUSABLE') await this.problems.record(snapshotId, error.message);
+      throw error;
+    });
+    const header = headerOf(checked);
     // The service writes only its own namespace; the CLI's --force is the way across.
     if (header.namespace !== this.config.namespace) {
       throw fail.snapshotOtherNamespace(snapshotId, header.namespace, this.config.namespace);
     }
-    let next = 0;
+    let result: Awaited<ReturnType<SnapshotRestore['apply']>>;
+    try {
+      result = await this.apply(header, this.chunks(snapshotId, checked));
+    } finally {
+      // The check opened the file once for the whole restore (chunks are read through it).
+      if (checked.fd !== null) closeSync(checked.fd);
+    }
+    this.log.info({ snapshotId, ...result, ms: Math.round(performance.now() - started) }, 'snapshot restored');
+    return {
+      snapshot_id: header.snapshot_id, namespace: header.namespace, entity: header.entity.name,
+      restored_count: result.restored, already_present_count: result.present,
+    };
+  }
+
+  /** The snapshot's memories a chunk at a time: read by the pool from a framed file, sliced from an older one. */
+  private async *chunks(snapshotId: string, checked: CheckedSnapshot): AsyncGenerator<SnapshotMemoryT[]> {
+    if (checked.whole) {
+      for (let i = 0; i < checked.whole.memories.length; i += MAX_SEND) yield checked.whole.memories.slice(i, i + MAX_SEND);
+      return;
+    }
+    const { framed, fd } = checked;
+    const read = (from: number) => {
+      const chunk = this.pool.run({ op: 'readSnapshotMemories', snapshotId, fd, framed, from });
+      // Awaited below; this copy keeps a read left pending by a failed restore from going unhandled.
+      chunk.catch(() => {});
+      return chunk;
+    };
+    let pending = framed.memoriesStart < framed.memoriesEnd ? read(framed.memoriesStart) : null;
+    try {
+      while (pending) {
+        const chunk = await pending;
+        // Read ahead: the pool parses the next chunk while the writer puts this one back.
+        pending = chunk.next < framed.memoriesEnd ? read(chunk.next) : null;
+        yield chunk.memories;
+      }
+    } finally {
+      // A read left pending by a failed restore ends before the caller closes the descriptor.
+      await pending?.catch(() => {});
+    }
+  }
+
+  private async apply(header: SnapshotHeaderT, chunks: AsyncIterable<SnapshotMemoryT[]>) {
     let restored = 0;
     let present = 0;
     let commands = 0;
-    // An empty snapshot still brings its entity back, as the offline restore does.
-    do {
-      const step = await this.writer.send({ type: 'restoreRows', snapshot: header, memories: memories.slice(next, next + CHUNK_MEMORIES) });
-      next += Math.max(step.processed, 1);
+    const send = async (memories: SnapshotMemoryT[]): Promise<number> => {
+      const step = await this.writer.send({ type: 'restoreRows', snapshot: header, memories });
       restored += step.restored;
       present += step.present;
       commands++;
       if (step.restored > 0) this.backfill.poke();
-    } while (next < memories.length);
-    this.log.info({ snapshotId, restored, present, commands, ms: Math.round(performance.now() - started) }, 'snapshot restored');
-    return { snapshot_id: header.snapshot_id, namespace: header.namespace, entity: header.entity.name, restored_count: restored, already_present_count: present };
+      return step.processed;
+    };
+    let size = FIRST_SEND;
+    try {
+      for await (const chunk of chunks) {
+        for (let next = 0; next < chunk.length;) {
+          const sent = chunk.slice(next, next + size);
+          const processed = Math.max(await send(sent), 1);
+          next += processed;
+          // Send about what the writer handles within its budget: memories it leaves are cloned
+          // to it again in the next command.
+          size = processed < sent.length ? processed : Math.min(size * 2, MAX_SEND);
+        }
+      }
+    } catch (error) {
+      // The file failed after some of it committed: not "nothing was restored" (SNAPSHOT_UNUSABLE).
+      const fileFailed = error instanceof ServiceError && (error.code === 'SNAPSHOT_UNUSABLE' || error.code === 'SNAPSHOT_NOT_FOUND');
+      if (commands > 0 && fileFailed) throw fail.restoreInterrupted(header.snapshot_id, restored, error.message);
+      throw error;
+    }
+    // An empty snapshot still brings its entity back, as the offline restore does.
+    if (commands === 0) await send([]);
+    return { restored, present, commands };
   }
 }

@@ -14,6 +14,7 @@ import type { Reinforcer } from '../core/reinforcement.js';
 import type { Consolidator } from '../core/jobs/consolidator.js';
 import { EntityDeletion } from '../core/entity-deletion.js';
 import { SnapshotRestore } from '../core/snapshot-restore.js';
+import { DeleteRestoreTurns } from '../core/take-turns.js';
 import type { Logger } from '../shared/logger.js';
 import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
 
@@ -41,8 +42,10 @@ export class MemoryOperations implements OperationHandlers {
     private readonly queryCache: QueryEmbeddingCache,
     private readonly version: string,
   ) {
-    this.deletion = new EntityDeletion(pool, writer, log);
-    this.restoration = new SnapshotRestore(config, pool, writer, backfill, log);
+    // Deletes and restores take turns: both work in many writer commands.
+    const turns = new DeleteRestoreTurns();
+    this.deletion = new EntityDeletion(pool, writer, log, turns);
+    this.restoration = new SnapshotRestore(config, pool, writer, backfill, log, turns);
   }
 
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
@@ -121,7 +124,7 @@ export class MemoryOperations implements OperationHandlers {
 
   /** Deletion snapshots beside the database, oldest first, as `memory-runtime snapshots --json` lists them. */
   async listSnapshots(): Promise<Output<'listSnapshots'>> {
-    return { snapshots: await this.pool.run({ op: 'listSnapshots' }) };
+    return { snapshots: await this.restoration.problems.addTo(await this.pool.run({ op: 'listSnapshots' })) };
   }
 
   /** Online restore: file read in the pool, memories put back by the writer in bounded chunks. */

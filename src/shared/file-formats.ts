@@ -3,7 +3,7 @@
 // against these schemas *before* anything is written, so a damaged file changes nothing.
 // Extra fields are allowed: a row carries every column of its table, whatever the version.
 import Type, { type Static } from 'typebox';
-import { ENTITY_KINDS, MEMORY_TYPES } from './schemas.js';
+import { ENTITY_KINDS, MAX_CONTENT_LENGTH, MEMORY_TYPES } from './schemas.js';
 import { compileValidator } from './validation.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -13,7 +13,9 @@ const Millis = Type.Integer({ minimum: 0 });
 export const MemoryRowFile = Type.Object({
   id: Id,
   memory_type: Type.Enum([...MEMORY_TYPES]),
-  content: Type.String(),
+  // What the API takes: so whatever an import puts in the database, its snapshot line stays
+  // under the reader's line bound (shared/snapshot-reader.ts).
+  content: Type.String({ maxLength: MAX_CONTENT_LENGTH }),
   confidence: Type.Number({ minimum: 0, maximum: 1 }),
   stability: Type.Number(),
   created_at: Millis,
@@ -30,14 +32,22 @@ export const EntityRowFile = Type.Object({
   created_at: Millis,
 });
 
-export const SnapshotFileSchema = Type.Object({
+export const SnapshotHeader = Type.Object({
   format_version: Type.Literal(1),
   snapshot_id: Id,
   captured_at: Type.String({ minLength: 1 }),
   namespace: Type.String({ minLength: 1 }),
   entity: Type.Object({ id: Id, name: Type.String({ minLength: 1 }), kind: Type.String() }),
   embedder: Type.Union([Type.String(), Type.Null()]),
-  memories: Type.Array(MemoryRowFile),
+});
+
+export const SnapshotFileSchema = Type.Object({ ...SnapshotHeader.properties, memories: Type.Array(MemoryRowFile) });
+
+/** The last line of a line-framed snapshot (shared/snapshot-file.ts): what a listing shows. */
+export const SnapshotSummaryLine = Type.Object({
+  memory_count: Millis,
+  counts: Type.Object({ episodic: Millis, semantic: Millis, procedural: Millis }),
+  vectors: Millis,
 });
 
 export const EXPORT_FORMAT = 'memory-runtime-export';
@@ -74,6 +84,9 @@ export type ExportHeaderT = Static<typeof ExportHeader>;
 
 export const validators = {
   snapshot: compileValidator(SnapshotFileSchema, 'snapshot'),
+  snapshotHeader: compileValidator(SnapshotHeader, 'snapshot'),
+  snapshotMemory: compileValidator(MemoryRowFile, 'memory'),
+  snapshotSummary: compileValidator(SnapshotSummaryLine, 'summary'),
   header: compileValidator(ExportHeader, 'header'),
   entity: compileValidator(ExportEntity, 'entity'),
   episode: compileValidator(ExportEpisode, 'episode'),

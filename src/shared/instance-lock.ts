@@ -11,8 +11,10 @@
 // the same kernel-owned lock without a native addon of our own.
 //
 // Who holds the lock is written beside it in `<db>.lock.json` (pid, host, owner, since), for
-// error messages only: it never decides anything.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+// error messages — and, once the service listens, the URL it serves at, so `memory-runtime
+// restore` can ask it to restore (a holder without a URL is a CLI command or a service still
+// starting). It never decides who holds the lock.
+import { readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import Database from 'better-sqlite3';
 
@@ -21,6 +23,8 @@ export interface LockInfo {
   host: string;
   owner: string;
   since: string;
+  /** The running service's base URL (e.g. http://127.0.0.1:8080), once it listens; absent otherwise. */
+  url?: string;
 }
 
 export class LockHeldError extends Error {
@@ -33,7 +37,15 @@ export class LockHeldError extends Error {
 
 export interface InstanceLock {
   readonly path: string;
+  /** Records the URL the holder serves at (the service, once it listens). */
+  serving(url: string): void;
   release(): void;
+}
+
+/** The URL a process on this host reaches a service listening on `host`:`port` at. */
+export function localUrl(host: string, port: number): string {
+  const reachable = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host;
+  return `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${port}`;
 }
 
 const UNKNOWN_HOLDER: LockInfo = { pid: 0, host: 'unknown', owner: 'another process', since: 'unknown' };
@@ -47,13 +59,16 @@ export function holderPathFor(dbPath: string): string {
 }
 
 /** Takes the lock or throws LockHeldError naming the holder. */
+/** The owner the service writes into the holder file (the CLI tells a service from an import by it). */
+export const SERVICE_OWNER = 'memory-runtime service';
+
 export function acquireLock(dbPath: string, owner: string): InstanceLock {
   const path = lockPathFor(dbPath);
   const connection = tryLock(path);
   if (!connection) throw new LockHeldError(path, readHolder(dbPath) ?? legacyHolder(path) ?? UNKNOWN_HOLDER);
   const mine: LockInfo = { pid: process.pid, host: hostname(), owner, since: new Date().toISOString() };
   try {
-    writeFileSync(holderPathFor(dbPath), JSON.stringify(mine), { mode: 0o600 });
+    writeHolder(dbPath, mine);
   } catch (error) {
     connection.close(); // the lock would otherwise stay held by a process that failed to start
     throw error;
@@ -61,6 +76,9 @@ export function acquireLock(dbPath: string, owner: string): InstanceLock {
   let released = false;
   return {
     path,
+    serving(url) {
+      if (!released) writeHolder(dbPath, { ...mine, url });
+    },
     release() {
       if (released) return;
       released = true;
@@ -125,6 +143,13 @@ function legacyHolder(path: string): LockInfo | null {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM' ? info : null;
   }
+}
+
+/** Written whole under another name, then renamed: a reader never sees half of it. */
+function writeHolder(dbPath: string, info: LockInfo): void {
+  const path = holderPathFor(dbPath);
+  writeFileSync(`${path}.tmp`, JSON.stringify(info), { mode: 0o600 });
+  renameSync(`${path}.tmp`, path);
 }
 
 function readHolder(dbPath: string): LockInfo | null {

@@ -184,7 +184,8 @@ export type PoolTask =
   | { op: 'staleVectorMoves'; limit: number }
   | { op: 'snapshotEntity'; entity: string; maxRowid: number }
   | { op: 'listSnapshots' }
-  | { op: 'readSnapshot'; snapshotId: string }
+  | { op: 'checkSnapshot'; snapshotId: string }
+  | { op: 'readSnapshotMemories'; snapshotId: string; fd: number; framed: import('./snapshot-reader.js').FramedSnapshot; from: number }
   | { op: 'listEntities'; input: import('./schemas.js').ValidatedListEntities };
 
 /**
@@ -207,7 +208,10 @@ export interface PoolResults {
   snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
   stats: import('./schemas.js').StatsResult;
   listSnapshots: import('./snapshot-files.js').SnapshotSummary[];
-  readSnapshot: import('./file-formats.js').SnapshotFileT;
+  /** A line-framed file, checked line by line and read later in chunks; or an older file, parsed whole. */
+  checkSnapshot: import('./snapshot-files.js').CheckedSnapshot;
+  /** One chunk of a framed snapshot's memories (RESTORE_CHUNK); `next` is where the following one starts. */
+  readSnapshotMemories: { memories: import('./snapshot-reader.js').SnapshotMemoryT[]; next: number };
   listEntities: import('./schemas.js').ListEntitiesResult;
   /** `extractor` says which tier produced the memories; `fallbackReason` why the LLM was not used. */
   prepareEpisodeEnd: { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string; sourceIds: string[] };
@@ -267,9 +271,10 @@ export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
   staleVectorMoves: 'background',
   // Pages a whole entity into a snapshot file and fsyncs it: heavy, and never in recall's way.
   snapshotEntity: 'requested',
-  // Read and parse whole snapshot files (a big one is tens of MB): never in recall's way.
+  // Read snapshot files (a big one is hundreds of MB, read a chunk at a time): never in recall's way.
   listSnapshots: 'requested',
-  readSnapshot: 'requested',
+  checkSnapshot: 'requested',
+  readSnapshotMemories: 'requested',
   listEntities: 'interactive',
 };
 

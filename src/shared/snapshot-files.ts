@@ -1,31 +1,90 @@
 // Finding, reading and checking deletion snapshots in `snapshots/` beside the database. Used by
 // the offline CLI (`snapshots`, `restore`) and by the service's pool (GET /v1/snapshots, online
 // restore), so both list and refuse the same files for the same reasons.
-import { readdirSync, readFileSync } from 'node:fs';
+import { closeSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { snapshotPath } from './snapshot-file.js';
-import { validators, type SnapshotFileT } from './file-formats.js';
+import { validators, type SnapshotFileT, type SnapshotHeaderT } from './file-formats.js';
+import {
+  checkFramed, openFramed, openSnapshotFile, readMemories, SNAPSHOT_ID, SnapshotFileError, withSnapshotFile,
+  type FramedSnapshot, type OpenSnapshotFile, type SnapshotMemoryT,
+} from './snapshot-reader.js';
 
-export const SNAPSHOT_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/**
+ * Memories per chunk a restore reads (and so holds) at a time: at most 500 or about 4 MiB of
+ * their JSON, whichever comes first (a memory with a 1536-d vector is ~30 KB of text).
+ */
+export const RESTORE_CHUNK = { memories: 500, bytes: 4 << 20 };
 
-/** Why a snapshot cannot be used: `missing` (no such file) or `unusable` (unreadable, damaged). */
-export class SnapshotFileError extends Error {
-  constructor(readonly kind: 'missing' | 'unusable', message: string) {
-    super(message);
-    this.name = 'SnapshotFileError';
+export { SNAPSHOT_ID, SnapshotFileError };
+
+/**
+ * A snapshot ready to restore: line-framed, checked and still open (its chunks are read through
+ * `fd`, which the caller closes with closeChecked), or older, parsed whole and closed.
+ */
+export type CheckedSnapshot = { framed: FramedSnapshot; fd: number; whole: null } | { framed: null; fd: null; whole: SnapshotFileT };
+
+/** `<dir>/<id>.json` checked whole — every memory line of a framed file, a chunk at a time — before anything is restored. */
+export function checkSnapshotById(dir: string, id: string): CheckedSnapshot {
+  return checkSnapshot(snapshotPath(dir, id), id);
+}
+
+export function checkSnapshot(path: string, id: string): CheckedSnapshot {
+  const file = openSnapshotFile(path);
+  try {
+    const framed = openFramed(file, id);
+    if (!framed) {
+      const whole = readSnapshot(file.fd, path, id);
+      closeSync(file.fd);
+      return { framed: null, fd: null, whole };
+    }
+    checkFramed(file, framed, RESTORE_CHUNK);
+    return { framed, fd: file.fd, whole: null };
+  } catch (error) {
+    closeSync(file.fd);
+    throw error;
   }
 }
 
-/** The parsed, checked snapshot `<dir>/<id>.json`. */
-export function readSnapshotById(dir: string, id: string): SnapshotFileT {
-  return readSnapshot(snapshotPath(dir, id), id);
+/** Closes a checked snapshot's file (once every chunk has been read). */
+export function closeChecked(checked: CheckedSnapshot): void {
+  if (checked.fd !== null) closeSync(checked.fd);
 }
 
-/** The parsed, checked snapshot; a missing, unreadable or damaged file is a SnapshotFileError. */
-export function readSnapshot(path: string, expectedId: string): SnapshotFileT {
+/** The header of a checked snapshot. */
+export function headerOf(checked: CheckedSnapshot): SnapshotHeaderT {
+  if (checked.framed) return checked.framed.header;
+  const { memories: _memories, ...header } = checked.whole;
+  return header;
+}
+
+/** A checked snapshot's memories, one at a time; a framed file is read a chunk at a time (the offline restore). */
+export function* memoriesOf(path: string, checked: CheckedSnapshot): Generator<SnapshotMemoryT> {
+  if (checked.whole) {
+    yield* checked.whole.memories;
+    return;
+  }
+  const file: OpenSnapshotFile = { fd: checked.fd, path };
+  for (let from = checked.framed.memoriesStart; from < checked.framed.memoriesEnd;) {
+    const chunk = readMemories(file, checked.framed, from, RESTORE_CHUNK);
+    yield* chunk.memories;
+    from = chunk.next;
+  }
+}
+
+/** The next chunk of a checked framed snapshot's memories, through the descriptor its check opened. */
+export function readMemoriesById(dir: string, id: string, fd: number, framed: FramedSnapshot, from: number): ReturnType<typeof readMemories> {
+  return readMemories({ fd, path: snapshotPath(dir, id) }, framed, from, RESTORE_CHUNK);
+}
+
+/**
+ * The parsed, checked snapshot, read from `source` (its path, or a descriptor open on it); a
+ * missing, unreadable or damaged file is a SnapshotFileError.
+ */
+export function readSnapshot(source: string | number, path: string, expectedId: string): SnapshotFileT {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readFileSync(source, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new SnapshotFileError('missing', `snapshot not found: ${path}`);
@@ -61,7 +120,11 @@ export interface SnapshotSummary {
   problem: string | null;
 }
 
-/** Every snapshot in the folder, oldest first; damaged files are listed with their problem. */
+/**
+ * Every snapshot in the folder, oldest first; damaged files are listed with their problem.
+ * A line-framed file costs two short reads (its header and summary lines); an older one is
+ * parsed whole once, then remembered by name while its size, modification time, inode and change time hold.
+ */
 export function listSnapshots(dir: string): SnapshotSummary[] {
   let names: string[];
   try {
@@ -70,23 +133,62 @@ export function listSnapshots(dir: string): SnapshotSummary[] {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw new SnapshotFileError('unusable', `cannot list snapshots in ${dir}: ${(error as Error).message}`);
   }
-  const summaries = names.map((name): SnapshotSummary => {
-    const id = basename(name, '.json');
-    try {
-      const snapshot = readSnapshot(join(dir, name), id);
-      const counts: Record<string, number> = { episodic: 0, semantic: 0, procedural: 0 };
-      for (const memory of snapshot.memories) counts[memory.memory_type]++;
+  const summaries = names.map((name) => summaryOf(dir, name));
+  // Files gone since the last listing leave the cache (a changed file replaced its entry).
+  const present = new Set(names);
+  for (const name of unframed.keys()) if (!present.has(name)) unframed.delete(name);
+  return summaries.sort((a, b) => (a.captured_at ?? '').localeCompare(b.captured_at ?? '') || a.snapshot_id.localeCompare(b.snapshot_id));
+}
+
+/** Summaries of unframed (older) files, which are parsed whole: by name, valid while the file's `stamp` holds. */
+const unframed = new Map<string, { stamp: string; summary: SnapshotSummary }>();
+
+/** How many unframed files' summaries are remembered (tests: the cache does not grow with changes). */
+export const rememberedSummaries = (): number => unframed.size;
+
+function summaryOf(dir: string, name: string): SnapshotSummary {
+  const id = basename(name, '.json');
+  const path = join(dir, name);
+  try {
+    const framed = withSnapshotFile(path, (file) => openFramed(file, id));
+    if (framed) {
+      const { header, summary } = framed;
       return {
-        snapshot_id: snapshot.snapshot_id, captured_at: snapshot.captured_at, namespace: snapshot.namespace,
-        entity: snapshot.entity.name, memory_count: snapshot.memories.length, counts,
-        vectors: snapshot.memories.filter((m) => m.embedding !== null).length, problem: null,
-      };
-    } catch (error) {
-      return {
-        snapshot_id: id, captured_at: null, namespace: null, entity: null, memory_count: 0, counts: {}, vectors: 0,
-        problem: (error as Error).message,
+        snapshot_id: header.snapshot_id, captured_at: header.captured_at, namespace: header.namespace, entity: header.entity.name,
+        memory_count: summary.memory_count, counts: summary.counts, vectors: summary.vectors, problem: null,
       };
     }
-  });
-  return summaries.sort((a, b) => (a.captured_at ?? '').localeCompare(b.captured_at ?? '') || a.snapshot_id.localeCompare(b.snapshot_id));
+    // The inode and change time too: a copy that keeps size and modification time (cp -p, rsync -t) is another file.
+    const { size, mtimeMs, ino, ctimeMs } = statSync(path);
+    const stamp = `${size}\u0000${mtimeMs}\u0000${ino}\u0000${ctimeMs}`;
+    const known = unframed.get(name);
+    if (known?.stamp === stamp) return known.summary;
+    const summary = unframedSummary(path, id);
+    unframed.set(name, { stamp, summary });
+    return summary;
+  } catch (error) {
+    return damaged(id, error);
+  }
+}
+
+function unframedSummary(path: string, id: string): SnapshotSummary {
+  try {
+    const snapshot = readSnapshot(path, path, id);
+    const counts: Record<string, number> = { episodic: 0, semantic: 0, procedural: 0 };
+    for (const memory of snapshot.memories) counts[memory.memory_type]++;
+    return {
+      snapshot_id: snapshot.snapshot_id, captured_at: snapshot.captured_at, namespace: snapshot.namespace,
+      entity: snapshot.entity.name, memory_count: snapshot.memories.length, counts,
+      vectors: snapshot.memories.filter((m) => m.embedding !== null).length, problem: null,
+    };
+  } catch (error) {
+    return damaged(id, error);
+  }
+}
+
+function damaged(id: string, error: unknown): SnapshotSummary {
+  return {
+    snapshot_id: id, captured_at: null, namespace: null, entity: null, memory_count: 0, counts: {}, vectors: 0,
+    problem: (error as Error).message,
+  };
 }

@@ -13,14 +13,23 @@ export interface Budgeted<T> {
   truncated: boolean;
 }
 
-/** `items` may be a lazy iterator (rows streamed from SQLite): it is not read past the budget. */
-export function withinBudget<T>(items: Iterable<T>, content: (item: T) => string, budgetBytes: number): Budgeted<T> {
+/**
+ * `items` may be a lazy iterator (rows streamed from SQLite): it is not read past the budget.
+ * `extraBytes`: what else the item carries into the answer beyond its content (a recall's
+ * `explain` adds ~600 bytes a memory, more than many facts).
+ */
+export function withinBudget<T>(
+  items: Iterable<T>,
+  content: (item: T) => string,
+  budgetBytes: number,
+  extraBytes: (item: T) => number = () => 0,
+): Budgeted<T> {
   const kept: T[] = [];
   let used = 0;
   for (const item of items) {
     // As serialised: escapes make a control character 6 bytes and a quote 2, so the raw length
     // alone let an answer of such content run ~6× over the budget.
-    used += Buffer.byteLength(JSON.stringify(content(item))) + PER_MEMORY_OVERHEAD;
+    used += Buffer.byteLength(JSON.stringify(content(item))) + PER_MEMORY_OVERHEAD + extraBytes(item);
     if (used > budgetBytes && kept.length > 0) return { kept, truncated: true }; // `for…of` closes the iterator
     kept.push(item);
   }

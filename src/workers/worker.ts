@@ -21,7 +21,7 @@ import { VectorIndexMaintenance } from './ivf/upkeep.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
 import { withinBudget, type Budgeted } from './response-budget.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
-import { listSnapshots, readSnapshotById, SnapshotFileError } from '../shared/snapshot-files.js';
+import { checkSnapshotById, listSnapshots, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';
 
 const { config, namespaceId, lane } = workerData as PoolWorkerData;
 // Named by lane (`top -H`, bench:mixed's per-thread CPU). Background threads yield the CPU
@@ -162,7 +162,9 @@ const handlers: PoolHandlers = {
   snapshotEntity: (task) => deletionSnapshots.write(task.entity, task.maxRowid),
   listSnapshots: () => withSnapshotErrors('listing', () => listSnapshots(config.snapshotDir)
     .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),
-  readSnapshot: (task) => withSnapshotErrors(task.snapshotId, () => readSnapshotById(config.snapshotDir, task.snapshotId)),
+  checkSnapshot: (task) => withSnapshotErrors(task.snapshotId, () => checkSnapshotById(config.snapshotDir, task.snapshotId)),
+  readSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId,
+    () => readMemoriesById(config.snapshotDir, task.snapshotId, task.fd, task.framed, task.from)),
   listEntities: (task) => store.entities(task.input),
 };
 

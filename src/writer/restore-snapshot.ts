@@ -63,10 +63,13 @@ export class SnapshotRestorer {
   }
 }
 
-/** The whole snapshot; the caller runs this in one transaction, so a failure changes nothing. */
-export function restoreSnapshot(db: Db, namespaceId: number, snapshot: SnapshotFileT, now = Date.now()): RestoreResult {
-  const restorer = new SnapshotRestorer(db, namespaceId, snapshot, now);
-  for (const memory of snapshot.memories) restorer.put(memory);
+/**
+ * The whole snapshot, its memories taken one at a time (a big file is read in chunks); the caller
+ * runs this in one transaction, so a failure changes nothing.
+ */
+export function restoreSnapshot(db: Db, namespaceId: number, header: SnapshotHeaderT, memories: Iterable<SnapshotMemory>, now = Date.now()): RestoreResult {
+  const restorer = new SnapshotRestorer(db, namespaceId, header, now);
+  for (const memory of memories) restorer.put(memory);
   return restorer.result;
 }
 

@@ -48,7 +48,11 @@ async function request(method, path, body, { text = false, key = session.key, ac
     if (response.status === 401) unauthorized.dispatchEvent(new Event('unauthorized'));
     throw new ApiError(response.status, payload.error ?? `${response.status} ${response.statusText}`, payload.code);
   }
-  return text ? response.text() : response.json();
+  if (text) return response.text();
+  const result = await response.json();
+  // recall and inspect leave memories out past the service's response budget, and say so in a header.
+  if (response.headers.get('x-result-truncated') === 'true') Object.defineProperty(result, 'truncated', { value: true });
+  return result;
 }
 
 const segment = (name) => encodeURIComponent(name);

@@ -63,20 +63,38 @@ export function errorBox(error) {
   return h('p', { class: 'error', role: 'alert' }, error.message, error.code ? h('code', {}, ` ${error.code}`) : null);
 }
 
+/** Says a list is not whole: why, and what to do to see more. */
+export function cutNotice(text) {
+  return h('p', { class: 'notice', role: 'note' }, text);
+}
+
+/** The notice for an answer the service cut to its response budget (X-Result-Truncated). */
+export function budgetNotice(answer) {
+  return answer.truncated
+    ? cutNotice('Some memories are not shown: the answer was cut to the service\'s response budget (SERVICE_MAX_RESPONSE_BYTES).')
+    : null;
+}
+
 /**
  * Asks before a change, in the page's one <dialog>: resolves true only on the confirm button.
- * The dialog is modal (focus stays in it, Escape cancels) and opens on Cancel, the safe choice.
+ * The dialog is modal (focus stays in it, Escape cancels). Focus moves to the dialog itself, so
+ * a screen reader reads its title (aria-labelledby) and message (aria-describedby) first; Tab
+ * then reaches Cancel, the safe choice, before Confirm. Focus returns to where it was.
  */
 export function confirmAction({ title, message, confirmLabel }) {
   const dialog = document.getElementById('confirm');
+  const opener = document.activeElement;
   show(dialog.querySelector('h2'), title);
-  show(dialog.querySelector('p'), message);
+  show(dialog.querySelector('#confirm-message'), message);
   const confirmButton = dialog.querySelector('[value=confirm]');
   confirmButton.textContent = confirmLabel;
   dialog.returnValue = '';
   dialog.showModal();
-  dialog.querySelector('[value=cancel]').focus();
+  dialog.focus();
   return new Promise((resolve) => {
-    dialog.addEventListener('close', () => resolve(dialog.returnValue === 'confirm'), { once: true });
+    dialog.addEventListener('close', () => {
+      if (opener instanceof HTMLElement && opener.isConnected) opener.focus();
+      resolve(dialog.returnValue === 'confirm');
+    }, { once: true });
   });
 }

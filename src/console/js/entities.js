@@ -2,7 +2,7 @@
 // (POST /v1/inspect) — facts, procedures, and conversation turns regrouped by episode in
 // conversation order — with the one change this view allows: delete, behind a confirmation.
 import { api } from './api.js';
-import { confirmAction, errorBox, h, num, show, when } from './dom.js';
+import { budgetNotice, confirmAction, cutNotice, errorBox, h, num, show, when } from './dom.js';
 
 const PAGE = 25;
 const entityHref = (name) => `#entity/${encodeURIComponent(name)}`;
@@ -85,8 +85,12 @@ export function entityView(root, name) {
 
   async function load() {
     try {
-      const memories = await api.inspect(name, Number(limit.value));
+      const shown = Number(limit.value);
+      const memories = await api.inspect(name, shown);
+      const count = memories.semantic.length + memories.procedural.length + memories.episodic.length;
       show(body,
+        budgetNotice(memories),
+        !memories.truncated && count === shown ? cutNotice(`Showing the ${shown} most recent memories; there may be more (raise "Most recent").`) : null,
         memorySection('Semantic', 'semantic', memories.semantic),
         memorySection('Procedural', 'procedural', memories.procedural),
         episodeSection(memories.episodic));

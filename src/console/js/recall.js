@@ -2,7 +2,7 @@
 // ranked there — per signal its rank in that signal's own list, raw value, weight and
 // contribution to the fused score (the bars are the contributions, to scale).
 import { api } from './api.js';
-import { errorBox, h, num, show } from './dom.js';
+import { budgetNotice, errorBox, h, num, show } from './dom.js';
 
 const TYPES = ['semantic', 'episodic', 'procedural'];
 
@@ -41,10 +41,12 @@ export function recallView(root) {
     results));
 }
 
-function answer({ memories, contradictions }, explained) {
+function answer(result, explained) {
+  const { memories, contradictions } = result;
   if (memories.length === 0) return h('p', { class: 'muted' }, 'Nothing recalled.');
   const best = Math.max(...memories.map((m) => m.explanation?.score ?? m.score ?? 0), 1e-9);
   return [
+    budgetNotice(result),
     contradictions.length === 0 ? null : h('section', { class: 'contradictions' },
       h('h3', {}, 'Contradictions'), h('ul', {}, contradictions.map((c) => h('li', {}, c.description)))),
     h('ol', { class: 'cards results' }, memories.map((memory, i) => h('li', { class: 'card result' },

@@ -13,8 +13,9 @@ export function snapshotsView(root) {
 
   async function load() {
     try {
-      const { snapshots } = await api.snapshots();
-      show(list, snapshots.length === 0 ? h('p', { class: 'muted' }, 'No snapshots.') : table([...snapshots].reverse()));
+      // The service restores only into the namespace it serves (409 SNAPSHOT_CONFLICT otherwise).
+      const [{ snapshots }, { namespace }] = await Promise.all([api.snapshots(), api.stats()]);
+      show(list, snapshots.length === 0 ? h('p', { class: 'muted' }, 'No snapshots.') : table([...snapshots].reverse(), namespace));
     } catch (error) {
       show(list, error.status === 404 && error.code === 'ROUTE_NOT_FOUND'
         ? h('p', { class: 'muted' }, 'This service cannot list or restore snapshots online (GET /v1/snapshots).')
@@ -22,7 +23,7 @@ export function snapshotsView(root) {
     }
   }
 
-  function table(snapshots) {
+  function table(snapshots, served) {
     return h('table', { class: 'list' },
       h('thead', {}, h('tr', {}, ['Captured', 'Entity', 'Namespace', 'Memories', 'Snapshot', ''].map((title) => h('th', { scope: 'col' }, title)))),
       h('tbody', {}, snapshots.map((snapshot) => h('tr', { 'data-snapshot': snapshot.snapshot_id },
@@ -32,9 +33,19 @@ export function snapshotsView(root) {
         // A damaged file is listed with its problem and nothing read from it (counts {}).
         h('td', {}, snapshot.problem ? '—' : `${snapshot.memory_count} (${snapshot.counts.semantic} semantic, ${snapshot.counts.episodic} episodic, ${snapshot.counts.procedural} procedural)`),
         h('td', {}, h('code', {}, snapshot.snapshot_id.slice(0, 8))),
-        h('td', {}, snapshot.problem
-          ? h('span', { class: 'error' }, snapshot.problem)
-          : h('button', { type: 'button', 'aria-label': `Restore ${snapshot.entity} (${snapshot.snapshot_id})`, onclick: (event) => void restore(snapshot, event.currentTarget) }, 'Restore…'))))));
+        h('td', {}, snapshot.problem ? h('span', { class: 'error' }, snapshot.problem) : restoreButton(snapshot, served))))));
+  }
+
+  function restoreButton(snapshot, served) {
+    const label = `Restore ${snapshot.entity} (${snapshot.snapshot_id})`;
+    if (snapshot.namespace !== served) {
+      const why = `snapshot-why-${snapshot.snapshot_id}`;
+      return [
+        h('button', { type: 'button', disabled: true, 'aria-label': label, 'aria-describedby': why }, 'Restore…'),
+        h('span', { id: why, class: 'muted' }, ` Taken in namespace "${snapshot.namespace}"; this service serves "${served}" (restore it offline with memory-runtime restore --force).`),
+      ];
+    }
+    return h('button', { type: 'button', 'aria-label': label, onclick: (event) => void restore(snapshot, event.currentTarget) }, 'Restore…');
   }
 
   async function restore(snapshot, button) {

@@ -27,7 +27,7 @@ export const forget = declareOperation({
   name: 'forget',
   input: ForgetParams,
   output: ForgetResponse,
-  errors: ['NOT_FOUND', 'SNAPSHOT_FAILED', 'STORAGE_FULL'],
+  errors: ['NOT_FOUND', 'ENTITY_BUSY', 'SNAPSHOT_FAILED', 'STORAGE_FULL'],
   rest: [{
     method: 'delete', path: '/v1/entities/:entity_name', body: null, params: { entity_name: 'entity_name' }, query: ForgetQuery,
     summary: "Delete an entity's memories after writing a recovery snapshot",

@@ -19,7 +19,7 @@ export const restoreSnapshot = declareOperation({
   name: 'restoreSnapshot',
   input: SnapshotParams,
   output: RestoreResponse,
-  errors: ['SNAPSHOT_NOT_FOUND', 'SNAPSHOT_CONFLICT', 'SNAPSHOT_UNUSABLE', 'STORAGE_FULL'],
+  errors: ['SNAPSHOT_NOT_FOUND', 'SNAPSHOT_CONFLICT', 'SNAPSHOT_UNUSABLE', 'RESTORE_INTERRUPTED', 'RESTORE_BUSY', 'STORAGE_FULL'],
   rest: [{
     method: 'post', path: '/v1/snapshots/:snapshot_id/restore', body: null,
     summary: "Put a deleted entity's memories back from its snapshot; memories already present are skipped",
