@@ -13,7 +13,7 @@ before(async () => {
   llm = await FakeLlm.start();
   [down, flaky] = await Promise.all([
     startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_EXTRACTOR_URL: await unreachableUrl() }),
-    startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_EXTRACTOR_URL: llm.url, SERVICE_EXTRACTOR_TIMEOUT_MS: '400' }),
+    startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_EXTRACTOR_URL: llm.url, SERVICE_EXTRACTOR_TIMEOUT_MS: '2000' }),
   ]);
 });
 after(async () => {
