@@ -11,8 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { UseLiteEmbedder } from '../src/workers/embedding/use-lite.js';
-import { EntityMatcher } from '../src/workers/entity-mentions.js';
-import { ReadStore } from '../src/workers/read-store.js';
+import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { Corpus } from './lib/corpus.js';
 import { note } from './lib/progress.js';
@@ -108,10 +107,9 @@ class Texts {
 /** Mean cost of one recall's CPU work, in this process, one at a time: query embed, then KNN + FTS + graph + fusion. */
 async function rawRecallCost(dbPath: string, queries: string[]): Promise<MixedResults['rawRecallMs'] & { sentencesPerSecond: number }> {
   const db = openDatabase(dbPath, { readonly: true });
-  const store = new ReadStore(db, 1, 'default');
-  const engine = new RecallEngine(db, store, new EntityMatcher(db, 1), { minSimilarity: 0.45 });
+  const engine = new RecallEngine(new SqliteReadPort(db, 1, 'default', { minSimilarity: 0.45 }));
   const use = await UseLiteEmbedder.load();
-  for (const q of queries.slice(0, 20)) engine.recall({ query: q, entity: null, types: null, limit: 10, queryVector: (await use.embed([q]))[0] });
+  for (const q of queries.slice(0, 20)) await engine.recall({ query: q, entity: null, types: null, limit: 10, queryVector: (await use.embed([q]))[0] });
   let embed = 0;
   let search = 0;
   const measured = queries.slice(20);
@@ -119,7 +117,7 @@ async function rawRecallCost(dbPath: string, queries: string[]): Promise<MixedRe
     const t0 = performance.now();
     const [queryVector] = await use.embed([query]);
     const t1 = performance.now();
-    engine.recall({ query, entity: null, types: null, limit: 10, queryVector });
+    await engine.recall({ query, entity: null, types: null, limit: 10, queryVector });
     search += performance.now() - t1;
     embed += t1 - t0;
   }
