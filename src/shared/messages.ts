@@ -132,6 +132,8 @@ export interface WriterBatchReport {
   type: 'batch';
   commands: number;
   commitMs: number;
+  /** PostgreSQL: the WAL position at or past the commit (see BatchOutcome in writer/store-port.ts). */
+  position?: string;
 }
 
 /** Sent instead of WriterReady when the file could not be opened or migrated. */

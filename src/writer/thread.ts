@@ -1,23 +1,16 @@
 // The writer thread: the only read-write connection to the database.
 //
 // Group commit: commands that arrive while the thread is busy are queued; each flush runs
-// the whole queue inside ONE `BEGIN IMMEDIATE` transaction, each command in its own
+// the whole queue inside ONE transaction (`BEGIN IMMEDIATE` on SQLite), each command in its own
 // savepoint so one bad command cannot undo its neighbours, and replies only after COMMIT
-// returns. With synchronous=FULL, one fsync then acknowledges many writes.
+// returns. With synchronous=FULL, one fsync then acknowledges many writes. The storage is
+// behind the store port (store-port.ts); an asynchronous adapter's flushes run one at a time.
 import { parentPort, workerData } from 'node:worker_threads';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Config } from '../shared/config.js';
-import { openDatabase, type Db } from '../shared/db.js';
 import { toWireError } from '../shared/errors.js';
-import type {
-  CommandOf, WriterBatchReport, WriterCommandType, WriterHandlers, WriterReady, WriterReply, WriterRequest, WriterResults, WriterStartFailed,
-} from '../shared/messages.js';
-import { ensureNamespace, migrate } from './migrate.js';
-import { WriteStore } from './store.js';
-import { batchRunner } from './batch.js';
-import { prepareVectorTable } from './vector-table.js';
-import { embedderIdentity } from '../shared/embedder-identity.js';
+import type { WriterBatchReport, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/messages.js';
+import { openSqliteWriteStore } from './sqlite-store.js';
+import type { BatchOutcome, WriteStorePort } from './store-port.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
 
 /** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */
@@ -38,19 +31,13 @@ nameThread('mr-writer');
 lowerThreadPriority(WRITER_NICE, false);
 
 /**
- * Opens and migrates the file. A failure is posted as a message: an error thrown here reaches
+ * Opens and migrates the store. A failure is posted as a message: an error thrown here reaches
  * the main thread without its message (SqliteError does not survive the thread boundary).
  */
-function open(): { db: Db; namespaceId: number } {
-  let db: Db | null = null;
+async function open(): Promise<WriteStorePort> {
   try {
-    mkdirSync(dirname(config.dbPath), { recursive: true });
-    db = openDatabase(config.dbPath, { readonly: false, synchronous: config.synchronous });
-    migrate(db);
-    prepareVectorTable(db, embedderIdentity(config), config.reembedOnChange);
-    return { db, namespaceId: ensureNamespace(db, config.namespace) };
+    return openSqliteWriteStore(config);
   } catch (error) {
-    db?.close();
     const { code, message } = error as { code?: string; message?: string };
     port.postMessage({ type: 'startFailed', code: code ?? 'UNKNOWN', message: message ?? String(error) } satisfies WriterStartFailed);
     // Ends this thread only; the main thread reports the failure it was just sent.
@@ -58,81 +45,72 @@ function open(): { db: Db; namespaceId: number } {
   }
 }
 
-const { db, namespaceId } = open();
-const store = new WriteStore(db, config, namespaceId);
-
-/** One handler per command (a missing one fails to compile), each returning its command's result. */
-const handlers: WriterHandlers = {
-  ensureEntity: (command) => store.ensureEntity(command),
-  remember: (command) => store.remember(command),
-  startEpisode: (command) => store.startEpisode(command),
-  addMessage: (command) => store.addMessage(command),
-  endEpisode: (command) => store.endEpisode(command),
-  forgetBegin: (command) => store.forgetBegin(command),
-  forgetEnd: (command) => store.forgetEnd(command),
-  forgetRows: (command) => store.forgetRows(command),
-  restoreRows: (command) => store.restoreRows(command),
-  attachVectors: (command) => store.attachVectors(command),
-  reinforce: (command) => store.reinforce(command),
-  consolidate: (command) => store.consolidate(command),
-  installVectorGeneration: (command) => store.vectorIndex.install(command),
-  moveVectors: (command) => store.vectorIndex.move(command),
-  retireVectorGenerations: () => store.vectorIndex.retire(),
-};
-
-function execute<K extends WriterCommandType>(command: CommandOf<K>): WriterResults[K] {
-  // TypeScript does not narrow `command.type` to K by itself; the handler map's type guarantees it.
-  return handlers[command.type as K](command);
-}
-
-const runBatch = batchRunner(db, execute);
+const store = await open();
 
 const queue: WriterRequest[] = [];
 let flushScheduled = false;
 let closing = false;
 
+/** An asynchronous flush is in progress: the next one waits for it (one transaction at a time). */
+let flushing = false;
+
 function flush(): void {
   flushScheduled = false;
   const batch = queue.splice(0, MAX_BATCH);
-  if (batch.length > 0) {
-    let replies: WriterReply[];
-    const started = performance.now();
-    try {
-      replies = runBatch.immediate(batch);
-    } catch (error) {
-      // COMMIT itself failed (disk full, I/O error): nothing in the batch was stored.
-      const wire = toWireError(error);
-      replies = batch.map((request) => ({ id: request.id, ok: false, error: wire }));
-    }
-    // The report first: whoever sees an acknowledgement then also sees its batch counted.
-    port.postMessage({ type: 'batch', commands: batch.length, commitMs: performance.now() - started } satisfies WriterBatchReport);
-    for (const reply of replies) port.postMessage(reply);
+  if (batch.length === 0) return afterFlush();
+  const started = performance.now();
+  let outcome: BatchOutcome | Promise<BatchOutcome>;
+  try {
+    outcome = store.runBatch(batch);
+  } catch (error) {
+    outcome = failedBatch(batch, error);
   }
+  if (!(outcome instanceof Promise)) return finish(batch, outcome, started);
+  flushing = true;
+  outcome.then((done) => finish(batch, done, started), (error) => finish(batch, failedBatch(batch, error), started));
+}
+
+/** COMMIT itself failed (disk full, I/O error, connection lost): nothing in the batch was stored. */
+function failedBatch(batch: WriterRequest[], error: unknown): BatchOutcome {
+  const wire = toWireError(error);
+  return { replies: batch.map((request): WriterReply => ({ id: request.id, ok: false, error: wire })) };
+}
+
+function finish(batch: WriterRequest[], outcome: BatchOutcome, started: number): void {
+  flushing = false;
+  // The report first: whoever sees an acknowledgement then also sees its batch counted.
+  const report: WriterBatchReport = { type: 'batch', commands: batch.length, commitMs: performance.now() - started };
+  if (outcome.position !== undefined) report.position = outcome.position;
+  port.postMessage(report);
+  for (const reply of outcome.replies) port.postMessage(reply);
+  afterFlush();
+}
+
+function afterFlush(): void {
   if (queue.length > 0) schedule();
-  else if (closing) shutDown();
+  else if (closing) void shutDown();
 }
 
 function schedule(): void {
-  if (flushScheduled) return;
+  if (flushScheduled || flushing) return;
   flushScheduled = true;
   // setImmediate lets every message already delivered to this thread join the batch.
   setImmediate(flush);
 }
 
-function shutDown(): void {
-  db.pragma('wal_checkpoint(TRUNCATE)');
-  db.close();
+async function shutDown(): Promise<void> {
+  await store.close();
   port.close();
 }
 
 port.on('message', (message: WriterRequest | WriterControl) => {
   if ('type' in message && message.type === 'close') {
     closing = true;
-    if (!flushScheduled && queue.length === 0) shutDown();
+    if (!flushScheduled && !flushing && queue.length === 0) void shutDown();
     return;
   }
   queue.push(message as WriterRequest);
   schedule();
 });
 
-port.postMessage({ type: 'ready', namespaceId } satisfies WriterReady);
+port.postMessage({ type: 'ready', namespaceId: store.namespaceId } satisfies WriterReady);

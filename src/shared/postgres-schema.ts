@@ -1,0 +1,172 @@
+// The PostgreSQL schema (issue 16): the same tables, columns and meanings as the SQLite
+// migrations in sql-schema.ts, so both adapters of the store port answer alike. Applied by the
+// writer side at start (src/writer/postgres/migrate.ts), one transaction per entry, tracked in
+// `schema_version`; append a new entry for every change, never edit an applied one.
+//
+// Where PostgreSQL differs from SQLite, and why:
+// - memories.rowid is a bigint identity: ids are never reused (as AUTOINCREMENT) and, because a
+//   namespace's write batches serialise on pg_advisory_xact_lock (WRITE_LOCK_CLASS below), a
+//   namespace's ids grow in commit order — promotion watermarks and forgetBegin's maxRowid rely on it.
+// - Text search is a generated tsvector (content weight A, the previous turn's `context` weight D,
+//   the BM25F-style down-weighting of migration 6) under a GIN index, instead of FTS5.
+// - Vectors are float32 bytea rows keyed by memory rowid with the IVF `cell` beside them, under a
+//   covering index (namespace_id, cell) INCLUDE (rowid, embedding), instead of vec0: a recall reads
+//   the cells it probes from the index alone and scores them in the pool.
+// - Deletion snapshots are tables, written in the delete's own transaction (not files).
+// Times stay integer milliseconds since the epoch (bigint) and booleans stay integers, so rows
+// read from either backend look the same to the code above.
+
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+  /* 1 */ `
+  CREATE TABLE meta (
+    key   text PRIMARY KEY,
+    value text NOT NULL
+  );
+
+  CREATE TABLE namespaces (
+    id         integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name       text NOT NULL UNIQUE,
+    created_at bigint NOT NULL
+  );
+
+  CREATE TABLE entities (
+    id           text PRIMARY KEY,
+    namespace_id integer NOT NULL REFERENCES namespaces(id),
+    name         text NOT NULL,
+    kind         text NOT NULL,
+    created_at   bigint NOT NULL,
+    UNIQUE (namespace_id, name)
+  );
+  CREATE INDEX entities_by_lower_name ON entities(namespace_id, lower(name));
+
+  CREATE TABLE episodes (
+    id               text PRIMARY KEY,
+    namespace_id     integer NOT NULL REFERENCES namespaces(id),
+    started_at       bigint NOT NULL,
+    last_activity_at bigint NOT NULL,
+    ended_at         bigint,
+    outcome          text,
+    message_count    integer NOT NULL DEFAULT 0
+  );
+
+  CREATE TABLE episode_participants (
+    episode_id text NOT NULL REFERENCES episodes(id),
+    entity_id  text NOT NULL REFERENCES entities(id),
+    position   integer NOT NULL,
+    PRIMARY KEY (episode_id, entity_id)
+  );
+  CREATE INDEX episode_participants_by_entity ON episode_participants(entity_id, episode_id);
+
+  CREATE TABLE memories (
+    rowid            bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id               text NOT NULL UNIQUE,
+    namespace_id     integer NOT NULL REFERENCES namespaces(id),
+    memory_type      text NOT NULL CHECK (memory_type IN ('episodic', 'semantic', 'procedural')),
+    content          text NOT NULL,
+    content_key      text NOT NULL,
+    confidence       double precision NOT NULL CHECK (confidence BETWEEN 0 AND 1),
+    stability        double precision NOT NULL,
+    difficulty       double precision NOT NULL,
+    access_count     integer NOT NULL DEFAULT 0,
+    last_access_at   bigint NOT NULL,
+    created_at       bigint NOT NULL,
+    archived         integer NOT NULL DEFAULT 0,
+    extraction_tier  integer NOT NULL,
+    entity_id        text REFERENCES entities(id),
+    episode_id       text REFERENCES episodes(id),
+    seq              integer,
+    role             text,
+    -- 0: waiting for its vector, 1: embedded, -1: the embedder rejected the text (migration 2)
+    embedded         integer NOT NULL DEFAULT 0,
+    promoted_into    bigint,
+    decayed_at       bigint,
+    vector_cell      bigint NOT NULL DEFAULT 0,
+    context          text NOT NULL DEFAULT '',
+    search           tsvector GENERATED ALWAYS AS (
+      setweight(to_tsvector('english'::regconfig, content), 'A') ||
+      setweight(to_tsvector('english'::regconfig, context), 'D')) STORED
+  );
+  CREATE INDEX memories_by_entity ON memories(entity_id, content_key);
+  CREATE INDEX memories_by_episode ON memories(episode_id, seq);
+  CREATE INDEX memories_by_namespace ON memories(namespace_id, archived, memory_type);
+  CREATE INDEX memories_by_recency ON memories(namespace_id, created_at);
+  CREATE INDEX memories_unembedded ON memories(namespace_id, rowid) WHERE embedded = 0;
+  CREATE INDEX memories_promotable ON memories(namespace_id, rowid)
+    WHERE memory_type = 'episodic' AND archived = 0 AND promoted_into IS NULL;
+  CREATE INDEX memories_promoted_into ON memories(promoted_into) WHERE promoted_into IS NOT NULL;
+  CREATE INDEX memories_by_vector_cell ON memories(namespace_id, vector_cell) WHERE embedded = 1;
+  CREATE INDEX memories_search ON memories USING gin (search);
+
+  CREATE TABLE memory_entities (
+    memory_rowid bigint NOT NULL REFERENCES memories(rowid) ON DELETE CASCADE,
+    entity_id    text NOT NULL REFERENCES entities(id),
+    relation     text NOT NULL,
+    PRIMARY KEY (memory_rowid, entity_id, relation)
+  );
+  CREATE INDEX memory_entities_by_entity ON memory_entities(entity_id, relation);
+
+  -- One float32 vector per embedded memory (rowid = the memory's). The covering index is created
+  -- with the table's dimension known (postgresVectorIndexSql): see there.
+  CREATE TABLE memory_vectors (
+    rowid        bigint PRIMARY KEY REFERENCES memories(rowid) ON DELETE CASCADE,
+    namespace_id integer NOT NULL REFERENCES namespaces(id),
+    cell         bigint NOT NULL DEFAULT 0,
+    embedding    bytea NOT NULL
+  );
+
+  CREATE TABLE vector_generations (
+    generation   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    namespace_id integer NOT NULL REFERENCES namespaces(id),
+    trained_on   integer NOT NULL,
+    created_at   bigint NOT NULL
+  );
+  CREATE INDEX vector_generations_by_namespace ON vector_generations(namespace_id, generation);
+  CREATE TABLE vector_cells (
+    cell       bigint GENERATED ALWAYS AS IDENTITY (START WITH 1) PRIMARY KEY,
+    generation bigint NOT NULL REFERENCES vector_generations(generation) ON DELETE CASCADE,
+    centroid   bytea NOT NULL -- float32, unit length
+  );
+  CREATE INDEX vector_cells_by_generation ON vector_cells(generation, cell);
+
+  -- Deletion snapshots (the SQLite build writes them as files, shared/snapshot-file.ts): the
+  -- header, then one row per memory in the file format's shape (MemoryRowFile: columns, links,
+  -- embedding), inserted by the writer in the same transaction that deletes the memory.
+  CREATE TABLE deletion_snapshots (
+    snapshot_id  text PRIMARY KEY,
+    namespace_id integer NOT NULL REFERENCES namespaces(id),
+    captured_at  text NOT NULL,
+    entity       jsonb NOT NULL, -- {id, name, kind}
+    embedder     text
+  );
+  CREATE INDEX deletion_snapshots_by_namespace ON deletion_snapshots(namespace_id, captured_at);
+  CREATE TABLE deletion_snapshot_memories (
+    snapshot_id  text NOT NULL REFERENCES deletion_snapshots(snapshot_id) ON DELETE CASCADE,
+    memory_rowid bigint NOT NULL, -- the deleted row's rowid: the snapshot's order
+    memory       jsonb NOT NULL,
+    PRIMARY KEY (snapshot_id, memory_rowid)
+  );
+  `,
+];
+
+/**
+ * Lock classes of the two-key advisory locks (pg_advisory_xact_lock(class, key)), so the
+ * service's locks never collide with each other or with an operator's own.
+ * WRITE: key = namespace id; every write batch takes it first, so a namespace's batches
+ * serialise across nodes and its rowids follow commit order. MIGRATE: key 0; nodes starting
+ * together migrate one at a time.
+ */
+export const PG_LOCK_CLASS = { write: 0x6d72_0001, migrate: 0x6d72_0002 } as const;
+
+/**
+ * B-tree entries are limited to about a third of a page (2,704 bytes with 8 kB pages): a float32
+ * vector fits as an INCLUDE column up to 640 dimensions (2,560 bytes plus keys). Larger vectors
+ * (e.g. 1,536-d OpenAI ones) get the plain (namespace_id, cell) index and are read from the heap.
+ */
+export const MAX_COVERED_DIMENSIONS = 640;
+
+/** The IVF scan index for vectors of this dimension (idempotent; run once the embedder is known). */
+export function postgresVectorIndexSql(dimensions: number): string {
+  return dimensions <= MAX_COVERED_DIMENSIONS
+    ? 'CREATE INDEX IF NOT EXISTS memory_vectors_by_cell ON memory_vectors (namespace_id, cell) INCLUDE (rowid, embedding)'
+    : 'CREATE INDEX IF NOT EXISTS memory_vectors_by_cell ON memory_vectors (namespace_id, cell)';
+}

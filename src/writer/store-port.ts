@@ -1,0 +1,41 @@
+// The store port (issue 16): what the writer thread needs from storage, whichever engine holds
+// it. The thread queues commands and hands each flush to `runBatch`; an adapter runs the flush
+// as ONE transaction with each command in its own savepoint (a failing command is undone alone,
+// its neighbours commit) and answers one reply per command, in order, only once COMMIT returned.
+// Two adapters: SQLite (sqlite-store.ts, synchronous inside BEGIN IMMEDIATE — the embedded
+// default, unchanged) and PostgreSQL (postgres/, asynchronous). Both pass test/store-contract.
+import type { WriterCommandType, CommandOf, WriterReply, WriterRequest, WriterResults } from '../shared/messages.js';
+
+/** One committed flush. */
+export interface BatchOutcome {
+  replies: WriterReply[];
+  /**
+   * PostgreSQL: the WAL position at or past this flush's commit record (pg_lsn text, e.g.
+   * '0/16B3748'). A replica whose pg_last_wal_replay_lsn() has reached it sees every write of the
+   * flush (read-your-writes). Absent for SQLite, where readers share the file.
+   */
+  position?: string;
+}
+
+export interface WriteStorePort {
+  /** The configured namespace's id in this database (created at open when new). */
+  readonly namespaceId: number;
+  /**
+   * Runs one flush. Returns synchronously when the engine is synchronous (SQLite: no promise, no
+   * extra tick on the embedded path). Throws or rejects, committing nothing, when the transaction
+   * as a whole failed (disk full, connection lost, COMMIT refused): every command then failed.
+   * The caller never starts a flush before the previous one settled (one transaction at a time).
+   */
+  runBatch(batch: WriterRequest[]): BatchOutcome | Promise<BatchOutcome>;
+  /** Ends the connection(s) once the last flush settled. */
+  close(): void | Promise<void>;
+}
+
+/**
+ * One handler per writer command, each returning its command's result — the command set every
+ * adapter implements (a missing one fails to compile). `Context` is what a handler runs against
+ * (PostgreSQL: the flush's transaction); `Result` wraps results (a Promise for async engines).
+ */
+export type WriteCommandSet<Context, Async extends boolean> = {
+  [K in WriterCommandType]: (command: CommandOf<K>, context: Context) => Async extends true ? Promise<WriterResults[K]> : WriterResults[K];
+};
