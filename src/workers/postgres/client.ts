@@ -1,0 +1,25 @@
+// The pool's PostgreSQL connections (`postgres`, porsager's client). Row ids are bigint in the
+// schema (src/shared/postgres-schema.ts) but stay far below 2^53, so they are parsed as numbers:
+// rows then look exactly like the SQLite adapter's to the engine, the handlers and the wire.
+import postgres from 'postgres';
+
+export type Sql = postgres.Sql<{ bigint: number }>;
+export type Tx = postgres.TransactionSql<{ bigint: number }>;
+
+/** int8 as a JavaScript number (count(*), sum() and every rowid). */
+const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) };
+
+export interface ReaderOptions {
+  /** Connections this thread may open (a recall holds one for its snapshot). */
+  max?: number;
+}
+
+export function connectReader(url: string, { max = 4 }: ReaderOptions = {}): Sql {
+  return postgres(url, {
+    max,
+    types: { bigint: bigintAsNumber },
+    // Notices (e.g. "text-search query contains only stop words") are not errors of the recall.
+    onnotice: () => {},
+    connection: { application_name: 'memory-runtime pool' },
+  });
+}
