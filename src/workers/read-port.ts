@@ -37,11 +37,20 @@ export interface RecallReads {
   rows(rowids: number[]): Promise<MemoryRow[]>;
 }
 
+export interface SnapshotOptions {
+  /** PostgreSQL: the WAL position (pg_lsn text) of the caller's last write. */
+  after?: string;
+}
+
 /** One namespace's reads for the pool's task handlers (worker.ts). */
 export interface ReadPort {
   readonly namespace: string;
-  /** Runs one recall's reads on one snapshot; the snapshot ends when `work` settles. */
-  snapshot<T>(work: (reads: RecallReads) => Promise<T>): Promise<T>;
+  /**
+   * Runs one recall's reads on one snapshot; the snapshot ends when `work` settles. `after`: a
+   * write position the snapshot must include (read-your-writes on replicas; SQLite readers
+   * share the writer's file and always do).
+   */
+  snapshot<T>(work: (reads: RecallReads) => Promise<T>, options?: SnapshotOptions): Promise<T>;
 
   entity(name: string): Promise<EntityRecord | undefined>;
   entitiesNamedIn(text: string): Promise<string[]>;

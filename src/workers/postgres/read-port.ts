@@ -9,29 +9,37 @@ import { nameCandidates } from '../entity-mentions.js';
 import { cellFor } from '../ivf/cells.js';
 import { trainIndex, trainingSample } from '../ivf/kmeans.js';
 import type { EpisodeRow, MemoryRow } from '../read-store.js';
-import type { ReadPort, RecallReads } from '../read-port.js';
+import type { ReadPort, RecallReads, SnapshotOptions } from '../read-port.js';
 import type { CandidateRow } from '../recall/signals.js';
 import type { Sql, Tx } from './client.js';
 import { candidateFilter } from './filter.js';
 import { lexicalCandidates } from './lexical.js';
 import { PostgresVectors } from './vectors.js';
+import { ReadSource, type ReplicaOptions } from './replica.js';
 
 export interface PostgresReadOptions {
   minSimilarity: number;
   vectorProbes?: number;
+  /** Recall on replicas with read-your-writes (replica.ts); absent = every read on `sql`. */
+  replica?: ReplicaOptions;
 }
 
 const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id';
 
 export class PostgresReadPort implements ReadPort {
   private readonly vectors: PostgresVectors;
+  /** Where recall snapshots are read: the replica when it is fresh enough, else the primary. */
+  readonly source: ReadSource;
 
+  /** `sql`: the primary (target_session_attrs=primary); every read but recall snapshots goes there. */
   constructor(private readonly sql: Sql, private readonly namespaceId: number, readonly namespace: string, options: PostgresReadOptions) {
     this.vectors = new PostgresVectors(namespaceId, options.minSimilarity, options.vectorProbes);
+    this.source = new ReadSource(sql, options.replica ?? null);
   }
 
-  snapshot<T>(work: (reads: RecallReads) => Promise<T>): Promise<T> {
-    return this.sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(this.recallReads(tx))) as Promise<T>;
+  async snapshot<T>(work: (reads: RecallReads) => Promise<T>, options: SnapshotOptions = {}): Promise<T> {
+    const sql = await this.source.choose(options.after);
+    return sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(this.recallReads(tx))) as Promise<T>;
   }
 
   private recallReads(tx: Tx): RecallReads {

@@ -32,6 +32,8 @@ export interface RecallRequest {
   queryVector: Float32Array | null;
   /** Attach each hit's explanation (explain.ts); off by default, and then nothing is built for it. */
   explain?: boolean;
+  /** A write position the recall must see (read-your-writes on PostgreSQL replicas). */
+  after?: string;
 }
 
 export interface RecallHit {
@@ -101,7 +103,7 @@ export class RecallEngine {
     return this.port.snapshot(async (reads) => {
       const ranked = await this.ranked(reads, request, now, timings);
       return timedAsync(timings, 'hydrate', () => this.hydrated(reads, ranked, budgetBytes));
-    });
+    }, { after: request.after });
   }
 
   /** Whole rows of the ranked hits, in rank order, read a chunk at a time until the budget is spent. */
