@@ -6,6 +6,9 @@ import type { Db } from '../../src/shared/db.js';
 import { POSTGRES_MIGRATIONS, postgresVectorIndexSql } from '../../src/shared/postgres-schema.js';
 import type { Sql } from '../../src/workers/postgres/client.js';
 
+/** Rows per INSERT (a 100k-memory file's vectors would not fit one JSON parameter). */
+const PAGE_ROWS = 5000;
+
 /** Parents before children (foreign keys); identity columns keep SQLite's values. */
 const TABLES = ['meta', 'namespaces', 'entities', 'episodes', 'episode_participants', 'memories', 'memory_entities',
   'memory_vectors', 'vector_generations', 'vector_cells'];
@@ -21,11 +24,14 @@ export async function mirrorIntoPostgres(db: Db, sql: Sql): Promise<void> {
     for (const table of TABLES) {
       const columns = (await tx<{ column_name: string }[]>`SELECT column_name FROM information_schema.columns
         WHERE table_name = ${table} AND is_generated = 'NEVER' ORDER BY ordinal_position`).map((c) => c.column_name);
-      const rows = (db.prepare(`SELECT ${columns.map((c) => (c === 'rowid' ? 'rowid AS rowid' : c)).join(', ')} FROM ${table}`).all() as Record<string, unknown>[])
-        .map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Buffer.isBuffer(v) ? `\\x${v.toString('hex')}` : typeof v === 'bigint' ? Number(v) : v])));
-      if (rows.length === 0) continue;
       const list = columns.map((c) => `"${c}"`).join(', ');
-      await tx.unsafe(`INSERT INTO ${table} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM json_populate_recordset(NULL::${table}, $1::text::json)`, [JSON.stringify(rows)]);
+      const page = db.prepare(`SELECT ${columns.map((c) => (c === 'rowid' ? 'rowid AS rowid' : c)).join(', ')} FROM ${table} LIMIT ? OFFSET ?`);
+      for (let offset = 0; ; offset += PAGE_ROWS) {
+        const rows = (page.all(PAGE_ROWS, offset) as Record<string, unknown>[])
+          .map((row) => Object.fromEntries(Object.entries(row).map(([k, v]) => [k, Buffer.isBuffer(v) ? `\\x${v.toString('hex')}` : typeof v === 'bigint' ? Number(v) : v])));
+        if (rows.length === 0) break;
+        await tx.unsafe(`INSERT INTO ${table} (${list}) OVERRIDING SYSTEM VALUE SELECT ${list} FROM json_populate_recordset(NULL::${table}, $1::text::json)`, [JSON.stringify(rows)]);
+      }
     }
     // Identity sequences continue after the copied ids, as SQLite's would.
     for (const [table, column] of [['namespaces', 'id'], ['memories', 'rowid'], ['vector_generations', 'generation'], ['vector_cells', 'cell']]) {
