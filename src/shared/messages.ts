@@ -42,6 +42,12 @@ export type WriterCommand =
       type: 'forgetRows';
       /** [rowid, id] pairs from an fsynced deletion snapshot; the id guards against a reused rowid. */
       rows: [number, string][];
+      /**
+       * PostgreSQL only (required there): the snapshot each row is copied into, in the same
+       * transaction that deletes it (tables, not a file). SQLite leaves it out: its snapshot file
+       * was fsynced before the first chunk.
+       */
+      snapshot?: import('./file-formats.js').SnapshotHeaderT;
     }
   | {
       /**

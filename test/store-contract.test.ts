@@ -1,0 +1,289 @@
+// The store port's contract (issue 16): the same writer commands, run through the port, behave
+// the same on both adapters — SQLite (a file per test) and PostgreSQL (a private cluster for
+// this file, a database per test). Behaviour is asserted through command results and the rows
+// they leave, read back with plain SQL both engines understand.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import type { SnapshotHeaderT, SnapshotFileT } from '../src/shared/file-formats.js';
+import { FIRST_USE_KIND } from '../src/shared/schemas.js';
+import { postgresBackend, run, runBatch, sqliteBackend, type Backend, type OpenStore } from './support/store-backends.js';
+
+const DIMS = 512; // the default embedder's (use-lite-512): the writer checks vectors against it
+
+function unitVector(seed: number): Float32Array {
+  const v = new Float32Array(DIMS);
+  v[seed % DIMS] = 1;
+  return v;
+}
+
+function header(entity: { id: string; name: string; kind: string }): SnapshotHeaderT {
+  return { format_version: 1, snapshot_id: randomUUID(), captured_at: new Date().toISOString(), namespace: 'default', entity, embedder: 'use-lite-512' };
+}
+
+for (const backend of [sqliteBackend(), postgresBackend()]) contract(backend);
+
+function contract(backend: Backend): void {
+  describe(`store port contract: ${backend.name}`, { skip: backend.unavailable ?? false }, () => {
+    before(() => backend.start());
+    after(() => backend.stop());
+
+    /** A fresh store for one test, closed whatever happens. */
+    async function withStore(body: (s: OpenStore) => Promise<void>): Promise<void> {
+      const opened = await backend.open();
+      try {
+        await body(opened);
+      } finally {
+        await opened.close();
+      }
+    }
+
+    test('ensureEntity gets or creates by name; the first kind stays', () => withStore(async ({ store }) => {
+      const first = await run(store, { type: 'ensureEntity', name: 'Alice', kind: 'user' });
+      const again = await run(store, { type: 'ensureEntity', name: 'Alice', kind: 'team' });
+      assert.equal(again.id, first.id);
+      assert.equal(again.kind, 'user');
+      const other = await run(store, { type: 'ensureEntity', name: 'alice', kind: 'user' });
+      assert.notEqual(other.id, first.id, 'names are case-sensitive identifiers');
+    }));
+
+    test('remember creates the entity on first use and de-duplicates a repeated fact, keeping the stronger confidence', () => withStore(async ({ store, rows }) => {
+      const stored = await run(store, { type: 'remember', entity: 'Bob', fact: 'Bob likes tea.', confidence: 0.6 });
+      assert.equal(stored.memory_type, 'semantic');
+      const repeated = await run(store, { type: 'remember', entity: 'Bob', fact: '  bob LIKES tea ', confidence: 0.9 });
+      assert.equal(repeated.id, stored.id);
+      assert.equal(repeated.confidence, 0.9);
+      const lower = await run(store, { type: 'remember', entity: 'Bob', fact: 'Bob likes tea', confidence: 0.2 });
+      assert.equal(lower.confidence, 0.9);
+      const memories = await rows<{ id: string; confidence: number }>('SELECT id, confidence FROM memories');
+      assert.deepEqual(memories, [{ id: stored.id, confidence: 0.9 }]);
+      const [entity] = await rows<{ kind: string }>('SELECT kind FROM entities WHERE name = ?', 'Bob');
+      assert.equal(entity!.kind, FIRST_USE_KIND);
+      const links = await rows<{ relation: string }>('SELECT relation FROM memory_entities');
+      assert.deepEqual(links.map((l) => l.relation), ['owner']);
+    }));
+
+    test('a failing command is undone alone; its neighbours in the flush commit', () => withStore(async ({ store, rows }) => {
+      const { replies } = await runBatch(store, [
+        { type: 'remember', entity: 'Carol', fact: 'first', confidence: 1 },
+        { type: 'addMessage', episodeId: randomUUID(), role: 'user', content: 'to nowhere' },
+        { type: 'remember', entity: 'Carol', fact: 'second', confidence: 1 },
+      ]);
+      assert.deepEqual(replies.map((r) => r.ok), [true, false, true]);
+      assert.deepEqual(replies.map((r) => r.id), [1, 2, 3]);
+      const failed = replies[1]!;
+      assert.equal(failed.ok ? null : failed.error.code, 'NOT_FOUND');
+      const contents = await rows<{ content: string }>('SELECT content FROM memories ORDER BY rowid');
+      assert.deepEqual(contents.map((r) => r.content), ['first', 'second']);
+    }));
+
+    test('rowids grow in commit order and are never reused after a delete', () => withStore(async ({ store, rows }) => {
+      await run(store, { type: 'remember', entity: 'Dan', fact: 'one', confidence: 1 });
+      await run(store, { type: 'remember', entity: 'Dan', fact: 'two', confidence: 1 });
+      const before = await rows<{ rowid: number; id: string }>('SELECT rowid, id FROM memories ORDER BY rowid');
+      assert.ok(before[1]!.rowid > before[0]!.rowid);
+      const dan = await run(store, { type: 'ensureEntity', name: 'Dan', kind: 'user' });
+      await run(store, { type: 'forgetBegin', deletionId: 1, entity: 'Dan' });
+      const last = before[1]!;
+      await run(store, { type: 'forgetRows', rows: [[last.rowid, last.id]], snapshot: header(dan) });
+      await run(store, { type: 'forgetEnd', deletionId: 1 });
+      await run(store, { type: 'remember', entity: 'Dan', fact: 'three', confidence: 1 });
+      const [three] = await rows<{ rowid: number }>('SELECT rowid FROM memories WHERE content = ?', 'three');
+      assert.ok(three!.rowid > last.rowid, `rowid ${three!.rowid} reuses or precedes the deleted ${last.rowid}`);
+    }));
+
+    test('an episode stores each message at once, with the previous turn as context and participant links', () => withStore(async ({ store, rows }) => {
+      const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Eve', 'Frank'] });
+      await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content: 'Where do you live?' });
+      await run(store, { type: 'addMessage', episodeId: episode_id, role: 'assistant', content: 'In Lisbon.' });
+      const turns = await rows<{ seq: number; role: string; context: string; memory_type: string }>(
+        'SELECT seq, role, context, memory_type FROM memories WHERE episode_id = ? ORDER BY seq', episode_id);
+      assert.deepEqual(turns, [
+        { seq: 0, role: 'user', context: '', memory_type: 'episodic' },
+        { seq: 1, role: 'assistant', context: 'Where do you live?', memory_type: 'episodic' },
+      ]);
+      const links = await rows<{ n: number }>("SELECT count(*) AS n FROM memory_entities WHERE relation = 'participant'");
+      assert.equal(Number(links[0]!.n), 4);
+      const [episode] = await rows<{ message_count: number }>('SELECT message_count FROM episodes WHERE id = ?', episode_id);
+      assert.equal(episode!.message_count, 2);
+    }));
+
+    test('ending an episode stores extracted memories with owner and mention links; it ends once', () => withStore(async ({ store, rows }) => {
+      const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Gina'] });
+      await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content: 'Gina works with Hal.' });
+      const [turn] = await rows<{ id: string }>('SELECT id FROM memories WHERE episode_id = ?', episode_id);
+      const ended = await run(store, {
+        type: 'endEpisode', episodeId: episode_id, outcome: 'success', sourceIds: [turn!.id],
+        memories: [
+          { content: 'Gina works with Hal', memory_type: 'semantic', confidence: 0.8, extraction_tier: 1, entities: ['Gina', 'Hal'] },
+          { content: 'no owner', memory_type: 'semantic', confidence: 0.8, extraction_tier: 1, entities: [] },
+        ],
+      });
+      assert.equal(ended.memories_created, 1);
+      const links = await rows<{ name: string; relation: string }>(`SELECT e.name, me.relation FROM memory_entities me
+        JOIN entities e ON e.id = me.entity_id JOIN memories m ON m.rowid = me.memory_rowid
+        WHERE m.memory_type = 'semantic' ORDER BY e.name`);
+      assert.deepEqual(links.map((l) => `${l.name}:${l.relation}`), ['Gina:owner', 'Hal:mention']);
+      await assert.rejects(run(store, { type: 'endEpisode', episodeId: episode_id, outcome: null, memories: [], sourceIds: [] }), { code: 'NOT_FOUND' });
+      await assert.rejects(run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content: 'late' }), { code: 'NOT_FOUND' });
+    }));
+
+    test('extraction output whose source turn was deleted meanwhile is not stored', () => withStore(async ({ store, rows }) => {
+      const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Ian'] });
+      await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content: 'Ian owns a boat.' });
+      const [turn] = await rows<{ rowid: number; id: string }>('SELECT rowid, id FROM memories');
+      const ian = await run(store, { type: 'ensureEntity', name: 'Ian', kind: 'user' });
+      await run(store, { type: 'forgetBegin', deletionId: 7, entity: 'Ian' });
+      await run(store, { type: 'forgetRows', rows: [[turn!.rowid, turn!.id]], snapshot: header(ian) });
+      await run(store, { type: 'forgetEnd', deletionId: 7 });
+      const ended = await run(store, {
+        type: 'endEpisode', episodeId: episode_id, outcome: null, sourceIds: [turn!.id],
+        memories: [{ content: 'Ian owns a boat', memory_type: 'semantic', confidence: 1, extraction_tier: 1, entities: ['Ian'] }],
+      });
+      assert.equal(ended.memories_created, 0);
+      assert.equal((await rows('SELECT id FROM memories')).length, 0);
+    }));
+
+    test('while a delete is open, its rows are no duplicates and extraction from them stores nothing', () => withStore(async ({ store, rows }) => {
+      const kept = await run(store, { type: 'remember', entity: 'Jo', fact: 'Jo skis', confidence: 1 });
+      await run(store, { type: 'forgetBegin', deletionId: 3, entity: 'Jo' });
+      const during = await run(store, { type: 'remember', entity: 'Jo', fact: 'Jo skis', confidence: 1 });
+      assert.notEqual(during.id, kept.id, 'a fact repeated during the delete gets a row of its own');
+      await run(store, { type: 'forgetEnd', deletionId: 3 });
+      const after = await run(store, { type: 'remember', entity: 'Jo', fact: 'Jo skis', confidence: 1 });
+      assert.equal(after.id, kept.id, 'once the delete is closed, the older row is the duplicate again');
+      assert.equal((await rows('SELECT id FROM memories')).length, 2);
+    }));
+
+    test('forgetRows deletes exactly the listed rows (id-guarded) with links and vectors, and clears the next turn\'s context', () => withStore(async ({ store, rows }) => {
+      const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Kim'] });
+      for (const content of ['a secret', 'reply', 'other']) await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content });
+      const turns = await rows<{ rowid: number; id: string }>('SELECT rowid, id FROM memories ORDER BY seq');
+      await run(store, { type: 'attachVectors', items: [{ rowid: turns[0]!.rowid, vector: unitVector(1), cell: 0, mentionedEntityIds: [] }] });
+      const kim = await run(store, { type: 'ensureEntity', name: 'Kim', kind: 'user' });
+      await run(store, { type: 'forgetBegin', deletionId: 9, entity: 'Kim' });
+      const step = await run(store, {
+        type: 'forgetRows', snapshot: header(kim),
+        rows: [[turns[0]!.rowid, turns[0]!.id], [turns[2]!.rowid, randomUUID()]],
+      });
+      await run(store, { type: 'forgetEnd', deletionId: 9 });
+      assert.deepEqual(step, { processed: 2, removed: 1 });
+      const left = await rows<{ content: string; context: string }>('SELECT content, context FROM memories ORDER BY seq');
+      assert.deepEqual(left, [{ content: 'reply', context: '' }, { content: 'other', context: 'reply' }]);
+      assert.equal((await rows('SELECT rowid FROM memory_vectors')).length, 0);
+      assert.equal((await rows('SELECT memory_rowid FROM memory_entities WHERE memory_rowid = ?', turns[0]!.rowid)).length, 0);
+      const again = await run(store, { type: 'forgetRows', snapshot: header(kim), rows: [[turns[0]!.rowid, turns[0]!.id]] });
+      assert.deepEqual(again, { processed: 1, removed: 0 });
+    }));
+
+    test('restoreRows puts memories back with their id, columns, links and vector; twice changes nothing', () => withStore(async ({ store, rows }) => {
+      const leo = await run(store, { type: 'ensureEntity', name: 'Leo', kind: 'user' });
+      const snapshot = header(leo);
+      const memory = {
+        id: randomUUID(), memory_type: 'semantic', content: 'Leo plays chess', content_key: 'leo plays chess',
+        confidence: 0.7, stability: 12.5, difficulty: 5, access_count: 3, last_access_at: 1_700_000_000_000,
+        created_at: 1_690_000_000_000, archived: 0, extraction_tier: 2, entity_id: leo.id, episode_id: null, seq: null, role: null,
+        links: [{ entity_id: leo.id, relation: 'owner' }], embedding: Array.from(unitVector(5)),
+      } as SnapshotFileT['memories'][number];
+      const first = await run(store, { type: 'restoreRows', snapshot, memories: [memory] });
+      assert.deepEqual(first, { processed: 1, restored: 1, present: 0 });
+      const [row] = await rows<Record<string, unknown>>(`SELECT id, confidence, stability, access_count, created_at, extraction_tier,
+        entity_id, embedded FROM memories`);
+      assert.deepEqual({ ...row }, {
+        id: memory.id, confidence: 0.7, stability: 12.5, access_count: 3, created_at: 1_690_000_000_000, extraction_tier: 2,
+        entity_id: leo.id, embedded: 1,
+      });
+      const [vector] = await rows<{ embedding: Uint8Array }>('SELECT embedding FROM memory_vectors');
+      assert.deepEqual(new Float32Array(new Uint8Array(vector!.embedding).buffer), unitVector(5));
+      assert.equal((await rows("SELECT 1 FROM memory_entities WHERE relation = 'owner'")).length, 1);
+      const second = await run(store, { type: 'restoreRows', snapshot, memories: [memory] });
+      assert.deepEqual(second, { processed: 1, restored: 0, present: 1 });
+    }));
+
+    test('attachVectors stores a vector once, in the unassigned cell without an index, and marks rejected texts', () => withStore(async ({ store, rows }) => {
+      await run(store, { type: 'remember', entity: 'Mo', fact: 'first fact', confidence: 1 });
+      await run(store, { type: 'remember', entity: 'Mo', fact: 'second fact', confidence: 1 });
+      const [a, b] = await rows<{ rowid: number }>('SELECT rowid FROM memories ORDER BY rowid');
+      const mo = await run(store, { type: 'ensureEntity', name: 'Other', kind: 'user' });
+      const attached = await run(store, {
+        type: 'attachVectors', unembeddable: [b!.rowid],
+        items: [{ rowid: a!.rowid, vector: unitVector(2), cell: 99, mentionedEntityIds: [mo.id] }],
+      });
+      assert.equal(attached.attached, 1);
+      const again = await run(store, { type: 'attachVectors', items: [{ rowid: a!.rowid, vector: unitVector(3), cell: 0, mentionedEntityIds: [] }] });
+      assert.equal(again.attached, 0, 'an embedded row is skipped');
+      const states = await rows<{ embedded: number; vector_cell: number }>('SELECT embedded, vector_cell FROM memories ORDER BY rowid');
+      assert.deepEqual(states, [{ embedded: 1, vector_cell: 0 }, { embedded: -1, vector_cell: 0 }]);
+      const [vector] = await rows<{ embedding: Uint8Array }>('SELECT embedding FROM memory_vectors WHERE rowid = ?', a!.rowid);
+      assert.deepEqual(new Float32Array(new Uint8Array(vector!.embedding).buffer), unitVector(2));
+      assert.equal((await rows("SELECT 1 FROM memory_entities WHERE relation = 'mention'")).length, 1);
+    }));
+
+    test('IVF generations: install, attach into a current cell, move stale vectors, retire the old generation', () => withStore(async ({ store, rows }) => {
+      await run(store, { type: 'remember', entity: 'Ned', fact: 'early', confidence: 1 });
+      await run(store, { type: 'remember', entity: 'Ned', fact: 'late', confidence: 1 });
+      const [early, late] = await rows<{ rowid: number }>('SELECT rowid FROM memories ORDER BY rowid');
+      const centroids = (n: number) => ({ count: n, dimensions: DIMS, data: new Float32Array(n * DIMS).map((_, i) => (i % DIMS === i / DIMS ? 1 : 0)) });
+      const g1 = await run(store, { type: 'installVectorGeneration', trainedOn: 2, centroids: centroids(2) });
+      assert.equal(g1.cells, 2);
+      const cells1 = await rows<{ cell: number }>('SELECT cell FROM vector_cells WHERE generation = ? ORDER BY cell', g1.generation);
+      await run(store, { type: 'attachVectors', items: [
+        { rowid: early!.rowid, vector: unitVector(0), cell: cells1[0]!.cell, mentionedEntityIds: [] },
+        { rowid: late!.rowid, vector: unitVector(1), cell: 0, mentionedEntityIds: [] },
+      ] });
+      assert.deepEqual((await rows<{ vector_cell: number }>('SELECT vector_cell FROM memories ORDER BY rowid')).map((r) => r.vector_cell), [cells1[0]!.cell, 0]);
+      const g2 = await run(store, { type: 'installVectorGeneration', trainedOn: 2, centroids: centroids(2) });
+      const cells2 = await rows<{ cell: number }>('SELECT cell FROM vector_cells WHERE generation = ? ORDER BY cell', g2.generation);
+      assert.ok(cells2[0]!.cell > cells1[1]!.cell, 'cell ids only grow');
+      assert.deepEqual(await run(store, { type: 'retireVectorGenerations' }), { retired: 0 }, 'a vector still lives in generation 1');
+      const moved = await run(store, { type: 'moveVectors', moves: [
+        { rowid: early!.rowid, cell: cells2[1]!.cell }, { rowid: late!.rowid, cell: cells1[1]!.cell },
+      ] });
+      assert.deepEqual(moved, { moved: 1, repaired: 0 }, 'a move into a replaced generation is refused');
+      await run(store, { type: 'moveVectors', moves: [{ rowid: late!.rowid, cell: cells2[0]!.cell }] });
+      const placed = await rows<{ rowid: number; cell: number }>('SELECT rowid, cell FROM memory_vectors ORDER BY rowid');
+      assert.deepEqual(placed.map((p) => Number(p.cell)), [cells2[1]!.cell, cells2[0]!.cell]);
+      assert.deepEqual(await run(store, { type: 'retireVectorGenerations' }), { retired: 1 });
+      assert.equal((await rows('SELECT cell FROM vector_cells')).length, 2);
+    }));
+
+    test('reinforce counts each recalled memory once and grows its stability', () => withStore(async ({ store, rows }) => {
+      await run(store, { type: 'remember', entity: 'Ola', fact: 'Ola sings', confidence: 1 });
+      const [before] = await rows<{ rowid: number; stability: number; last_access_at: number }>('SELECT rowid, stability, last_access_at FROM memories');
+      const at = before!.last_access_at + 5 * 86_400_000;
+      const done = await run(store, { type: 'reinforce', rowids: [before!.rowid, before!.rowid, 123_456], at });
+      assert.equal(done.reinforced, 1);
+      const [after] = await rows<{ stability: number; access_count: number; last_access_at: number }>('SELECT stability, access_count, last_access_at FROM memories');
+      assert.ok(after!.stability > before!.stability);
+      assert.equal(after!.access_count, 1);
+      assert.equal(after!.last_access_at, at);
+    }));
+
+    test('consolidate promotes still-promotable episodes, skips decay of a memory recalled since, and stores the watermark', () => withStore(async ({ store, rows }) => {
+      const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Pat'] });
+      await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content: 'I run daily' });
+      await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content: 'I run every day' });
+      await run(store, { type: 'remember', entity: 'Pat', fact: 'Pat likes maps', confidence: 1 });
+      const all = await rows<{ rowid: number; last_access_at: number; memory_type: string }>('SELECT rowid, last_access_at, memory_type FROM memories ORDER BY rowid');
+      const turns = all.filter((r) => r.memory_type === 'episodic').map((r) => r.rowid);
+      const fact = all.find((r) => r.memory_type === 'semantic')!;
+      const pat = await run(store, { type: 'ensureEntity', name: 'Pat', kind: 'user' });
+      const plan = {
+        at: fact.last_access_at + 1, watermark: turns[1]!,
+        promote: [{ ownerId: pat.id, content: 'Pat runs daily', confidence: 0.9, episodeId: episode_id, members: turns }],
+        decay: [
+          { rowid: fact.rowid, lastAccessAt: fact.last_access_at - 1, stability: 0.1, difficulty: 5, decayed: true, archive: true },
+        ],
+      };
+      const result = await run(store, { type: 'consolidate', plan });
+      assert.deepEqual(result, { promoted: 1, decayed: 0, archived: 0 });
+      const promoted = await rows<{ rowid: number }>("SELECT rowid FROM memories WHERE content = 'Pat runs daily'");
+      const marks = await rows<{ promoted_into: number }>('SELECT promoted_into FROM memories WHERE episode_id = ? AND memory_type = ? ORDER BY rowid', episode_id, 'episodic');
+      assert.deepEqual(marks.map((m) => m.promoted_into), [promoted[0]!.rowid, promoted[0]!.rowid]);
+      const [watermark] = await rows<{ value: string }>("SELECT value FROM meta WHERE key LIKE 'promotion_watermark:%'");
+      assert.equal(watermark!.value, String(turns[1]));
+      const again = await run(store, { type: 'consolidate', plan: { ...plan, decay: [{ ...plan.decay[0]!, lastAccessAt: fact.last_access_at }] } });
+      assert.deepEqual(again, { promoted: 0, decayed: 0, archived: 1 }, 'promoted members are never promoted again');
+    }));
+  });
+}
