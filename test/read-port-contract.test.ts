@@ -16,8 +16,9 @@ import type { RecallContext } from '../src/workers/recall/signals.js';
 import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { cellCountFor } from '../src/workers/ivf/kmeans.js';
 import { postgresUnavailable, startPrimary, type PgCluster } from './support/postgres.js';
-import { applyPostgresSchema, mirrorIntoPostgres } from './support/pg-mirror.js';
-import { post, startTestService, type TestService } from './support/service.js';
+import { applyPostgresSchema, mirrorIntoPostgres, mirrorSnapshotIntoPostgres } from './support/pg-mirror.js';
+import { SnapshotFileError } from '../src/shared/snapshot-files.js';
+import { del, post, startTestService, type TestService } from './support/service.js';
 
 const DIMENSIONS = 64;
 const MIN_SIMILARITY = 0.2;
@@ -46,7 +47,10 @@ const written = (async () => {
   for (const [role, content] of [['user', 'Where should I go for my holidays?'], ['assistant', 'Lisbon, finally! The trams are lovely.'], ['user', 'I will book the ferry then']]) {
     await post(t.base, `/v1/episodes/${episodeId}/message`, { role, content });
   }
+  await remember('leaving-soon', 'leaving-soon keeps a canoe in the shed');
+  await remember('leaving-soon', 'leaving-soon fixed the canoe with epoxy');
   await t.service.backfill.idle();
+  assert.equal((await del(t.base, '/v1/entities/leaving-soon')).status, 200);
   await t.service.vectorIndexer.flush();
   sqliteDb = openDatabase(join(t.dir, 'memory.db'), { readonly: true });
   return sqliteDb;
@@ -134,7 +138,8 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
 
     test('the handlers\' reads: stats, entity pages, episodes, backlog, an entity\'s memories', async () => {
       const stats = await port.stats();
-      assert.deepEqual(stats, { namespace: 'default', entities: 23 + 3, episodic_memories: 3, semantic_memories: GENERIC_FACTS + 3, procedural_memories: 0 });
+      // DELETE removes an entity's memories, not the entity: leaving-soon still counts.
+      assert.deepEqual(stats, { namespace: 'default', entities: 23 + 4, episodic_memories: 3, semantic_memories: GENERIC_FACTS + 3, procedural_memories: 0 });
       const page = await port.entities({ q: 'PERSON1', limit: 3, offset: 0 });
       assert.equal(page.total, 11); // person1, person10 … person19
       assert.deepEqual(page.entities.map((e) => e.name), ['person1', 'person10', 'person11']);
@@ -153,6 +158,20 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
       for (let i = 1; i < memories.length; i++) assert.ok(memories[i - 1].created_at >= memories[i].created_at, 'not newest first');
     });
 
+    test('deletion snapshots: listed oldest first with their counts, read back whole; an unknown one is missing', async () => {
+      const [summary, ...others] = await port.listSnapshots();
+      assert.equal(others.length, 0);
+      assert.deepEqual({ ...summary, snapshot_id: 'x', captured_at: 'x' }, {
+        snapshot_id: 'x', captured_at: 'x', namespace: 'default', entity: 'leaving-soon', memory_count: 2,
+        counts: { episodic: 0, semantic: 2, procedural: 0 }, vectors: 2, problem: null,
+      });
+      const snapshot = await port.readSnapshot(summary.snapshot_id);
+      assert.equal(snapshot.entity.name, 'leaving-soon');
+      assert.deepEqual(snapshot.memories.map((m) => m.content).sort(), ['leaving-soon fixed the canoe with epoxy', 'leaving-soon keeps a canoe in the shed']);
+      assert.ok(snapshot.memories.every((m) => m.embedding?.length === DIMENSIONS && m.links.length > 0));
+      await assert.rejects(port.readSnapshot('00000000-0000-4000-8000-000000000000'), (error) => error instanceof SnapshotFileError && error.kind === 'missing');
+    });
+
     test('vector index upkeep: a new vector gets a current cell, training gives √N/2 cells, nothing is stale', async () => {
       const status = await port.vectorIndexStatus();
       const [vector] = await hasher.embed(['someone practises chess']);
@@ -167,7 +186,7 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
 
 contract('SQLite', async () => {
   const db = await written;
-  return new SqliteReadPort(db, namespaceOf(db), 'default', { minSimilarity: MIN_SIMILARITY });
+  return new SqliteReadPort(db, namespaceOf(db), 'default', { minSimilarity: MIN_SIMILARITY, config: t.service.config });
 });
 
 const unavailable = postgresUnavailable();
@@ -182,7 +201,10 @@ contract('PostgreSQL', async () => {
   sql = connectReader(primary.url);
   await applyPostgresSchema(sql, DIMENSIONS);
   await mirrorIntoPostgres(db, sql);
-  sqlitePort = new SqliteReadPort(db, namespaceOf(db), 'default', { minSimilarity: MIN_SIMILARITY });
+  sqlitePort = new SqliteReadPort(db, namespaceOf(db), 'default', { minSimilarity: MIN_SIMILARITY, config: t.service.config });
+  for (const { snapshot_id } of await sqlitePort.listSnapshots()) {
+    await mirrorSnapshotIntoPostgres(await sqlitePort.readSnapshot(snapshot_id), sql, namespaceOf(db));
+  }
   postgresPort = new PostgresReadPort(sql, namespaceOf(db), 'default', { minSimilarity: MIN_SIMILARITY });
   return postgresPort;
 }, { skip: unavailable ? `PostgreSQL unavailable: ${unavailable}` : false });
@@ -210,6 +232,9 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     }
     assert.deepEqual(await postgresPort.stats(), await sqlitePort.stats());
     assert.deepEqual(await postgresPort.entities({ limit: 100, offset: 0 }), await sqlitePort.entities({ limit: 100, offset: 0 }));
+    const [snapshot] = await sqlitePort.listSnapshots();
+    assert.deepEqual(await postgresPort.listSnapshots(), [snapshot]);
+    assert.deepEqual(await postgresPort.readSnapshot(snapshot.snapshot_id), await sqlitePort.readSnapshot(snapshot.snapshot_id));
   });
 
   test('a vector written after a recall is found by the next one (the cell cache sees the change)', async () => {

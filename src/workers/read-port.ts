@@ -5,7 +5,9 @@
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
 import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../shared/schemas.js';
-import type { VectorIndexStatus, VectorMove } from '../shared/messages.js';
+import type { PoolResults, VectorIndexStatus, VectorMove } from '../shared/messages.js';
+import type { SnapshotFileT } from '../shared/file-formats.js';
+import type { SnapshotSummary } from '../shared/snapshot-files.js';
 import type { Centroids } from './ivf/kmeans.js';
 import type { EpisodeRow, MemoryRow } from './read-store.js';
 import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './recall/signals.js';
@@ -73,4 +75,13 @@ export interface ReadPort {
   trainVectorIndex(): Promise<{ trainedOn: number; centroids: Centroids }>;
   /** Up to `limit` vectors in an older generation's cells, each with its newest-generation cell. */
   staleVectorMoves(limit: number): Promise<VectorMove[]>;
+
+  /**
+   * Deletion snapshots, oldest first (a damaged one listed with its problem); a missing or
+   * unusable one is a SnapshotFileError, as for the files.
+   */
+  listSnapshots(): Promise<SnapshotSummary[]>;
+  readSnapshot(snapshotId: string): Promise<SnapshotFileT>;
+  /** First half of deleting an entity: its rows up to maxRowid, kept where a restore finds them. */
+  snapshotEntity(entityName: string, maxRowid: number): Promise<PoolResults['snapshotEntity']>;
 }

@@ -2,6 +2,9 @@
 // recall signals, the IVF cells), unchanged and still synchronous inside. Each method settles
 // at once; a recall's snapshot is one read transaction on this thread's read-only connection.
 import type { Db } from '../shared/db.js';
+import type { Config } from '../shared/config.js';
+import { listSnapshots, readSnapshotById } from '../shared/snapshot-files.js';
+import { DeletionSnapshots } from './deletion-snapshot.js';
 import { EntityMatcher } from './entity-mentions.js';
 import { VectorCells } from './ivf/cells.js';
 import { VectorIndexMaintenance } from './ivf/upkeep.js';
@@ -18,6 +21,8 @@ export interface SqliteReadOptions {
   minSimilarity: number;
   /** IVF cells scanned per query; 0 or absent = chosen from the cell count. */
   vectorProbes?: number;
+  /** Where deletion snapshots live (the snapshot folder, the namespace's name); needed only by the snapshot reads. */
+  config?: Config;
 }
 
 export class SqliteReadPort implements ReadPort {
@@ -26,6 +31,8 @@ export class SqliteReadPort implements ReadPort {
   private readonly reads: RecallReads;
   private readonly cells: VectorCells;
   private readonly vectorIndex: VectorIndexMaintenance;
+  private readonly deletions: DeletionSnapshots | null;
+  private readonly snapshotDir: string | null;
   /** Recalls on this thread take turns: a connection has one read transaction at a time. */
   private turn: Promise<unknown> = Promise.resolve();
 
@@ -35,6 +42,8 @@ export class SqliteReadPort implements ReadPort {
     this.cells = new VectorCells(db, namespaceId);
     this.vectorIndex = new VectorIndexMaintenance(db, namespaceId, this.cells);
     this.reads = sqliteRecallReads(db, this.store, namespaceId, options);
+    this.deletions = options.config ? new DeletionSnapshots(db, namespaceId, options.config) : null;
+    this.snapshotDir = options.config?.snapshotDir ?? null;
   }
 
   snapshot<T>(work: (reads: RecallReads) => Promise<T>): Promise<T> {
@@ -66,6 +75,15 @@ export class SqliteReadPort implements ReadPort {
   async vectorIndexStatus() { return this.vectorIndex.status(); }
   async trainVectorIndex() { return this.vectorIndex.train(); }
   async staleVectorMoves(limit: number) { return this.vectorIndex.staleMoves(limit); }
+  // Snapshots are files beside the database (src/shared/snapshot-files.ts), written from one read transaction.
+  async listSnapshots() { return listSnapshots(this.configured(this.snapshotDir)); }
+  async readSnapshot(snapshotId: string) { return readSnapshotById(this.configured(this.snapshotDir), snapshotId); }
+  async snapshotEntity(entityName: string, maxRowid: number) { return this.configured(this.deletions).write(entityName, maxRowid); }
+
+  private configured<T>(value: T | null): T {
+    if (value === null) throw new Error('SqliteReadPort: snapshot reads need options.config');
+    return value;
+  }
 }
 
 /** A recall's reads: the signals' and ranking's statements, prepared once per thread. */

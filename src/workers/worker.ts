@@ -15,10 +15,9 @@ import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
 import { createEmbedder, embedderIdentity } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
-import { DeletionSnapshots } from './deletion-snapshot.js';
 import { withinBudget, type Budgeted } from './response-budget.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
-import { listSnapshots, readSnapshotById, SnapshotFileError } from '../shared/snapshot-files.js';
+import { SnapshotFileError } from '../shared/snapshot-files.js';
 
 const { config, namespaceId, lane } = workerData as PoolWorkerData;
 // Named by lane (`top -H`, bench:mixed's per-thread CPU). Background threads yield the CPU
@@ -30,6 +29,7 @@ const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readM
 const store = new SqliteReadPort(db, namespaceId, config.namespace, {
   minSimilarity: config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity,
   vectorProbes: config.vectorIndexProbes,
+  config,
 });
 const engine = new RecallEngine(store);
 // Loading starts with the thread; tasks await it.
@@ -38,7 +38,6 @@ const embedder = createEmbedder(config);
 embedder.catch(() => {});
 const llm = new LlmExtractor(config);
 const consolidation = new ConsolidationPlanner(db, namespaceId, config);
-const deletionSnapshots = new DeletionSnapshots(db, namespaceId, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
 async function embedQuery(query: string): Promise<Float32Array | null> {
@@ -155,20 +154,20 @@ const handlers: PoolHandlers = {
   vectorIndexStatus: () => store.vectorIndexStatus(),
   trainVectorIndex: () => store.trainVectorIndex(),
   staleVectorMoves: async (task) => ({ moves: await store.staleVectorMoves(task.limit) }),
-  snapshotEntity: (task) => deletionSnapshots.write(task.entity, task.maxRowid),
-  listSnapshots: () => withSnapshotErrors('listing', () => listSnapshots(config.snapshotDir)
+  snapshotEntity: (task) => store.snapshotEntity(task.entity, task.maxRowid),
+  listSnapshots: () => withSnapshotErrors('listing', async () => (await store.listSnapshots())
     .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),
-  readSnapshot: (task) => withSnapshotErrors(task.snapshotId, () => readSnapshotById(config.snapshotDir, task.snapshotId)),
+  readSnapshot: (task) => withSnapshotErrors(task.snapshotId, () => store.readSnapshot(task.snapshotId)),
   listEntities: (task) => store.entities(task.input),
 };
 
 /** A response must not reveal the server's folders: the snapshot folder is called `snapshots`. */
 const withoutFolder = (message: string) => message.replaceAll(config.snapshotDir, 'snapshots');
 
-/** A snapshot file's problem as the client's error. */
-function withSnapshotErrors<T>(id: string, work: () => T): T {
+/** A snapshot's problem as the client's error. */
+async function withSnapshotErrors<T>(id: string, work: () => Promise<T>): Promise<T> {
   try {
-    return work();
+    return await work();
   } catch (error) {
     if (!(error instanceof SnapshotFileError)) throw error;
     if (error.kind === 'missing') throw fail.snapshotNotFound(id);

@@ -5,6 +5,7 @@
 import type { Db } from '../../src/shared/db.js';
 import { POSTGRES_MIGRATIONS, postgresVectorIndexSql } from '../../src/shared/postgres-schema.js';
 import type { Sql } from '../../src/workers/postgres/client.js';
+import type { SnapshotFileT } from '../../src/shared/file-formats.js';
 
 /** Rows per INSERT (a 100k-memory file's vectors would not fit one JSON parameter). */
 const PAGE_ROWS = 5000;
@@ -39,4 +40,16 @@ export async function mirrorIntoPostgres(db: Db, sql: Sql): Promise<void> {
     }
   });
   await sql.unsafe('ANALYZE');
+}
+
+/** A deletion snapshot (as read from its file) as the PostgreSQL writer keeps it: a header row and one row per memory. */
+export async function mirrorSnapshotIntoPostgres(snapshot: SnapshotFileT, sql: Sql, namespaceId: number): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`INSERT INTO deletion_snapshots (snapshot_id, namespace_id, captured_at, entity, embedder)
+      VALUES (${snapshot.snapshot_id}, ${namespaceId}, ${snapshot.captured_at}, ${tx.json(snapshot.entity)}, ${snapshot.embedder})`;
+    for (const [i, memory] of snapshot.memories.entries()) {
+      const rowid = (memory as { rowid?: number }).rowid ?? i + 1;
+      await tx`INSERT INTO deletion_snapshot_memories (snapshot_id, memory_rowid, memory) VALUES (${snapshot.snapshot_id}, ${rowid}, ${tx.json(memory as never)})`;
+    }
+  });
 }

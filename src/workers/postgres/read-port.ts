@@ -16,6 +16,7 @@ import { candidateFilter } from './filter.js';
 import { lexicalCandidates } from './lexical.js';
 import { PostgresVectors } from './vectors.js';
 import { ReadSource, type ReplicaOptions } from './replica.js';
+import { listSnapshotRows, readSnapshotRows } from './snapshots.js';
 
 export interface PostgresReadOptions {
   minSimilarity: number;
@@ -162,6 +163,17 @@ export class PostgresReadPort implements ReadPort {
       LEFT JOIN memory_vectors v ON v.rowid = m.rowid
       WHERE m.namespace_id = ${this.namespaceId} AND m.embedded = 1 AND m.vector_cell < ${newest.cells[0]} LIMIT ${limit}`;
     return rows.map((row) => ({ rowid: row.rowid, cell: row.embedding ? cellFor(newest, float32FromBlob(row.embedding)) : UNASSIGNED_CELL }));
+  }
+
+  listSnapshots() { return listSnapshotRows(this.sql, this.namespaceId, this.namespace); }
+  readSnapshot(snapshotId: string) { return readSnapshotRows(this.sql, this.namespaceId, this.namespace, snapshotId); }
+
+  /**
+   * Not built yet: on PostgreSQL the snapshot is written by the writer in the delete's own
+   * transaction, from a header the main thread (core/entity-deletion.ts) does not pass yet.
+   */
+  async snapshotEntity(): Promise<never> {
+    throw new Error('PostgresReadPort.snapshotEntity is not built yet (the writer takes the snapshot on PostgreSQL)');
   }
 }
 
