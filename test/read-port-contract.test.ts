@@ -153,9 +153,11 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
       assert.equal(await port.unembeddedCount(), 0);
       assert.deepEqual(await port.unembedded(10), []);
       const ava = (await port.entity('ava'))!;
-      const memories = [...await port.entityMemories(ava.id, 10)];
+      const memories = [...await port.entityMemories(ava.id, 10, 1_000_000)];
       assert.ok(memories.length >= 2);
       for (let i = 1; i < memories.length; i++) assert.ok(memories[i - 1].created_at >= memories[i].created_at, 'not newest first');
+      // A budget smaller than one row still yields the first (the caller always keeps it).
+      assert.deepEqual([...await port.entityMemories(ava.id, 10, 1)].slice(0, 1).map((m) => m.id), [memories[0].id]);
     });
 
     test('deletion snapshots: listed oldest first with their counts, read back whole; an unknown one is missing', async () => {

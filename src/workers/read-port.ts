@@ -56,8 +56,12 @@ export interface ReadPort {
 
   entity(name: string): Promise<EntityRecord | undefined>;
   entitiesNamedIn(text: string): Promise<string[]>;
-  /** The entity's active memories (owner or participant), newest first; may be lazy (the caller stops at its budget). */
-  entityMemories(entityId: string, limit: number): Promise<Iterable<MemoryRow>>;
+  /**
+   * The entity's active memories (owner or participant), newest first, at least those whose
+   * content fits `budgetBytes` (the caller cuts exactly, withinBudget): lazy on SQLite, and on a
+   * network database never much more than the budget moved.
+   */
+  entityMemories(entityId: string, limit: number, budgetBytes: number): Promise<Iterable<MemoryRow>>;
   stats(): Promise<StatsResult>;
   entities(query: ValidatedListEntities): Promise<ListEntitiesResult>;
   episode(id: string): Promise<EpisodeRow | undefined>;

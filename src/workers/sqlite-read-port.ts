@@ -62,7 +62,7 @@ export class SqliteReadPort implements ReadPort {
 
   async entity(name: string) { return this.store.entity(name); }
   async entitiesNamedIn(text: string) { return this.reads.entitiesNamedIn(text); }
-  async entityMemories(entityId: string, limit: number) { return this.store.entityMemories(entityId, limit); }
+  async entityMemories(entityId: string, limit: number) { return this.store.entityMemories(entityId, limit); } // lazy: the caller stops at its budget
   async stats() { return this.store.stats(); }
   async entities(query: Parameters<ReadStore['entities']>[0]) { return this.store.entities(query); }
   async episode(id: string) { return this.store.episode(id); }

@@ -7,6 +7,7 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, StageTimings, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { SqliteReadPort } from './sqlite-read-port.js';
+import type { ReadPort } from './read-port.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
@@ -26,7 +27,7 @@ nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
 // Every read of storage goes through the port; the engine ranks over whichever adapter it is.
-const store = new SqliteReadPort(db, namespaceId, config.namespace, {
+const store: ReadPort = new SqliteReadPort(db, namespaceId, config.namespace, {
   minSimilarity: config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity,
   vectorProbes: config.vectorIndexProbes,
   config,
@@ -72,7 +73,7 @@ async function inspect(entityName: string, limit: number): Promise<PoolResults['
   const entity = await store.entity(entityName);
   if (!entity) throw fail.entityNotFound(entityName);
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
-  const { kept, truncated } = withinBudget(await store.entityMemories(entity.id, limit), (row) => row.content, config.maxResponseBytes);
+  const { kept, truncated } = withinBudget(await store.entityMemories(entity.id, limit, config.maxResponseBytes), (row) => row.content, config.maxResponseBytes);
   for (const row of kept) {
     const memory = toMemory(row, null);
     result[row.memory_type].push(row.memory_type === 'episodic' && row.episode_id !== null ? { ...memory, episode_id: row.episode_id, ...(row.seq === null ? {} : { seq: row.seq }) } : memory);
