@@ -56,7 +56,7 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
  */
 async function recallHits(
   query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
-  cached: Float32Array | undefined, timings: StageTimings,
+  cached: Float32Array | undefined, timings: StageTimings, after: string | undefined,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
@@ -64,7 +64,7 @@ async function recallHits(
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null };
+  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after };
   const hits = await engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
   return embedded ? { ...hits, embedded } : hits;
 }
@@ -123,7 +123,7 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
 const handlers: PoolHandlers = {
   async recall(task, timings) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings);
+    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings, task.after);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -134,7 +134,7 @@ const handlers: PoolHandlers = {
   },
   async recallGrouped(task, timings) {
     const { query, limit, order, max_groups, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings);
+    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings, task.after);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
