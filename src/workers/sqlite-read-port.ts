@@ -33,7 +33,12 @@ export class SqliteReadPort implements ReadPort {
   private readonly vectorIndex: VectorIndexMaintenance;
   private readonly deletions: DeletionSnapshots | null;
   private readonly snapshotDir: string | null;
-  /** Recalls on this thread take turns: a connection has one read transaction at a time. */
+  /**
+   * Everything read on this connection takes turns, recalls and single lookups alike. Piscina
+   * runs several tasks per thread, and a recall's snapshot is a read transaction held across
+   * awaits: a lookup run in between would read inside it — an older view than the write the
+   * client was just told about — and a statement left open across an await makes COMMIT fail.
+   */
   private turn: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly db: Db, namespaceId: number, namespace: string, options: SqliteReadOptions) {
@@ -47,38 +52,60 @@ export class SqliteReadPort implements ReadPort {
   }
 
   snapshot<T>(work: (reads: RecallReads) => Promise<T>): Promise<T> {
-    const run = async () => {
+    return this.inTurn(async () => {
       this.db.exec('BEGIN');
       try {
         return await work(this.reads);
       } finally {
-        this.db.exec('COMMIT');
+        this.endTransaction();
       }
+    });
+  }
+
+  entity(name: string) { return this.inTurn(() => this.store.entity(name)); }
+  entitiesNamedIn(text: string) { return this.inTurn(() => this.reads.entitiesNamedIn(text)); }
+  entityMemories(entityId: string, limit: number, budgetBytes: number) { return this.inTurn(() => this.store.entityMemories(entityId, limit, budgetBytes)); }
+  stats() { return this.inTurn(() => this.store.stats()); }
+  entities(query: Parameters<ReadStore['entities']>[0]) { return this.inTurn(() => this.store.entities(query)); }
+  episode(id: string) { return this.inTurn(() => this.store.episode(id)); }
+  episodeStarts(ids: string[]) { return this.inTurn(() => this.store.episodeStarts(ids)); }
+  transcript(episodeId: string) { return this.inTurn(() => this.store.transcript(episodeId)); }
+  participants(episodeId: string) { return this.inTurn(() => this.store.participants(episodeId)); }
+  unembedded(limit: number) { return this.inTurn(() => this.store.unembedded(limit)); }
+  unembeddedCount() { return this.inTurn(() => this.store.unembeddedCount()); }
+  cellFor(vector: Float32Array) { return this.inTurn(() => this.cells.assign(vector)); }
+  vectorIndexStatus() { return this.inTurn(() => this.vectorIndex.status()); }
+  trainVectorIndex() { return this.inTurn(() => this.vectorIndex.train()); }
+  staleVectorMoves(limit: number) { return this.inTurn(() => this.vectorIndex.staleMoves(limit)); }
+  // Snapshots are files beside the database (src/shared/snapshot-files.ts), written from one read transaction.
+  listSnapshots() { return this.inTurn(() => listSnapshots(this.configured(this.snapshotDir))); }
+  readSnapshot(snapshotId: string) { return this.inTurn(() => readSnapshotById(this.configured(this.snapshotDir), snapshotId)); }
+  snapshotEntity(entityName: string, maxRowid: number) { return this.inTurn(() => this.configured(this.deletions).write(entityName, maxRowid)); }
+
+  /** Runs `read` once every read queued before it has settled, on a connection outside any transaction. */
+  private inTurn<T>(read: () => T | Promise<T>): Promise<T> {
+    const run = async () => {
+      if (this.db.inTransaction) this.endTransaction(); // one a failed COMMIT could not end
+      return read();
     };
     const result = this.turn.then(run, run);
     this.turn = result.catch(() => {});
     return result;
   }
 
-  async entity(name: string) { return this.store.entity(name); }
-  async entitiesNamedIn(text: string) { return this.reads.entitiesNamedIn(text); }
-  async entityMemories(entityId: string, limit: number) { return this.store.entityMemories(entityId, limit); } // lazy: the caller stops at its budget
-  async stats() { return this.store.stats(); }
-  async entities(query: Parameters<ReadStore['entities']>[0]) { return this.store.entities(query); }
-  async episode(id: string) { return this.store.episode(id); }
-  async episodeStarts(ids: string[]) { return this.store.episodeStarts(ids); }
-  async transcript(episodeId: string) { return this.store.transcript(episodeId); }
-  async participants(episodeId: string) { return this.store.participants(episodeId); }
-  async unembedded(limit: number) { return this.store.unembedded(limit); }
-  async unembeddedCount() { return this.store.unembeddedCount(); }
-  async cellFor(vector: Float32Array) { return this.cells.assign(vector); }
-  async vectorIndexStatus() { return this.vectorIndex.status(); }
-  async trainVectorIndex() { return this.vectorIndex.train(); }
-  async staleVectorMoves(limit: number) { return this.vectorIndex.staleMoves(limit); }
-  // Snapshots are files beside the database (src/shared/snapshot-files.ts), written from one read transaction.
-  async listSnapshots() { return listSnapshots(this.configured(this.snapshotDir)); }
-  async readSnapshot(snapshotId: string) { return readSnapshotById(this.configured(this.snapshotDir), snapshotId); }
-  async snapshotEntity(entityName: string, maxRowid: number) { return this.configured(this.deletions).write(entityName, maxRowid); }
+  /**
+   * Ends the read transaction, whatever happens: a read transaction left open would pin its
+   * snapshot (the WAL could never be checkpointed past it) and every later BEGIN would fail.
+   * COMMIT fails only while a statement is still stepping; ROLLBACK is then tried, and if that
+   * fails too the next turn ends the transaction before it reads. The reads themselves stand.
+   */
+  private endTransaction(): void {
+    try {
+      this.db.exec('COMMIT');
+    } catch {
+      try { if (this.db.inTransaction) this.db.exec('ROLLBACK'); } catch { /* the next turn retries */ }
+    }
+  }
 
   private configured<T>(value: T | null): T {
     if (value === null) throw new Error('SqliteReadPort: snapshot reads need options.config');
