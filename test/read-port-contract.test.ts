@@ -226,6 +226,17 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     }
   });
 
+  test('a cell too big for the cell cache is still scored (the cache only saves reading it again)', async () => {
+    const uncached = new PostgresReadPort(sql!, namespaceOf(sqliteDb), 'default', { minSimilarity: MIN_SIMILARITY, vectorCacheBytes: 1 });
+    const rows = sqliteDb.prepare('SELECT content FROM memories ORDER BY rowid LIMIT 10').pluck().all() as string[];
+    for (const vector of await hasher.embed(rows)) {
+      const ids = async (port: ReadPort) => (await port.snapshot((reads) => reads.nearest(context('', vector)))).map((p) => p.rowid);
+      const expected = await ids(sqlitePort);
+      assert.ok(expected.length > 0);
+      assert.deepEqual(await ids(uncached), expected);
+    }
+  });
+
   test('the same best hit for distinctive questions, and the same counts and pages', async () => {
     for (const query of ['which harbour does Ava sail from', 'who keeps bees', 'mend broken bowls', 'trams in Lisbon']) {
       const [vector] = await hasher.embed([query]);

@@ -21,6 +21,8 @@ import { listSnapshotRows, readSnapshotRows } from './snapshots.js';
 export interface PostgresReadOptions {
   minSimilarity: number;
   vectorProbes?: number;
+  /** Bytes of IVF cells each pool thread keeps between recalls (default 64 MB); only saves reading them again. */
+  vectorCacheBytes?: number;
   /** Recall on replicas with read-your-writes (replica.ts); absent = every read on `sql`. */
   replica?: ReplicaOptions;
 }
@@ -34,7 +36,7 @@ export class PostgresReadPort implements ReadPort {
 
   /** `sql`: the primary (target_session_attrs=primary); every read but recall snapshots goes there. */
   constructor(private readonly sql: Sql, private readonly namespaceId: number, readonly namespace: string, options: PostgresReadOptions) {
-    this.vectors = new PostgresVectors(namespaceId, options.minSimilarity, options.vectorProbes);
+    this.vectors = new PostgresVectors(namespaceId, options.minSimilarity, options.vectorProbes, options.vectorCacheBytes);
     this.source = new ReadSource(sql, options.replica ?? null);
   }
 

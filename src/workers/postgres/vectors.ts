@@ -33,11 +33,14 @@ interface Scored {
 }
 
 export class PostgresVectors {
-  private readonly cache = new LRUCache<number, CachedCell>({ maxSize: CACHE_BYTES, sizeCalculation: (c) => c.data.byteLength + c.rowids.byteLength + 64 });
+  /** Only an optimisation: a cell too big for it (lru-cache refuses those) or evicted meanwhile is still scored. */
+  private readonly cache: LRUCache<number, CachedCell>;
   private generations: Generation[] = [];
   private generationsKey = '';
 
-  constructor(private readonly namespaceId: number, private readonly minSimilarity: number, private readonly probes = 0) {}
+  constructor(private readonly namespaceId: number, private readonly minSimilarity: number, private readonly probes = 0, cacheBytes = CACHE_BYTES) {
+    this.cache = new LRUCache<number, CachedCell>({ maxSize: cacheBytes, sizeCalculation: (c) => c.data.byteLength + c.rowids.byteLength + 64 });
+  }
 
   async nearest(tx: Tx, ctx: RecallContext): Promise<Proposal[]> {
     const query = ctx.queryVector;
@@ -82,16 +85,19 @@ export class PostgresVectors {
   private async scan(tx: Tx, cells: number[], query: Float32Array): Promise<Scored[]> {
     const prints = await tx<{ cell: number; count: number; sum: number }[]>`SELECT cell, count(*) AS count, sum(rowid)::bigint AS sum
       FROM memory_vectors WHERE namespace_id = ${this.namespaceId} AND cell = ANY(${cells}::bigint[]) GROUP BY cell`;
+    // The cells this recall scores, held here for its whole scan: the cache may drop any of them meanwhile.
+    const current = new Map<number, CachedCell>();
     const stale = prints.filter((p) => {
       const cached = this.cache.get(p.cell);
-      return !cached || cached.count !== p.count || cached.rowidSum !== p.sum;
+      const fresh = cached !== undefined && cached.count === p.count && cached.rowidSum === p.sum;
+      if (fresh) current.set(p.cell, cached);
+      return !fresh;
     });
-    if (stale.length > 0) await this.load(tx, stale);
+    if (stale.length > 0) for (const [cell, loaded] of await this.load(tx, stale)) current.set(cell, loaded);
     const unit = normalised(query);
     const scored: Scored[] = [];
-    for (const { cell } of prints) {
-      const cached = this.cache.get(cell);
-      if (!cached || cached.dimensions !== unit.length) continue;
+    for (const cached of current.values()) {
+      if (cached.dimensions !== unit.length) continue;
       const { data, rowids, dimensions } = cached;
       for (let row = 0; row < rowids.length; row++) {
         let dot = 0;
@@ -103,7 +109,8 @@ export class PostgresVectors {
     return scored;
   }
 
-  private async load(tx: Tx, prints: { cell: number; count: number; sum: number }[]): Promise<void> {
+  /** These cells read whole, each also offered to the cache. */
+  private async load(tx: Tx, prints: { cell: number; count: number; sum: number }[]): Promise<Map<number, CachedCell>> {
     const rows = await tx<{ cell: number; rowid: number; embedding: Buffer }[]>`SELECT cell, rowid, embedding FROM memory_vectors
       WHERE namespace_id = ${this.namespaceId} AND cell = ANY(${prints.map((p) => p.cell)}::bigint[]) ORDER BY cell, rowid`;
     const byCell = new Map<number, { rowid: number; vector: Float32Array }[]>();
@@ -112,15 +119,17 @@ export class PostgresVectors {
       list.push({ rowid: row.rowid, vector: normalised(float32FromBlob(row.embedding)) });
       byCell.set(row.cell, list);
     }
+    const loaded = new Map<number, CachedCell>();
     for (const print of prints) {
       const members = byCell.get(print.cell) ?? [];
       const dimensions = members[0]?.vector.length ?? 0;
       const data = new Float32Array(members.length * dimensions);
       members.forEach((m, i) => data.set(m.vector.length === dimensions ? m.vector : new Float32Array(dimensions), i * dimensions));
-      this.cache.set(print.cell, {
-        count: print.count, rowidSum: print.sum, dimensions, data, rowids: Float64Array.from(members, (m) => m.rowid),
-      });
+      const cell: CachedCell = { count: print.count, rowidSum: print.sum, dimensions, data, rowids: Float64Array.from(members, (m) => m.rowid) };
+      loaded.set(print.cell, cell);
+      this.cache.set(print.cell, cell);
     }
+    return loaded;
   }
 }
 
