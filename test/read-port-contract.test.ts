@@ -237,6 +237,30 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     }
   });
 
+  test('a cell whose members change but keep their count and rowid sum is read again', async () => {
+    const ns = namespaceOf(sqliteDb);
+    const [query, far] = await hasher.embed(['Ava restores clocks in a tower', 'zebra quartet umbrella']);
+    const cell = await postgresPort.cellFor(query);
+    const blob = (v: Float32Array) => Buffer.from(v.buffer, v.byteOffset, v.byteLength);
+    const [{ base }] = await sql!<{ base: number }[]>`SELECT max(rowid) + 100 AS base FROM memories`;
+    const add = async (rowid: number, vector: Float32Array) => {
+      await sql!`INSERT INTO memories (rowid, id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
+          last_access_at, created_at, extraction_tier, embedded, vector_cell) OVERRIDING SYSTEM VALUE
+        VALUES (${rowid}, ${`fp-${rowid}`}, ${ns}, 'semantic', 'fingerprint row', 'k', 0.8, 1, 5, 0, ${Date.now()}, 0, 1, ${cell})`;
+      await sql!`INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding) VALUES (${rowid}, ${ns}, ${cell}, ${blob(vector)})`;
+    };
+    const nearestTo = async () => (await postgresPort.snapshot((reads) => reads.nearest(context('', query))))[0]?.rowid;
+    await add(base + 1, far);
+    await add(base + 4, far);
+    await nearestTo(); // the cell is cached with rowids +1 and +4
+    // A move in and a delete: same count, same sum of rowids (1 + 4 = 2 + 3).
+    await sql!`DELETE FROM memories WHERE rowid IN (${base + 1}, ${base + 4})`;
+    await add(base + 2, query);
+    await add(base + 3, far);
+    assert.equal(await nearestTo(), base + 2);
+    await sql!`DELETE FROM memories WHERE rowid IN (${base + 2}, ${base + 3})`;
+  });
+
   test('the same best hit for distinctive questions, and the same counts and pages', async () => {
     for (const query of ['which harbour does Ava sail from', 'who keeps bees', 'mend broken bowls', 'trams in Lisbon']) {
       const [vector] = await hasher.embed([query]);

@@ -2,7 +2,7 @@
 // (memory_vectors, covering index (namespace_id, cell) INCLUDE (rowid, embedding)), scored here.
 // Reading a probed cell moves its vectors over the wire (~5 MB per query at 100k), so each pool
 // thread keeps the cells it has read, and a recall first asks the server for each probed cell's
-// fingerprint (count and sum of rowids, from the index alone): only a cell that changed is read
+// fingerprint (count, highest rowid and sum of rowid hashes, from the index alone): only a cell that changed is read
 // again. A vector changed in place without changing its cell's members (never done online) is
 // not noticed until its cell changes.
 import { LRUCache } from 'lru-cache';
@@ -20,11 +20,20 @@ const CACHE_BYTES = 64 * 1024 * 1024;
 
 interface CachedCell {
   count: number;
+  topRowid: number;
+  /** Sum of hashint8(rowid): a plain sum of rowids matched again after a move in and a delete. */
   rowidSum: number;
   rowids: Float64Array;
   /** Unit-length vectors, row after row. */
   data: Float32Array;
   dimensions: number;
+}
+
+interface Fingerprint {
+  cell: number;
+  count: number;
+  top: number;
+  sum: number;
 }
 
 interface Scored {
@@ -83,13 +92,13 @@ export class PostgresVectors {
 
   /** Every vector of these cells scored against the query (similarity ≥ the weak floor). */
   private async scan(tx: Tx, cells: number[], query: Float32Array): Promise<Scored[]> {
-    const prints = await tx<{ cell: number; count: number; sum: number }[]>`SELECT cell, count(*) AS count, sum(rowid)::bigint AS sum
+    const prints = await tx<Fingerprint[]>`SELECT cell, count(*) AS count, max(rowid) AS top, sum(hashint8(rowid))::bigint AS sum
       FROM memory_vectors WHERE namespace_id = ${this.namespaceId} AND cell = ANY(${cells}::bigint[]) GROUP BY cell`;
     // The cells this recall scores, held here for its whole scan: the cache may drop any of them meanwhile.
     const current = new Map<number, CachedCell>();
     const stale = prints.filter((p) => {
       const cached = this.cache.get(p.cell);
-      const fresh = cached !== undefined && cached.count === p.count && cached.rowidSum === p.sum;
+      const fresh = cached !== undefined && cached.count === p.count && cached.topRowid === p.top && cached.rowidSum === p.sum;
       if (fresh) current.set(p.cell, cached);
       return !fresh;
     });
@@ -110,7 +119,7 @@ export class PostgresVectors {
   }
 
   /** These cells read whole, each also offered to the cache. */
-  private async load(tx: Tx, prints: { cell: number; count: number; sum: number }[]): Promise<Map<number, CachedCell>> {
+  private async load(tx: Tx, prints: Fingerprint[]): Promise<Map<number, CachedCell>> {
     const rows = await tx<{ cell: number; rowid: number; embedding: Buffer }[]>`SELECT cell, rowid, embedding FROM memory_vectors
       WHERE namespace_id = ${this.namespaceId} AND cell = ANY(${prints.map((p) => p.cell)}::bigint[]) ORDER BY cell, rowid`;
     const byCell = new Map<number, { rowid: number; vector: Float32Array }[]>();
@@ -125,7 +134,7 @@ export class PostgresVectors {
       const dimensions = members[0]?.vector.length ?? 0;
       const data = new Float32Array(members.length * dimensions);
       members.forEach((m, i) => data.set(m.vector.length === dimensions ? m.vector : new Float32Array(dimensions), i * dimensions));
-      const cell: CachedCell = { count: print.count, rowidSum: print.sum, dimensions, data, rowids: Float64Array.from(members, (m) => m.rowid) };
+      const cell: CachedCell = { count: print.count, topRowid: print.top, rowidSum: print.sum, dimensions, data, rowids: Float64Array.from(members, (m) => m.rowid) };
       loaded.set(print.cell, cell);
       this.cache.set(print.cell, cell);
     }
