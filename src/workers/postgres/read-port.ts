@@ -41,8 +41,7 @@ export class PostgresReadPort implements ReadPort {
   }
 
   async snapshot<T>(work: (reads: RecallReads) => Promise<T>, options: SnapshotOptions = {}): Promise<T> {
-    const sql = await this.source.choose(options.after);
-    return sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', (tx) => work(this.recallReads(tx))) as Promise<T>;
+    return this.source.snapshot(options.after, (tx) => work(this.recallReads(tx)));
   }
 
   private recallReads(tx: Tx): RecallReads {

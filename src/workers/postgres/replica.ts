@@ -3,7 +3,10 @@
 // write — that the replica has not replayed yet: then it waits up to maxLagMs for replay to pass
 // it, and past that reads the primary. Replay only moves forward, and the snapshot is taken after
 // the check, so a snapshot on a replica that had reached the position holds every write before it.
-import type { Sql } from './client.js';
+import type { ReservedSql as Reserved } from 'postgres';
+import type { Sql, Tx } from './client.js';
+
+type ReservedSql = Reserved<{ bigint: number }>;
 
 export interface ReplicaOptions {
   /** Connections to the replicas (e.g. several hosts with target_session_attrs=prefer-standby). */
@@ -21,26 +24,55 @@ export class ReadSource {
 
   constructor(private readonly primary: Sql, private readonly replica: ReplicaOptions | null) {}
 
-  /** Where a snapshot that must see `after` (a pg_lsn, e.g. '0/16B3748') is read. */
-  async choose(after: string | undefined): Promise<Sql> {
-    if (!this.replica) return this.primary;
-    if (after === undefined || (await this.replayed(after))) return this.count('replica');
-    const deadline = performance.now() + this.replica.maxLagMs;
-    while (performance.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - performance.now()))));
-      if (await this.replayed(after)) return this.count('replica');
+  /**
+   * Runs `work` in one read-only snapshot that sees `after` (a pg_lsn, e.g. '0/16B3748'). On a
+   * replica URL naming several hosts, every query may go to another host: so one connection is
+   * reserved, replay is checked on it, and the snapshot is begun on that same connection.
+   */
+  async snapshot<T>(after: string | undefined, work: (tx: Tx) => Promise<T>): Promise<T> {
+    if (this.replica) {
+      const connection = await this.replica.sql.reserve();
+      try {
+        if (after === undefined || (await this.waitForReplay(connection, after))) {
+          this.served.replica++;
+          return await snapshotOn(connection, work);
+        }
+      } finally {
+        connection.release();
+      }
     }
-    return this.count('primary');
+    if (this.replica) this.served.primary++;
+    return this.primary.begin(SNAPSHOT, work) as Promise<T>;
   }
 
-  /** Whether the replica has replayed past the position (a primary behind the replica URL always has: NULL there). */
-  private async replayed(after: string): Promise<boolean> {
-    const [{ caught }] = await this.replica!.sql<{ caught: boolean }[]>`SELECT coalesce(pg_last_wal_replay_lsn() >= ${after}::pg_lsn, true) AS caught`;
-    return caught;
+  /** Whether this connection's server replays past `after` within maxLagMs. */
+  private async waitForReplay(connection: ReservedSql, after: string): Promise<boolean> {
+    const deadline = performance.now() + this.replica!.maxLagMs;
+    while (!(await replayed(connection, after))) {
+      if (performance.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - performance.now()))));
+    }
+    return true;
   }
+}
 
-  private count(side: 'replica' | 'primary'): Sql {
-    this.served[side]++;
-    return side === 'replica' ? this.replica!.sql : this.primary;
+const SNAPSHOT = 'ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+/** Whether the server has replayed past the position (a primary behind the replica URL always has: NULL there). */
+async function replayed(connection: ReservedSql, after: string): Promise<boolean> {
+  const [{ caught }] = await connection<{ caught: boolean }[]>`SELECT coalesce(pg_last_wal_replay_lsn() >= ${after}::pg_lsn, true) AS caught`;
+  return caught;
+}
+
+/** sql.begin() would take any pooled connection: the transaction is run by hand on the reserved one. */
+async function snapshotOn<T>(connection: ReservedSql, work: (tx: Tx) => Promise<T>): Promise<T> {
+  await connection.unsafe(`BEGIN ${SNAPSHOT}`);
+  try {
+    const result = await work(connection as unknown as Tx); // the same query interface; no savepoints are taken
+    await connection.unsafe('COMMIT');
+    return result;
+  } catch (error) {
+    await connection.unsafe('ROLLBACK').catch(() => {});
+    throw error;
   }
 }
