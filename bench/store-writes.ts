@@ -22,7 +22,7 @@ import { WriterClient } from '../src/core/writer-client.js';
 import { measureInsertLimits } from './limits.js';
 import { Corpus } from './lib/corpus.js';
 import { note } from './lib/progress.js';
-import { fmt, table } from './lib/report.js';
+import { fmt, machine, table, writeResults } from './lib/report.js';
 
 const seconds = Number(process.env.BENCH_SECONDS?.trim() || '5');
 const IN_FLIGHT = 64;
@@ -135,6 +135,7 @@ try {
   const rows = await sqlite(dir);
   if (process.argv.includes('--postgres')) rows.push(...await postgresRates());
   console.log(table(`Write rate through the store port (${seconds} s per phase, 64 commands per flush)`, ['figure', 'rows/s', 'baseline rows/s', 'ratio'], rows));
+  for (const file of writeResults('writes', { machine: machine(), settings: { seconds, inFlight: IN_FLIGHT }, rows })) note(`wrote ${file}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -61,6 +61,10 @@ export async function startService(config: Config, log: Logger = createLogger(),
     lock.release();
     throw unreadableDatabase(config.dbPath, error) ?? error;
   }
+  if (!writer.priority.lowered) {
+    // Once, at start: writes still work, but the writer then competes with recall for the cores.
+    log.warn({ reason: writer.priority.reason }, 'writer thread priority not lowered: writes will compete with recall for the CPU');
+  }
   writer.onFailure = (cause) => {
     log.fatal({ cause, db: config.dbPath }, 'writer thread died: every write fails and /v1/health answers 503; exiting so the supervisor restarts the service');
     hooks.onFatal?.(cause);

@@ -70,7 +70,9 @@ test('kill -9 in the middle of a large delete: the snapshot restores the entity 
   const total = 20_000;
   seedEntity(db, 'doomed', total);
   const before = dump(db);
-  const service = await spawnService({ SERVICE_PATH: db, ...VECTOR_ENV });
+  // 20k vectors reach the IVF threshold: on a loaded machine the index upkeep could move rows
+  // into cells before the delete reads its snapshot, and `before` would no longer be the truth.
+  const service = await spawnService({ SERVICE_PATH: db, ...VECTOR_ENV, SERVICE_VECTOR_INDEX_MIN: String(total + 1) });
   try {
     void fetch(`${service.base}/v1/entities/doomed`, { method: 'DELETE' }).catch(() => {});
     // Kill once some rows are gone but not all of them.

@@ -2,12 +2,15 @@
 // behind background work (embedding backfill, vector-index upkeep, consolidation, extraction).
 // Real Piscina lanes and real worker threads; ordering is asserted, never timing.
 import { spawnSync } from 'node:child_process';
+import { once } from 'node:events';
 import { getPriority } from 'node:os';
+import { Worker } from 'node:worker_threads';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { LanePool } from '../src/core/pool/lane-pool.js';
 import { LANE_OF } from '../src/shared/messages.js';
+import type { PriorityChange } from '../src/shared/os-thread.js';
 import { startTestService } from './support/service.js';
 import type { GateTask } from './support/gate-worker.js';
 
@@ -106,15 +109,51 @@ test('the service runs its background lane at the lowest OS priority, its writer
     const expected = chrtInstalled ? 5 : 0;
     assert.ok(lowered.every((p) => p.policy === expected), JSON.stringify(lowered));
     // Threads are named by role: recall's lane keeps the normal priority, the writer yields
-    // to it (nice 10) but keeps the normal policy, so its commits still get CPU.
-    // Relative to the runner's own nice value: a niced `npm test` starts every thread there.
+    // to it (10 nice levels below the process) but keeps the normal policy, so its commits
+    // still get CPU. Relative to the runner's own nice value: a niced `npm test` starts every
+    // thread there, and the writer stays below it.
     const base = getPriority();
     const named = threadPriorities();
     const interactive = named.filter((p) => p.name === 'mr-interactive');
     assert.ok(interactive.length > 0 && interactive.every((p) => p.nice === base && p.policy === 0));
     assert.ok(named.some((p) => p.name === 'mr-background' && p.nice === 19));
-    assert.ok(named.some((p) => p.name === 'mr-writer' && p.nice === Math.max(10, base) && p.policy === 0));
+    assert.ok(named.some((p) => p.name === 'mr-writer' && p.nice === Math.min(19, base + 10) && p.policy === 0));
   } finally {
     await t.close();
   }
+});
+
+/** Runs lowerThreadPriorityBy(step) in a fresh thread (never this one) and returns what it said and the thread's nice after. */
+async function lowerInThread(step: number): Promise<{ change: PriorityChange; nice: number }> {
+  const module = new URL('../src/shared/os-thread.js', import.meta.url).href;
+  const worker = new Worker(
+    `import(${JSON.stringify(module)}).then((m) => { const change = m.lowerThreadPriorityBy(${step}); require('node:worker_threads').parentPort.postMessage({ change, nice: require('node:os').getPriority(0) }); });`,
+    { eval: true },
+  );
+  const [reply] = (await once(worker, 'message')) as [{ change: PriorityChange; nice: number }];
+  await worker.terminate();
+  return reply;
+}
+
+test('a thread lowers itself relative to the process priority, capped at the lowest nice value', { skip: process.platform !== 'linux' }, async () => {
+  const base = getPriority();
+  const three = await lowerInThread(3);
+  assert.deepEqual(three.change, { lowered: true, from: base, to: Math.min(19, base + 3) });
+  assert.equal(three.nice, Math.min(19, base + 3));
+  // A step past the bottom stops at 19 instead of failing.
+  const far = await lowerInThread(40);
+  assert.deepEqual(far.change, { lowered: true, from: base, to: 19 });
+  assert.equal(far.nice, 19);
+  assert.equal(getPriority(), base, 'the calling thread is the one lowered, not the process');
+});
+
+test('a thread already at the lowest priority reports that it could not be lowered', { skip: process.platform !== 'linux' }, async () => {
+  const module = new URL('../src/shared/os-thread.js', import.meta.url).href;
+  const worker = new Worker(
+    `import(${JSON.stringify(module)}).then((m) => { m.lowerThreadPriorityBy(40); require('node:worker_threads').parentPort.postMessage(m.lowerThreadPriorityBy(10)); });`,
+    { eval: true },
+  );
+  const [change] = (await once(worker, 'message')) as [PriorityChange];
+  await worker.terminate();
+  assert.equal(change.lowered, false);
 });

@@ -155,6 +155,42 @@ function contract(backend: Backend): void {
       assert.equal((await rows('SELECT id FROM memories')).length, 2);
     }));
 
+    test('a flush with a failing command gives the others the results of their order, open deletes included', () => withStore(async ({ store, rows }) => {
+      const kept = await run(store, { type: 'remember', entity: 'Bob', fact: 'Bob skis', confidence: 0.5 });
+      const missing = randomUUID();
+      const { replies } = await runBatch(store, [
+        { type: 'remember', entity: 'Bob', fact: 'Bob skis', confidence: 0.9 },
+        { type: 'forgetBegin', deletionId: 42, entity: 'Bob' },
+        { type: 'addMessage', episodeId: missing, role: 'user', content: 'no such episode' },
+      ]);
+      assert.deepEqual(replies.map((r) => r.ok), [true, true, false]);
+      assert.equal(replies[0]!.ok && (replies[0]!.result as { id: string }).id, kept.id, 'the delete opened after it does not hold the row');
+      assert.equal((await rows('SELECT id FROM memories')).length, 1);
+      await run(store, { type: 'forgetEnd', deletionId: 42 });
+
+      const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Bob'] });
+      await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content: 'Alice moved to Oslo.' });
+      const [turn] = await rows<{ id: string }>('SELECT id FROM memories WHERE episode_id = ?', episode_id);
+      const ended = await runBatch(store, [
+        { type: 'endEpisode', episodeId: episode_id, outcome: null, sourceIds: [turn!.id],
+          memories: [{ content: 'Alice lives in Oslo', memory_type: 'semantic', confidence: 1, extraction_tier: 1, entities: ['Alice'] }] },
+        { type: 'forgetBegin', deletionId: 43, entity: 'Bob' },
+        { type: 'addMessage', episodeId: missing, role: 'user', content: 'no such episode' },
+      ]);
+      const [extracted] = ended.replies;
+      assert.equal(extracted!.ok && (extracted!.result as { memories_created: number }).memories_created, 1);
+      assert.equal((await rows("SELECT id FROM memories WHERE content = 'Alice lives in Oslo'")).length, 1);
+
+      // A delete closed in a rolled-back attempt is still open when the flush runs again.
+      const closing = await runBatch(store, [
+        { type: 'forgetEnd', deletionId: 43 },
+        { type: 'addMessage', episodeId: missing, role: 'user', content: 'no such episode' },
+      ]);
+      assert.deepEqual(closing.replies.map((r) => r.ok), [true, false]);
+      const after = await run(store, { type: 'remember', entity: 'Bob', fact: 'Bob skis', confidence: 1 });
+      assert.equal(after.id, kept.id, 'the delete is closed once');
+    }));
+
     test('forgetRows deletes exactly the listed rows (id-guarded) with links and vectors, and clears the next turn\'s context', () => withStore(async ({ store, rows }) => {
       const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Kim'] });
       for (const content of ['a secret', 'reply', 'other']) await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content });
@@ -200,6 +236,23 @@ function contract(backend: Backend): void {
       assert.deepEqual(second, { processed: 1, restored: 0, present: 1 });
     }));
 
+    test('restoring a memory whose id another namespace holds is a conflict and changes nothing', () => withStore(async ({ store, rows, another }) => {
+      const elsewhere = await another({ SERVICE_NAMESPACE: 'elsewhere' });
+      const taken = await run(elsewhere, { type: 'remember', entity: 'Uma', fact: 'Uma lives elsewhere', confidence: 1 });
+      const uma = { id: randomUUID(), name: 'Uma', kind: 'user' };
+      const memory = {
+        id: taken.id, memory_type: 'semantic', content: 'Uma lives here', content_key: 'uma lives here',
+        confidence: 1, stability: 1, difficulty: 5, access_count: 0, last_access_at: 1, created_at: 1, archived: 0,
+        extraction_tier: 1, entity_id: uma.id, episode_id: null, seq: null, role: null, links: [], embedding: null,
+      } as SnapshotFileT['memories'][number];
+      await assert.rejects(run(store, { type: 'restoreRows', snapshot: header(uma), memories: [memory] }), { code: 'SNAPSHOT_CONFLICT' });
+      const here = await rows<{ n: number }>('SELECT count(*) AS n FROM memories WHERE namespace_id = ?', store.namespaceId);
+      assert.equal(Number(here[0]!.n), 0);
+      assert.equal((await rows('SELECT id FROM entities WHERE namespace_id = ?', store.namespaceId)).length, 0, 'the recreated owner is rolled back too');
+      assert.notEqual((await run(store, { type: 'ensureEntity', name: 'Uma', kind: 'user' })).id,
+        (await run(elsewhere, { type: 'ensureEntity', name: 'Uma', kind: 'user' })).id, 'entity names are per namespace');
+    }));
+
     test('attachVectors stores a vector once, in the unassigned cell without an index, and marks rejected texts', () => withStore(async ({ store, rows }) => {
       await run(store, { type: 'remember', entity: 'Mo', fact: 'first fact', confidence: 1 });
       await run(store, { type: 'remember', entity: 'Mo', fact: 'second fact', confidence: 1 });
@@ -217,6 +270,22 @@ function contract(backend: Backend): void {
       const [vector] = await rows<{ embedding: Uint8Array }>('SELECT embedding FROM memory_vectors WHERE rowid = ?', a!.rowid);
       assert.deepEqual(new Float32Array(new Uint8Array(vector!.embedding).buffer), unitVector(2));
       assert.equal((await rows("SELECT 1 FROM memory_entities WHERE relation = 'mention'")).length, 1);
+    }));
+
+    test('attachVectors with a vector of another length than the embedder\'s fails the command and stores none of it', () => withStore(async ({ store, rows }) => {
+      const a = await run(store, { type: 'remember', entity: 'Vic', fact: 'Vic one', confidence: 1 });
+      const b = await run(store, { type: 'remember', entity: 'Vic', fact: 'Vic two', confidence: 1 });
+      const rowid = async (id: string) => (await rows<{ rowid: number }>('SELECT rowid FROM memories WHERE id = ?', id))[0]!.rowid;
+      await assert.rejects(run(store, { type: 'attachVectors', items: [
+        { rowid: await rowid(a.id), vector: unitVector(1), cell: 0, mentionedEntityIds: [] },
+        { rowid: await rowid(b.id), vector: new Float32Array(DIMS - 1), cell: 0, mentionedEntityIds: [] },
+      ] }), { code: 'INTERNAL' });
+      assert.equal((await rows('SELECT rowid FROM memory_vectors')).length, 0);
+      assert.equal((await rows('SELECT 1 FROM memories WHERE embedded = 0')).length, 2);
+      // A memory already embedded is skipped before its vector is looked at, as on SQLite.
+      await run(store, { type: 'attachVectors', items: [{ rowid: await rowid(a.id), vector: unitVector(1), cell: 0, mentionedEntityIds: [] }] });
+      const skipped = await run(store, { type: 'attachVectors', items: [{ rowid: await rowid(a.id), vector: new Float32Array(3), cell: 0, mentionedEntityIds: [] }] });
+      assert.equal(skipped.attached, 0);
     }));
 
     test('IVF generations: install, attach into a current cell, move stale vectors, retire the old generation', () => withStore(async ({ store, rows }) => {

@@ -12,7 +12,19 @@ local bodies_path = os.getenv("WRK_BODIES")
 local threads = tonumber(os.getenv("WRK_THREADS") or "1")
 local route = os.getenv("WRK_ROUTE") or "/"
 local pause = tonumber(os.getenv("WRK_DELAY_MS") or "0")
+local rate = tonumber(os.getenv("WRK_RATE") or "0")
 local next_tid = 0
+-- A wall clock for pacing (wrk's Lua has none): LuaJIT's FFI calls clock_gettime(CLOCK_MONOTONIC).
+local now_ms = nil
+if rate > 0 then
+  local ffi = require("ffi")
+  ffi.cdef[[ typedef struct { long tv_sec; long tv_nsec; } wrk_timespec; int clock_gettime(int clock, wrk_timespec *tp); ]]
+  local ts = ffi.new("wrk_timespec")
+  now_ms = function()
+    ffi.C.clock_gettime(1, ts)
+    return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+  end
+end
 function setup(thread)
   thread:set("tid", next_tid)
   next_tid = next_tid + 1
@@ -34,8 +46,19 @@ function request()
   if at > #bodies then at = 1 end
   return wrk.format("POST", route, { ["Content-Type"] = "application/json" }, bodies[at])
 end
+-- With WRK_RATE, each thread hands out send slots every threads/rate s, open-loop: a request
+-- waits for the next free slot whatever its connection's last answer took, so the rate holds
+-- while latency varies (as long as enough connections are free). A thread that falls behind
+-- catches up at most 100 ms of slots, not in one burst.
+local due = nil
 function delay()
-  return pause
+  if rate <= 0 then return pause end
+  local t = now_ms()
+  if due == nil or due < t - 100 then due = t end
+  local wait = due - t
+  due = due + (1000 * threads) / rate
+  if wait > 0 then return wait end
+  return 0
 end
 function done(summary, latency, requests)
   local e = summary.errors
@@ -54,8 +77,10 @@ export interface WrkSpec {
   threads?: number;
   /** File of JSON bodies, one a line; absent = GET. */
   bodiesFile?: string;
-  /** Pause of each connection between its requests (paces the rate); default none. */
+  /** Pause of each connection between its requests; default none. */
   delayMs?: number;
+  /** Requests per second to pace at (all threads together), whatever the latency; needs enough connections. */
+  rate?: number;
   /** Run wrk on this CPU only (taskset), so it never takes the server's core. */
   cpu?: number;
 }
@@ -93,7 +118,7 @@ export function runWrk(script: string | null, spec: WrkSpec): Promise<WrkResult>
   const threads = spec.threads ?? Math.min(2, spec.connections);
   const args = ['-t', String(threads), '-c', String(spec.connections), '-d', `${spec.seconds}s`, '--timeout', '30s', '--latency',
     ...(script ? ['-s', script] : []), spec.base + spec.route];
-  const env = { ...process.env, WRK_BODIES: spec.bodiesFile ?? '', WRK_THREADS: String(threads), WRK_ROUTE: spec.route, WRK_DELAY_MS: String(spec.delayMs ?? 0) };
+  const env = { ...process.env, WRK_BODIES: spec.bodiesFile ?? '', WRK_THREADS: String(threads), WRK_ROUTE: spec.route, WRK_DELAY_MS: String(spec.delayMs ?? 0), WRK_RATE: String(spec.rate ?? 0) };
   const [command, argv] = spec.cpu === undefined ? ['wrk', args] : ['taskset', ['-c', String(spec.cpu), 'wrk', ...args]];
   return new Promise((resolve, reject) => {
     execFile(command, argv, { env, maxBuffer: 1 << 20 }, (error, stdout) => {

@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { fail, ServiceError } from '../shared/errors.js';
 import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/messages.js';
+import type { PriorityChange } from '../shared/os-thread.js';
 
 export interface WriterStats {
   transactions: number;
@@ -30,7 +31,12 @@ export class WriterClient {
    */
   onFailure: ((cause: string) => void) | null = null;
 
-  private constructor(private readonly worker: Worker, readonly namespaceId: number) {
+  private constructor(
+    private readonly worker: Worker,
+    readonly namespaceId: number,
+    /** Whether the writer runs below the process's priority (see writer/thread.ts). */
+    readonly priority: PriorityChange,
+  ) {
     worker.on('message', (message: WriterReply | WriterBatchReport) => {
       if ('type' in message) this.recordBatch(message);
       else this.settle(message);
@@ -52,7 +58,7 @@ export class WriterClient {
       worker.once('message', (message: WriterReady | WriterStartFailed) => {
         worker.off('error', onError);
         worker.off('exit', onExit);
-        if (message.type === 'ready') resolve(new WriterClient(worker, message.namespaceId));
+        if (message.type === 'ready') resolve(new WriterClient(worker, message.namespaceId, message.priority));
         else reject(Object.assign(new Error(message.message), { code: message.code }));
       });
     });

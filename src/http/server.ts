@@ -9,6 +9,7 @@ import uWS, { type HttpRequest, type HttpResponse, type TemplatedApp, type us_li
 import type { Config } from '../shared/config.js';
 import { ERROR_CODES, fail, type ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
+import { AccessLog } from './access-log.js';
 import { ApiKeyAuth } from './auth.js';
 import { BodyBudget, BodyStream, noBody, parseJson } from './body.js';
 import { captureRequest, headerOf, type Mount } from './mount.js';
@@ -56,6 +57,7 @@ export class HttpServer {
   /** Failed authentications per client address: a key cannot be guessed at line rate. */
   readonly authFailures: RateLimiter;
   private readonly bodies: BodyBudget;
+  private readonly access: AccessLog;
   private listenSocket: us_listen_socket | null = null;
   private draining = false;
   private inflight = 0;
@@ -73,13 +75,15 @@ export class HttpServer {
     this.limiter = new RateLimiter(config.rateLimitPerMinute);
     this.authFailures = new RateLimiter(config.apiKeys.length > 0 ? config.authFailuresPerMinute : 0);
     this.bodies = new BodyBudget(config.maxInflightBodyBytes);
+    this.access = new AccessLog(log);
     this.app = uWS.App();
     for (const route of routes) {
       // Counted once here, not per request (uWS wants the parameter index).
       const paramCount = route.path.split('/:').length - 1;
-      this.app[route.method](route.path, (res, req) => this.accept(res, req, route, paramCount));
+      const method = route.method === 'del' ? 'DELETE' : route.method.toUpperCase();
+      this.app[route.method](route.path, (res, req) => this.accept(res, req, route, paramCount, method));
       // HEAD is GET without the body (RFC 9110 §9.3.2): same gate, same work, same headers.
-      if (route.method === 'get') this.app.head(route.path, (res, req) => this.accept(res, req, route, paramCount, true));
+      if (route.method === 'get') this.app.head(route.path, (res, req) => this.accept(res, req, route, paramCount, 'HEAD'));
     }
     for (const mount of mounts) this.app.any(mount.path, (res, req) => this.acceptMount(res, req, mount));
     this.registerFallbacks(routes);
@@ -164,10 +168,11 @@ export class HttpServer {
     ex.onAbort?.();
   }
 
-  private accept(res: HttpResponse, req: HttpRequest, route: Route, paramCount: number, head = false): void {
+  /** `method` is the route's, upper-cased once at registration (HEAD for the GET routes' HEAD form). */
+  private accept(res: HttpResponse, req: HttpRequest, route: Route, paramCount: number, method: string): void {
     const length = req.getHeader('content-length');
     const exchange = this.exchange(res, req, length);
-    if (head) exchange.head = true;
+    if (method === 'HEAD') exchange.head = true;
     // Only a body reader (or a change waiting out pipelined requests) needs to hear that the
     // client left; the rest checks `aborted`. A GET without a body hears it only if it answers
     // later (see dispatch): one answered before uWS returns needs no handler.
@@ -188,7 +193,7 @@ export class HttpServer {
       rawParams,
       rawQuery: route.queryInput ? req.getQuery() ?? '' : '',
       signal: abort?.signal ?? null,
-      method: head ? 'HEAD' : route.method === 'del' ? 'DELETE' : route.method.toUpperCase(),
+      method,
       startedAt: performance.now(),
     };
     void this.dispatch(exchange, route, captured);
@@ -208,7 +213,7 @@ export class HttpServer {
     void this.guarded(exchange, mount.path, caller, () => mount.handle(exchange, request));
   }
 
-  private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> {
+  private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> | void {
     return this.guarded(ex, route.path, captured, () => {
       const params = captured.rawParams.map(decodeSegment);
       const query = route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : undefined;
@@ -246,23 +251,35 @@ export class HttpServer {
   /**
    * The one gate for every surface on the port (draining → auth → rate limit), then `work`,
    * with one mapping from thrown errors to `{error, code}` responses. `work` is started
-   * synchronously so it can attach a body reader before uWS moves on.
+   * synchronously so it can attach a body reader before uWS moves on; work that finishes
+   * synchronously (health) is logged and counted in the same tick, without a promise.
    */
-  private async guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void> | void): Promise<void> {
+  private guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void> | void): Promise<void> | void {
     this.inflight++;
+    let pending: Promise<void> | void;
     try {
-      if (!this.admit(ex, caller)) return;
-      // Work that finished synchronously is logged and counted without leaving this tick.
-      const pending = work();
-      if (pending) await pending;
+      pending = this.admit(ex, caller) ? work() : undefined;
     } catch (thrown) {
+      return this.failed(ex, caller, label, thrown);
+    }
+    if (!pending) return this.settled(ex, caller, label);
+    return pending.then(() => this.settled(ex, caller, label), (thrown) => this.failed(ex, caller, label, thrown));
+  }
+
+  private failed(ex: Exchange, caller: Caller, label: string, thrown: unknown): void {
+    try {
       sendError(ex, publicError(thrown, this.log, { route: label, reqId: ex.requestId }, 'request failed'));
     } finally {
-      ex.body?.release();
-      this.finished(ex, caller.method, label, caller.startedAt);
-      this.inflight--;
-      if (this.draining && this.inflight === 0) this.drained?.();
+      this.settled(ex, caller, label);
     }
+  }
+
+  /** Whatever happened: the body's budget back, the access line, and the drain check. */
+  private settled(ex: Exchange, caller: Caller, label: string): void {
+    ex.body?.release();
+    this.finished(ex, caller.method, label, caller.startedAt);
+    this.inflight--;
+    if (this.draining && this.inflight === 0) this.drained?.();
   }
 
   /** The access-log line and metrics for one request. Never the body, headers or raw URL. */
@@ -270,7 +287,7 @@ export class HttpServer {
     const status = ex.status ?? (ex.aborted ? CLIENT_CLOSED : 0);
     const durationMs = performance.now() - startedAt;
     this.metrics?.observeRequest(method, route, status, durationMs / 1000);
-    this.log.info({ reqId: ex.requestId, method, route, status, ms: Math.round(durationMs * 100) / 100 }, 'request');
+    this.access.write(ex.requestId, method, route, status, Math.round(durationMs * 100) / 100);
   }
 
   /**

@@ -79,8 +79,8 @@ export class ServiceError extends Error {
 
   /**
    * Anything thrown that is not a ServiceError is an internal fault (its text is kept for logs),
-   * except a full disk: SQLite's SQLITE_FULL or the file system's ENOSPC/EDQUOT is the
-   * operator's to fix, and the client's to retry, so it gets its own code.
+   * except a full disk: SQLite's SQLITE_FULL, PostgreSQL's 53100 or the file system's
+   * ENOSPC/EDQUOT is the operator's to fix, and the client's to retry, so it gets its own code.
    */
   static from(error: unknown): ServiceError {
     if (error instanceof ServiceError) return error;
@@ -103,6 +103,8 @@ export const fail = {
   /** `detail` names the field and the value rule it breaks. */
   invalidValue: (detail: string) => error('INVALID_VALUE', detail),
   illFormedUnicode: (field: string) => error('INVALID_VALUE', `${field}: not well-formed Unicode (a lone UTF-16 surrogate)`),
+  /** The PostgreSQL backend cannot store U+0000 in text (SQLite can). */
+  nulCharacter: (field: string) => error('INVALID_VALUE', `${field}: contains U+0000 (NUL), which the PostgreSQL store cannot hold`),
   invalidPath: (segment: string) => error('INVALID_PATH', `path segment '${segment}' is not valid percent-encoding`),
   bodyTooLarge: (limit: number) => error('BODY_TOO_LARGE', `request body exceeds the ${limit}-byte limit`),
   clientClosed: () => error('CLIENT_CLOSED', 'client closed the connection before the body was read'),
@@ -141,7 +143,8 @@ export function toWireError(error: unknown): WireError {
   return ServiceError.from(error).toWire();
 }
 
-const DISK_FULL_CODES = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT']);
+/** SQLite's, the file system's, and PostgreSQL's SQLSTATE disk_full (53100). */
+const DISK_FULL_CODES = new Set(['SQLITE_FULL', 'ENOSPC', 'EDQUOT', '53100']);
 
 export function isDiskFull(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;

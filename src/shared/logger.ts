@@ -8,8 +8,9 @@ export type { Logger };
 /** Longest a quiet service holds a log line back. */
 const FLUSH_MS = 100;
 
-export function createLogger(level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({ level, base: { service: 'memory-runtime' }, redact: ['authorization', 'headers.authorization', 'apiKey'] }, stdout());
+/** `destination` is for tests (a line collector); the service writes to buffered stdout. */
+export function createLogger(level = process.env.LOG_LEVEL ?? 'info', destination: { write(line: string): void } = stdout()): Logger {
+  return pino({ level, base: { service: 'memory-runtime' }, redact: ['authorization', 'headers.authorization', 'apiKey'] }, destination);
 }
 
 let buffered: BufferedStdout | null = null;

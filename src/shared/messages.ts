@@ -1,6 +1,7 @@
 // Every message that crosses a thread boundary is one of these typed objects. Requests carry
 // an id; replies carry the same id; errors cross as a plain WireError.
 import type { WireError } from './errors.js';
+import type { PriorityChange } from './os-thread.js';
 import type {
   DeletionSnapshotRecord, EntityKind, EntityRecord, MemoryType, Outcome, StoredFactRecord, StartEpisodeResult, EndEpisodeResult,
 } from './schemas.js';
@@ -154,6 +155,8 @@ export interface WriterStartFailed {
 export interface WriterReady {
   type: 'ready';
   namespaceId: number;
+  /** Whether the writer could lower its OS priority below the process's (logged once if not). */
+  priority: PriorityChange;
 }
 
 /** Outcome of a pool task: errors are returned, not thrown, so their code survives. */

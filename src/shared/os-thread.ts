@@ -9,10 +9,12 @@
 // bench:mixed). node:os can renice but not change the policy, hence util-linux's chrt.
 import { execFileSync } from 'node:child_process';
 import { readlinkSync, writeFileSync } from 'node:fs';
-import { setPriority } from 'node:os';
+import { getPriority, setPriority } from 'node:os';
 
 /** The lowest priority (nice 19): anything else on the machine goes first. */
 export const BACKGROUND_NICE = 19;
+/** The highest nice value Linux accepts. */
+const MAX_NICE = 19;
 
 export type Lowered = 'idle' | 'nice' | 'none';
 
@@ -54,5 +56,29 @@ export function lowerThreadPriority(nice = BACKGROUND_NICE, idle = true): Lowere
     return 'idle';
   } catch {
     return 'nice';
+  }
+}
+
+/** What `lowerThreadPriorityBy` did: the nice values before and after, or why it could not. */
+export type PriorityChange = { lowered: true; from: number; to: number } | { lowered: false; reason: string };
+
+/**
+ * Lowers the calling thread `step` nice levels below where it runs now (at most to 19), so a
+ * service started under `nice` keeps the same order between its threads instead of an
+ * absolute value that could sit above the rest of the process. Failure is returned, not
+ * thrown: the thread still works, only unordered — the caller reports it once.
+ */
+export function lowerThreadPriorityBy(step: number): PriorityChange {
+  const tid = threadId();
+  if (tid === null) return { lowered: false, reason: 'no /proc/thread-self (threads cannot be reniced on this platform)' };
+  try {
+    // 0 = the calling thread: on Linux getpriority/setpriority take a thread id.
+    const from = getPriority(0);
+    const to = Math.min(MAX_NICE, from + step);
+    if (to <= from) return { lowered: false, reason: `the process already runs at the lowest priority (nice ${from})` };
+    setPriority(tid, to);
+    return { lowered: true, from, to };
+  } catch (error) {
+    return { lowered: false, reason: (error as Error).message };
   }
 }

@@ -11,24 +11,26 @@ import { toWireError } from '../shared/errors.js';
 import type { WriterBatchReport, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/messages.js';
 import { openSqliteWriteStore } from './sqlite-store.js';
 import type { BatchOutcome, WriteStorePort } from './store-port.js';
-import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
+import { lowerThreadPriorityBy, nameThread } from '../shared/os-thread.js';
 
 /** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */
 const MAX_BATCH = 512;
 /**
- * The writer's OS priority, below recall's: when both want a core, the kernel runs the
- * recall a client is waiting on and the writer's queue grows instead (the next group commit
- * takes it all at once). Not SCHED_IDLE like the background lane: under a steady recall load
- * writes would then never commit. Measured with bench:mixed (README, "Recall under load").
+ * How far below the process's own priority the writer runs: when it and recall want a core,
+ * the kernel runs the recall a client is waiting on and the writer's queue grows instead (the
+ * next group commit takes it all at once). Relative, so a service started under `nice` keeps
+ * the order. Not SCHED_IDLE like the background lane: under a steady recall load writes would
+ * then never commit. Measured with bench:mixed (README, "Recall under load").
  */
-const WRITER_NICE = 10;
+const WRITER_NICE_STEP = 10;
 
 export type WriterControl = { type: 'close' };
 
 const port = parentPort!;
 const config = workerData.config as Config;
 nameThread('mr-writer');
-lowerThreadPriority(WRITER_NICE, false);
+// Reported in the ready message: the main thread logs a failure once.
+const priority = lowerThreadPriorityBy(WRITER_NICE_STEP);
 
 /**
  * Opens and migrates the store. A failure is posted as a message: an error thrown here reaches
@@ -113,4 +115,4 @@ port.on('message', (message: WriterRequest | WriterControl) => {
   schedule();
 });
 
-port.postMessage({ type: 'ready', namespaceId: store.namespaceId } satisfies WriterReady);
+port.postMessage({ type: 'ready', namespaceId: store.namespaceId, priority } satisfies WriterReady);

@@ -104,7 +104,7 @@ export async function startPrimary(): Promise<PgCluster> {
 export async function startReplica(primary: PgCluster): Promise<PgCluster> {
   const dir = privateDir();
   const dataDir = join(dir, 'data');
-  await pgCommand('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', SUPERUSER, '-D', dataDir, '-R', '-X', 'stream', '--no-sync']);
+  await pgCommand('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', SUPERUSER, '-D', dataDir, '-R', '-X', 'stream', '--no-sync', '--checkpoint=fast']);
   const port = await freePort();
   await startServer(dataDir, dir, port);
   return cluster(dir, dataDir, port);

@@ -21,8 +21,11 @@ export interface OpenStore {
   /** PostgreSQL only: the store's database URL and its cluster. */
   url?: string;
   cluster?: PgCluster;
-  /** A second writer on the same database (another service node); PostgreSQL only. */
-  secondNode?(): Promise<WriteStorePort>;
+  /**
+   * Another writer on the same database, with these settings (e.g. another namespace); closed
+   * with this one. On PostgreSQL it is another service node; on SQLite use one at a time.
+   */
+  another(env?: Record<string, string>): Promise<WriteStorePort>;
   close(): Promise<void>;
 }
 
@@ -57,13 +60,20 @@ export function sqliteBackend(): Backend {
       const config = loadConfig({ SERVICE_PATH: join(dir, 'memory.db'), ...env });
       const store = openSqliteWriteStore(config);
       const reader: Db = openDatabase(config.dbPath, { readonly: true, synchronous: 'FULL' });
+      const others: WriteStorePort[] = [];
       return {
         store,
         config,
         async rows<T>(sql: string, ...params: unknown[]) {
           return reader.prepare(sql).all(...params) as T[];
         },
+        async another(more = {}) {
+          const other = openSqliteWriteStore(loadConfig({ SERVICE_PATH: config.dbPath, ...env, ...more }));
+          others.push(other);
+          return other;
+        },
         async close() {
+          for (const other of others) await other.close();
           reader.close();
           await store.close();
           rmSync(dir, { recursive: true, force: true });
@@ -105,8 +115,8 @@ export function postgresBackend(): Backend {
           // Plain arrays of plain objects, as better-sqlite3 returns them (a Result is an Array subclass).
           return Array.from(await reader.unsafe(text, params as never[]), (row) => ({ ...row })) as T[];
         },
-        async secondNode() {
-          const other = await openPostgresWriteStore(url, config);
+        async another(more = {}) {
+          const other = await openPostgresWriteStore(url, { ...config, ...(more.SERVICE_NAMESPACE ? { namespace: more.SERVICE_NAMESPACE } : {}) });
           others.push(other);
           return other;
         },

@@ -11,10 +11,14 @@ export type Tx = postgres.TransactionSql;
  */
 const int8AsNumber = { to: 20, from: [20], serialize: (value: number) => String(value), parse: (value: string) => Number(value) };
 
-/** The writer's connection: one session, so one transaction at a time (the thread serialises flushes). */
-export function connectWriter(url: string): Sql {
+/**
+ * The writer's connection: one session, so one transaction at a time (the thread serialises
+ * flushes). `onClose` runs when the session ends (the client reconnects on the next query).
+ */
+export function connectWriter(url: string, onClose: () => void = () => {}): Sql {
   return postgres(url, {
     max: 1,
+    onclose: onClose,
     types: { int8: int8AsNumber },
     // CREATE … IF NOT EXISTS and the like report notices; they are not problems.
     onnotice: () => {},

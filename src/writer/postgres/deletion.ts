@@ -19,6 +19,20 @@ export class OpenDeletes {
 
   constructor(private readonly namespaceId: number) {}
 
+  /**
+   * The open deletes as they are now, to put back when the transaction (or savepoint) that is
+   * about to change them rolls back: a rolled-back forgetBegin must not hold rows, nor a
+   * rolled-back forgetEnd release them, when the flush runs again.
+   */
+  save(): Map<number, { entityId: string; maxRowid: number }> {
+    return new Map(this.open);
+  }
+
+  restore(saved: Map<number, { entityId: string; maxRowid: number }>): void {
+    this.open.clear();
+    for (const [id, open] of saved) this.open.set(id, open);
+  }
+
   async forgetBegin(cmd: CommandOf<'forgetBegin'>, tx: Tx): Promise<WriterResults['forgetBegin']> {
     // Row ids only grow, and this namespace's in commit order (the namespace lock): every memory
     // written to it from now on is above maxRowid.

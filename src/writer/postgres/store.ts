@@ -2,8 +2,9 @@
 // the flush's transaction, each call in its own savepoint (batch.ts). Same rules as SQLite: an
 // entity is created on first use, a fact an entity already holds raises its confidence instead of
 // adding a row (content_key), messages are stored at once as episodic memories with the previous
-// turn as context, and rows an open delete holds count as gone. Inserts are idempotent by id or
-// natural key (ON CONFLICT), as a COMMIT cut by a failover has an unknown outcome.
+// turn as context, and rows an open delete holds count as gone. A COMMIT cut by a failover has an
+// unknown outcome: entities (get-or-create by name) and remembered facts (de-duplicated by
+// content_key) are found again by a retry; episodes and messages get new ids (README).
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../shared/config.js';
 import { fail } from '../../shared/errors.js';
@@ -39,7 +40,19 @@ export interface MemoryRow {
   extraction_tier: number;
 }
 
+/** Entities remembered by name (a bound: the cache starts over when full). */
+const ENTITY_CACHE_MAX = 10_000;
+
 export class PgMemoryWriter {
+  /**
+   * Entities by name, committed ones only: entities are never deleted or changed once created
+   * (deletion removes memories, not entities), so a name seen committed stays valid on every node
+   * — unless the database itself goes back in time (failover, restore): see forgetEntities.
+   */
+  private readonly known = new Map<string, EntityRecord>();
+  /** Entities read or created in the running flush; null when the flush runs with savepoints. */
+  private flushEntities: EntityRecord[] | null = null;
+
   constructor(
     private readonly config: Config,
     readonly namespaceId: number,
@@ -51,8 +64,42 @@ export class PgMemoryWriter {
     return this.entity(tx, cmd.name, cmd.kind);
   }
 
+  /**
+   * A flush starts. `collect`: it commits or rolls back as a whole (no savepoints), so the
+   * entities it meets can be cached once it committed. With savepoints a command's entity may be
+   * rolled back alone, so nothing is collected.
+   */
+  beginFlush(collect: boolean): void {
+    this.flushEntities = collect ? [] : null;
+  }
+
+  endFlush(committed: boolean): void {
+    if (committed && this.flushEntities) {
+      if (this.known.size + this.flushEntities.length > ENTITY_CACHE_MAX) this.known.clear();
+      for (const entity of this.flushEntities) this.known.set(entity.name, entity);
+    }
+    this.flushEntities = null;
+  }
+
+  /**
+   * Forgets the cached entities. Called when a flush met a foreign-key violation (an entity row
+   * the cache holds is gone: a failover to a replica that lacked its commit, a restored backup)
+   * and when the connection closed (the server it reconnects to may be another one).
+   */
+  forgetEntities(): void {
+    this.known.clear();
+  }
+
   /** Get-or-create by (namespace, name): ON CONFLICT keeps it one row even outside the namespace lock. */
   async entity(tx: Tx, name: string, kind: EntityKind = FIRST_USE_KIND): Promise<EntityRecord> {
+    const cached = this.known.get(name);
+    if (cached) return cached;
+    const found = await this.findOrCreate(tx, name, kind);
+    this.flushEntities?.push(found);
+    return found;
+  }
+
+  private async findOrCreate(tx: Tx, name: string, kind: EntityKind): Promise<EntityRecord> {
     const [existing] = await tx<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${this.namespaceId} AND name = ${name}`;
     if (existing) return existing;
     const [created] = await tx<EntityRecord[]>`INSERT INTO entities (id, namespace_id, name, kind, created_at)
@@ -96,19 +143,20 @@ export class PgMemoryWriter {
     const id = randomUUID();
     const stability = initialStability(memory.type, memory.confidence);
     const now = this.now();
-    const [inserted] = await tx<{ rowid: number }[]>`INSERT INTO memories
+    // The row and its entity links in one statement (one round trip).
+    const [inserted] = await tx<{ rowid: number }[]>`WITH m AS (INSERT INTO memories
         (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
          last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context)
       VALUES (${id}, ${this.namespaceId}, ${memory.type}, ${memory.content}, ${contentKey(memory.content)},
         ${memory.confidence}, ${stability}, ${INITIAL_DIFFICULTY}, ${now}, ${now}, ${memory.tier},
         ${memory.ownerId}, ${memory.episodeId}, ${memory.seq}, ${memory.role}, ${memory.context ?? ''})
-      ON CONFLICT (id) DO NOTHING RETURNING rowid`;
+      ON CONFLICT (id) DO NOTHING RETURNING rowid),
+      links AS (INSERT INTO memory_entities (memory_rowid, entity_id, relation)
+        SELECT m.rowid, l.entity_id, l.relation FROM m,
+          unnest(${memory.links.map((l) => l.entityId)}::text[], ${memory.links.map((l) => l.relation)}::text[]) AS l(entity_id, relation)
+        ON CONFLICT DO NOTHING)
+      SELECT rowid FROM m`;
     const rowid = inserted!.rowid;
-    if (memory.links.length > 0) {
-      await tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation)
-        SELECT ${rowid}, * FROM unnest(${memory.links.map((l) => l.entityId)}::text[], ${memory.links.map((l) => l.relation)}::text[])
-        ON CONFLICT DO NOTHING`;
-    }
     return {
       rowid, id, memory_type: memory.type, content: memory.content,
       confidence: memory.confidence, stability, extraction_tier: memory.tier,

@@ -8,7 +8,8 @@ import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { Tx } from './connect.js';
 
 export class PgVectorWriter {
-  constructor(private readonly namespaceId: number, private readonly now: () => number = Date.now) {}
+  /** `dimensions`: the embedder's, recorded in meta at open (vectors-setup.ts). */
+  constructor(private readonly namespaceId: number, private readonly dimensions: number, private readonly now: () => number = Date.now) {}
 
   /** The namespace's newest generation and its first cell (cells only grow). */
   private async newest(tx: Tx, namespaceId: number): Promise<{ generation: number; first: number } | undefined> {
@@ -34,6 +35,8 @@ export class PgVectorWriter {
       const [row] = await tx<{ namespace_id: number }[]>`SELECT namespace_id FROM memories WHERE rowid = ${item.rowid} AND embedded = 0 FOR UPDATE`;
       if (!row) continue;
       const vector = item.vector instanceof Float32Array ? item.vector : Float32Array.from(item.vector as ArrayLike<number>);
+      // SQLite's vec0 column refuses another length, failing the command: so does this.
+      if (vector.length !== this.dimensions) throw new RangeError(`vector of ${vector.length} dimensions; the store holds ${this.dimensions}`);
       const cell = await this.cellFor(tx, row.namespace_id, item.cell);
       await tx`INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding)
         VALUES (${item.rowid}, ${row.namespace_id}, ${cell}, ${blobOf(vector)})
