@@ -13,9 +13,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { UseLiteEmbedder } from '../src/workers/embedding/use-lite.js';
-import { EntityMatcher } from '../src/workers/entity-mentions.js';
-import { ReadStore } from '../src/workers/read-store.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
+import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { Corpus } from './lib/corpus.js';
 import { note } from './lib/progress.js';
 import { pinToCpu, startService, startUwsHello, type ServerProcess } from './lib/processes.js';
@@ -123,13 +122,13 @@ class RawRecall {
 
   static async open(dbPath: string): Promise<RawRecall> {
     const db = openDatabase(dbPath, { readonly: true });
-    const engine = new RecallEngine(db, new ReadStore(db, 1, 'default'), new EntityMatcher(db, 1), { minSimilarity: 0.45 });
+    const engine = new RecallEngine(new SqliteReadPort(db, 1, 'default', { minSimilarity: 0.45 }));
     return new RawRecall(db, engine, await UseLiteEmbedder.load());
   }
 
   /** Mean ms per recall over `queries` after 20 warm-up ones. */
   async cost(queries: string[]): Promise<MixedResults['rawRecallMs']> {
-    for (const q of queries.slice(0, 20)) this.engine.recall({ query: q, entity: null, types: null, limit: 10, queryVector: (await this.use.embed([q]))[0] });
+    for (const q of queries.slice(0, 20)) await this.engine.recall({ query: q, entity: null, types: null, limit: 10, queryVector: (await this.use.embed([q]))[0] });
     let embed = 0;
     let search = 0;
     const measured = queries.slice(20);
@@ -137,7 +136,7 @@ class RawRecall {
       const t0 = performance.now();
       const [queryVector] = await this.use.embed([query]);
       const t1 = performance.now();
-      this.engine.recall({ query, entity: null, types: null, limit: 10, queryVector });
+      await this.engine.recall({ query, entity: null, types: null, limit: 10, queryVector });
       search += performance.now() - t1;
       embed += t1 - t0;
     }

@@ -116,6 +116,15 @@ test('a pool thread loads only pool and shared code, and recall lives there', ()
   assert.ok(loaded.some((f) => f.endsWith('workers/recall/engine.js')));
 });
 
+test('recall ranks over the read port alone: the engine loads no database client and no adapter', () => {
+  // The same engine ranks over SQLite and PostgreSQL (src/workers/read-port.ts); storage code
+  // reached from it would tie ranking to one backend.
+  const loaded = [...reachable('workers/recall/engine.js')];
+  const packages = loaded.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/g)].map((m) => m[1]));
+  assert.deepEqual(packages.filter((p) => ['better-sqlite3', 'sqlite-vec', 'postgres'].includes(p)), []);
+  assert.deepEqual(loaded.map((f) => relative(src, f)).filter((f) => /(^|\/)(sqlite-read-port|read-store|db)\.js$|\/postgres\//.test(f)), []);
+});
+
 test('the client library loads nothing that needs the server', () => {
   const loaded = [...reachable('client/index.js')].filter((f) => !['client', 'shared'].includes(folderOf(f)));
   assert.deepEqual(loaded.map((f) => relative(src, f)), []);

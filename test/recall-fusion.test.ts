@@ -16,8 +16,7 @@ import { ensureNamespace, migrate } from '../src/writer/migrate.js';
 import { prepareVectorTable } from '../src/writer/vector-table.js';
 import { WriteStore } from '../src/writer/store.js';
 import { loadConfig } from '../src/shared/config.js';
-import { EntityMatcher } from '../src/workers/entity-mentions.js';
-import { ReadStore } from '../src/workers/read-store.js';
+import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { RecallEngine, type EngineOptions } from '../src/workers/recall/engine.js';
 import { fuseScores } from '../src/workers/recall/fuse.js';
 import { memoryInserter, unit } from './support/rows.js';
@@ -25,7 +24,7 @@ import { post, startTestService, tempDir, type TestService } from './support/ser
 
 const engineOn = (db: Db, options: Partial<EngineOptions> = {}) => {
   const ns = db.prepare("SELECT id FROM namespaces WHERE name = 'default'").pluck().get() as number;
-  return new RecallEngine(db, new ReadStore(db, ns, 'default'), new EntityMatcher(db, ns), { minSimilarity: 0.2, ...options });
+  return new RecallEngine(new SqliteReadPort(db, ns, 'default', { minSimilarity: 0.2 }), options);
 };
 
 describe('a memory without a vector', () => {
@@ -53,11 +52,11 @@ describe('a memory without a vector', () => {
   });
   after(() => db.close());
 
-  test('ranks where lexical alone puts it, however close the embedded ones are', () => {
+  test('ranks where lexical alone puts it, however close the embedded ones are', async () => {
     const request = { query: 'kayak paddle', entity: null, types: null, limit: 5, queryVector: QUERY };
-    const lexical = engineOn(db, { only: ['bm25'] }).recall({ ...request, queryVector: null }).map((h) => h.row.id);
+    const lexical = (await engineOn(db, { only: ['bm25'] }).recall({ ...request, queryVector: null })).map((h) => h.row.id);
     assert.equal(lexical[0], 'fresh', 'the fixture: lexical alone ranks the unembedded memory first');
-    const fused = engineOn(db).recall(request);
+    const fused = await engineOn(db).recall(request);
     assert.equal(fused[0].row.id, 'fresh');
     // Its score is its lexical score alone (the best, scaled to 1), not a mean with a missing vector.
     assert.ok(Math.abs(fused[0].score - 1) < 0.05, `score ${fused[0].score}`);
@@ -117,24 +116,24 @@ describe('conversations through the service', () => {
     for (const q of [...questions].reverse()) assert.deepEqual(await ask(q), first.get(q), q);
   });
 
-  test('an entity linked to every memory adds nothing; one that tells memories apart does', () => {
-    const run = (query: string, entity: number) => engineOn(db, { weights: { entity } })
-      .recall({ query, entity: null, types: ['episodic'], limit: 10, queryVector: null })
+  test('an entity linked to every memory adds nothing; one that tells memories apart does', async () => {
+    const run = async (query: string, entity: number) => (await engineOn(db, { weights: { entity } })
+      .recall({ query, entity: null, types: ['episodic'], limit: 10, queryVector: null }))
       .map((h) => `${h.row.id} ${h.score.toFixed(9)}`);
     // Ann and Bob take part in every episode: every turn is linked to both.
-    assert.deepEqual(run('What did Ann say about the kayak?', 0.1), run('What did Ann say about the kayak?', 0));
+    assert.deepEqual(await run('What did Ann say about the kayak?', 0.1), await run('What did Ann say about the kayak?', 0));
     // Cleo only in the second episode: her turns gain.
-    assert.notDeepEqual(run('What did Cleo say about the kayak?', 0.1), run('What did Cleo say about the kayak?', 0));
+    assert.notDeepEqual(await run('What did Cleo say about the kayak?', 0.1), await run('What did Cleo say about the kayak?', 0));
   });
 
-  test('a turn next to a matching turn is lifted by it', () => {
+  test('a turn next to a matching turn is lifted by it', async () => {
     const lisbon = Object.keys(contents).find((id) => contents[id].includes('Lisbon'))!;
-    const run = (adjacent: number) => engineOn(db, { weights: { adjacent } })
-      .recall({ query: 'holidays', entity: null, types: ['episodic'], limit: 5, queryVector: null })
+    const run = async (adjacent: number) => (await engineOn(db, { weights: { adjacent } })
+      .recall({ query: 'holidays', entity: null, types: ['episodic'], limit: 5, queryVector: null }))
       .map((h) => h.row.id);
     // "holidays" is only in the turn after the Lisbon one (context flows forward, so the Lisbon turn has no match of its own).
-    assert.ok(!run(0).includes(lisbon), 'the fixture: without neighbours the Lisbon turn is not found');
-    assert.ok(run(0.3).slice(0, 3).includes(lisbon), 'the turn before the matching one is lifted');
+    assert.ok(!(await run(0)).includes(lisbon), 'the fixture: without neighbours the Lisbon turn is not found');
+    assert.ok((await run(0.3)).slice(0, 3).includes(lisbon), 'the turn before the matching one is lifted');
   });
 });
 
@@ -263,12 +262,15 @@ describe('a recall within the response budget', () => {
   });
   after(() => db.close());
 
-  test('keeps the rank-order prefix that fits, and reads few more rows than it keeps', () => {
+  test('keeps the rank-order prefix that fits, and reads few more rows than it keeps', async () => {
     // Counts the whole rows (content included) the engine reads from SQLite.
     let rowsRead = 0;
     const counting = new Proxy(db, {
       get(target, key) {
-        if (key !== 'prepare') return Reflect.get(target, key);
+        if (key !== 'prepare') {
+          const value = Reflect.get(target, key);
+          return typeof value === 'function' ? value.bind(target) : value;
+        }
         return (sql: string) => {
           const statement = target.prepare(sql);
           if (!/m\.content/.test(sql)) return statement;
@@ -287,11 +289,11 @@ describe('a recall within the response budget', () => {
     });
     const engine = engineOn(counting);
     const request = { query: 'budget fact', entity: null, types: null, limit: FACTS, queryVector: null };
-    const everything = engine.recall(request).map((hit) => hit.row.id);
+    const everything = (await engine.recall(request)).map((hit) => hit.row.id);
     assert.equal(everything.length, FACTS);
     rowsRead = 0;
     const budget = 20 * (FACT_CHARS + 300);
-    const { kept, truncated } = engine.recallWithin(request, budget);
+    const { kept, truncated } = await engine.recallWithin(request, budget);
     assert.equal(truncated, true);
     assert.ok(kept.length > 0 && kept.length < FACTS, `${kept.length} kept`);
     assert.deepEqual(kept.map((hit) => hit.row.id), everything.slice(0, kept.length));

@@ -18,8 +18,7 @@ import { VectorCells } from '../src/workers/ivf/cells.js';
 import { loadConfig } from '../src/shared/config.js';
 import { openForWriting } from '../src/cli/storage/offline-db.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
-import { ReadStore } from '../src/workers/read-store.js';
-import { EntityMatcher } from '../src/workers/entity-mentions.js';
+import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { memoryInserter, unit } from './support/rows.js';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
 
@@ -250,9 +249,7 @@ describe('service: the index follows the vectors', () => {
     try {
       const ns = db.prepare("SELECT id FROM namespaces WHERE name = 'default'").pluck().get() as number;
       // One probe: only the query's nearest cell (plus cell 0) is scanned.
-      const engine = new RecallEngine(db, new ReadStore(db, ns, 'default'), new EntityMatcher(db, ns), {
-        minSimilarity: 0.2, only: ['vector'], vectorProbes: 1,
-      });
+      const engine = new RecallEngine(new SqliteReadPort(db, ns, 'default', { minSimilarity: 0.2, vectorProbes: 1 }), { only: ['vector'] });
       const embedder = new HashingEmbedder(DIMENSIONS);
       const rows = db.prepare('SELECT rowid, content FROM memories WHERE embedded = 1').all() as { rowid: number; content: string }[];
       const vectors = await embedder.embed(rows.map((r) => r.content));
@@ -261,8 +258,8 @@ describe('service: the index follows the vectors', () => {
       const cells = new VectorCells(db, ns, 1);
       let missed = 0;
       let nearButUnprobed = 0;
-      rows.forEach((row, i) => {
-        const hits = engine.recall({ query: row.content, entity: null, types: null, limit: 3, queryVector: vectors[i] });
+      for (const [i, row] of rows.entries()) {
+        const hits = await engine.recall({ query: row.content, entity: null, types: null, limit: 3, queryVector: vectors[i] });
         if (!hits.some((hit) => hit.row.rowid === row.rowid)) missed++;
         // Only the probed cell is scanned: a close neighbour living in another cell never shows.
         const probed = new Set(cells.probe(vectors[i]));
@@ -270,7 +267,7 @@ describe('service: the index follows the vectors', () => {
         const closest = rows.map((other, j) => ({ rowid: other.rowid, similarity: dotOf(vectors[i], vectors[j]) }))
           .filter((other) => other.rowid !== row.rowid && other.similarity > 0.2).sort((a, b) => b.similarity - a.similarity)[0];
         if (closest && !probed.has(cellOf.get(closest.rowid)!)) nearButUnprobed++;
-      });
+      }
       assert.equal(missed, 0, `${missed} of ${rows.length} memories not found by their own vector`);
       assert.ok(nearButUnprobed > 0, 'every nearest neighbour shared the query cell: the cell restriction went untested');
     } finally {

@@ -9,8 +9,7 @@ import { loadConfig } from '../../src/shared/config.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
-import { ReadStore } from '../../src/workers/read-store.js';
-import { EntityMatcher } from '../../src/workers/entity-mentions.js';
+import { SqliteReadPort } from '../../src/workers/sqlite-read-port.js';
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
 import { queryTerms, ftsMatchExpression } from '../../src/workers/recall/query-text.js';
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
@@ -76,8 +75,6 @@ export async function runSynthetic(embedderKind: BenchEmbedder): Promise<void> {
   // 2. Evaluate on the file, read-only, exactly as the pool does.
   const db = openDatabase(config.dbPath, { readonly: true });
   const namespaceId = (db.prepare('SELECT id FROM namespaces WHERE name = ?').get(config.namespace) as { id: number }).id;
-  const store = new ReadStore(db, namespaceId, config.namespace);
-  const entities = new EntityMatcher(db, namespaceId);
   const turnIds = new Map<string, string>(); // question id → the memory id of the turn answering it
   const turnAt = db.prepare<[string, number], { id: string }>('SELECT id FROM memories WHERE episode_id = ? AND seq = ?');
   for (const [i, session] of corpus.sessions.entries()) {
@@ -105,11 +102,11 @@ export async function runSynthetic(embedderKind: BenchEmbedder): Promise<void> {
   const now = Date.now();
   let fusedRanked = new Map<string, string[]>();
   for (const [name, only] of variants) {
-    const engine = new RecallEngine(db, store, entities, { minSimilarity, only, weights });
-    const ranked = new Map(corpus.questions.map((q, i) => [
-      q.id,
-      engine.recall({ query: q.text, entity: null, types: null, limit: 10, queryVector: vectors[i] }, now).map((h) => h.row.id),
-    ]));
+    const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { only, weights });
+    const ranked = new Map<string, string[]>();
+    for (const [i, q] of corpus.questions.entries()) {
+      ranked.set(q.id, (await engine.recall({ query: q.text, entity: null, types: null, limit: 10, queryVector: vectors[i] }, now)).map((h) => h.row.id));
+    }
     rows.push(score(name, ranked, targets));
     if (!only) fusedRanked = ranked;
   }

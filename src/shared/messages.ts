@@ -171,8 +171,9 @@ export type StageTimings = Record<string, number>;
 /** Reads and CPU work, run in the Piscina pool against a read-only connection. */
 export type PoolTask =
   /** `queryVector`: the query's embedding from the main thread's cache, when it had one. */
-  | { op: 'recall'; input: import('./schemas.js').ValidatedRecall; queryVector?: Float32Array }
-  | { op: 'recallGrouped'; input: import('./schemas.js').ValidatedRecallGrouped; queryVector?: Float32Array }
+  // `after`: a write position the recall must see (PostgreSQL replicas, read-your-writes); nothing sets it yet.
+  | { op: 'recall'; input: import('./schemas.js').ValidatedRecall; queryVector?: Float32Array; after?: string }
+  | { op: 'recallGrouped'; input: import('./schemas.js').ValidatedRecallGrouped; queryVector?: Float32Array; after?: string }
   | { op: 'inspect'; input: import('./schemas.js').ValidatedInspect }
   | { op: 'stats' }
   | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }

@@ -77,6 +77,12 @@ export function readMemoriesById(dir: string, id: string, fd: number, framed: Fr
   return readMemories({ fd, path: snapshotPath(dir, id) }, framed, from, RESTORE_CHUNK);
 }
 
+/** `<dir>/<id>.json` parsed whole (the read port's snapshot read; the online restore streams instead). */
+export function readSnapshotById(dir: string, id: string): SnapshotFileT {
+  const path = snapshotPath(dir, id);
+  return readSnapshot(path, path, id);
+}
+
 /**
  * The parsed, checked snapshot, read from `source` (its path, or a descriptor open on it); a
  * missing, unreadable or damaged file is a SnapshotFileError.

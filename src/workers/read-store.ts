@@ -1,6 +1,7 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
 import type { Db } from '../shared/db.js';
 import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, MemoryType, StatsResult } from '../shared/schemas.js';
+import { ResponseBudget } from './response-budget.js';
 
 /** A memory row as the recall and inspect paths need it. */
 export interface MemoryRow {
@@ -73,10 +74,20 @@ export class ReadStore {
     return this.s.entity.get(this.namespaceId, name);
   }
 
-  /** The entity's most recent active memories, newest first. */
-  /** Lazily, newest first: the caller may stop early (the response budget) without loading the rest. */
-  entityMemories(entityId: string, limit: number): IterableIterator<MemoryRow> {
-    return this.s.entityMemories.iterate(entityId, limit);
+  /**
+   * The entity's most recent active memories, newest first, read up to the first that no longer
+   * fits the response budget (so the caller sees that the answer was cut) and no further. An
+   * array, not a lazy iterator: an open statement must not outlive this call, because other
+   * tasks use the connection as soon as the caller awaits.
+   */
+  entityMemories(entityId: string, limit: number, budgetBytes: number): MemoryRow[] {
+    const rows: MemoryRow[] = [];
+    const budget = new ResponseBudget<MemoryRow>((row) => row.content, budgetBytes);
+    for (const row of this.s.entityMemories.iterate(entityId, limit)) {
+      rows.push(row);
+      if (!budget.take(row)) break; // `break` closes the statement
+    }
+    return rows;
   }
 
   stats(): StatsResult {

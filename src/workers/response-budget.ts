@@ -14,24 +14,47 @@ export interface Budgeted<T> {
 }
 
 /**
- * `items` may be a lazy iterator (rows streamed from SQLite): it is not read past the budget.
- * `extraBytes`: what else the item carries into the answer beyond its content (a recall's
+ * Keeps items in order while their estimated JSON fits the budget (the first always fits).
+ * `extraBytes`: what else an item carries into the answer beyond its content (a recall's
  * `explain` adds ~600 bytes a memory, more than many facts).
  */
+export class ResponseBudget<T> {
+  private readonly kept: T[] = [];
+  private used = 0;
+  private truncated = false;
+
+  constructor(
+    private readonly content: (item: T) => string,
+    private readonly budgetBytes: number,
+    private readonly extraBytes: (item: T) => number = () => 0,
+  ) {}
+
+  /** Keeps the item if it fits; false (and nothing kept) once the budget is spent. */
+  take(item: T): boolean {
+    // As serialised: escapes make a control character 6 bytes and a quote 2, so the raw length
+    // alone let an answer of such content run ~6× over the budget.
+    this.used += Buffer.byteLength(JSON.stringify(this.content(item))) + PER_MEMORY_OVERHEAD + this.extraBytes(item);
+    if (this.used > this.budgetBytes && this.kept.length > 0) {
+      this.truncated = true;
+      return false;
+    }
+    this.kept.push(item);
+    return true;
+  }
+
+  result(): Budgeted<T> {
+    return { kept: this.kept, truncated: this.truncated };
+  }
+}
+
+/** `items` may be a lazy iterator: it is not read past the budget. */
 export function withinBudget<T>(
   items: Iterable<T>,
   content: (item: T) => string,
   budgetBytes: number,
   extraBytes: (item: T) => number = () => 0,
 ): Budgeted<T> {
-  const kept: T[] = [];
-  let used = 0;
-  for (const item of items) {
-    // As serialised: escapes make a control character 6 bytes and a quote 2, so the raw length
-    // alone let an answer of such content run ~6× over the budget.
-    used += Buffer.byteLength(JSON.stringify(content(item))) + PER_MEMORY_OVERHEAD + extraBytes(item);
-    if (used > budgetBytes && kept.length > 0) return { kept, truncated: true }; // `for…of` closes the iterator
-    kept.push(item);
-  }
-  return { kept, truncated: false };
+  const budget = new ResponseBudget(content, budgetBytes, extraBytes);
+  for (const item of items) if (!budget.take(item)) break; // `break` closes the iterator
+  return budget.result();
 }

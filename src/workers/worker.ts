@@ -6,22 +6,19 @@ import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, StageTimings, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
-import { ReadStore } from './read-store.js';
+import { SqliteReadPort } from './sqlite-read-port.js';
+import type { ReadPort } from './read-port.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
 import { extractEpisode } from './extraction/episode.js';
 import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
-import { EntityMatcher } from './entity-mentions.js';
 import { createEmbedder, embedderIdentity } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
-import { VectorCells } from './ivf/cells.js';
-import { VectorIndexMaintenance } from './ivf/upkeep.js';
-import { DeletionSnapshots } from './deletion-snapshot.js';
 import { withinBudget, type Budgeted } from './response-budget.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
-import { checkSnapshotById, listSnapshots, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';
+import { checkSnapshotById, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';
 
 const { config, namespaceId, lane } = workerData as PoolWorkerData;
 // Named by lane (`top -H`, bench:mixed's per-thread CPU). Background threads yield the CPU
@@ -29,21 +26,19 @@ const { config, namespaceId, lane } = workerData as PoolWorkerData;
 nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
-const store = new ReadStore(db, namespaceId, config.namespace);
-const entities = new EntityMatcher(db, namespaceId);
-const engine = new RecallEngine(db, store, entities, {
+// Every read of storage goes through the port; the engine ranks over whichever adapter it is.
+const store: ReadPort = new SqliteReadPort(db, namespaceId, config.namespace, {
   minSimilarity: config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity,
   vectorProbes: config.vectorIndexProbes,
+  config,
 });
-const vectorCells = new VectorCells(db, namespaceId);
-const vectorIndex = new VectorIndexMaintenance(db, namespaceId, vectorCells);
+const engine = new RecallEngine(store);
 // Loading starts with the thread; tasks await it.
 const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.
 embedder.catch(() => {});
 const llm = new LlmExtractor(config);
 const consolidation = new ConsolidationPlanner(db, namespaceId, config);
-const deletionSnapshots = new DeletionSnapshots(db, namespaceId, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
 async function embedQuery(query: string): Promise<Float32Array | null> {
@@ -61,7 +56,7 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
  */
 async function recallHits(
   query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
-  cached: Float32Array | undefined, timings: StageTimings,
+  cached: Float32Array | undefined, timings: StageTimings, after: string | undefined,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
@@ -69,16 +64,16 @@ async function recallHits(
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null };
-  const hits = engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
+  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after };
+  const hits = await engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
   return embedded ? { ...hits, embedded } : hits;
 }
 
-function inspect(entityName: string, limit: number): PoolResults['inspect'] {
-  const entity = store.entity(entityName);
+async function inspect(entityName: string, limit: number): Promise<PoolResults['inspect']> {
+  const entity = await store.entity(entityName);
   if (!entity) throw fail.entityNotFound(entityName);
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
-  const { kept, truncated } = withinBudget(store.entityMemories(entity.id, limit), (row) => row.content, config.maxResponseBytes);
+  const { kept, truncated } = withinBudget(await store.entityMemories(entity.id, limit, config.maxResponseBytes), (row) => row.content, config.maxResponseBytes);
   for (const row of kept) {
     const memory = toMemory(row, null);
     result[row.memory_type].push(row.memory_type === 'episodic' && row.episode_id !== null ? { ...memory, episode_id: row.episode_id, ...(row.seq === null ? {} : { seq: row.seq }) } : memory);
@@ -99,7 +94,7 @@ function encoded<T>(result: T): JsonBytes<T> {
 }
 
 async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
-  const rows = store.unembedded(limit + 1);
+  const rows = await store.unembedded(limit + 1);
   const batch = rows.slice(0, limit);
   if (batch.length === 0) return { items: [], unembeddable: [], remaining: false };
   const model = await embedder;
@@ -113,11 +108,12 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
     vectors = await Promise.all(texts.map((text) => model.embed([text]).then(([v]) => v, () => null)));
     if (vectors.every((v) => v === null)) throw batchError;
   }
+  const items = await Promise.all(batch.map(async (row, i) => {
+    const vector = vectors[i];
+    return vector ? [{ rowid: row.rowid, vector, cell: await store.cellFor(vector), mentionedEntityIds: await store.entitiesNamedIn(row.content) }] : [];
+  }));
   return {
-    items: batch.flatMap((row, i) => {
-      const vector = vectors[i];
-      return vector ? [{ rowid: row.rowid, vector, cell: vectorCells.assign(vector), mentionedEntityIds: entities.find(row.content) }] : [];
-    }),
+    items: items.flat(),
     unembeddable: batch.filter((_, i) => vectors[i] === null).map((row) => row.rowid),
     remaining: rows.length > limit,
   };
@@ -127,7 +123,7 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
 const handlers: PoolHandlers = {
   async recall(task, timings) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings);
+    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings, task.after);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -138,9 +134,9 @@ const handlers: PoolHandlers = {
   },
   async recallGrouped(task, timings) {
     const { query, limit, order, max_groups, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings);
+    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings, task.after);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
-    const groups = groupHits(hits, store.episodeStarts(episodeIds), order, max_groups);
+    const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
     const returned = new Set(groups.flatMap((g) => g.memories.map((m) => m.id)));
     return {
@@ -153,15 +149,18 @@ const handlers: PoolHandlers = {
   inspect: (task) => inspect(task.input.entity, task.input.limit),
   stats: () => store.stats(),
   embedPending: (task) => embedPending(task.limit),
-  embeddingBacklog: () => ({ count: store.unembeddedCount() }),
+  embeddingBacklog: async () => ({ count: await store.unembeddedCount() }),
   prepareEpisodeEnd: (task) => extractEpisode(store, llm, task.episodeId, task.outcome),
   planConsolidation: (task) => consolidation.plan(task.now, embedder),
-  vectorIndexStatus: () => vectorIndex.status(),
-  trainVectorIndex: () => vectorIndex.train(),
-  staleVectorMoves: (task) => ({ moves: vectorIndex.staleMoves(task.limit) }),
-  snapshotEntity: (task) => deletionSnapshots.write(task.entity, task.maxRowid),
-  listSnapshots: () => withSnapshotErrors('listing', () => listSnapshots(config.snapshotDir)
+  vectorIndexStatus: () => store.vectorIndexStatus(),
+  trainVectorIndex: () => store.trainVectorIndex(),
+  staleVectorMoves: async (task) => ({ moves: await store.staleVectorMoves(task.limit) }),
+  snapshotEntity: (task) => store.snapshotEntity(task.entity, task.maxRowid),
+  listSnapshots: () => withSnapshotErrors('listing', async () => (await store.listSnapshots())
     .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),
+  // The online restore streams snapshot FILES (SQLite's deletion snapshots) through one
+  // descriptor, outside the read port; PostgreSQL's snapshot rows are read whole by the port's
+  // readSnapshot until the restore streams them too (issue 16).
   checkSnapshot: (task) => withSnapshotErrors(task.snapshotId, () => checkSnapshotById(config.snapshotDir, task.snapshotId)),
   readSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId,
     () => readMemoriesById(config.snapshotDir, task.snapshotId, task.fd, task.framed, task.from)),
@@ -171,10 +170,10 @@ const handlers: PoolHandlers = {
 /** A response must not reveal the server's folders: the snapshot folder is called `snapshots`. */
 const withoutFolder = (message: string) => message.replaceAll(config.snapshotDir, 'snapshots');
 
-/** A snapshot file's problem as the client's error. */
-function withSnapshotErrors<T>(id: string, work: () => T): T {
+/** A snapshot's problem as the client's error. */
+async function withSnapshotErrors<T>(id: string, work: () => T | Promise<T>): Promise<T> {
   try {
-    return work();
+    return await work();
   } catch (error) {
     if (!(error instanceof SnapshotFileError)) throw error;
     if (error.kind === 'missing') throw fail.snapshotNotFound(id);

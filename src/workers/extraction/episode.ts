@@ -4,7 +4,7 @@
 import { fail } from '../../shared/errors.js';
 import type { ExtractedMemory, PoolResults } from '../../shared/messages.js';
 import type { EntityRecord, Outcome } from '../../shared/schemas.js';
-import type { ReadStore } from '../read-store.js';
+import type { ReadPort } from '../read-port.js';
 import type { LlmExtractor } from './llm.js';
 import { extractByRules, outcomeAdjusted } from './rules.js';
 
@@ -14,17 +14,17 @@ export function subjectOf(participants: EntityRecord[]): EntityRecord | undefine
 }
 
 export async function extractEpisode(
-  store: ReadStore,
+  store: Pick<ReadPort, 'episode' | 'participants' | 'transcript'>,
   llm: LlmExtractor,
   episodeId: string,
   outcome: Outcome | null,
 ): Promise<PoolResults['prepareEpisodeEnd']> {
-  const episode = store.episode(episodeId);
+  const episode = await store.episode(episodeId);
   if (!episode) throw fail.episodeNotFound(episodeId);
   if (episode.ended_at !== null) throw fail.episodeEnded(episodeId);
-  const participants = store.participants(episodeId);
+  const participants = await store.participants(episodeId);
   const subject = subjectOf(participants);
-  const turns = store.transcript(episodeId);
+  const turns = await store.transcript(episodeId);
   // Nothing was said: there is nothing to extract, and no reason to call a model.
   const sourceIds = turns.map((turn) => turn.id);
   if (!subject || turns.length === 0) return { memories: [], extractor: 'none', sourceIds };

@@ -14,7 +14,7 @@ export interface Generation {
   centroids: Centroids;
 }
 
-interface CellRow {
+export interface CellRow {
   cell: number;
   generation: number;
   trained_on: number;
@@ -60,23 +60,33 @@ export class VectorCells {
    * generations, either may hold a query's neighbours).
    */
   probe(query: Float32Array): number[] {
-    const cells = [UNASSIGNED_CELL];
-    for (const { cells: ids, centroids } of this.current()) {
-      const n = this.probes > 0 ? this.probes : probeCountFor(centroids.count);
-      for (const index of nearestCentroids(centroids, query, n)) cells.push(ids[index]);
-    }
-    return cells;
+    return probedCells(this.current(), query, this.probes);
   }
 
   /** The newest generation's cell for a vector, or the unassigned cell when there is no index. */
   assign(vector: Float32Array): number {
-    const newest = this.newest();
-    if (!newest || vector.length !== newest.centroids.dimensions) return UNASSIGNED_CELL;
-    return newest.cells[nearestCentroid(newest.centroids, vector)];
+    return cellFor(this.newest(), vector);
   }
 }
 
-function group(rows: CellRow[]): Generation[] {
+/** The cells a query scans (see VectorCells.probe); `probes` 0 = chosen from the cell count. */
+export function probedCells(generations: readonly Generation[], query: Float32Array, probes: number): number[] {
+  const cells = [UNASSIGNED_CELL];
+  for (const { cells: ids, centroids } of generations) {
+    const n = probes > 0 ? probes : probeCountFor(centroids.count);
+    for (const index of nearestCentroids(centroids, query, n)) cells.push(ids[index]);
+  }
+  return cells;
+}
+
+/** The newest generation's cell for a vector, or the unassigned cell when there is no index. */
+export function cellFor(newest: Generation | null, vector: Float32Array): number {
+  if (!newest || vector.length !== newest.centroids.dimensions) return UNASSIGNED_CELL;
+  return newest.cells[nearestCentroid(newest.centroids, vector)];
+}
+
+/** Centroid rows (any backend) grouped into generations, oldest first. */
+export function group(rows: CellRow[]): Generation[] {
   const byGeneration = new Map<number, CellRow[]>();
   for (const row of rows) {
     const list = byGeneration.get(row.generation) ?? [];

@@ -141,13 +141,17 @@ function recomputeCentroids(sample: Float32Array[], assignment: Int32Array, fit:
  * a uniform sample of them, read through `vectorOf` (null: the vector vanished meanwhile).
  */
 export function trainIndex(rowids: readonly number[], vectorOf: (rowid: number) => Float32Array | null): { trainedOn: number; centroids: Centroids } {
-  const cells = cellCountFor(rowids.length);
-  const picks = sampleIndexes(rowids.length, Math.min(MAX_SAMPLE, cells * SAMPLE_PER_CELL), rowids.length);
-  const sample = picks.flatMap((i) => {
-    const vector = vectorOf(rowids[i]);
+  const sample = trainingSample(rowids).flatMap((rowid) => {
+    const vector = vectorOf(rowid);
     return vector ? [vector] : [];
   });
-  return { trainedOn: rowids.length, centroids: trainCentroids(sample, cells) };
+  return { trainedOn: rowids.length, centroids: trainCentroids(sample, cellCountFor(rowids.length)) };
+}
+
+/** The rowids whose vectors train the index (deterministic: a network adapter reads them first). */
+export function trainingSample(rowids: readonly number[]): number[] {
+  const cells = cellCountFor(rowids.length);
+  return sampleIndexes(rowids.length, Math.min(MAX_SAMPLE, cells * SAMPLE_PER_CELL), rowids.length).map((i) => rowids[i]);
 }
 
 /** Picks `n` of `total` indexes, spread uniformly, deterministically for a given seed. */

@@ -15,10 +15,9 @@
 //   path above instead.
 import type { Db } from '../../shared/db.js';
 import { ftsMatchExpression } from './query-text.js';
+import { MATCH_BUDGET, selectTerms } from './term-selection.js';
 import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
 
-/** Most rows one query ranks (≈ 4 ms of bm25). */
-const MATCH_BUDGET = 4000;
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;
 
@@ -99,21 +98,10 @@ export class Bm25Signal implements RetrievalSignal {
     return this.filtered.all({ match, depth, ...filterParams(this.namespaceId, ctx.filter) });
   }
 
-  /**
-   * Terms for the MATCH, rarest first, while their matches stay within budget (at least one);
-   * `left` are the commoner ones. Terms matching nothing are dropped: they would only crowd out.
-   */
+  /** The MATCH's terms by selectTerms (term-selection.ts), from each term's match count. */
   private selective(terms: string[]): { kept: string[]; left: string[] } {
     if (terms.length <= 1) return { kept: terms, left: [] };
     // Counting stops past the budget: at most MATCH_BUDGET doclist steps per term.
-    const counted = terms
-      .map((term) => ({ term, matches: this.matchesUpTo.get(ftsMatchExpression([term])!, MATCH_BUDGET + 1)! }))
-      .filter((term) => term.matches > 0)
-      .sort((a, b) => a.matches - b.matches);
-    if (counted.length === 0) return { kept: terms.slice(0, 1), left: [] };
-    let matches = counted[0].matches;
-    let n = 1;
-    while (n < counted.length && matches + counted[n].matches <= MATCH_BUDGET) matches += counted[n++].matches;
-    return { kept: counted.slice(0, n).map((t) => t.term), left: counted.slice(n).map((t) => t.term) };
+    return selectTerms(terms, terms.map((term) => ({ term, matches: this.matchesUpTo.get(ftsMatchExpression([term])!, MATCH_BUDGET + 1)! })));
   }
 }

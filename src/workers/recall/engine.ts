@@ -9,22 +9,20 @@
 // 4. entity links as a small prior; strength and recency only break near-ties.
 // Nothing here reads last access or stability: recalling never changes what a recall returns.
 // Filters (namespace, archived, entity, types) are applied inside each candidate query.
-import type { Db } from '../../shared/db.js';
+// Storage is reached only through the read port (read-port.ts): the same engine ranks over
+// the SQLite file and over PostgreSQL.
 import type { Explanation, MemoryRecord, MemoryType } from '../../shared/schemas.js';
 import { explainScores } from './explain.js';
-import type { EntityMatcher } from '../entity-mentions.js';
-import { MEMORY_COLUMNS, type MemoryRow, type ReadStore } from '../read-store.js';
+import type { MemoryRow } from '../read-store.js';
+import type { ReadPort, RecallReads } from '../read-port.js';
 import { fuseScores, type SignalScores } from './fuse.js';
-import { liftedByNeighbours, TurnNeighbours } from './conversation.js';
-import { EntityLinks, entityPrior } from './entity-prior.js';
+import { liftedByNeighbours } from './conversation.js';
+import { entityPrior } from './entity-prior.js';
 import { queryTerms } from './query-text.js';
-import { Bm25Signal } from './bm25-signal.js';
 import type { CandidateRow, Proposal, RecallContext } from './signals.js';
-import { VectorSignal } from './vector-signal.js';
-import { VectorCells } from '../ivf/cells.js';
 import type { StageTimings } from '../../shared/messages.js';
-import { timed } from './timing.js';
-import { withinBudget, type Budgeted } from '../response-budget.js';
+import { timed, timedAsync } from './timing.js';
+import { ResponseBudget, type Budgeted } from '../response-budget.js';
 export interface RecallRequest {
   query: string;
   entity: string | null;
@@ -34,6 +32,8 @@ export interface RecallRequest {
   queryVector: Float32Array | null;
   /** Attach each hit's explanation (explain.ts); off by default, and then nothing is built for it. */
   explain?: boolean;
+  /** A write position the recall must see (read-your-writes on PostgreSQL replicas). */
+  after?: string;
 }
 
 export interface RecallHit {
@@ -51,14 +51,10 @@ export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
-  /** Cosine similarity from which a vector match counts on its own (embedder calibration). */
-  minSimilarity: number;
   /** Restrict to some signals (quality benchmarks measure each alone). */
   only?: readonly SignalName[];
   /** Override fusion weights (quality benchmarks tune them). */
   weights?: Partial<Record<SignalName, number>>;
-  /** IVF cells scanned per query; 0 or absent = chosen from the cell count. */
-  vectorProbes?: number;
 }
 
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
@@ -78,43 +74,24 @@ const MIN_EXPANDED = 20;
 const FIRST_HYDRATE_CHUNK = 16;
 
 export class RecallEngine {
-  private readonly bm25: Bm25Signal | null;
-  private readonly vector: VectorSignal | null;
+  private readonly useBm25: boolean;
+  private readonly useVector: boolean;
   private readonly weights: Record<SignalName, number>;
-  private readonly neighbours: TurnNeighbours;
-  private readonly links: EntityLinks;
-  private readonly positions;
-  private readonly hydrate;
-  private readonly inSnapshot: <T>(work: () => T) => T;
 
-  constructor(
-    db: Db,
-    private readonly store: ReadStore,
-    private readonly entities: EntityMatcher,
-    options: EngineOptions,
-  ) {
+  constructor(private readonly port: ReadPort, options: EngineOptions = {}) {
     const use = (name: SignalName) => !options.only || options.only.includes(name);
     this.weights = Object.fromEntries(Object.entries({ ...SIGNAL_WEIGHTS, ...options.weights })
       .map(([name, weight]) => [name, use(name as SignalName) ? weight : 0])) as Record<SignalName, number>;
-    const ns = store.namespaceId;
-    this.bm25 = use('bm25') ? new Bm25Signal(db, ns) : null;
-    this.vector = use('vector') ? new VectorSignal(db, ns, options.minSimilarity, new VectorCells(db, ns, options.vectorProbes)) : null;
-    this.neighbours = new TurnNeighbours(db, ns);
-    this.links = new EntityLinks(db, ns);
-    this.inSnapshot = db.transaction(<T>(work: () => T): T => work()) as <T>(work: () => T) => T;
-    // What ranking needs of every candidate; whole rows only for the `limit` returned.
-    this.positions = db.prepare<[string], CandidateRow>(`SELECT m.rowid AS rowid, m.memory_type, m.episode_id, m.seq,
-      m.confidence, m.created_at FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
-    this.hydrate = db.prepare<[string], MemoryRow>(
-      `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
+    this.useBm25 = use('bm25');
+    this.useVector = use('vector');
   }
 
   /**
-   * One read transaction per recall: the IVF cells probed and the vectors scanned come from the
-   * same snapshot, even if the indexer moves vectors between cells meanwhile.
+   * One snapshot per recall: the IVF cells probed and the vectors scanned agree, even if the
+   * indexer moves vectors between cells meanwhile.
    */
-  recall(request: RecallRequest, now = Date.now(), timings: StageTimings = {}): RecallHit[] {
-    return this.recallWithin(request, Infinity, now, timings).kept;
+  async recall(request: RecallRequest, now = Date.now(), timings: StageTimings = {}): Promise<RecallHit[]> {
+    return (await this.recallWithin(request, Infinity, now, timings)).kept;
   }
 
   /**
@@ -122,40 +99,42 @@ export class RecallEngine {
    * are read a chunk at a time and reading stops at the budget, so a maximal recall (1000
    * facts of 100,000 characters) holds about the budget, not every ranked row.
    */
-  recallWithin(request: RecallRequest, budgetBytes: number, now = Date.now(), timings: StageTimings = {}): Budgeted<RecallHit> {
-    return this.inSnapshot(() => {
-      const ranked = this.ranked(request, now, timings);
-      return timed(timings, 'hydrate', () => withinBudget(this.hydrated(ranked, budgetBytes), (hit) => hit.row.content, budgetBytes,
-        // An explanation is ~600 bytes of JSON: counted, or explain:true answers ran ~25% over the budget.
-        (hit) => (hit.explanation ? JSON.stringify(hit.explanation).length : 0)));
-    });
+  recallWithin(request: RecallRequest, budgetBytes: number, now = Date.now(), timings: StageTimings = {}): Promise<Budgeted<RecallHit>> {
+    return this.port.snapshot(async (reads) => {
+      const ranked = await this.ranked(reads, request, now, timings);
+      return timedAsync(timings, 'hydrate', () => this.hydrated(reads, ranked, budgetBytes));
+    }, { after: request.after });
   }
 
-  /** Whole rows of the ranked hits, in rank order, read a chunk at a time as they are consumed. */
-  private *hydrated(ranked: Ranked[], budgetBytes: number): Generator<RecallHit> {
+  /** Whole rows of the ranked hits, in rank order, read a chunk at a time until the budget is spent. */
+  private async hydrated(reads: RecallReads, ranked: Ranked[], budgetBytes: number): Promise<Budgeted<RecallHit>> {
+    const budget = new ResponseBudget<RecallHit>((hit) => hit.row.content, budgetBytes,
+      // An explanation is ~600 bytes of JSON: counted, or explain:true answers ran ~25% over the budget.
+      (hit) => (hit.explanation ? JSON.stringify(hit.explanation).length : 0));
     let size = FIRST_HYDRATE_CHUNK;
     let readChars = 0;
     let largest = 1;
     for (let start = 0; start < ranked.length; start += size) {
       if (start > 0) size = Math.max(1, Math.min(size * 2, Math.floor((budgetBytes - readChars) / largest)));
       const chunk = ranked.slice(start, start + size);
-      const rows = new Map(this.hydrate.all(JSON.stringify(chunk.map((r) => r.rowid))).map((row) => [row.rowid, row]));
+      const rows = new Map((await reads.rows(chunk.map((r) => r.rowid))).map((row) => [row.rowid, row]));
       for (const row of rows.values()) {
         readChars += row.content.length;
         largest = Math.max(largest, row.content.length);
       }
       for (const { rowid, score, explanation } of chunk) {
         const row = rows.get(rowid);
-        if (row) yield explanation ? { row, score, explanation } : { row, score };
+        if (row && !budget.take(explanation ? { row, score, explanation } : { row, score })) return budget.result();
       }
     }
+    return budget.result();
   }
 
   /** Rowids and scores of the best `limit` memories, best first (explained if asked); no content is read. */
-  private ranked(request: RecallRequest, now: number, timings: StageTimings): Ranked[] {
+  private async ranked(reads: RecallReads, request: RecallRequest, now: number, timings: StageTimings): Promise<Ranked[]> {
     let entityId: string | null = null;
     if (request.entity !== null) {
-      const entity = this.store.entity(request.entity);
+      const entity = await reads.entity(request.entity);
       // An entity nothing was ever stored for has no memories: an empty answer, not an error.
       if (!entity) return [];
       entityId = entity.id;
@@ -164,9 +143,9 @@ export class RecallEngine {
     const ctx: RecallContext = {
       query: request.query,
       terms: queryTerms(request.query),
-      queryVector: this.vector ? request.queryVector : null,
+      queryVector: this.useVector ? request.queryVector : null,
       // The filter entity tells no candidate apart: every one of them is linked to it.
-      queryEntityIds: this.entities.find(request.query).filter((id) => id !== entityId),
+      queryEntityIds: (await reads.entitiesNamedIn(request.query)).filter((id) => id !== entityId),
       filter: { entityId, types: request.types && request.types.length > 0 ? request.types : null },
       depth: Math.max(MIN_DEPTH, request.limit * DEPTH_FACTOR),
       now,
@@ -175,13 +154,13 @@ export class RecallEngine {
     const w = this.weights;
 
     // 1. Candidates.
-    const lexical: Proposal[] = timed(timings, 'bm25', () => this.bm25?.retrieve(ctx) ?? []);
-    const nearest: Proposal[] = timed(timings, 'vector', () => this.vector?.retrieve(ctx) ?? []);
+    const lexical: Proposal[] = this.useBm25 ? await timedAsync(timings, 'bm25', () => reads.lexical(ctx)) : [];
+    const nearest: Proposal[] = this.useVector ? await timedAsync(timings, 'vector', () => reads.nearest(ctx)) : [];
     const lexicalScores = new Map(lexical.map((p) => [p.rowid, p.score]));
-    const { namedLinks, members } = timed(timings, 'graph', () => ({
-      namedLinks: this.links.linked(nearest.filter((p) => p.weak).map((p) => p.rowid), ctx.queryEntityIds),
-      members: w.entity > 0 ? this.links.membersOfFew(ctx.queryEntityIds, ctx.depth, ctx.filter) : [],
-    }));
+    const [namedLinks, members] = await timedAsync(timings, 'graph', () => Promise.all([
+      reads.linked(nearest.filter((p) => p.weak).map((p) => p.rowid), ctx.queryEntityIds),
+      w.entity > 0 ? reads.membersOfFew(ctx.queryEntityIds, ctx.depth, ctx.filter) : [],
+    ]));
     const proposed = new Set([
       ...lexicalScores.keys(),
       ...nearest.filter((p) => !p.weak || lexicalScores.has(p.rowid) || namedLinks.has(p.rowid)).map((p) => p.rowid),
@@ -191,10 +170,10 @@ export class RecallEngine {
 
     // 2. Every candidate on every signal, fused. Cosines KNN did not give are looked up.
     const cosine = new Map(nearest.map((p) => [p.rowid, p.score]));
-    const scoredOn = (rowids: number[]): SignalScores[] => {
+    const scoredOn = async (rowids: number[]): Promise<SignalScores[]> => {
       const unknown = rowids.filter((rowid) => !cosine.has(rowid));
-      if (ctx.queryVector && this.vector && unknown.length > 0) {
-        for (const [rowid, similarity] of this.vector.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
+      if (ctx.queryVector && this.useVector && unknown.length > 0) {
+        for (const [rowid, similarity] of await reads.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
       }
       const known = new Set(rowids);
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
@@ -205,20 +184,21 @@ export class RecallEngine {
       ];
     };
     let candidates = [...proposed];
-    let signals = timed(timings, 'vector', () => scoredOn(candidates));
+    let signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
     let fused = fuseScores(candidates, signals);
 
     // 3. Conversation context: the best candidates' adjacent turns join, then every turn is lifted by its neighbours.
     if (w.adjacent > 0) {
       const best = [...fused].sort((a, b) => b[1] - a[1]).slice(0, Math.max(MIN_EXPANDED, request.limit * EXPAND_FACTOR)).map(([rowid]) => rowid);
-      const added = this.neighbours.adjacent(best, ctx.filter).filter((rowid) => !fused.has(rowid));
+      const added = (await reads.adjacent(best, ctx.filter)).filter((rowid) => !fused.has(rowid));
       if (added.length > 0) {
         candidates = [...candidates, ...added];
-        signals = timed(timings, 'vector', () => scoredOn(candidates));
+        signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
         fused = fuseScores(candidates, signals);
       }
     }
-    const rows = new Map(timed(timings, 'hydrate', () => this.positions.all(JSON.stringify(candidates))).map((row) => [row.rowid, row]));
+    const rows = new Map((await timedAsync(timings, 'hydrate', () => reads.positions(candidates))).map((row) => [row.rowid, row]));
+    const linkedToNamed = await timedAsync(timings, 'fusion', () => reads.linked(candidates, ctx.queryEntityIds));
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
     let lifted = fused;
@@ -227,7 +207,7 @@ export class RecallEngine {
     const ranked = timed(timings, 'fusion', () => {
       lifted = liftedByNeighbours(rows, fused, w.adjacent);
       // 4. Entity prior and tie-break.
-      prior = entityPrior(candidates, this.links.linked(candidates, ctx.queryEntityIds), w.entity);
+      prior = entityPrior(candidates, linkedToNamed, w.entity);
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
         .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))

@@ -11,3 +11,13 @@ export function timed<T>(timings: StageTimings, stage: string, work: () => T): T
     timings[stage] = (timings[stage] ?? 0) + (performance.now() - started);
   }
 }
+
+/** timed() for a stage that awaits its storage reads. */
+export async function timedAsync<T>(timings: StageTimings, stage: string, work: () => Promise<T>): Promise<T> {
+  const started = performance.now();
+  try {
+    return await work();
+  } finally {
+    timings[stage] = (timings[stage] ?? 0) + (performance.now() - started);
+  }
+}

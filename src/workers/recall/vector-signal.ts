@@ -122,12 +122,16 @@ export class VectorSignal implements RetrievalSignal {
     return this.grade(hits);
   }
 
-  /** Marks neighbours below the calibrated floor, or far from the best match, as weak. */
   private grade(neighbours: Neighbour[]): Proposal[] {
-    if (neighbours.length === 0) return [];
-    const strongFloor = Math.max(this.minSimilarity, (1 - neighbours[0].distance) * RELATIVE_SIMILARITY);
-    return neighbours.map((n) => ({ rowid: n.rowid, score: 1 - n.distance, weak: 1 - n.distance < strongFloor }));
+    return graded(neighbours.map((n) => ({ rowid: n.rowid, score: 1 - n.distance })), this.minSimilarity);
   }
+}
+
+/** Marks neighbours (nearest first, score = cosine) below the calibrated floor, or far from the best match, as weak. */
+export function graded(neighbours: { rowid: number; score: number }[], minSimilarity: number): Proposal[] {
+  if (neighbours.length === 0) return [];
+  const strongFloor = Math.max(minSimilarity, neighbours[0].score * RELATIVE_SIMILARITY);
+  return neighbours.map((n) => ({ rowid: n.rowid, score: n.score, weak: n.score < strongFloor }));
 }
 
 interface Neighbour {

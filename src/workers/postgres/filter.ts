@@ -1,0 +1,21 @@
+// The candidate filter every PostgreSQL candidate read shares (namespace, active only, types,
+// entity), as the SQLite adapter's FILTER_SQL: built per shape, so each shape gets its own
+// prepared statement and plan rather than one generic plan full of "IS NULL OR" branches.
+import type { CandidateFilter } from '../recall/signals.js';
+import { LARGE_ENTITY } from '../recall/signals.js';
+import type { Tx } from './client.js';
+
+/** The filter on `memories m`. */
+export function candidateFilter(tx: Tx, namespaceId: number, filter: CandidateFilter) {
+  return tx`m.namespace_id = ${namespaceId} AND m.archived = 0
+    ${filter.types ? tx`AND m.memory_type = ANY(${filter.types}::text[])` : tx``}
+    ${filter.entityId === null ? tx`` : tx`AND EXISTS (SELECT 1 FROM memory_entities fe
+      WHERE fe.memory_rowid = m.rowid AND fe.entity_id = ${filter.entityId} AND fe.relation IN ('owner', 'participant'))`}`;
+}
+
+/** Whether the entity has few enough memories to walk them rather than filter the namespace. */
+export async function isSmallEntity(tx: Tx, entityId: string): Promise<boolean> {
+  const [{ n }] = await tx<{ n: number }[]>`SELECT count(*) AS n FROM (SELECT 1 FROM memory_entities
+    WHERE entity_id = ${entityId} AND relation IN ('owner', 'participant') LIMIT ${LARGE_ENTITY + 1}) x`;
+  return n <= LARGE_ENTITY;
+}

@@ -1,0 +1,195 @@
+// The read port over PostgreSQL: the same reads as sqlite-read-port.ts, one round trip each. A
+// recall's snapshot is one REPEATABLE READ, READ ONLY transaction on one connection, so the IVF
+// cells probed and the vectors scanned agree, as in SQLite's read transaction.
+import type { EntityRecord, StatsResult, ValidatedListEntities } from '../../shared/schemas.js';
+import type { VectorMove } from '../../shared/messages.js';
+import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
+import { float32FromBlob } from '../../shared/meta.js';
+import { nameCandidates } from '../entity-mentions.js';
+import { cellFor } from '../ivf/cells.js';
+import { trainIndex, trainingSample } from '../ivf/kmeans.js';
+import type { EpisodeRow, MemoryRow } from '../read-store.js';
+import type { ReadPort, RecallReads, SnapshotOptions } from '../read-port.js';
+import type { CandidateRow } from '../recall/signals.js';
+import type { Sql, Tx } from './client.js';
+import { candidateFilter } from './filter.js';
+import { lexicalCandidates } from './lexical.js';
+import { PostgresVectors } from './vectors.js';
+import { ReadSource, type ReplicaOptions } from './replica.js';
+import { listSnapshotRows, readSnapshotRows } from './snapshots.js';
+
+export interface PostgresReadOptions {
+  minSimilarity: number;
+  vectorProbes?: number;
+  /** Bytes of IVF cells each pool thread keeps between recalls (default 64 MB); only saves reading them again. */
+  vectorCacheBytes?: number;
+  /** Recall on replicas with read-your-writes (replica.ts); absent = every read on `sql`. */
+  replica?: ReplicaOptions;
+}
+
+const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id';
+
+export class PostgresReadPort implements ReadPort {
+  private readonly vectors: PostgresVectors;
+  /** Where recall snapshots are read: the replica when it is fresh enough, else the primary. */
+  readonly source: ReadSource;
+
+  /** `sql`: the primary (target_session_attrs=primary); every read but recall snapshots goes there. */
+  constructor(private readonly sql: Sql, private readonly namespaceId: number, readonly namespace: string, options: PostgresReadOptions) {
+    this.vectors = new PostgresVectors(namespaceId, options.minSimilarity, options.vectorProbes, options.vectorCacheBytes);
+    this.source = new ReadSource(sql, options.replica ?? null);
+  }
+
+  async snapshot<T>(work: (reads: RecallReads) => Promise<T>, options: SnapshotOptions = {}): Promise<T> {
+    return this.source.snapshot(options.after, (tx) => work(this.recallReads(tx)));
+  }
+
+  private recallReads(tx: Tx): RecallReads {
+    const ns = this.namespaceId;
+    return {
+      entity: (name) => entity(tx, ns, name),
+      entitiesNamedIn: (text) => entitiesNamedIn(tx, ns, text),
+      lexical: (ctx) => lexicalCandidates(tx, ns, ctx),
+      nearest: (ctx) => this.vectors.nearest(tx, ctx),
+      similarities: (query, rowids) => this.vectors.similarities(tx, query, rowids),
+      adjacent: async (rowids, filter) => rowids.length === 0 ? [] : (await tx<{ rowid: number }[]>`
+        SELECT DISTINCT m.rowid FROM memories t JOIN memories m ON m.episode_id = t.episode_id AND m.seq IN (t.seq - 1, t.seq + 1)
+        WHERE t.rowid = ANY(${rowids}::bigint[]) AND t.memory_type = 'episodic' AND t.episode_id IS NOT NULL
+          AND m.memory_type = 'episodic' AND ${candidateFilter(tx, ns, filter)}`).map((r) => r.rowid),
+      membersOfFew: async (entityIds, depth, filter) => entityIds.length === 0 ? [] : (await tx<{ rowid: number }[]>`
+        SELECT DISTINCT m.rowid FROM unnest(${entityIds}::text[]) AS s(entity_id)
+        JOIN memory_entities e ON e.entity_id = s.entity_id JOIN memories m ON m.rowid = e.memory_rowid
+        WHERE (SELECT count(*) FROM (SELECT DISTINCT x.memory_rowid FROM memory_entities x WHERE x.entity_id = s.entity_id LIMIT ${depth + 1}) c) <= ${depth}
+          AND ${candidateFilter(tx, ns, filter)}
+        LIMIT ${depth}`).map((r) => r.rowid),
+      linked: async (rowids, entityIds) => rowids.length === 0 || entityIds.length === 0 ? new Set() : new Set((await tx<{ rowid: number }[]>`
+        SELECT DISTINCT memory_rowid AS rowid FROM memory_entities
+        WHERE memory_rowid = ANY(${rowids}::bigint[]) AND entity_id = ANY(${entityIds}::text[])`).map((r) => r.rowid)),
+      positions: async (rowids) => [...await tx<CandidateRow[]>`SELECT m.rowid, m.memory_type, m.episode_id, m.seq, m.confidence, m.created_at
+        FROM memories m WHERE m.rowid = ANY(${rowids}::bigint[])`],
+      rows: async (rowids) => [...await tx<MemoryRow[]>`SELECT ${tx.unsafe(MEMORY_COLUMNS)} FROM memories m WHERE m.rowid = ANY(${rowids}::bigint[])`],
+    };
+  }
+
+  entity(name: string) { return entity(this.sql, this.namespaceId, name); }
+  entitiesNamedIn(text: string) { return entitiesNamedIn(this.sql, this.namespaceId, text); }
+
+  /** Rows while the content before them fits the budget (raw bytes never exceed their JSON), cut exactly by the caller. */
+  async entityMemories(entityId: string, limit: number, budgetBytes: number): Promise<Iterable<MemoryRow>> {
+    return this.sql<MemoryRow[]>`SELECT rowid, id, content, memory_type, confidence, stability, last_access_at, created_at, episode_id, seq, role, entity_id
+      FROM (SELECT ${this.sql.unsafe(MEMORY_COLUMNS)}, sum(octet_length(m.content)) OVER (ORDER BY m.created_at DESC, m.rowid DESC) - octet_length(m.content) AS before
+        FROM memories m
+        WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ${entityId} AND relation IN ('owner', 'participant'))
+          AND m.archived = 0 ORDER BY m.created_at DESC, m.rowid DESC LIMIT ${limit}) r
+      WHERE r.before <= ${budgetBytes} ORDER BY created_at DESC, rowid DESC`;
+  }
+
+  async stats(): Promise<StatsResult> {
+    const [row] = await this.sql<Omit<StatsResult, 'namespace'>[]>`SELECT
+      (SELECT count(*) FROM entities WHERE namespace_id = ${this.namespaceId}) AS entities,
+      count(*) FILTER (WHERE memory_type = 'episodic') AS episodic_memories,
+      count(*) FILTER (WHERE memory_type = 'semantic') AS semantic_memories,
+      count(*) FILTER (WHERE memory_type = 'procedural') AS procedural_memories
+      FROM memories WHERE namespace_id = ${this.namespaceId} AND archived = 0`;
+    return { namespace: this.namespace, ...row };
+  }
+
+  async entities({ q, limit = 50, offset = 0 }: ValidatedListEntities) {
+    // strpos over lower(): PostgreSQL's lower() folds beyond ASCII, as the SQLite adapter's fold().
+    const match = q ? this.sql`AND strpos(lower(e.name), ${q.toLowerCase()}) > 0` : this.sql``;
+    const rows = await this.sql<{ name: string; kind: EntityRecord['kind']; created_at: number; memory_count: number }[]>`
+      SELECT e.name, e.kind, e.created_at, (SELECT count(*) FROM memory_entities me JOIN memories m ON m.rowid = me.memory_rowid
+        WHERE me.entity_id = e.id AND me.relation IN ('owner', 'participant') AND m.archived = 0) AS memory_count
+      FROM entities e WHERE e.namespace_id = ${this.namespaceId} ${match}
+      ORDER BY e.name COLLATE "C" LIMIT ${limit} OFFSET ${offset}`;
+    const [{ total }] = await this.sql<{ total: number }[]>`SELECT count(*) AS total FROM entities e WHERE e.namespace_id = ${this.namespaceId} ${match}`;
+    return { entities: rows.map((row) => ({ ...row, created_at: new Date(row.created_at).toISOString() })), total };
+  }
+
+  async episode(id: string): Promise<EpisodeRow | undefined> {
+    const [row] = await this.sql<EpisodeRow[]>`SELECT id, started_at, last_activity_at, ended_at FROM episodes WHERE id = ${id} AND namespace_id = ${this.namespaceId}`;
+    return row;
+  }
+
+  async episodeStarts(ids: string[]) {
+    if (ids.length === 0) return new Map<string, number>();
+    const rows = await this.sql<{ id: string; started_at: number }[]>`SELECT id, started_at FROM episodes WHERE id = ANY(${ids}::text[])`;
+    return new Map(rows.map((row) => [row.id, row.started_at]));
+  }
+
+  async transcript(episodeId: string) {
+    return [...await this.sql<{ id: string; role: string; content: string }[]>`SELECT id, role, content FROM memories
+      WHERE episode_id = ${episodeId} AND memory_type = 'episodic' ORDER BY seq`];
+  }
+
+  async participants(episodeId: string) {
+    return [...await this.sql<EntityRecord[]>`SELECT e.id, e.name, e.kind FROM episode_participants p
+      JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ${episodeId} ORDER BY p.position`];
+  }
+
+  async unembedded(limit: number) {
+    return [...await this.sql<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
+      WHERE namespace_id = ${this.namespaceId} AND embedded = 0 ORDER BY rowid LIMIT ${limit}`];
+  }
+
+  async unembeddedCount() {
+    const [{ count }] = await this.sql<{ count: number }[]>`SELECT count(*) AS count FROM memories WHERE namespace_id = ${this.namespaceId} AND embedded = 0`;
+    return count;
+  }
+
+  async cellFor(vector: Float32Array) {
+    return this.sql.begin('READ ONLY', async (tx) => cellFor((await this.vectors.cellIndex(tx)).at(-1) ?? null, vector));
+  }
+
+  async vectorIndexStatus() {
+    const generations = await this.sql.begin('READ ONLY', (tx) => this.vectors.cellIndex(tx));
+    const newest = generations.at(-1);
+    const [{ vectors, stale }] = await this.sql<{ vectors: number; stale: number }[]>`SELECT count(*) AS vectors,
+      count(*) FILTER (WHERE vector_cell < ${newest?.cells[0] ?? 0}) AS stale
+      FROM memories WHERE namespace_id = ${this.namespaceId} AND embedded = 1`;
+    return { vectors, stale: newest ? stale : 0, generations: generations.length, trainedOn: newest?.trainedOn ?? null, cells: newest?.centroids.count ?? 0 };
+  }
+
+  /** As the SQLite path (ivf/upkeep.ts): the same deterministic sample, its vectors read in one query. */
+  async trainVectorIndex() {
+    const rowids = (await this.sql<{ rowid: number }[]>`SELECT rowid FROM memories
+      WHERE namespace_id = ${this.namespaceId} AND embedded = 1 ORDER BY rowid`).map((r) => r.rowid);
+    const picks = trainingSample(rowids);
+    const vectors = new Map((await this.sql<{ rowid: number; embedding: Buffer }[]>`SELECT rowid, embedding FROM memory_vectors
+      WHERE rowid = ANY(${picks}::bigint[])`).map((r) => [r.rowid, float32FromBlob(r.embedding)]));
+    return trainIndex(rowids, (rowid) => vectors.get(rowid) ?? null);
+  }
+
+  async staleVectorMoves(limit: number): Promise<VectorMove[]> {
+    const generations = await this.sql.begin('READ ONLY', (tx) => this.vectors.cellIndex(tx));
+    const newest = generations.at(-1);
+    if (!newest) return [];
+    const rows = await this.sql<{ rowid: number; embedding: Buffer | null }[]>`SELECT m.rowid, v.embedding FROM memories m
+      LEFT JOIN memory_vectors v ON v.rowid = m.rowid
+      WHERE m.namespace_id = ${this.namespaceId} AND m.embedded = 1 AND m.vector_cell < ${newest.cells[0]} LIMIT ${limit}`;
+    return rows.map((row) => ({ rowid: row.rowid, cell: row.embedding ? cellFor(newest, float32FromBlob(row.embedding)) : UNASSIGNED_CELL }));
+  }
+
+  listSnapshots() { return listSnapshotRows(this.sql, this.namespaceId, this.namespace); }
+  readSnapshot(snapshotId: string) { return readSnapshotRows(this.sql, this.namespaceId, this.namespace, snapshotId); }
+
+  /**
+   * Not built yet: on PostgreSQL the snapshot is written by the writer in the delete's own
+   * transaction, from a header the main thread (core/entity-deletion.ts) does not pass yet.
+   */
+  async snapshotEntity(): Promise<never> {
+    throw new Error('PostgresReadPort.snapshotEntity is not built yet (the writer takes the snapshot on PostgreSQL)');
+  }
+}
+
+async function entity(sql: Sql | Tx, namespaceId: number, name: string): Promise<EntityRecord | undefined> {
+  const [row] = await sql<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${namespaceId} AND name = ${name}`;
+  return row;
+}
+
+/** As EntityMatcher: 1–4 word spans of the text, matched against lower-cased names. */
+async function entitiesNamedIn(sql: Sql | Tx, namespaceId: number, text: string): Promise<string[]> {
+  const grams = nameCandidates(text);
+  if (grams.length === 0) return [];
+  return (await sql<{ id: string }[]>`SELECT id FROM entities WHERE namespace_id = ${namespaceId} AND lower(name) = ANY(${grams}::text[])`).map((r) => r.id);
+}

@@ -1,0 +1,91 @@
+// The read port: everything the pool threads read from storage, behind one interface with one
+// adapter per backend (the SQLite file: sqlite-read-port.ts; PostgreSQL: postgres/). Methods
+// return promises because a network database answers later; the SQLite adapter runs the same
+// synchronous statements as before and hands back settled promises, one per signal or lookup,
+// never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
+// files — stays outside the adapters, written once.
+import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../shared/schemas.js';
+import type { PoolResults, VectorIndexStatus, VectorMove } from '../shared/messages.js';
+import type { SnapshotFileT } from '../shared/file-formats.js';
+import type { SnapshotSummary } from '../shared/snapshot-files.js';
+import type { Centroids } from './ivf/kmeans.js';
+import type { EpisodeRow, MemoryRow } from './read-store.js';
+import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './recall/signals.js';
+
+/**
+ * The reads of one recall, all from one consistent snapshot (so the IVF cells probed and the
+ * vectors scanned agree while the indexer moves vectors). Filters (namespace, archived, types,
+ * entity) are applied inside every candidate read.
+ */
+export interface RecallReads {
+  entity(name: string): Promise<EntityRecord | undefined>;
+  /** Ids of the entities the text names (1–4 word spans, any case). */
+  entitiesNamedIn(text: string): Promise<string[]>;
+  /** Lexical candidates, best first, each with its raw relevance (higher is better; BM25-like). */
+  lexical(ctx: RecallContext): Promise<Proposal[]>;
+  /** Vector candidates, nearest first, score = cosine similarity, faint ones marked weak. */
+  nearest(ctx: RecallContext): Promise<Proposal[]>;
+  /** Cosine similarity of the query to each of these memories that has a vector. */
+  similarities(queryVector: Float32Array, rowids: number[]): Promise<Map<number, number>>;
+  /** Episodic turns adjacent (same episode, seq ± 1) to these, passing the filter. */
+  adjacent(rowids: number[], filter: CandidateFilter): Promise<number[]>;
+  /** Every memory of those entities that have at most `depth` memories (passing the filter), at most `depth` in all. */
+  membersOfFew(entityIds: string[], depth: number, filter: CandidateFilter): Promise<number[]>;
+  /** The memories among these that link one of the entities (any relation). */
+  linked(rowids: number[], entityIds: string[]): Promise<Set<number>>;
+  /** What ranking needs of each candidate (no content). */
+  positions(rowids: number[]): Promise<CandidateRow[]>;
+  /** Whole rows, any order (missing rowids are absent). */
+  rows(rowids: number[]): Promise<MemoryRow[]>;
+}
+
+export interface SnapshotOptions {
+  /** PostgreSQL: the WAL position (pg_lsn text) of the caller's last write. */
+  after?: string;
+}
+
+/** One namespace's reads for the pool's task handlers (worker.ts). */
+export interface ReadPort {
+  readonly namespace: string;
+  /**
+   * Runs one recall's reads on one snapshot; the snapshot ends when `work` settles. `after`: a
+   * write position the snapshot must include (read-your-writes on replicas; SQLite readers
+   * share the writer's file and always do).
+   */
+  snapshot<T>(work: (reads: RecallReads) => Promise<T>, options?: SnapshotOptions): Promise<T>;
+
+  entity(name: string): Promise<EntityRecord | undefined>;
+  entitiesNamedIn(text: string): Promise<string[]>;
+  /**
+   * The entity's active memories (owner or participant), newest first, at least those whose
+   * content fits `budgetBytes` (the caller cuts exactly, withinBudget): lazy on SQLite, and on a
+   * network database never much more than the budget moved.
+   */
+  entityMemories(entityId: string, limit: number, budgetBytes: number): Promise<Iterable<MemoryRow>>;
+  stats(): Promise<StatsResult>;
+  entities(query: ValidatedListEntities): Promise<ListEntitiesResult>;
+  episode(id: string): Promise<EpisodeRow | undefined>;
+  episodeStarts(ids: string[]): Promise<Map<string, number>>;
+  transcript(episodeId: string): Promise<{ id: string; role: string; content: string }[]>;
+  participants(episodeId: string): Promise<EntityRecord[]>;
+  /** Memories still waiting for a vector, oldest first. */
+  unembedded(limit: number): Promise<{ rowid: number; content: string }[]>;
+  unembeddedCount(): Promise<number>;
+
+  /** The IVF cell a new vector belongs in (the unassigned cell when there is no index). */
+  cellFor(vector: Float32Array): Promise<number>;
+  vectorIndexStatus(): Promise<VectorIndexStatus>;
+  /** Centroids for the namespace as it is now (spherical k-means over a sample). */
+  trainVectorIndex(): Promise<{ trainedOn: number; centroids: Centroids }>;
+  /** Up to `limit` vectors in an older generation's cells, each with its newest-generation cell. */
+  staleVectorMoves(limit: number): Promise<VectorMove[]>;
+
+  /**
+   * Deletion snapshots, oldest first (a damaged one listed with its problem); a missing or
+   * unusable one is a SnapshotFileError, as for the files.
+   */
+  listSnapshots(): Promise<SnapshotSummary[]>;
+  readSnapshot(snapshotId: string): Promise<SnapshotFileT>;
+  /** First half of deleting an entity: its rows up to maxRowid, kept where a restore finds them. */
+  snapshotEntity(entityName: string, maxRowid: number): Promise<PoolResults['snapshotEntity']>;
+}
