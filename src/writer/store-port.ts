@@ -5,6 +5,36 @@
 // Two adapters: SQLite (sqlite-store.ts, synchronous inside BEGIN IMMEDIATE — the embedded
 // default, unchanged) and PostgreSQL (postgres/, asynchronous). Both pass test/store-contract.
 import type { WriterCommandType, CommandOf, WriterReply, WriterRequest, WriterResults } from '../shared/messages.js';
+import type { MemoryType } from '../shared/schemas.js';
+
+/** How a memory is linked to an entity: about it, said in its episode, or naming it. */
+export type Relation = 'owner' | 'participant' | 'mention';
+
+/** A memory as both adapters insert it. */
+export interface NewMemory {
+  type: MemoryType;
+  content: string;
+  confidence: number;
+  tier: number;
+  ownerId: string | null;
+  episodeId: string | null;
+  seq: number | null;
+  role: string | null;
+  /** Episodic turns: the previous turn's text, indexed as context (see migration 6). */
+  context?: string;
+  links: { entityId: string; relation: Relation }[];
+}
+
+/** A stored memory as both adapters read it back for de-duplication and answers. */
+export interface MemoryRow {
+  rowid: number;
+  id: string;
+  memory_type: MemoryType;
+  content: string;
+  confidence: number;
+  stability: number;
+  extraction_tier: number;
+}
 
 /** One committed flush. */
 export interface BatchOutcome {

@@ -1,6 +1,7 @@
 // The write side of the database. Every method runs inside the writer's group-commit
 // transaction (see thread.ts) and may throw a ServiceError, which rolls back only that
 // command's savepoint.
+import type { MemoryRow, NewMemory } from './store-port.js';
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../shared/db.js';
 import type { Statement } from 'better-sqlite3';
@@ -17,7 +18,6 @@ import { VectorIndexWriter } from './ivf-generations.js';
 import { IdConflictError } from './row-writer.js';
 import { SnapshotRestorer } from './restore-snapshot.js';
 
-type Relation = 'owner' | 'participant' | 'mention';
 
 /**
  * Time one forgetRows or restoreRows command may run before handing the writer back to other
@@ -25,29 +25,7 @@ type Relation = 'owner' | 'participant' | 'mention';
  */
 const CHUNK_BUDGET_MS = 40;
 
-interface NewMemory {
-  type: MemoryType;
-  content: string;
-  confidence: number;
-  tier: number;
-  ownerId: string | null;
-  episodeId: string | null;
-  seq: number | null;
-  role: string | null;
-  /** Episodic turns: the previous turn's text, indexed as context (see migration 6). */
-  context?: string;
-  links: { entityId: string; relation: Relation }[];
-}
 
-interface MemoryRow {
-  rowid: number;
-  id: string;
-  memory_type: MemoryType;
-  content: string;
-  confidence: number;
-  stability: number;
-  extraction_tier: number;
-}
 
 export class WriteStore {
   private readonly s;

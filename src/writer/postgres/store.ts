@@ -5,6 +5,7 @@
 // turn as context, and rows an open delete holds count as gone. A COMMIT cut by a failover has an
 // unknown outcome: entities (get-or-create by name) and remembered facts (de-duplicated by
 // content_key) are found again by a retry; episodes and messages get new ids (README).
+import type { MemoryRow, NewMemory } from '../store-port.js';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../shared/config.js';
 import { fail } from '../../shared/errors.js';
@@ -15,30 +16,8 @@ import { contentKey } from '../../shared/text.js';
 import type { Tx } from './connect.js';
 import type { OpenDeletes } from './deletion.js';
 
-type Relation = 'owner' | 'participant' | 'mention';
 
-export interface NewMemory {
-  type: MemoryType;
-  content: string;
-  confidence: number;
-  tier: number;
-  ownerId: string | null;
-  episodeId: string | null;
-  seq: number | null;
-  role: string | null;
-  context?: string;
-  links: { entityId: string; relation: Relation }[];
-}
 
-export interface MemoryRow {
-  rowid: number;
-  id: string;
-  memory_type: MemoryType;
-  content: string;
-  confidence: number;
-  stability: number;
-  extraction_tier: number;
-}
 
 /** Entities remembered by name (a bound: the cache starts over when full). */
 const ENTITY_CACHE_MAX = 10_000;
