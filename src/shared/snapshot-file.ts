@@ -135,16 +135,29 @@ function* snapshotJson(snapshot: SnapshotFile): Generator<string> {
   const { memories, ...header } = snapshot;
   const head = JSON.stringify(header);
   yield `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"memories":[\n`;
-  const summary: SnapshotCounts = { memory_count: 0, counts: { episodic: 0, semantic: 0, procedural: 0 }, vectors: 0 };
+  const summary = emptyCounts();
   for (const memory of memories) {
     // As inside JSON.stringify of the array: a value JSON cannot hold becomes null.
     yield `${summary.memory_count === 0 ? '' : ','}${JSON.stringify(memory) ?? 'null'}\n`;
-    summary.memory_count++;
-    const type = memory.memory_type as keyof SnapshotCounts['counts'];
-    if (type in summary.counts) summary.counts[type]++;
-    if (memory.embedding !== null && memory.embedding !== undefined) summary.vectors++;
+    count(summary, memory);
   }
   yield `],"summary":${JSON.stringify(summary)}}\n`;
+}
+
+const emptyCounts = (): SnapshotCounts => ({ memory_count: 0, counts: { episodic: 0, semantic: 0, procedural: 0 }, vectors: 0 });
+
+function count(summary: SnapshotCounts, memory: { memory_type?: unknown; embedding?: unknown }): void {
+  summary.memory_count++;
+  const type = memory.memory_type as keyof SnapshotCounts['counts'];
+  if (type in summary.counts) summary.counts[type]++;
+  if (memory.embedding !== null && memory.embedding !== undefined) summary.vectors++;
+}
+
+/** The summary a written snapshot ends with, for memories held some other way (PostgreSQL's snapshot rows). */
+export function countsOf(memories: Iterable<{ memory_type?: unknown; embedding?: unknown }>): SnapshotCounts {
+  const summary = emptyCounts();
+  for (const memory of memories) count(summary, memory);
+  return summary;
 }
 
 /** Gathers text into ~1 MiB buffers and writes each completely, however short each write is. */

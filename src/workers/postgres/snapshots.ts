@@ -3,7 +3,7 @@
 // not files. They are read back in the file format's shape and checked by the same validator, so
 // GET /v1/snapshots and restore see one format whichever backend holds them.
 import { validators, type SnapshotFileT } from '../../shared/file-formats.js';
-import { SNAPSHOT_FORMAT_VERSION } from '../../shared/snapshot-file.js';
+import { countsOf, SNAPSHOT_FORMAT_VERSION } from '../../shared/snapshot-file.js';
 import { SnapshotFileError, type SnapshotSummary } from '../../shared/snapshot-files.js';
 import type { Sql } from './client.js';
 
@@ -39,10 +39,11 @@ export async function readSnapshotRows(sql: Sql, namespaceId: number, namespace:
     const [header] = await tx<HeaderRow[]>`SELECT snapshot_id, captured_at, entity, embedder FROM deletion_snapshots
       WHERE snapshot_id = ${snapshotId} AND namespace_id = ${namespaceId}`;
     if (!header) throw new SnapshotFileError('missing', `snapshot not found: ${snapshotId}`);
-    const memories = (await tx<{ memory: unknown }[]>`SELECT memory FROM deletion_snapshot_memories
+    const memories = (await tx<{ memory: { memory_type: string; embedding?: unknown } }[]>`SELECT memory FROM deletion_snapshot_memories
       WHERE snapshot_id = ${snapshotId} ORDER BY memory_rowid`).map((row) => row.memory);
     try {
-      return validators.snapshot.parse({ format_version: SNAPSHOT_FORMAT_VERSION, ...header, namespace, memories });
+      // The same document a snapshot file holds, summary line included.
+      return validators.snapshot.parse({ format_version: SNAPSHOT_FORMAT_VERSION, ...header, namespace, memories, summary: countsOf(memories) });
     } catch (error) {
       throw new SnapshotFileError('unusable', `snapshot ${snapshotId} is corrupt: ${(error as Error).message}`);
     }
