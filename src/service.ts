@@ -2,7 +2,7 @@
 // Shutdown runs in the reverse order: stop listening, drain, close pool, close writer.
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Config } from './shared/config.js';
+import { databaseLabel, type Config } from './shared/config.js';
 import { createLogger, type Logger } from './shared/logger.js';
 import { WriterClient } from './core/writer-client.js';
 import { ReadPool } from './core/pool/read-pool.js';
@@ -63,14 +63,14 @@ export async function startService(config: Config, log: Logger = createLogger(),
     writer = await WriterClient.start(config);
   } catch (error) {
     lock.release();
-    throw unreadableDatabase(config.dbPath, error) ?? error;
+    throw (config.postgres ? null : unreadableDatabase(config.dbPath, error)) ?? error;
   }
   if (!writer.priority.lowered) {
     // Once, at start: writes still work, but the writer then competes with recall for the cores.
     log.warn({ reason: writer.priority.reason }, 'writer thread priority not lowered: writes will compete with recall for the CPU');
   }
   writer.onFailure = (cause) => {
-    log.fatal({ cause, db: config.dbPath }, 'writer thread died: every write fails and /v1/health answers 503; exiting so the supervisor restarts the service');
+    log.fatal({ cause, db: databaseLabel(config) }, 'writer thread died: every write fails and /v1/health answers 503; exiting so the supervisor restarts the service');
     hooks.onFatal?.(cause);
   };
   const pool = new ReadPool(config, writer.namespaceId, log);
@@ -116,7 +116,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
   // Vectors restored, imported or upgraded since the last run wait in the unassigned cell.
   vectorIndexer.poke();
   consolidator.start();
-  log.info({ port, host: config.host, db: config.dbPath, namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
+  log.info({ port, host: config.host, db: databaseLabel(config), namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
 
   let closing: Promise<void> | null = null;
   return {

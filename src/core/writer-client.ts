@@ -23,6 +23,11 @@ export class WriterClient {
   private failure: ServiceError | null = null;
   private closing = false;
   readonly stats: WriterStats = { transactions: 0, commands: 0, largestBatch: 0 };
+  /**
+   * PostgreSQL: the WAL position of this node's last commit. A recall carries it, so a replica
+   * serves it only once it has replayed every write this node acknowledged (read-your-writes).
+   */
+  lastPosition: string | undefined;
   /** Called after every committed transaction (metrics hook). */
   onBatch: ((report: WriterBatchReport) => void) | null = null;
   /**
@@ -96,6 +101,8 @@ export class WriterClient {
     this.stats.transactions++;
     this.stats.commands += report.commands;
     this.stats.largestBatch = Math.max(this.stats.largestBatch, report.commands);
+    // Reports arrive in commit order, so the newest is the furthest position.
+    if (report.position !== undefined) this.lastPosition = report.position;
     this.onBatch?.(report);
   }
 

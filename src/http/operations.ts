@@ -78,7 +78,7 @@ export class MemoryOperations implements OperationHandlers {
 
   async recall(input: Input<'recall'>): Promise<JsonAnswer<Output<'recall'>>> {
     const queryVector = this.queryCache.get(input.query);
-    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector });
+    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector, after: this.writer.lastPosition });
     if (embedded) this.queryCache.set(input.query, embedded);
     this.reinforcer.record(rowids);
     return markTruncated(new JsonAnswer(answer), truncated);
@@ -87,7 +87,7 @@ export class MemoryOperations implements OperationHandlers {
   async recallGrouped(input: Input<'recallGrouped'>): Promise<JsonAnswer<Output<'recallGrouped'>>> {
     try {
       const queryVector = this.queryCache.get(input.query);
-      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector });
+      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector, after: this.writer.lastPosition });
       if (embedded) this.queryCache.set(input.query, embedded);
       this.reinforcer.record(rowids);
       return markTruncated(new JsonAnswer(answer), truncated);

@@ -18,6 +18,17 @@ export type EmbedderConfig =
   | { kind: 'hash'; dimensions: number }
   | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number };
 
+export interface PostgresConfig {
+  /** The primary: `postgres://…`, several hosts allowed, writes need target_session_attrs=primary. */
+  readonly url: string;
+  /** Replicas recall reads (prefer-standby); null = recall reads the primary too. */
+  readonly readUrl: string | null;
+  /** Longest a recall waits for a replica to replay this node's last write before reading the primary. */
+  readonly readMaxLagMs: number;
+  /** Connections each pool thread opens to the primary, and to the replicas. */
+  readonly poolConnections: number;
+}
+
 export interface Config {
   readonly host: string;
   readonly port: number;
@@ -25,6 +36,11 @@ export interface Config {
   readonly dbPath: string;
   /** Folder holding deletion snapshots (`snapshots/` beside the database). */
   readonly snapshotDir: string;
+  /**
+   * PostgreSQL instead of the embedded SQLite file (SERVICE_DATABASE_URL); null = SQLite. With it,
+   * dbPath only names where this node keeps local files.
+   */
+  readonly postgres: PostgresConfig | null;
   readonly namespace: string;
   /** Empty when authentication is off. */
   readonly apiKeys: readonly string[];
@@ -124,6 +140,29 @@ function url(env: Env, name: string, fallback: string): string {
     throw new ConfigError(name, `must be an http(s) URL, got "${value}"`);
   }
   return value;
+}
+
+/** A postgres:// or postgresql:// URL (several comma-separated hosts allowed, which URL() refuses). */
+function postgresUrl(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  if (!value) return null;
+  if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(value)) throw new ConfigError(name, 'must be a postgres:// or postgresql:// URL');
+  return value;
+}
+
+function postgresConfig(env: Env): PostgresConfig | null {
+  const url = postgresUrl(env, 'SERVICE_DATABASE_URL');
+  const readUrl = postgresUrl(env, 'SERVICE_READ_DATABASE_URL');
+  if (!url) {
+    if (readUrl) throw new ConfigError('SERVICE_READ_DATABASE_URL', 'needs SERVICE_DATABASE_URL (replicas of which primary?)');
+    return null;
+  }
+  return {
+    url,
+    readUrl,
+    readMaxLagMs: integer(env, 'SERVICE_READ_MAX_LAG_MS', 250, 0, 60_000),
+    poolConnections: integer(env, 'SERVICE_DATABASE_POOL_SIZE', 4, 1, 100),
+  };
 }
 
 /**
@@ -227,6 +266,7 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 3000, 0, 65535),
     dbPath,
     snapshotDir: join(dbPath, '..', 'snapshots'),
+    postgres: postgresConfig(env),
     namespace,
     apiKeys: Object.freeze(apiKeys),
     rateLimitPerMinute: integer(env, 'SERVICE_RATE_LIMIT', 300, 0, 100_000_000),
@@ -257,4 +297,10 @@ export function loadConfig(env: Env = process.env): Config {
     mcpAllowedHosts: list(env, 'SERVICE_MCP_ALLOWED_HOSTS'),
     mcpAllowedOrigins: list(env, 'SERVICE_MCP_ALLOWED_ORIGINS'),
   });
+}
+
+/** Where the service keeps its memories, for logs: the SQLite file, or the PostgreSQL URL without its password. */
+export function databaseLabel(config: Pick<Config, 'dbPath' | 'postgres'>): string {
+  if (!config.postgres) return config.dbPath;
+  return config.postgres.url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/i, '$1:***@');
 }

@@ -171,7 +171,7 @@ export type StageTimings = Record<string, number>;
 /** Reads and CPU work, run in the Piscina pool against a read-only connection. */
 export type PoolTask =
   /** `queryVector`: the query's embedding from the main thread's cache, when it had one. */
-  // `after`: a write position the recall must see (PostgreSQL replicas, read-your-writes); nothing sets it yet.
+  // `after`: the write position the recall must see (PostgreSQL replicas, read-your-writes): this node's last commit.
   | { op: 'recall'; input: import('./schemas.js').ValidatedRecall; queryVector?: Float32Array; after?: string }
   | { op: 'recallGrouped'; input: import('./schemas.js').ValidatedRecallGrouped; queryVector?: Float32Array; after?: string }
   | { op: 'inspect'; input: import('./schemas.js').ValidatedInspect }

@@ -1,20 +1,18 @@
 // Piscina worker: one read-only connection, one set of prepared statements and one embedder
 // per thread, created when the thread starts and reused by every task it runs.
 import { workerData } from 'node:worker_threads';
-import { openDatabase } from '../shared/db.js';
 import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, StageTimings, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
-import { SqliteReadPort } from './sqlite-read-port.js';
-import type { ReadPort } from './read-port.js';
+import { openReadPort } from './open-read-port.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
 import { extractEpisode } from './extraction/episode.js';
 import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
-import { createEmbedder, embedderIdentity } from './embedding/index.js';
+import { createEmbedder } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
 import { withinBudget, type Budgeted } from './response-budget.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
@@ -25,20 +23,16 @@ const { config, namespaceId, lane } = workerData as PoolWorkerData;
 // to interactive ones whenever both want it.
 nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
-const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
 // Every read of storage goes through the port; the engine ranks over whichever adapter it is.
-const store: ReadPort = new SqliteReadPort(db, namespaceId, config.namespace, {
-  minSimilarity: config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity,
-  vectorProbes: config.vectorIndexProbes,
-  config,
-});
+const { port: store, db } = openReadPort(config, namespaceId);
 const engine = new RecallEngine(store);
 // Loading starts with the thread; tasks await it.
 const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.
 embedder.catch(() => {});
 const llm = new LlmExtractor(config);
-const consolidation = new ConsolidationPlanner(db, namespaceId, config);
+// Consolidation still reads SQLite directly; on PostgreSQL it is not built yet (issue 16).
+const consolidation = db ? new ConsolidationPlanner(db, namespaceId, config) : null;
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
 async function embedQuery(query: string): Promise<Float32Array | null> {
@@ -151,7 +145,10 @@ const handlers: PoolHandlers = {
   embedPending: (task) => embedPending(task.limit),
   embeddingBacklog: async () => ({ count: await store.unembeddedCount() }),
   prepareEpisodeEnd: (task) => extractEpisode(store, llm, task.episodeId, task.outcome),
-  planConsolidation: (task) => consolidation.plan(task.now, embedder),
+  planConsolidation: (task) => {
+    if (!consolidation) throw new Error('consolidation on PostgreSQL is not built yet (issue 16)');
+    return consolidation.plan(task.now, embedder);
+  },
   vectorIndexStatus: () => store.vectorIndexStatus(),
   trainVectorIndex: () => store.trainVectorIndex(),
   staleVectorMoves: async (task) => ({ moves: await store.staleVectorMoves(task.limit) }),

@@ -10,6 +10,7 @@ import type { Config } from '../shared/config.js';
 import { toWireError } from '../shared/errors.js';
 import type { WriterBatchReport, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/messages.js';
 import { openSqliteWriteStore } from './sqlite-store.js';
+import { openPostgresWriteStore } from './postgres/adapter.js';
 import type { BatchOutcome, WriteStorePort } from './store-port.js';
 import { lowerThreadPriorityBy, nameThread } from '../shared/os-thread.js';
 
@@ -38,7 +39,7 @@ const priority = lowerThreadPriorityBy(WRITER_NICE_STEP);
  */
 async function open(): Promise<WriteStorePort> {
   try {
-    return openSqliteWriteStore(config);
+    return config.postgres ? await openPostgresWriteStore(config.postgres.url, config) : openSqliteWriteStore(config);
   } catch (error) {
     const { code, message } = error as { code?: string; message?: string };
     port.postMessage({ type: 'startFailed', code: code ?? 'UNKNOWN', message: message ?? String(error) } satisfies WriterStartFailed);
