@@ -25,8 +25,10 @@ export class VectorIndexer {
   private readonly job: SerialJob<void>;
   /** The last status seen (metrics, logs). */
   status: VectorIndexStatus | null = null;
-  /** Upkeep runs started (tests check that placement needed none). */
+  /** Upkeep runs started. */
   runs = 0;
+  /** Vectors the indexer moved into newer cells (tests check that placement needed none). */
+  moved = 0;
   /** Rows marked embedded without a vector went back to the backlog (the backfill listens). */
   onRepaired: (() => void) | null = null;
 
@@ -105,6 +107,7 @@ export class VectorIndexer {
       // Nothing changed: the newest generation changed under the pool's feet.
       if (moved + repaired === 0) return total > 0;
       total += moved + repaired;
+      this.moved += moved;
       if (moves.length < MOVE_BATCH) return true;
     }
   }
