@@ -84,6 +84,23 @@ try {
     'PG whole recall (engine, vector given)': (i) => pgEngine.recall(request(i)),
     'SQLite whole recall (engine, vector given)': (i) => sqliteEngine.recall(request(i)),
   };
+  // Quality beside speed: how much of SQLite's top 10 (bm25 signal; whole recall) the PostgreSQL
+  // adapter returns for the same query, over every query of the run.
+  const overlap = async (get: (i: number) => Promise<number[]>, want: (i: number) => Promise<number[]>) => {
+    let shared = 0;
+    let total = 0;
+    for (let i = 0; i < QUERIES; i++) {
+      const expected = (await want(i)).slice(0, 10);
+      const got = new Set((await get(i)).slice(0, 10));
+      shared += expected.filter((id) => got.has(id)).length;
+      total += expected.length;
+    }
+    return total === 0 ? 1 : shared / total;
+  };
+  const lexicalIds = (port: typeof pg | typeof sqlite) => async (i: number) => (await port.snapshot((r) => r.lexical(contexts[i]))).map((p) => p.rowid);
+  const recallIds = (engine: RecallEngine) => async (i: number) => (await engine.recall(request(i))).map((hit) => hit.row.rowid);
+  const lexicalAgreement = await overlap(lexicalIds(pg), lexicalIds(sqlite));
+  const recallAgreement = await overlap(recallIds(pgEngine), recallIds(sqliteEngine));
   const names = Object.keys(tasks);
   const times = new Map(names.map((name) => [name, [] as number[]]));
   note(`${SAMPLES} calls of each, interleaved`);
@@ -103,6 +120,7 @@ try {
       const t = times.get(name)!;
       return [name, fmt.ms(quantile(t, 0.5)), fmt.ms(quantile(t, 0.99)), fmt.ms(mean(t))];
     })));
+  console.log(`top-10 agreement with SQLite over ${QUERIES} queries: lexical ${(lexicalAgreement * 100).toFixed(1)}%, whole recall ${(recallAgreement * 100).toFixed(1)}%`);
   db.close();
 } finally {
   await sql.end();
