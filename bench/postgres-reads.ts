@@ -63,8 +63,8 @@ try {
   const tasks: Record<string, (i: number) => Promise<unknown>> = {
     'PG lexical: term selection, idf × ts_rank_cd': (i) => pg.snapshot((r) => r.lexical(contexts[i])),
     'raw PG: ts_rank_cd over the whole OR match, top 50': (i) => sql`
-      WITH q AS (SELECT string_agg('(' || plainto_tsquery('english', t)::text || ')', ' | ')::tsquery AS q FROM unnest(${contexts[i].terms}::text[]) t
-        WHERE plainto_tsquery('english', t)::text <> '')
+      WITH q AS (SELECT string_agg('(' || plainto_tsquery('memrt_english', t)::text || ')', ' | ')::tsquery AS q FROM unnest(${contexts[i].terms}::text[]) t
+        WHERE plainto_tsquery('memrt_english', t)::text <> '')
       SELECT m.rowid, ts_rank_cd('{0.3,0,0,1}', m.search, q.q) AS r FROM memories m, q WHERE m.search @@ q.q ORDER BY r DESC LIMIT ${DEPTH}`,
     'SQLite bm25 signal': (i) => sqlite.snapshot((r) => r.lexical(contexts[i])),
     'PG vector: probed IVF cells, cell cache': (i) => pg.snapshot((r) => r.nearest(contexts[i])),

@@ -12,6 +12,7 @@ import { PostgresReadPort } from '../src/workers/postgres/read-port.js';
 import type { ReadPort } from '../src/workers/read-port.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
+import { MATCH_BUDGET } from '../src/workers/recall/term-selection.js';
 import type { RecallContext } from '../src/workers/recall/signals.js';
 import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { cellCountFor } from '../src/workers/ivf/kmeans.js';
@@ -26,6 +27,13 @@ const hasher = new HashingEmbedder(DIMENSIONS);
 const topics = ['sailing', 'violin', 'chess', 'pottery', 'climbing', 'baking', 'astronomy', 'gardening', 'fencing', 'origami'];
 /** Enough vectors past SERVICE_VECTOR_INDEX_MIN (100) that the IVF index is trained and used. */
 const GENERIC_FACTS = 160;
+/**
+ * Later facts sharing the word "practises" with the generic ones: past the match budget, so a
+ * query's common term must be left out for an older rare term's memory to be ranked at all.
+ */
+const CROWD_FACTS = MATCH_BUDGET;
+/** Ava's facts for text search parity: folded accents both ways, a stop-word-only query. */
+const TEXT_FACTS = ['Ava orders a café crème at the corner bakery', 'Ava reads about the Musee Rodin gardens', 'Ava saw The Who play live in 1969'];
 
 let t: TestService;
 let sqliteDb: Db;
@@ -46,6 +54,10 @@ const written = (async () => {
   episodeId = (await post(t.base, '/v1/episodes/start', { participants: ['ava', 'guide-bot'] })).body.episode_id;
   for (const [role, content] of [['user', 'Where should I go for my holidays?'], ['assistant', 'Lisbon, finally! The trams are lovely.'], ['user', 'I will book the ferry then']]) {
     await post(t.base, `/v1/episodes/${episodeId}/message`, { role, content });
+  }
+  for (const fact of TEXT_FACTS) await remember('ava', fact);
+  for (let i = 0; i < CROWD_FACTS; i += 50) {
+    await Promise.all(Array.from({ length: 50 }, (_, k) => i + k).map((n) => remember(`person${n % 23}`, `person${n % 23} practises scales, round ${n}`)));
   }
   await remember('leaving-soon', 'leaving-soon keeps a canoe in the shed');
   await remember('leaving-soon', 'leaving-soon fixed the canoe with epoxy');
@@ -88,15 +100,38 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
     });
 
     test('a term every fact shares is left out when a rare one is there', async () => {
+      // "practises" matches more rows than one query ranks, and the kintsugi fact is older than
+      // the newest MATCH_BUDGET of them: only leaving the common term out finds it.
+      const practising = sqliteDb.prepare(`SELECT count(*) FROM memories_fts WHERE memories_fts MATCH '"practises"'`).pluck().get() as number;
+      assert.ok(practising > MATCH_BUDGET, `${practising} rows`);
+      const kintsugi = rowidOf(sqliteDb, 'Ava practises kintsugi to mend broken bowls');
+      const lexical = await port.snapshot((reads) => reads.lexical(context('practises kintsugi', null)));
+      assert.equal(lexical[0]?.rowid, kintsugi);
+      // The common term's rows still fill the list after it.
+      assert.equal(lexical.length, 50);
       const hits = await engine.recall({ query: 'practises kintsugi', entity: null, types: null, limit: 5, queryVector: null });
       assert.match(hits[0].row.content, /kintsugi/);
-      assert.ok(hits.length >= 1);
+    });
+
+    test('accents fold both ways, as FTS5 folds them', async () => {
+      for (const [query, fact] of [['cafe creme', TEXT_FACTS[0]], ['CAFÉ', TEXT_FACTS[0]], ['musée', TEXT_FACTS[1]]]) {
+        const lexical = await port.snapshot((reads) => reads.lexical(context(query, null)));
+        assert.equal(lexical[0]?.rowid, rowidOf(sqliteDb, fact), query);
+      }
+    });
+
+    test('a query of stop words only still finds its memory', async () => {
+      assert.deepEqual(queryTerms('The Who'), ['the', 'who']);
+      const lexical = await port.snapshot((reads) => reads.lexical(context('The Who', null)));
+      assert.equal(lexical[0]?.rowid, rowidOf(sqliteDb, TEXT_FACTS[2]));
+      const [top] = await engine.recall({ query: 'The Who', entity: null, types: null, limit: 3, queryVector: null });
+      assert.equal(top?.row.content, TEXT_FACTS[2]);
     });
 
     test('the IVF index is trained, and every probed memory is its own nearest neighbour', async () => {
       const status = await port.vectorIndexStatus();
       assert.ok(status.cells > 1 && status.generations === 1 && status.stale === 0, JSON.stringify(status));
-      assert.equal(status.vectors, GENERIC_FACTS + 3 + 3);
+      assert.equal(status.vectors, GENERIC_FACTS + 3 + TEXT_FACTS.length + CROWD_FACTS + 3);
       const rows = sqliteDb.prepare('SELECT rowid, content FROM memories WHERE embedded = 1 ORDER BY rowid LIMIT 30').all() as { rowid: number; content: string }[];
       const vectors = await hasher.embed(rows.map((r) => r.content));
       for (const [i, row] of rows.entries()) {
@@ -139,7 +174,7 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
     test('the handlers\' reads: stats, entity pages, episodes, backlog, an entity\'s memories', async () => {
       const stats = await port.stats();
       // DELETE removes an entity's memories, not the entity: leaving-soon still counts.
-      assert.deepEqual(stats, { namespace: 'default', entities: 23 + 4, episodic_memories: 3, semantic_memories: GENERIC_FACTS + 3, procedural_memories: 0 });
+      assert.deepEqual(stats, { namespace: 'default', entities: 23 + 4, episodic_memories: 3, semantic_memories: GENERIC_FACTS + 3 + TEXT_FACTS.length + CROWD_FACTS, procedural_memories: 0 });
       const page = await port.entities({ q: 'PERSON1', limit: 3, offset: 0 });
       assert.equal(page.total, 11); // person1, person10 … person19
       assert.deepEqual(page.entities.map((e) => e.name), ['person1', 'person10', 'person11']);
@@ -221,8 +256,15 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     const rows = sqliteDb.prepare('SELECT content FROM memories ORDER BY rowid DESC LIMIT 20').pluck().all() as string[];
     const vectors = await hasher.embed(rows.map((content) => `${content} tomorrow`));
     for (const vector of vectors) {
-      const ids = async (port: ReadPort) => (await port.snapshot((reads) => reads.nearest(context('', vector)))).map((p) => p.rowid);
-      assert.deepEqual(await ids(postgresPort), await ids(sqlitePort));
+      const nearest = (port: ReadPort) => port.snapshot((reads) => reads.nearest(context('', vector)));
+      const [got, expected] = [await nearest(postgresPort), await nearest(sqlitePort)];
+      assert.equal(got.length, expected.length);
+      // The same rows in the same order; only near-equal scores (float32 distances in vec0,
+      // float64 dot products in the pool, among thousands of templated texts) may swap places.
+      expected.forEach((want, i) => {
+        assert.ok(Math.abs(got[i].score - want.score) < 1e-5, `score ${i}: ${got[i].score} vs ${want.score}`);
+        if (got[i].rowid !== want.rowid) assert.ok(Math.abs(got[i].score - (expected.find((p) => p.rowid === got[i].rowid)?.score ?? -9)) < 1e-5, `row ${i}`);
+      });
     }
   });
 

@@ -8,7 +8,8 @@
 //   namespace's write batches serialise on pg_advisory_xact_lock (WRITE_LOCK_CLASS below), a
 //   namespace's ids grow in commit order — promotion watermarks and forgetBegin's maxRowid rely on it.
 // - Text search is a generated tsvector (content weight A, the previous turn's `context` weight D,
-//   the BM25F-style down-weighting of migration 6) under a GIN index, instead of FTS5.
+//   the BM25F-style down-weighting of migration 6) under a GIN index, instead of FTS5; its
+//   configuration (memrt_english, migration 2) folds diacritics and keeps stop words, as FTS5 does.
 // - Vectors are float32 bytea rows keyed by memory rowid with the IVF `cell` beside them, under a
 //   covering index (namespace_id, cell) INCLUDE (rowid, embedding), instead of vec0: a recall reads
 //   the cells it probes from the index alone and scores them in the pool.
@@ -146,7 +147,31 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (snapshot_id, memory_rowid)
   );
   `,
+  /* 2 */ `
+  -- Text search as SQLite's FTS5 tokenizer ('porter unicode61 remove_diacritics 2') does it:
+  -- diacritics folded ("Café" = "cafe") and every word kept — the 'english' configuration drops
+  -- stop words, so "The Who" matched nothing. unaccent ships with PostgreSQL (contrib; in
+  -- Debian's postgresql-15) and is a trusted extension, so a database owner may create it.
+  -- The search column is regenerated with the new configuration (a generated column's
+  -- expression cannot be altered in PostgreSQL 15), which drops and rebuilds its GIN index.
+  CREATE EXTENSION IF NOT EXISTS unaccent;
+  CREATE TEXT SEARCH DICTIONARY memrt_english_stem (TEMPLATE = snowball, Language = english);
+  CREATE TEXT SEARCH CONFIGURATION memrt_english (COPY = english);
+  ALTER TEXT SEARCH CONFIGURATION memrt_english
+    ALTER MAPPING FOR asciiword, asciihword, hword_asciipart, word, hword, hword_part WITH unaccent, memrt_english_stem;
+  ALTER TABLE memories DROP COLUMN search;
+  ALTER TABLE memories ADD COLUMN search tsvector GENERATED ALWAYS AS (
+    setweight(to_tsvector('memrt_english'::regconfig, content), 'A') ||
+    setweight(to_tsvector('memrt_english'::regconfig, context), 'D')) STORED;
+  CREATE INDEX memories_search ON memories USING gin (search);
+  `,
 ];
+
+/**
+ * The text search configuration of the `search` column (migration 2). Queries must build their
+ * tsquery with the same one, or the words are stemmed and folded differently from the rows'.
+ */
+export const TEXT_SEARCH_CONFIG = 'memrt_english';
 
 /**
  * Lock classes of the two-key advisory locks (pg_advisory_xact_lock(class, key)), so the

@@ -6,6 +6,7 @@
 // A:1}, the BM25F-style weighting of SQLite's migration 6; normalised by log length) is
 // multiplied by the term's BM25 idf, from the counts already taken: a rank-ordered list with a
 // raw, higher-is-better score, as fusion expects from bm25 (it divides by the best).
+import { TEXT_SEARCH_CONFIG } from '../../shared/postgres-schema.js';
 import type { Proposal, RecallContext } from '../recall/signals.js';
 import { MATCH_BUDGET, selectTerms } from '../recall/term-selection.js';
 import type { Tx } from './client.js';
@@ -48,7 +49,7 @@ export async function lexicalCandidates(tx: Tx, namespaceId: number, ctx: Recall
 export async function countTerms(tx: Tx, namespaceId: number, terms: string[]): Promise<Term[]> {
   const rows = await tx<{ term: string; matches: number; total: number }[]>`
     SELECT t.term, (SELECT count(*) FROM (SELECT 1 FROM memories m
-        WHERE m.search @@ plainto_tsquery('english', t.term) AND m.namespace_id = ${namespaceId} LIMIT ${MATCH_BUDGET + 1}) x) AS matches,
+        WHERE m.search @@ plainto_tsquery(${TEXT_SEARCH_CONFIG}::regconfig, t.term) AND m.namespace_id = ${namespaceId} LIMIT ${MATCH_BUDGET + 1}) x) AS matches,
       (SELECT CASE WHEN reltuples >= 0 THEN greatest(reltuples, 1)::bigint ELSE (SELECT count(*) FROM memories) END
         FROM pg_class WHERE oid = 'memories'::regclass) AS total
     FROM unnest(${terms}::text[]) AS t(term)`;
@@ -60,7 +61,7 @@ export async function countTerms(tx: Tx, namespaceId: number, terms: string[]): 
 /** The best `depth` of the newest MATCH_BUDGET rows matching any of the terms, ties oldest first (as FTS5). */
 function ranked(tx: Tx, namespaceId: number, ctx: RecallContext, terms: Term[], depth: number): Promise<Proposal[]> {
   return tx<Proposal[]>`
-    WITH q AS (SELECT plainto_tsquery('english', u.term) AS tq, u.idf FROM unnest(${terms.map((t) => t.term)}::text[], ${terms.map((t) => t.idf)}::float8[]) AS u(term, idf)),
+    WITH q AS (SELECT plainto_tsquery(${TEXT_SEARCH_CONFIG}::regconfig, u.term) AS tq, u.idf FROM unnest(${terms.map((t) => t.term)}::text[], ${terms.map((t) => t.idf)}::float8[]) AS u(term, idf)),
     matches AS MATERIALIZED (
       SELECT m.rowid, m.search FROM memories m
       WHERE m.search @@ (SELECT string_agg('(' || tq::text || ')', ' | ')::tsquery FROM q WHERE tq::text <> '')
