@@ -12,6 +12,7 @@ import { toWireError } from '../src/shared/errors.js';
 import { postgresBackend, run, type OpenStore } from './support/store-backends.js';
 import { startReplica, type PgCluster } from './support/postgres.js';
 import { openPostgresWriteStore } from '../src/writer/postgres/adapter.js';
+import { connectWriter } from '../src/writer/postgres/connect.js';
 
 const backend = postgresBackend();
 
@@ -73,6 +74,23 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
       assert.equal(committed, true);
     } finally {
       await holder.end();
+    }
+  });
+
+  test('the writer\'s session commits with synchronous_commit on, whatever the database default', async () => {
+    const db = await backend.open();
+    const plain = postgres(db.url!, { max: 1, onnotice: () => {} });
+    const writer = connectWriter(db.url!);
+    try {
+      await db.cluster!.sql(`ALTER DATABASE ${db.url!.replace(/.*\//, '')} SET synchronous_commit = off`);
+      const [{ synchronous_commit: other }] = await plain`SHOW synchronous_commit`;
+      assert.equal(other, 'off');
+      const [{ synchronous_commit: pinned }] = await writer`SHOW synchronous_commit`;
+      assert.equal(pinned, 'on');
+    } finally {
+      await plain.end();
+      await writer.end();
+      await db.close();
     }
   });
 

@@ -24,6 +24,10 @@ export function connectWriter(url: string, onClose: () => void = () => {}): Sql 
     onnotice: () => {},
     // Text mode is the client's default and measured faster than binary here (issue 16).
     prepare: true,
-    connection: { application_name: 'memory-runtime writer' },
+    // The WAL position a flush reports (read-your-writes on replicas) is only a durable commit's
+    // when COMMIT waited for its WAL flush: a database or role default of `off` must not apply.
+    // (`remote_apply` and the like, set by an operator for zero-loss failover, are not touched
+    // by the session: `on` here is per session, so set them in postgresql.conf instead.)
+    connection: { application_name: 'memory-runtime writer', synchronous_commit: 'on' },
   });
 }
