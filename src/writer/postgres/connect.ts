@@ -26,8 +26,8 @@ export function connectWriter(url: string, onClose: () => void = () => {}): Sql 
     prepare: true,
     // The WAL position a flush reports (read-your-writes on replicas) is only a durable commit's
     // when COMMIT waited for its WAL flush: a database or role default of `off` must not apply.
-    // (`remote_apply` and the like, set by an operator for zero-loss failover, are not touched
-    // by the session: `on` here is per session, so set them in postgresql.conf instead.)
+    // With synchronous_standby_names set, `on` also waits for the standbys' flush (zero-loss
+    // failover); remote_apply is not needed, as recalls compare the replicas' replay position.
     connection: { application_name: 'memory-runtime writer', synchronous_commit: 'on' },
   });
 }
