@@ -20,21 +20,35 @@ export function exportHeader(db: Db, namespace: { id: number; name: string; crea
   };
 }
 
+/** One exported row: `rowid` is the memory's in this file (never written out: it is local). */
+export type ExportRecord =
+  | { type: 'entity'; row: Row }
+  | { type: 'episode'; row: Row & { participants: { entity_id: string; position: number }[] } }
+  | { type: 'memory'; rowid: number; row: Row & { links: { entity_id: string; relation: string }[]; embedding: number[] | null } };
+
 /** The data lines, streamed from the database (statements iterate; nothing is loaded whole). */
 export function* exportRows(db: Db, namespaceId: number): Generator<string> {
+  for (const record of exportRecords(db, namespaceId)) yield JSON.stringify({ type: record.type, ...record.row });
+}
+
+/** The rows of the export as objects, in its order (also what `migrate` copies to PostgreSQL). */
+export function* exportRecords(db: Db, namespaceId: number): Generator<ExportRecord> {
   const withoutNamespace = ({ namespace_id: _ns, ...row }: Row) => row;
   for (const row of db.prepare('SELECT * FROM entities WHERE namespace_id = ? ORDER BY rowid').iterate(namespaceId)) {
-    yield JSON.stringify({ type: 'entity', ...withoutNamespace(row as Row) });
+    yield { type: 'entity', row: withoutNamespace(row as Row) };
   }
   const participants = db.prepare('SELECT entity_id, position FROM episode_participants WHERE episode_id = ? ORDER BY position');
   for (const row of db.prepare('SELECT * FROM episodes WHERE namespace_id = ? ORDER BY rowid').iterate(namespaceId)) {
     const episode = withoutNamespace(row as Row);
-    yield JSON.stringify({ type: 'episode', ...episode, participants: participants.all(episode.id) });
+    yield { type: 'episode', row: { ...episode, participants: participants.all(episode.id) as { entity_id: string; position: number }[] } };
   }
   const links = db.prepare('SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ? ORDER BY entity_id');
   const vectors = new VectorRows(db, namespaceId);
   for (const row of db.prepare('SELECT * FROM memories WHERE namespace_id = ? ORDER BY rowid').iterate(namespaceId)) {
     const { rowid, ...memory } = withoutNamespace(row as Row);
-    yield JSON.stringify({ type: 'memory', ...memory, links: links.all(rowid), embedding: vectors.read(rowid as number) });
+    yield {
+      type: 'memory', rowid: rowid as number,
+      row: { ...memory, links: links.all(rowid) as { entity_id: string; relation: string }[], embedding: vectors.read(rowid as number) },
+    };
   }
 }

@@ -25,15 +25,7 @@ export interface WritableDb {
 export function openForWriting(config: Config, command: string, options: { create: boolean; upgradeVectors?: boolean }): WritableDb {
   if (!options.create && !existsSync(config.dbPath)) throw new CliError(`no database at ${config.dbPath} (set --db or SERVICE_PATH)`);
   mkdirSync(dirname(config.dbPath), { recursive: true });
-  let lock;
-  try {
-    lock = acquireLock(config.dbPath, `memory-runtime ${command}`);
-  } catch (error) {
-    if (error instanceof LockHeldError) {
-      throw new CliError(`cannot ${command} while the database is in use: ${error.message}`);
-    }
-    throw error;
-  }
+  const lock = takeLock(config, command);
   let db: Db | null = null;
   try {
     db = openDatabase(config.dbPath, { readonly: false, synchronous: 'FULL' });
@@ -51,6 +43,31 @@ export function openForWriting(config: Config, command: string, options: { creat
   } catch (error) {
     db?.close();
     lock.release();
+    throw error;
+  }
+}
+
+/**
+ * Read-only, but under the instance lock: for a command that copies the whole file elsewhere
+ * (migrate), which must not miss writes the service would make meanwhile.
+ */
+export function openLockedForReading(config: Config, command: string): { db: Db; close(): void } {
+  if (!existsSync(config.dbPath)) throw new CliError(`no database at ${config.dbPath} (set --db or SERVICE_PATH)`);
+  const lock = takeLock(config, command);
+  try {
+    const db = openDatabase(config.dbPath, { readonly: true });
+    return { db, close() { db.close(); lock.release(); } };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+function takeLock(config: Config, command: string) {
+  try {
+    return acquireLock(config.dbPath, `memory-runtime ${command}`);
+  } catch (error) {
+    if (error instanceof LockHeldError) throw new CliError(`cannot ${command} while the database is in use: ${error.message}`);
     throw error;
   }
 }
