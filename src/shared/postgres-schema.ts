@@ -146,6 +146,13 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     PRIMARY KEY (snapshot_id, memory_rowid)
   );
   `,
+  /* 2 */ `
+  -- A B-tree entry holds at most ~2.7 kB: keyed on the fact's text itself, any hard-to-compress
+  -- fact longer than that (facts may be 64 KiB) failed to insert. The duplicate check looks the
+  -- fact up by its digest and then compares the text (store.ts storeOwned).
+  DROP INDEX memories_by_entity;
+  CREATE INDEX memories_by_entity ON memories(entity_id, md5(content_key));
+  `,
 ];
 
 /**
