@@ -94,6 +94,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     if (fallbackReason) log.warn({ reason: fallbackReason }, 'LLM extraction unavailable; used rule-based extraction');
   };
   pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);
+  pool.onReadSide = (side) => metrics.countRecallSnapshot(side);
   metrics.bind({
     writer, pool, limiter: server.limiter, stats: () => operations.stats(),
     queryCache,

@@ -6,7 +6,7 @@
 // memories per type) are pulled from their owners at scrape time, so they cost nothing
 // between scrapes and are never stale.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { WriterBatchReport } from '../shared/messages.js';
+import type { ReadSide, WriterBatchReport } from '../shared/messages.js';
 import { RequestLatencyHistogram } from './request-latency.js';
 import type { StatsResult } from '../shared/schemas.js';
 
@@ -47,6 +47,7 @@ export class ServiceMetrics implements RequestMetrics {
   private readonly batchSize;
   private readonly commitSeconds;
   private readonly recallStage;
+  private readonly recallSnapshots;
 
   constructor() {
     const registers = [this.registry];
@@ -82,7 +83,17 @@ export class ServiceMetrics implements RequestMetrics {
       help: 'Recall pipeline stage time: one series per signal (bm25, vector, graph, ...), hydrate and fusion',
       labelNames: ['stage'], buckets: FAST_BUCKETS, registers,
     });
+    this.recallSnapshots = new Counter({
+      name: `${PREFIX}recall_snapshots_total`,
+      help: 'PostgreSQL with replicas: recall snapshots served by a replica, or by the primary when no replica had replayed this node\'s last write within SERVICE_READ_MAX_LAG_MS',
+      labelNames: ['side'], registers,
+    });
     this.registerLevels(registers);
+  }
+
+  /** Counts which side served a recall's snapshot (PostgreSQL with replicas only). */
+  countRecallSnapshot(side: ReadSide): void {
+    this.recallSnapshots.inc({ side });
   }
 
   /** Connects the scrape-time gauges to the running parts. */

@@ -160,7 +160,18 @@ export interface WriterReady {
 }
 
 /** Outcome of a pool task: errors are returned, not thrown, so their code survives. */
-export type TaskResult<T> = { ok: true; value: T; timings?: StageTimings } | { ok: false; error: WireError };
+export type TaskResult<T> = { ok: true; value: T; timings?: StageTimings; readSide?: ReadSide } | { ok: false; error: WireError };
+
+/**
+ * Which side of a PostgreSQL setup with replicas served a recall's snapshot: a replica, or the
+ * primary because no replica replayed the node's last write in time (metrics; never sent to a caller).
+ */
+export type ReadSide = 'replica' | 'primary';
+
+/** What a task notes beside its result for the main thread's metrics. */
+export interface TaskNotes {
+  readSide?: ReadSide;
+}
 
 /**
  * Milliseconds per named stage of a task (recall: one per signal, `hydrate`, `fusion`).
@@ -233,7 +244,7 @@ export type TaskOf<T extends PoolOp> = Extract<PoolTask, { op: T }>;
  * handler may record stage timings. A task without a handler fails to compile.
  */
 export type PoolHandlers = {
-  [K in PoolOp]: (task: TaskOf<K>, timings: StageTimings) => PoolResults[K] | Promise<PoolResults[K]>;
+  [K in PoolOp]: (task: TaskOf<K>, timings: StageTimings, notes: TaskNotes) => PoolResults[K] | Promise<PoolResults[K]>;
 };
 
 /** What a pool worker answers to a task of op K. */

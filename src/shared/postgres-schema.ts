@@ -165,6 +165,13 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
     setweight(to_tsvector('memrt_english'::regconfig, context), 'D')) STORED;
   CREATE INDEX memories_search ON memories USING gin (search);
   `,
+  /* 3 */ `
+  -- A B-tree entry holds at most ~2.7 kB: keyed on the fact's text itself, any hard-to-compress
+  -- fact longer than that (facts may be 64 KiB) failed to insert. The duplicate check looks the
+  -- fact up by its digest and then compares the text (store.ts storeOwned).
+  DROP INDEX memories_by_entity;
+  CREATE INDEX memories_by_entity ON memories(entity_id, md5(content_key));
+  `,
 ];
 
 /**

@@ -5,7 +5,7 @@
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
 import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../shared/schemas.js';
-import type { PoolResults, VectorIndexStatus, VectorMove } from '../shared/messages.js';
+import type { PoolResults, ReadSide, VectorIndexStatus, VectorMove } from '../shared/messages.js';
 import type { SnapshotFileT } from '../shared/file-formats.js';
 import type { SnapshotSummary } from '../shared/snapshot-files.js';
 import type { Centroids } from './ivf/kmeans.js';
@@ -42,6 +42,8 @@ export interface RecallReads {
 export interface SnapshotOptions {
   /** PostgreSQL: the WAL position (pg_lsn text) of the caller's last write. */
   after?: string;
+  /** Told which side served the snapshot, when replicas are configured (metrics). */
+  onServed?: (side: ReadSide) => void;
 }
 
 /** One namespace's reads for the pool's task handlers (worker.ts). */

@@ -3,7 +3,7 @@
 import { workerData } from 'node:worker_threads';
 import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, StageTimings, TaskOf } from '../shared/messages.js';
+import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, StageTimings, TaskNotes, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { openReadPort } from './open-read-port.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
@@ -50,7 +50,7 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
  */
 async function recallHits(
   query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
-  cached: Float32Array | undefined, timings: StageTimings, after: string | undefined,
+  cached: Float32Array | undefined, timings: StageTimings, after: string | undefined, notes: TaskNotes,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
@@ -58,7 +58,8 @@ async function recallHits(
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after };
+  const onServed = (side: ReadSide) => { notes.readSide = side; };
+  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed };
   const hits = await engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
   return embedded ? { ...hits, embedded } : hits;
 }
@@ -115,9 +116,9 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
 
 /** One handler per task (a missing one fails to compile), each resolving to its task's result. */
 const handlers: PoolHandlers = {
-  async recall(task, timings) {
+  async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings, task.after);
+    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings, task.after, notes);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -126,9 +127,9 @@ const handlers: PoolHandlers = {
       embedded,
     };
   },
-  async recallGrouped(task, timings) {
+  async recallGrouped(task, timings, notes) {
     const { query, limit, order, max_groups, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings, task.after);
+    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings, task.after, notes);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
@@ -183,9 +184,14 @@ async function withSnapshotErrors<T>(id: string, work: () => T | Promise<T>): Pr
 export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise<PoolReply<K> | ReturnType<typeof move>> {
   try {
     const timings: StageTimings = {};
+    const notes: TaskNotes = {};
     // TypeScript does not narrow `task.op` to K by itself; the handler map's type guarantees it.
-    const value = await handlers[task.op as K](task, timings);
-    const reply: PoolReply<K> = Object.keys(timings).length > 0 ? { ok: true, value, timings } : { ok: true, value };
+    const value = await handlers[task.op as K](task, timings, notes);
+    const reply: PoolReply<K> = {
+      ok: true, value,
+      ...(Object.keys(timings).length > 0 ? { timings } : {}),
+      ...(notes.readSide ? { readSide: notes.readSide } : {}),
+    };
     // Inside the try: a handler resolving null or a primitive must come back as a wire error,
     // not escape as a raw Piscina rejection.
     const answer = (value as { answer?: unknown } | null)?.answer;

@@ -1,11 +1,13 @@
 // Starts a real service (uWS on an ephemeral port, writer thread, Piscina pool, SQLite file
-// in a fresh temp folder) for a test file, and small HTTP helpers around it.
+// in a fresh temp folder, or a fresh PostgreSQL database when the run says so: support/test-backend.ts)
+// for a test file, and small HTTP helpers around it.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/shared/config.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { startService, type RunningService, type ServiceHooks } from '../../src/service.js';
+import { backendEnv } from './test-backend.js';
 
 export interface TestService {
   base: string;
@@ -20,6 +22,8 @@ export function tempDir(prefix = 'memrt-'): string {
 
 export async function startTestService(env: Record<string, string> = {}, hooks: ServiceHooks = {}): Promise<TestService> {
   const dir = tempDir();
+  // A test that names its own storage keeps it; the others run on the backend of this run.
+  const backend = env.SERVICE_DATABASE_URL || env.SERVICE_PATH ? {} : await backendEnv();
   const config = loadConfig({
     HOST: '127.0.0.1',
     PORT: '0',
@@ -31,6 +35,7 @@ export async function startTestService(env: Record<string, string> = {}, hooks: 
     SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1',
     // Consolidation runs only when a test asks for it, so its counts stay exact.
     SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0',
+    ...backend,
     ...env,
   });
   const service = await startService(config, createLogger('silent'), hooks);

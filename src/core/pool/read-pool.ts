@@ -4,7 +4,7 @@
 import type { Config } from '../../shared/config.js';
 import { ServiceError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { LANE_OF, type PoolOp, type PoolReply, type PoolResults, type PoolWorkerData, type StageTimings, type TaskOf } from '../../shared/messages.js';
+import { LANE_OF, type PoolOp, type PoolReply, type PoolResults, type PoolWorkerData, type ReadSide, type StageTimings, type TaskOf } from '../../shared/messages.js';
 import { LanePool } from './lane-pool.js';
 
 /**
@@ -23,6 +23,8 @@ export class ReadPool {
   /** Interactive tasks started and not yet settled (Piscina's utilization is a long-run average). */
   /** Receives the stage timings a task reported (metrics hook); they never reach a caller. */
   onStageTimings: ((op: PoolOp, timings: StageTimings) => void) | null = null;
+  /** Receives which side served a recall's snapshot on PostgreSQL with replicas (metrics hook). */
+  onReadSide: ((side: ReadSide) => void) | null = null;
 
   constructor(config: Config, namespaceId: number, log: Logger) {
     const workerData: PoolWorkerData = { config, namespaceId };
@@ -58,6 +60,7 @@ export class ReadPool {
     const result = (await this.lanes.run(LANE_OF[task.op], task)) as PoolReply<T>;
     if (!result.ok) throw ServiceError.fromWire(result.error);
     if (result.timings) this.onStageTimings?.(task.op, result.timings);
+    if (result.readSide) this.onReadSide?.(result.readSide);
     return result.value;
   }
 

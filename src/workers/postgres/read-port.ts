@@ -41,7 +41,7 @@ export class PostgresReadPort implements ReadPort {
   }
 
   async snapshot<T>(work: (reads: RecallReads) => Promise<T>, options: SnapshotOptions = {}): Promise<T> {
-    return this.source.snapshot(options.after, (tx) => work(this.recallReads(tx)));
+    return this.source.snapshot(options.after, (tx) => work(this.recallReads(tx)), options.onServed);
   }
 
   private recallReads(tx: Tx): RecallReads {

@@ -4,6 +4,7 @@
 // it, and past that reads the primary. Replay only moves forward, and the snapshot is taken after
 // the check, so a snapshot on a replica that had reached the position holds every write before it.
 import type { ReservedSql as Reserved } from 'postgres';
+import type { ReadSide } from '../../shared/messages.js';
 import type { Sql, Tx } from './client.js';
 
 type ReservedSql = Reserved<{ bigint: number }>;
@@ -29,19 +30,23 @@ export class ReadSource {
    * replica URL naming several hosts, every query may go to another host: so one connection is
    * reserved, replay is checked on it, and the snapshot is begun on that same connection.
    */
-  async snapshot<T>(after: string | undefined, work: (tx: Tx) => Promise<T>): Promise<T> {
+  async snapshot<T>(after: string | undefined, work: (tx: Tx) => Promise<T>, onServed?: (side: ReadSide) => void): Promise<T> {
     if (this.replica) {
       const connection = await this.replica.sql.reserve();
       try {
         if (after === undefined || (await this.waitForReplay(connection, after))) {
           this.served.replica++;
+          onServed?.('replica');
           return await snapshotOn(connection, work);
         }
       } finally {
         connection.release();
       }
     }
-    if (this.replica) this.served.primary++;
+    if (this.replica) {
+      this.served.primary++;
+      onServed?.('primary');
+    }
     return this.primary.begin(SNAPSHOT, work) as Promise<T>;
   }
 

@@ -20,7 +20,7 @@ import { liftedByNeighbours } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { queryTerms } from './query-text.js';
 import type { CandidateRow, Proposal, RecallContext } from './signals.js';
-import type { StageTimings } from '../../shared/messages.js';
+import type { ReadSide, StageTimings } from '../../shared/messages.js';
 import { timed, timedAsync } from './timing.js';
 import { ResponseBudget, type Budgeted } from '../response-budget.js';
 export interface RecallRequest {
@@ -34,6 +34,8 @@ export interface RecallRequest {
   explain?: boolean;
   /** A write position the recall must see (read-your-writes on PostgreSQL replicas). */
   after?: string;
+  /** Told which side served the recall's snapshot when replicas are configured (metrics). */
+  onServed?: (side: ReadSide) => void;
 }
 
 export interface RecallHit {
@@ -103,7 +105,7 @@ export class RecallEngine {
     return this.port.snapshot(async (reads) => {
       const ranked = await this.ranked(reads, request, now, timings);
       return timedAsync(timings, 'hydrate', () => this.hydrated(reads, ranked, budgetBytes));
-    }, { after: request.after });
+    }, { after: request.after, onServed: request.onServed });
   }
 
   /** Whole rows of the ranked hits, in rank order, read a chunk at a time until the budget is spent. */

@@ -105,8 +105,9 @@ export class PgMemoryWriter {
   async storeOwned(tx: Tx, ownerId: string, memory: NewMemory): Promise<MemoryRow & { created: boolean }> {
     const key = contentKey(memory.content);
     // A row an open delete is about to remove is no duplicate: the new fact gets a row of its own.
+    // md5(content_key) is what memories_by_entity indexes (migration 3); the text comparison decides.
     const [duplicate] = await tx<MemoryRow[]>`SELECT rowid, id, memory_type, content, confidence, stability, extraction_tier
-      FROM memories WHERE entity_id = ${ownerId} AND content_key = ${key} AND memory_type = ${memory.type}
+      FROM memories WHERE entity_id = ${ownerId} AND md5(content_key) = md5(${key}) AND content_key = ${key} AND memory_type = ${memory.type}
         AND archived = 0 AND rowid > ${this.deletes.deletedUpTo(ownerId)} LIMIT 1`;
     if (duplicate) {
       // Hearing a fact again is evidence for it: keep the stronger confidence.

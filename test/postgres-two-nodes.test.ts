@@ -1,0 +1,163 @@
+// Two service nodes on one PostgreSQL database (issue 16): each is its own process with its own
+// writer thread and pool, both write the same namespace (their batches serialise on the
+// namespace's advisory lock), and recall reads a streaming replica made with pg_basebackup -R.
+// Shown: concurrent creates of one entity across both nodes agree on one id; writes through
+// either node are recallable from both; kill -9 of a node mid-stream loses nothing it
+// acknowledged; read-your-writes holds while the replica serves the recalls (the node's metrics
+// say which side served each snapshot).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { exited, spawnService, type ServiceProcess } from './support/process.js';
+import { postgresUnavailable, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
+import { parseSamples, sample } from './support/prometheus.js';
+import { get, post, tempDir, UUID } from './support/service.js';
+import { createDatabase } from './support/test-backend.js';
+
+const unavailable = postgresUnavailable();
+
+/** Runs `work` over items with at most `width` in flight; results in item order. */
+async function inParallel<T, R>(items: T[], width: number, work: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  await Promise.all(Array.from({ length: width }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!, i);
+    }
+  }));
+  return results;
+}
+
+/** A word no other fact holds, so a recall of it finds exactly its fact. */
+const marker = (prefix: string, i: number) => `${prefix}${i.toString(36)}q`;
+
+describe('two service nodes on one PostgreSQL database', { skip: unavailable ?? false }, () => {
+  let primary: PgCluster;
+  let replica: PgCluster;
+  let env: Record<string, string>;
+  const dirs: string[] = [];
+  const nodes: ServiceProcess[] = [];
+
+  /** A node: a service process with a local folder of its own, on the shared database. */
+  async function startNode(): Promise<ServiceProcess> {
+    const dir = tempDir('memrt-node-');
+    dirs.push(dir);
+    const node = await spawnService({ ...env, SERVICE_PATH: join(dir, 'memory.db'), SERVICE_POOL_THREADS: '2', SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0' });
+    nodes.push(node);
+    return node;
+  }
+
+  before(async () => {
+    primary = await startPrimary();
+    replica = await startReplica(primary);
+    // A generous replay wait: on this shared box a replica can fall some way behind, and the
+    // point is that recall keeps reading it (not the primary) while still seeing every write.
+    env = { ...(await createDatabase(primary.url, replica.url, 'two_nodes')), SERVICE_READ_MAX_LAG_MS: '10000' };
+    await startNode();
+    await startNode();
+  });
+
+  after(async () => {
+    for (const node of nodes) {
+      node.child.kill('SIGKILL');
+      await exited(node.child);
+    }
+    await replica?.stop();
+    await primary?.stop();
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('200 concurrent creates of one entity across both nodes answer one id', async () => {
+    const [a, b] = nodes;
+    const replies = await Promise.all(Array.from({ length: 200 }, (_, i) =>
+      post((i % 2 ? b : a)!.base, '/v1/entities', { name: 'shared-team', kind: 'team' })));
+    assert.deepEqual([...new Set(replies.map((r) => r.status))], [201]);
+    const ids = new Set(replies.map((r) => r.body.id));
+    assert.equal(ids.size, 1);
+    assert.match([...ids][0], UUID);
+    for (const node of [a!, b!]) assert.equal((await get(node.base, '/v1/stats')).body.entities, 1);
+  });
+
+  test('1,000 remembers split across both nodes are all readable from both and recallable from the other node', async () => {
+    const [a, b] = nodes;
+    const stored = await inParallel(Array.from({ length: 1000 }, (_, i) => i), 32, async (i) => {
+      const r = await post((i % 2 ? b : a)!.base, '/v1/remember', { entity: `member-${i % 20}`, fact: `Shared fact ${marker('zk', i)} from node ${i % 2 ? 'b' : 'a'}` });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      return r.body.id as string;
+    });
+    assert.equal(new Set(stored).size, 1000);
+    // Every fact through the recall path of the node that did not write it (the cross-node case;
+    // 2,000 recalls would double the test's time for little more), and every fact in both nodes' reads.
+    const missing = (await inParallel(stored, 16, async (id, i) => {
+      const r = await post((i % 2 ? a : b)!.base, '/v1/recall', { query: marker('zk', i), limit: 3 });
+      assert.equal(r.status, 200);
+      return r.body.memories.some((m: { id: string }) => m.id === id) ? null : i;
+    })).filter((i) => i !== null);
+    assert.deepEqual(missing, [], 'recalled from the other node');
+    for (const node of [a!, b!]) {
+      const seen = new Set<string>();
+      for (let e = 0; e < 20; e++) {
+        for (const m of (await post(node.base, '/v1/inspect', { entity: `member-${e}`, limit: 1000 })).body.semantic) seen.add(m.id);
+      }
+      assert.deepEqual(stored.filter((id) => !seen.has(id)), [], `inspected on node ${node === a ? 'a' : 'b'}`);
+      assert.equal((await get(node.base, '/v1/stats')).body.semantic_memories, 1000);
+    }
+  });
+
+  test('read-your-writes holds on each node while the replica serves its recalls', async () => {
+    for (const [n, node] of nodes.entries()) {
+      const before = parseSamples((await get(node.base, '/metrics')).body);
+      for (let i = 0; i < 40; i++) {
+        const word = marker(`ryw${n}x`, i);
+        const stored = await post(node.base, '/v1/remember', { entity: 'reader', fact: `Just written ${word}` });
+        assert.equal(stored.status, 201);
+        const recalled = await post(node.base, '/v1/recall', { query: word, limit: 3 });
+        assert.ok(recalled.body.memories.some((m: { id: string }) => m.id === stored.body.id), `write ${i} on node ${n} seen by the recall right after it`);
+      }
+      const now = parseSamples((await get(node.base, '/metrics')).body);
+      const served = (side: string) =>
+        sample(now, 'memory_runtime_recall_snapshots_total', { side }) - sample(before, 'memory_runtime_recall_snapshots_total', { side });
+      assert.equal(served('replica'), 40, 'every recall read the replica');
+      assert.equal(served('primary'), 0);
+    }
+  });
+
+  test('kill -9 of one node mid-stream loses no acknowledged write', async () => {
+    const [a, b] = nodes;
+    const acknowledged: { id: string; entity: string }[] = [];
+    let bAnswered = 0;
+    let killed = false;
+    const stream = inParallel(Array.from({ length: 600 }, (_, i) => i), 16, async (i) => {
+      const onB = i % 2 === 1;
+      const entity = `stream-${i % 10}`;
+      try {
+        const r = await post((onB ? b : a)!.base, '/v1/remember', { entity, fact: `Streamed fact ${marker('st', i)}` });
+        if (r.status === 201) acknowledged.push({ id: r.body.id, entity });
+        if (onB && ++bAnswered === 100 && !killed) {
+          killed = true;
+          b!.child.kill('SIGKILL'); // writes of B's in flight now have no answer: their outcome is unknown
+        }
+      } catch {
+        assert.ok(onB && killed, 'only requests to the killed node fail');
+      }
+    });
+    await stream;
+    await exited(b!.child);
+    assert.ok(killed && acknowledged.length >= 300 + 100, `${acknowledged.length} acknowledged`);
+
+    const held = new Set<string>();
+    for (let e = 0; e < 10; e++) {
+      const r = await post(a!.base, '/v1/inspect', { entity: `stream-${e}`, limit: 1000 });
+      for (const m of r.body.semantic) held.add(m.id);
+    }
+    const lost = acknowledged.filter((w) => !held.has(w.id));
+    assert.deepEqual(lost, [], 'every acknowledged write is in the database');
+
+    // A node started in the killed one's place serves them all too.
+    const c = await startNode();
+    assert.equal((await post(c.base, '/v1/recall', { query: marker('st', 0), limit: 3 })).status, 200);
+    assert.ok((await get(c.base, '/v1/stats')).body.semantic_memories >= 1000 + 80 + acknowledged.length);
+  });
+});
