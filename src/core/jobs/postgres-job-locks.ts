@@ -37,6 +37,17 @@ export class PostgresJobLocks implements JobLocks {
 
   async hold(job: JobName): Promise<boolean> {
     if (this.closed) return false;
+    try {
+      return await this.check(job);
+    } catch (error) {
+      // The session was cut since the last query: the client reconnects for the next one, to a
+      // new session that holds nothing. Any other failure is the job's (logged, retried).
+      if (!isConnectionLost(error)) throw error;
+      return this.check(job);
+    }
+  }
+
+  private async check(job: JobName): Promise<boolean> {
     const lockClass = PG_LOCK_CLASS[job];
     // Two-key advisory locks show in pg_locks as classid = key 1, objid = key 2, objsubid = 2.
     // Held already: not taken again (session locks stack, and one unlock must free it).
@@ -63,4 +74,10 @@ export class PostgresJobLocks implements JobLocks {
     this.closed = true;
     await this.sql.end({ timeout: 5 });
   }
+}
+
+/** Errors of a session that ended under the client (its code, the socket's, PostgreSQL's admin_shutdown). */
+function isConnectionLost(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && ['CONNECTION_CLOSED', 'ECONNRESET', 'EPIPE', '57P01'].includes(code);
 }
