@@ -22,6 +22,8 @@ import { sweepPartialSnapshots } from './shared/snapshot-file.js';
 import { unreadableDatabase } from './shared/unreadable-database.js';
 import { Consolidator } from './core/jobs/consolidator.js';
 import { VectorIndexer } from './core/jobs/ivf-upkeep.js';
+import { LOCAL_JOB_LOCKS } from './core/jobs/job-locks.js';
+import { PostgresJobLocks } from './core/jobs/postgres-job-locks.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -74,12 +76,14 @@ export async function startService(config: Config, log: Logger = createLogger(),
     hooks.onFatal?.(cause);
   };
   const pool = new ReadPool(config, writer.namespaceId, log);
-  const backfill = new EmbeddingBackfill(pool, writer, log);
-  const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors);
+  // Over PostgreSQL the nodes sharing the database run each background job once between them.
+  const jobLocks = config.postgres ? new PostgresJobLocks(config.postgres.url, writer.namespaceId) : LOCAL_JOB_LOCKS;
+  const backfill = new EmbeddingBackfill(pool, writer, log, jobLocks);
+  const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors, undefined, jobLocks);
   backfill.onAttached = () => vectorIndexer.poke();
   vectorIndexer.onRepaired = () => backfill.poke();
   const reinforcer = new Reinforcer(writer, log);
-  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs);
+  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs, jobLocks);
   const queryCache = new QueryEmbeddingCache(embedderIdentity(config).id, config.queryCacheBytes);
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache, VERSION);
   const metrics = new ServiceMetrics();
@@ -105,6 +109,9 @@ export async function startService(config: Config, log: Logger = createLogger(),
   try {
     port = await server.listen();
   } catch (error) {
+    backfill.close();
+    vectorIndexer.close();
+    await jobLocks.close();
     await pool.close();
     await writer.close();
     lock.release();
@@ -136,6 +143,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
         await consolidator.stop();
         backfill.close();
         vectorIndexer.close();
+        // Another node takes the jobs over from here.
+        await jobLocks.close();
         await reinforcer.flush();
         await pool.close();
         await writer.close();

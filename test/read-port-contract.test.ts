@@ -16,6 +16,7 @@ import { MATCH_BUDGET } from '../src/workers/recall/term-selection.js';
 import type { RecallContext } from '../src/workers/recall/signals.js';
 import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { cellCountFor } from '../src/workers/ivf/kmeans.js';
+import { DAY_MS } from '../src/shared/fsrs.js';
 import { postgresUnavailable, startPrimary, type PgCluster } from './support/postgres.js';
 import { applyPostgresSchema, mirrorIntoPostgres, mirrorSnapshotIntoPostgres } from './support/pg-mirror.js';
 import { SnapshotFileError } from '../src/shared/snapshot-files.js';
@@ -209,6 +210,26 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
       await assert.rejects(port.readSnapshot('00000000-0000-4000-8000-000000000000'), (error) => error instanceof SnapshotFileError && error.kind === 'missing');
     });
 
+    test('consolidation reads: the watermark, the newest episodic row, promotion and decay candidates', async () => {
+      const turns = sqliteDb.prepare('SELECT rowid FROM memories WHERE episode_id = ? ORDER BY seq').pluck().all(episodeId) as number[];
+      const ava = (await port.entity('ava'))!;
+      assert.equal(await port.promotionWatermark(), 0, 'no run yet');
+      assert.equal(await port.newestEpisodicRowid(), turns[2]);
+      // The user's two turns, about ava (the first user participant); the assistant's turn is not a candidate.
+      const candidates = await port.promotionCandidates(0);
+      assert.deepEqual(candidates.map((c) => [c.rowid, c.subject_id, c.episode_id, c.content]), [
+        [turns[0], ava.id, episodeId, 'Where should I go for my holidays?'], [turns[2], ava.id, episodeId, 'I will book the ferry then']]);
+      assert.ok(candidates.every((c) => c.content_key.length > 0 && c.vector?.length === DIMENSIONS));
+      assert.deepEqual(await port.promotionCandidates(turns[2]), [], 'no subject has a candidate past the watermark');
+      assert.equal((await port.promotionCandidates(turns[2] - 1)).length, 2, 'a subject with a fresh one brings all its candidates');
+      const now = Date.now();
+      assert.deepEqual(await port.decayCandidates(now, 171), [], 'nothing is unrecalled past its stability yet');
+      const active = GENERIC_FACTS + 3 + 3;
+      const later = await port.decayCandidates(now + 3650 * DAY_MS, 171);
+      assert.equal(later.length, active);
+      assert.ok(later.every((row) => row.stability > 0 && row.difficulty > 0 && row.last_access_at <= now && row.decayed_at === null));
+    });
+
     test('vector index upkeep: a new vector gets a current cell, training gives √N/2 cells, nothing is stale', async () => {
       const status = await port.vectorIndexStatus();
       const [vector] = await hasher.embed(['someone practises chess']);
@@ -314,6 +335,24 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     const [snapshot] = await sqlitePort.listSnapshots();
     assert.deepEqual(await postgresPort.listSnapshots(), [snapshot]);
     assert.deepEqual(await postgresPort.readSnapshot(snapshot.snapshot_id), await sqlitePort.readSnapshot(snapshot.snapshot_id));
+  });
+
+  test('the same consolidation candidates, vectors included, and the same decay candidates around their stabilities', async () => {
+    for (const watermark of [0, await sqlitePort.newestEpisodicRowid() - 1]) {
+      assert.deepEqual(await postgresPort.promotionCandidates(watermark), await sqlitePort.promotionCandidates(watermark));
+    }
+    assert.equal(await postgresPort.newestEpisodicRowid(), await sqlitePort.newestEpisodicRowid());
+    assert.equal(await postgresPort.promotionWatermark(), await sqlitePort.promotionWatermark());
+    // Times at which a decay step is due for half the rows (strictly older last access) and not
+    // for the other half, then the same with the archive rule alone (factor < 1).
+    const rows = sqliteDb.prepare('SELECT last_access_at, stability FROM memories WHERE archived = 0 ORDER BY last_access_at').all() as { last_access_at: number; stability: number }[];
+    const middle = rows[rows.length >> 1];
+    const byRowid = (list: { rowid: number }[]) => [...list].sort((a, b) => a.rowid - b.rowid);
+    for (const [at, factor] of [[middle.last_access_at + middle.stability * DAY_MS, 171], [middle.last_access_at + middle.stability * 0.5 * DAY_MS, 0.5]]) {
+      const expected = byRowid(await sqlitePort.decayCandidates(at, factor));
+      assert.ok(expected.length > 0 && expected.length < rows.length, `some rows are due at ${at}, not all`);
+      assert.deepEqual(byRowid(await postgresPort.decayCandidates(at, factor)), expected, `at ${at}, factor ${factor}`);
+    }
   });
 
   test('a vector written after a recall is found by the next one (the cell cache sees the change)', async () => {

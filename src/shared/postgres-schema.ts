@@ -186,8 +186,20 @@ export const TEXT_SEARCH_CONFIG = 'memrt_english';
  * WRITE: key = namespace id; every write batch takes it first, so a namespace's batches
  * serialise across nodes and its rowids follow commit order. MIGRATE: key 0; nodes starting
  * together migrate one at a time.
+ * Background jobs (session locks, pg_try_advisory_lock(class, namespace id); src/core/jobs/
+ * postgres-job-locks.ts): EMBEDDING_BACKFILL, VECTOR_INDEX and CONSOLIDATION_SCHEDULE are held by
+ * one node from the first run it makes until its session ends, so that node alone runs the job
+ * for the namespace; CONSOLIDATION_RUN is held for the length of one consolidation run, manual or
+ * scheduled, so no two run at once anywhere.
  */
-export const PG_LOCK_CLASS = { write: 0x6d72_0001, migrate: 0x6d72_0002 } as const;
+export const PG_LOCK_CLASS = {
+  write: 0x6d72_0001,
+  migrate: 0x6d72_0002,
+  embeddingBackfill: 0x6d72_0010,
+  vectorIndex: 0x6d72_0011,
+  consolidationSchedule: 0x6d72_0012,
+  consolidationRun: 0x6d72_0013,
+} as const;
 
 /**
  * B-tree entries are limited to about a third of a page (2,704 bytes with 8 kB pages): a float32

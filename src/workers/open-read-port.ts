@@ -1,7 +1,7 @@
 // Which storage this pool thread reads: the SQLite file beside the writer (read-only connection)
 // or PostgreSQL (the primary, and the replicas recall prefers when SERVICE_READ_DATABASE_URL is set).
 import type { Config } from '../shared/config.js';
-import { openDatabase, type Db } from '../shared/db.js';
+import { openDatabase } from '../shared/db.js';
 import { embedderIdentity } from './embedding/index.js';
 import type { ReadPort } from './read-port.js';
 import { SqliteReadPort } from './sqlite-read-port.js';
@@ -10,8 +10,6 @@ import { PostgresReadPort } from './postgres/read-port.js';
 
 export interface OpenedReadPort {
   port: ReadPort;
-  /** The SQLite connection, for the reads not behind the port yet (consolidation); null on PostgreSQL. */
-  db: Db | null;
   close(): Promise<void>;
 }
 
@@ -28,11 +26,10 @@ export function openReadPort(config: Config, namespaceId: number): OpenedReadPor
     });
     return {
       port,
-      db: null,
       close: async () => { await Promise.all([sql.end({ timeout: 1 }), replicaSql?.end({ timeout: 1 })]); },
     };
   }
   const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
   const port = new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity, vectorProbes: config.vectorIndexProbes, config });
-  return { port, db, close: async () => { db.close(); } };
+  return { port, close: async () => { db.close(); } };
 }

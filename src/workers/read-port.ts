@@ -39,6 +39,27 @@ export interface RecallReads {
   rows(rowids: number[]): Promise<MemoryRow[]>;
 }
 
+/** An episodic memory promotion may cluster, with the entity its episode is about (consolidation/promotion.ts). */
+export interface PromotionCandidate {
+  rowid: number;
+  content: string;
+  content_key: string;
+  episode_id: string | null;
+  /** The episode's first user participant, else its first participant. */
+  subject_id: string | null;
+  /** The stored vector, or null when the backfill has not embedded the row yet. */
+  vector: Float32Array | null;
+}
+
+/** A memory a decay run may change (consolidation/decay.ts). */
+export interface DecayCandidate {
+  rowid: number;
+  stability: number;
+  difficulty: number;
+  last_access_at: number;
+  decayed_at: number | null;
+}
+
 export interface SnapshotOptions {
   /** PostgreSQL: the WAL position (pg_lsn text) of the caller's last write. */
   after?: string;
@@ -81,6 +102,24 @@ export interface ReadPort {
   trainVectorIndex(): Promise<{ trainedOn: number; centroids: Centroids }>;
   /** Up to `limit` vectors in an older generation's cells, each with its newest-generation cell. */
   staleVectorMoves(limit: number): Promise<VectorMove[]>;
+
+  // Consolidation's reads (a network database answers them from the primary; the writer
+  // re-checks every item of the plan against the row as it is when applied).
+  /** The rowid the last promotion run clustered up to (0 before the first run). */
+  promotionWatermark(): Promise<number>;
+  /** The namespace's newest episodic rowid (0 when it has none). */
+  newestEpisodicRowid(): Promise<number>;
+  /**
+   * Active, unpromoted episodic memories not spoken by the agent side, of every subject that has
+   * one newer than `watermark`, oldest first.
+   */
+  promotionCandidates(watermark: number): Promise<PromotionCandidate[]>;
+  /**
+   * Active memories unrecalled for longer than their stability since their last access or decay
+   * step, or whose last access is older than stability × archiveFactor days (already below the
+   * archive threshold). Any order.
+   */
+  decayCandidates(now: number, archiveFactor: number): Promise<DecayCandidate[]>;
 
   /**
    * Deletion snapshots, oldest first (a damaged one listed with its problem); a missing or

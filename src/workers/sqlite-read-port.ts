@@ -4,6 +4,7 @@
 import type { Db } from '../shared/db.js';
 import type { Config } from '../shared/config.js';
 import { listSnapshots, readSnapshotById } from '../shared/snapshot-files.js';
+import { SqliteConsolidationReads } from './consolidation/sqlite-reads.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
 import { EntityMatcher } from './entity-mentions.js';
 import { VectorCells } from './ivf/cells.js';
@@ -31,6 +32,7 @@ export class SqliteReadPort implements ReadPort {
   private readonly reads: RecallReads;
   private readonly cells: VectorCells;
   private readonly vectorIndex: VectorIndexMaintenance;
+  private readonly consolidation: SqliteConsolidationReads;
   private readonly deletions: DeletionSnapshots | null;
   private readonly snapshotDir: string | null;
   /**
@@ -46,6 +48,7 @@ export class SqliteReadPort implements ReadPort {
     this.store = new ReadStore(db, namespaceId, namespace);
     this.cells = new VectorCells(db, namespaceId);
     this.vectorIndex = new VectorIndexMaintenance(db, namespaceId, this.cells);
+    this.consolidation = new SqliteConsolidationReads(db, namespaceId);
     this.reads = sqliteRecallReads(db, this.store, namespaceId, options);
     this.deletions = options.config ? new DeletionSnapshots(db, namespaceId, options.config) : null;
     this.snapshotDir = options.config?.snapshotDir ?? null;
@@ -77,6 +80,10 @@ export class SqliteReadPort implements ReadPort {
   vectorIndexStatus() { return this.inTurn(() => this.vectorIndex.status()); }
   trainVectorIndex() { return this.inTurn(() => this.vectorIndex.train()); }
   staleVectorMoves(limit: number) { return this.inTurn(() => this.vectorIndex.staleMoves(limit)); }
+  promotionWatermark() { return this.inTurn(() => this.consolidation.promotionWatermark()); }
+  newestEpisodicRowid() { return this.inTurn(() => this.consolidation.newestEpisodicRowid()); }
+  promotionCandidates(watermark: number) { return this.inTurn(() => this.consolidation.promotionCandidates(watermark)); }
+  decayCandidates(now: number, archiveFactor: number) { return this.inTurn(() => this.consolidation.decayCandidates(now, archiveFactor)); }
   // Snapshots are files beside the database (src/shared/snapshot-files.ts), written from one read transaction.
   listSnapshots() { return this.inTurn(() => listSnapshots(this.configured(this.snapshotDir))); }
   readSnapshot(snapshotId: string) { return this.inTurn(() => readSnapshotById(this.configured(this.snapshotDir), snapshotId)); }

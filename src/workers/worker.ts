@@ -24,15 +24,14 @@ const { config, namespaceId, lane } = workerData as PoolWorkerData;
 nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 // Every read of storage goes through the port; the engine ranks over whichever adapter it is.
-const { port: store, db } = openReadPort(config, namespaceId);
+const { port: store } = openReadPort(config, namespaceId);
 const engine = new RecallEngine(store);
 // Loading starts with the thread; tasks await it.
 const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.
 embedder.catch(() => {});
 const llm = new LlmExtractor(config);
-// Consolidation still reads SQLite directly; on PostgreSQL it is not built yet (issue 16).
-const consolidation = db ? new ConsolidationPlanner(db, namespaceId, config) : null;
+const consolidation = new ConsolidationPlanner(store, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
 async function embedQuery(query: string): Promise<Float32Array | null> {
@@ -146,10 +145,7 @@ const handlers: PoolHandlers = {
   embedPending: (task) => embedPending(task.limit),
   embeddingBacklog: async () => ({ count: await store.unembeddedCount() }),
   prepareEpisodeEnd: (task) => extractEpisode(store, llm, task.episodeId, task.outcome),
-  planConsolidation: (task) => {
-    if (!consolidation) throw new Error('consolidation on PostgreSQL is not built yet (issue 16)');
-    return consolidation.plan(task.now, embedder);
-  },
+  planConsolidation: (task) => consolidation.plan(task.now, embedder),
   vectorIndexStatus: () => store.vectorIndexStatus(),
   trainVectorIndex: () => store.trainVectorIndex(),
   staleVectorMoves: async (task) => ({ moves: await store.staleVectorMoves(task.limit) }),

@@ -5,6 +5,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { WriterClient } from '../writer-client.js';
 import type { ReadPool } from '../pool/read-pool.js';
 import { SerialJob } from './serial-job.js';
+import { CLUSTER_POLL_MS, LOCAL_JOB_LOCKS, type JobLocks } from './job-locks.js';
 
 const BATCH_SIZE = 64;
 const RETRY_MS = 5_000;
@@ -19,6 +20,7 @@ export class EmbeddingBackfill {
     private readonly pool: ReadPool,
     private readonly writer: WriterClient,
     log: Logger,
+    private readonly locks: JobLocks = LOCAL_JOB_LOCKS,
   ) {
     this.job = new SerialJob({
       // A run poked before the last one failed would start at once, inside the back-off: skip it.
@@ -29,6 +31,9 @@ export class EmbeddingBackfill {
         this.job.poke(RETRY_MS);
       },
     });
+    // On a cluster other nodes' writes do not poke this node: the holder looks for them, and the
+    // others try for the lock, every CLUSTER_POLL_MS (a schedule, which idle() does not wait for).
+    if (locks.clustered) this.job.every(CLUSTER_POLL_MS);
   }
 
   /** Something was written: embed whatever is pending. Cheap to call often. */
@@ -56,6 +61,8 @@ export class EmbeddingBackfill {
 
   private async drain(): Promise<void> {
     while (!this.job.stopped) {
+      // Another node embeds the namespace's backlog, this node's writes included.
+      if (!(await this.locks.hold('embeddingBackfill'))) return;
       const { items, unembeddable, remaining } = await this.pool.run({ op: 'embedPending', limit: BATCH_SIZE });
       if (items.length === 0 && unembeddable.length === 0) return;
       const { attached } = await this.writer.send({ type: 'attachVectors', items, unembeddable });

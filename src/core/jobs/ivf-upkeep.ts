@@ -8,6 +8,7 @@ import type { WriterClient } from '../writer-client.js';
 import type { ReadPool } from '../pool/read-pool.js';
 import type { VectorIndexStatus } from '../../shared/messages.js';
 import { SerialJob } from './serial-job.js';
+import { LOCAL_JOB_LOCKS, type JobLocks } from './job-locks.js';
 
 /** Vectors moved per writer command: big enough to amortise, small enough not to stall writes. */
 const MOVE_BATCH = 1024;
@@ -38,8 +39,11 @@ export class VectorIndexer {
     private readonly log: Logger,
     private readonly minVectors: number,
     private readonly delayMs = DEFAULT_DELAY_MS,
+    private readonly locks: JobLocks = LOCAL_JOB_LOCKS,
   ) {
     this.job = new SerialJob({ work: () => this.upkeep(), onError: (error) => this.failed(error) });
+    // On a cluster the vectors other nodes attach do not poke this node: look every delayMs.
+    if (locks.clustered) this.job.every(delayMs);
   }
 
   /** Vectors were attached: check the index soon. Cheap to call often. */
@@ -74,6 +78,8 @@ export class VectorIndexer {
 
   private async catchUp(): Promise<void> {
     while (!this.job.stopped) {
+      // Another node keeps the namespace's index.
+      if (!(await this.locks.hold('vectorIndex'))) return;
       const status = await this.pool.run({ op: 'vectorIndexStatus' });
       this.status = status;
       if (needsTraining(status, this.minVectors)) {

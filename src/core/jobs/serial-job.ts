@@ -10,9 +10,12 @@
 // Poked and scheduled runs report to onResult/onError (a background failure is logged, not
 // thrown). stop() ends the schedule and pokes; it does not cancel a run in progress.
 
+/** What started a run. */
+export type RunTrigger = 'run' | 'poke' | 'schedule';
+
 export interface SerialJobOptions<T> {
   /** One run. It may check `stopped` between steps to end early. */
-  work: () => Promise<T>;
+  work: (trigger: RunTrigger) => Promise<T>;
   /** A poked or scheduled run failed (not called once the job is stopped). */
   onError: (error: Error) => void;
   /** A poked or scheduled run succeeded. */
@@ -44,7 +47,7 @@ export class SerialJob<T> {
 
   /** Queues a run behind the others; resolves or rejects with it. */
   run(): Promise<T> {
-    const result = this.enqueue(() => {});
+    const result = this.enqueue('run', () => {});
     this.settleAfter(result.catch(() => {}));
     return result;
   }
@@ -54,7 +57,7 @@ export class SerialJob<T> {
     if (this.isStopped || this.pokeQueued) return;
     if (delayMs === 0) {
       this.pokeQueued = true;
-      void this.inBackground(() => { this.pokeQueued = false; });
+      void this.inBackground('poke', () => { this.pokeQueued = false; });
       return;
     }
     if (this.pokeTimer) return;
@@ -71,7 +74,7 @@ export class SerialJob<T> {
     this.scheduleTimer = setTimeout(() => {
       this.scheduleTimer = null;
       // finally: the schedule goes on whatever the run or its callbacks did.
-      void this.inBackground(() => {}).finally(() => this.every(intervalMs));
+      void this.inBackground('schedule', () => {}).finally(() => this.every(intervalMs));
     }, intervalMs).unref();
   }
 
@@ -90,11 +93,11 @@ export class SerialJob<T> {
     return this.tail.then(() => {});
   }
 
-  private enqueue(onStart: () => void): Promise<T> {
+  private enqueue(trigger: RunTrigger, onStart: () => void): Promise<T> {
     this.inFlight++;
     const result = this.tail.then(() => {
       onStart();
-      return this.options.work();
+      return this.options.work(trigger);
     });
     this.tail = result.catch(() => {});
     return result;
@@ -105,7 +108,7 @@ export class SerialJob<T> {
    * never rejects — nobody awaits it, so a rejection would be unhandled and end the process.
    * A throwing onResult is reported to onError; a throwing onError has nowhere left to go.
    */
-  private inBackground(onStart: () => void): Promise<void> {
+  private inBackground(trigger: RunTrigger, onStart: () => void): Promise<void> {
     const reportError = (error: Error) => {
       if (this.isStopped) return;
       try {
@@ -114,7 +117,7 @@ export class SerialJob<T> {
         // onError is the last place a background failure can be told; it failed too.
       }
     };
-    const reported = this.enqueue(onStart).then(
+    const reported = this.enqueue(trigger, onStart).then(
       (result) => {
         try {
           this.options.onResult?.(result);

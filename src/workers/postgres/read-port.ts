@@ -17,6 +17,7 @@ import { lexicalCandidates } from './lexical.js';
 import { PostgresVectors } from './vectors.js';
 import { ReadSource, type ReplicaOptions } from './replica.js';
 import { listSnapshotRows, readSnapshotRows } from './snapshots.js';
+import { decayCandidates, newestEpisodicRowid, promotionCandidates, promotionWatermark } from './consolidation.js';
 
 export interface PostgresReadOptions {
   minSimilarity: number;
@@ -169,6 +170,11 @@ export class PostgresReadPort implements ReadPort {
       WHERE m.namespace_id = ${this.namespaceId} AND m.embedded = 1 AND m.vector_cell < ${newest.cells[0]} LIMIT ${limit}`;
     return rows.map((row) => ({ rowid: row.rowid, cell: row.embedding ? cellFor(newest, float32FromBlob(row.embedding)) : UNASSIGNED_CELL }));
   }
+
+  promotionWatermark() { return promotionWatermark(this.sql, this.namespaceId); }
+  newestEpisodicRowid() { return newestEpisodicRowid(this.sql, this.namespaceId); }
+  promotionCandidates(watermark: number) { return promotionCandidates(this.sql, this.namespaceId, watermark); }
+  decayCandidates(now: number, archiveFactor: number) { return decayCandidates(this.sql, this.namespaceId, now, archiveFactor); }
 
   listSnapshots() { return listSnapshotRows(this.sql, this.namespaceId, this.namespace); }
   readSnapshot(snapshotId: string) { return readSnapshotRows(this.sql, this.namespaceId, this.namespace, snapshotId); }

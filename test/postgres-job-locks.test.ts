@@ -1,0 +1,155 @@
+// Background jobs cluster-wide (issue 16): nodes sharing one PostgreSQL database run each job —
+// embedding backfill, IVF upkeep, the consolidation schedule — once between them, under session
+// advisory locks; consolidation runs never overlap; a node killed with SIGKILL hands its jobs
+// over. Real nodes: in-process services and a child process on a private PostgreSQL 15 cluster.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { PostgresJobLocks } from '../src/core/jobs/postgres-job-locks.js';
+import { DAY_MS } from '../src/shared/fsrs.js';
+import { PG_LOCK_CLASS } from '../src/shared/postgres-schema.js';
+import { connectReader, type Sql } from '../src/workers/postgres/client.js';
+import { exited, spawnService, type ServiceProcess } from './support/process.js';
+import { postgresUnavailable, startPrimary, type PgCluster } from './support/postgres.js';
+import { post, startTestService, tempDir, type TestService } from './support/service.js';
+
+const unavailable = postgresUnavailable();
+let cluster: PgCluster;
+let databases = 0;
+const open: { close(): Promise<unknown> }[] = [];
+
+/** A fresh database (so tests do not see each other's rows), its URL and a connection to check rows. */
+async function database(): Promise<{ url: string; sql: Sql }> {
+  const name = `jobs_${++databases}`;
+  await cluster.sql(`CREATE DATABASE ${name}`);
+  const url = cluster.url.replace(/\/postgres$/, `/${name}`);
+  const sql = connectReader(url, { max: 1 });
+  open.push({ close: () => sql.end() });
+  return { url, sql };
+}
+
+async function node(url: string, env: Record<string, string> = {}): Promise<TestService> {
+  const t = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_DATABASE_URL: url, ...env });
+  open.push(t);
+  return t;
+}
+
+/** Waits for `check` to hold; the deadline only guards against a hang. */
+async function eventually(check: () => Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (!(await check())) {
+    if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
+    await sleep(100);
+  }
+}
+
+const unembedded = async (sql: Sql) => (await sql<{ n: number }[]>`SELECT count(*) AS n FROM memories WHERE embedded = 0`)[0].n;
+
+describe('background jobs on a PostgreSQL cluster', { skip: unavailable ? `PostgreSQL unavailable: ${unavailable}` : false }, () => {
+  before(async () => {
+    cluster = await startPrimary();
+  });
+  after(async () => {
+    for (const item of open.reverse()) await item.close().catch(() => {});
+    await cluster?.stop();
+  });
+
+  test('one holder per job and namespace; a cut session loses its locks and another node takes them', async () => {
+    const { url, sql } = await database();
+    const a = new PostgresJobLocks(url, 1);
+    const b = new PostgresJobLocks(url, 1);
+    const otherNamespace = new PostgresJobLocks(url, 2);
+    open.push(a, b, otherNamespace);
+    assert.equal(await a.hold('embeddingBackfill'), true);
+    assert.equal(await a.hold('embeddingBackfill'), true, 'still held');
+    assert.equal(await b.hold('embeddingBackfill'), false);
+    assert.equal(await otherNamespace.hold('embeddingBackfill'), true, 'one lock per namespace');
+    assert.equal(await b.hold('vectorIndex'), true, 'one lock per job');
+    assert.equal(await a.hold('vectorIndex'), false);
+
+    // The holder's session ends (a network cut, an operator's pg_terminate_backend).
+    const [{ pid }] = await sql<{ pid: number }[]>`SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND classid::bigint = ${PG_LOCK_CLASS.embeddingBackfill} AND objid = 1 AND granted`;
+    await sql`SELECT pg_terminate_backend(${pid})`;
+    await eventually(async () => b.hold('embeddingBackfill'), 'the other node takes the lock over');
+    assert.equal(await a.hold('embeddingBackfill'), false, 'the reconnected session sees it lost the lock');
+  });
+
+  test('runs holding the run lock never overlap: the second waits for the first', async () => {
+    const { url } = await database();
+    const a = new PostgresJobLocks(url, 1);
+    const b = new PostgresJobLocks(url, 1);
+    open.push(a, b);
+    const events: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const first = a.whileHolding('consolidationRun', async () => {
+      events.push('a starts');
+      await gate;
+      events.push('a ends');
+    });
+    await eventually(async () => events.length === 1, 'the first run starts');
+    const second = b.whileHolding('consolidationRun', async () => { events.push('b runs'); });
+    await sleep(600); // b tries the lock meanwhile (every 200 ms)
+    release();
+    await Promise.all([first, second]);
+    assert.deepEqual(events, ['a starts', 'a ends', 'b runs']);
+    assert.equal(await a.hold('consolidationRun'), true, 'let go after each run');
+  });
+
+  test('two nodes: one embeds every row, whichever node wrote it; concurrent consolidations promote once', async () => {
+    const { url, sql } = await database();
+    const a = await node(url);
+    const b = await node(url);
+    const writes = [];
+    for (let i = 0; i < 60; i++) writes.push(post((i % 2 ? a : b).base, '/v1/remember', { entity: `n${i % 5}`, fact: `fact number ${i} about the fleet` }));
+    for (const r of await Promise.all(writes)) assert.equal(r.status, 201);
+    await eventually(async () => (await unembedded(sql)) === 0, 'every row has a vector');
+    const embedded = [a.service.backfill.embedded, b.service.backfill.embedded];
+    assert.ok(embedded.includes(0) && embedded.includes(60), `one node embedded all 60: ${embedded}`);
+
+    for (const text of ['I go sailing every Sunday.', 'i go sailing every sunday', 'I go sailing every Sunday!']) {
+      const id = (await post(b.base, '/v1/episodes/start', { participants: ['skipper'] })).body.episode_id;
+      await post(b.base, `/v1/episodes/${id}/message`, { role: 'user', content: text });
+    }
+    const [first, second] = await Promise.all([post(a.base, '/v1/consolidate'), post(b.base, '/v1/consolidate')]);
+    assert.deepEqual([first.status, second.status], [200, 200]);
+    for (const body of [first.body, second.body]) assert.deepEqual(Object.keys(body).sort(), ['archived', 'decayed', 'promoted']);
+    assert.equal(first.body.promoted + second.body.promoted, 1, 'promoted once between them');
+    assert.deepEqual([a.service.consolidator.runs, b.service.consolidator.runs], [1, 1], 'each node ran the run it was asked for');
+    const semantic = await sql<{ n: number }[]>`SELECT count(*) AS n FROM memories WHERE memory_type = 'semantic' AND content LIKE 'I go sailing%'`;
+    assert.equal(semantic[0].n, 1);
+  });
+
+  test('a node killed with SIGKILL hands its jobs over: the other embeds and consolidates from then on', async () => {
+    const { url, sql } = await database();
+    const dir = tempDir();
+    open.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
+    const env = { SERVICE_EMBEDDER: 'hash', SERVICE_DATABASE_URL: url, SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '1' };
+    const child: ServiceProcess = await spawnService({ ...env, SERVICE_PATH: join(dir, 'memory.db') });
+    open.push({ close: async () => { child.child.kill('SIGKILL'); await exited(child.child); } });
+    const held = async () => (await sql<{ n: number }[]>`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+      AND classid::bigint IN (${PG_LOCK_CLASS.embeddingBackfill}, ${PG_LOCK_CLASS.vectorIndex}, ${PG_LOCK_CLASS.consolidationSchedule})`)[0].n;
+    await eventually(async () => (await held()) === 3, 'the first node holds the three jobs');
+    const survivor = await node(url, { SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '1' });
+
+    // While the first node lives, it embeds and consolidates what the survivor writes.
+    const backdated = async (fact: string) => {
+      assert.equal((await post(survivor.base, '/v1/remember', { entity: 'old-timer', fact })).status, 201);
+      await sql`UPDATE memories SET last_access_at = last_access_at - ${3650 * DAY_MS} WHERE content = ${fact}`;
+    };
+    await backdated('Old-timer once sailed a clipper');
+    const archived = async (fact: string) => (await sql<{ archived: number }[]>`SELECT archived FROM memories WHERE content = ${fact}`)[0].archived === 1;
+    await eventually(async () => (await unembedded(sql)) === 0 && archived('Old-timer once sailed a clipper'), 'the first node embeds and archives');
+    assert.deepEqual([survivor.service.backfill.embedded, survivor.service.consolidator.runs], [0, 0]);
+
+    child.child.kill('SIGKILL');
+    await exited(child.child);
+    await backdated('Old-timer once rowed across the Channel');
+    await eventually(async () => (await unembedded(sql)) === 0 && archived('Old-timer once rowed across the Channel'), 'the survivor takes over');
+    assert.ok(survivor.service.backfill.embedded >= 1);
+    assert.ok(survivor.service.consolidator.runs >= 1);
+  });
+});
