@@ -174,7 +174,7 @@ export class PostgresReadPort implements ReadPort {
   listSnapshots() { return listSnapshotRows(this.sql, this.namespaceId, this.namespace); }
   readSnapshot(snapshotId: string) { return readSnapshotRows(this.sql, this.namespaceId, this.namespace, snapshotId); }
   checkSnapshot(snapshotId: string) { return checkSnapshotRows(this.sql, this.namespaceId, this.namespace, snapshotId); }
-  snapshotMemories(snapshotId: string, after: number) { return snapshotMemoryRows(this.sql, snapshotId, after); }
+  snapshotMemories(snapshotId: string, after: number) { return snapshotMemoryRows(this.sql, this.namespaceId, this.namespace, snapshotId, after); }
   /** Lists the rows only: the writer copies each into the snapshot tables as it deletes it. */
   snapshotEntity(entityName: string, maxRowid: number) { return listDeletion(this.sql, this.namespaceId, this.namespace, entityName, maxRowid); }
 }

@@ -68,7 +68,7 @@ async function headerRow(sql: Sql | Tx, namespaceId: number, namespace: string, 
  */
 export async function checkSnapshotRows(sql: Sql, namespaceId: number, namespace: string, snapshotId: string): Promise<SnapshotHeaderT> {
   const header = await headerRow(sql, namespaceId, namespace, snapshotId);
-  for (let after: number | null = 0; after !== null;) after = (await snapshotMemoryRows(sql, snapshotId, after)).next;
+  for (let after: number | null = 0; after !== null;) after = (await snapshotMemoryRows(sql, namespaceId, namespace, snapshotId, after)).next;
   return header;
 }
 
@@ -77,7 +77,7 @@ export async function checkSnapshotRows(sql: Sql, namespaceId: number, namespace
  * RESTORE_CHUNK.memories, and no row starting past RESTORE_CHUNK.bytes of JSON (the first row
  * always comes, as a file's first line does). Each is checked as a file's memory line is.
  */
-export async function snapshotMemoryRows(sql: Sql | Tx, snapshotId: string, after: number): Promise<StoredSnapshotChunk> {
+export async function snapshotMemoryRows(sql: Sql | Tx, namespaceId: number, namespace: string, snapshotId: string, after: number): Promise<StoredSnapshotChunk> {
   // The page is cut to the memory count first, so the byte sum never reads past one chunk.
   const rows = await sql<{ memory_rowid: number; memory: unknown; fetched: number }[]>`
     SELECT memory_rowid, memory, fetched FROM (
@@ -86,6 +86,8 @@ export async function snapshotMemoryRows(sql: Sql | Tx, snapshotId: string, afte
         WHERE snapshot_id = ${snapshotId} AND memory_rowid > ${after} ORDER BY memory_rowid LIMIT ${RESTORE_CHUNK.memories + 1}) page
     ) sized
     WHERE before < ${RESTORE_CHUNK.bytes} ORDER BY memory_rowid LIMIT ${RESTORE_CHUNK.memories}`;
+  // No rows: the end of the snapshot, or no such snapshot (here) at all.
+  if (rows.length === 0) await headerRow(sql, namespaceId, namespace, snapshotId);
   const memories = rows.map((row) => {
     try {
       return validators.snapshotMemory.parse(row.memory) as SnapshotMemoryT;
