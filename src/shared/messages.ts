@@ -281,9 +281,9 @@ export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
   vectorIndexStatus: 'background',
   trainVectorIndex: 'background',
   staleVectorMoves: 'background',
-  // Pages a whole entity into a snapshot file and fsyncs it: heavy, and never in recall's way.
+  // Pages a whole entity into a snapshot file and fsyncs it (PostgreSQL: lists its rows): heavy, and never in recall's way.
   snapshotEntity: 'requested',
-  // Read snapshot files (a big one is hundreds of MB, read a chunk at a time): never in recall's way.
+  // Read snapshot files or rows (a big one is hundreds of MB, read a chunk at a time): never in recall's way.
   listSnapshots: 'requested',
   checkSnapshot: 'requested',
   readSnapshotMemories: 'requested',
