@@ -4,6 +4,7 @@
 // where both backends must agree exactly (counts, pages, transcripts, vector neighbours), that.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
@@ -230,6 +231,51 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
       assert.ok(later.every((row) => row.stability > 0 && row.difficulty > 0 && row.last_access_at <= now && row.decayed_at === null));
     });
 
+    test('a snapshot is checked whole (its header) and read back in chunks, in rowid order; an unknown one is missing', async () => {
+      const [{ snapshot_id: id }] = await port.listSnapshots();
+      const { memories, summary: _summary, ...header } = await port.readSnapshot(id) as Awaited<ReturnType<ReadPort['readSnapshot']>> & { summary?: unknown };
+      assert.deepEqual(await port.checkSnapshot(id), header);
+      const read = [];
+      for (let after: number | null = 0; after !== null;) {
+        const chunk = await port.snapshotMemories(id, after);
+        read.push(...chunk.memories);
+        after = chunk.next;
+      }
+      assert.deepEqual(read, memories);
+      const unknown = '00000000-0000-4000-8000-000000000000';
+      for (const attempt of [port.checkSnapshot(unknown), port.snapshotMemories(unknown, 0)]) {
+        await assert.rejects(attempt, (error) => error instanceof SnapshotFileError && error.kind === 'missing');
+      }
+    });
+
+    test('a delete\'s snapshot lists the owner and participant rows up to maxRowid, counted by type; an unknown entity is NOT_FOUND', async () => {
+      const db = await written;
+      const ava = (await port.entity('ava'))!;
+      const expected = db.prepare(`SELECT DISTINCT m.rowid, m.id FROM memories m JOIN memory_entities me ON me.memory_rowid = m.rowid
+        WHERE me.entity_id = ? AND me.relation IN ('owner', 'participant') ORDER BY m.rowid`).raw().all(ava.id) as [number, string][];
+      assert.equal(expected.length, 5); // 2 facts, 3 turns of the episode ava took part in
+      const kintsugi = rowidOf(db, 'Ava practises kintsugi to mend broken bowls');
+      const taken: string[] = [];
+      try {
+        const upTo = await port.snapshotEntity('ava', kintsugi);
+        assert.deepEqual(upTo.rows, expected.filter(([rowid]) => rowid <= kintsugi));
+        const all = await port.snapshotEntity('ava', Number.MAX_SAFE_INTEGER);
+        taken.push(upTo.snapshot!.snapshot_id, all.snapshot!.snapshot_id);
+        assert.deepEqual(all.rows, expected);
+        assert.deepEqual({ ...all.snapshot, snapshot_id: 'id', captured_at: 'at', owner_only: true }, {
+          snapshot_id: 'id', captured_at: 'at', format_version: 1, owner_only: true, memory_count: 5, episodic_count: 3, semantic_count: 2,
+        });
+        // PostgreSQL names the snapshot the writer fills in the delete's transaction; SQLite has written its file.
+        if (all.header) assert.deepEqual({ ...all.header.entity, id: all.header.snapshot_id }, { ...ava, id: all.snapshot!.snapshot_id });
+        else assert.ok(existsSync(join(t.service.config.snapshotDir, `${all.snapshot!.snapshot_id}.json`)));
+        assert.deepEqual(await port.snapshotEntity('ava', 0), { rows: [], snapshot: null });
+        await assert.rejects(port.snapshotEntity('nobody-at-all', Number.MAX_SAFE_INTEGER), (error) => (error as { code?: string }).code === 'NOT_FOUND');
+      } finally {
+        // The listings compared below hold the service's snapshot only.
+        for (const id of taken) rmSync(join(t.service.config.snapshotDir, `${id}.json`), { force: true });
+      }
+    });
+
     test('vector index upkeep: a new vector gets a current cell, training gives √N/2 cells, nothing is stale', async () => {
       const status = await port.vectorIndexStatus();
       const [vector] = await hasher.embed(['someone practises chess']);
@@ -335,6 +381,7 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     const [snapshot] = await sqlitePort.listSnapshots();
     assert.deepEqual(await postgresPort.listSnapshots(), [snapshot]);
     assert.deepEqual(await postgresPort.readSnapshot(snapshot.snapshot_id), await sqlitePort.readSnapshot(snapshot.snapshot_id));
+    assert.deepEqual(await postgresPort.checkSnapshot(snapshot.snapshot_id), await sqlitePort.checkSnapshot(snapshot.snapshot_id));
   });
 
   test('the same consolidation candidates, vectors included, and the same decay candidates around their stabilities', async () => {

@@ -2,7 +2,7 @@
 // options all commands take (--db, --namespace, --help), configuration from the same
 // environment the service reads, and errors that end the process with one line.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../shared/config.js';
+import { ConfigError, databaseLabel, loadConfig, type Config } from '../shared/config.js';
 
 /** Ends the command with `memory-runtime: <message>` on stderr and a non-zero exit code. */
 export class CliError extends Error {
@@ -77,4 +77,20 @@ export function configFrom(values: ParsedArgs['values'], env: NodeJS.ProcessEnv 
     if (error instanceof ConfigError) throw new CliError(`invalid configuration: ${error.message}`);
     throw error;
   }
+}
+
+/**
+ * The configuration of a command that opens the SQLite file (export, import, reembed, offline
+ * restore): refused when SERVICE_DATABASE_URL is set, because the service then keeps its
+ * memories in PostgreSQL and the file at SERVICE_PATH is not its data — acting on it would
+ * silently do nothing the service sees.
+ */
+export function sqliteConfigFrom(command: string, values: ParsedArgs['values'], env: NodeJS.ProcessEnv = process.env): Config {
+  const config = configFrom(values, env);
+  if (config.postgres) {
+    throw new CliError(`${command} works on the SQLite file ${config.dbPath}, but SERVICE_DATABASE_URL is set: ` +
+      `the service keeps its memories in PostgreSQL (${databaseLabel(config)}), not in that file. ` +
+      `Unset SERVICE_DATABASE_URL to ${command} a SQLite file`);
+  }
+  return config;
 }

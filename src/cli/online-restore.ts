@@ -14,16 +14,17 @@ export interface ServiceAddress {
   apiKey: string | undefined;
 }
 
-export function serviceAddress(config: Config, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, holder: LockInfo): ServiceAddress {
+export function serviceAddress(config: Config, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, holder: LockInfo | null): ServiceAddress {
   const flag = (name: string) => (typeof values[name] === 'string' ? (values[name] as string) : undefined);
   return {
-    url: flag('url') ?? env.MEMORY_RUNTIME_URL ?? holder.url ?? null,
+    url: flag('url') ?? env.MEMORY_RUNTIME_URL ?? holder?.url ?? null,
     apiKey: flag('api-key') ?? env.MEMORY_RUNTIME_API_KEY ?? config.apiKeys[0],
   };
 }
 
-export async function restoreThroughService(address: ServiceAddress, holder: LockInfo, snapshotId: string): Promise<RestoreResult> {
-  const held = `the database is in use by ${holder.owner} (pid ${holder.pid} on ${holder.host})`;
+/** `holder`: the service holding the SQLite file's lock (null on PostgreSQL, where none may hold it here). */
+export async function restoreThroughService(address: ServiceAddress, holder: LockInfo | null, snapshotId: string): Promise<RestoreResult> {
+  const held = holder ? `the database is in use by ${holder.owner} (pid ${holder.pid} on ${holder.host})` : 'the service keeps the snapshots';
   if (address.url === null) {
     throw new CliError(`${held}, and its address is unknown: pass --url or set MEMORY_RUNTIME_URL to restore through it`);
   }
@@ -35,6 +36,6 @@ export async function restoreThroughService(address: ServiceAddress, holder: Loc
       throw new CliError(`restore through the service at ${address.url} failed (HTTP ${error.status}${error.code ? ` ${error.code}` : ''}): ${error.errorText}`);
     }
     throw new CliError(`${held}, but the service cannot be reached at ${address.url} (${(error as Error).message}); ` +
-      'pass --url or set MEMORY_RUNTIME_URL, or stop the service to restore offline');
+      `pass --url or set MEMORY_RUNTIME_URL${holder ? ', or stop the service to restore offline' : ''}`);
   }
 }

@@ -3,6 +3,9 @@
 //      recovery file (workers/deletion-snapshot.ts) — the writer keeps serving other writes meanwhile;
 //   2. the writer deletes exactly the rows that file lists, a time-bounded chunk per command
 //      (WriteStore.forgetRows), so other writes commit between chunks.
+// On PostgreSQL step 1 only lists the rows and names the snapshot (workers/postgres/
+// deletion-snapshot.ts): each chunk of step 2 copies its rows into the snapshot tables in the
+// transaction that deletes them — atomic and replicated, no file.
 // Before step 1 the writer is told the delete is open (forgetBegin): the snapshot holds the
 // entity's rows up to the rowid it returns, and until forgetEnd the writer treats those rows as
 // gone — a repeated fact gets a new row instead of landing on one about to be deleted, and an
@@ -51,7 +54,7 @@ export class EntityDeletion {
   private async run(deletionId: number, entity: string): Promise<ForgetResult> {
     const started = performance.now();
     const { maxRowid } = await this.writer.send({ type: 'forgetBegin', deletionId, entity });
-    const { rows, snapshot } = await this.pool.run({ op: 'snapshotEntity', entity, maxRowid });
+    const { rows, snapshot, header } = await this.pool.run({ op: 'snapshotEntity', entity, maxRowid });
     if (!snapshot) return { forgotten_count: 0 };
     const snapshotMs = performance.now() - started;
     let next = 0;
@@ -59,7 +62,8 @@ export class EntityDeletion {
     let commands = 0;
     try {
       while (next < rows.length) {
-        const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS) });
+        // PostgreSQL: each chunk copies its rows into the snapshot `header` names, in its own transaction.
+        const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS), ...(header ? { snapshot: header } : {}) });
         next += step.processed;
         removed += step.removed;
         commands++;

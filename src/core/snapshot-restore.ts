@@ -18,7 +18,7 @@ import { fail, ServiceError } from '../shared/errors.js';
 import type { SnapshotHeaderT } from '../shared/file-formats.js';
 import type { Logger } from '../shared/logger.js';
 import type { RestoreResult } from '../shared/schemas.js';
-import { headerOf, type CheckedSnapshot } from '../shared/snapshot-files.js';
+import { headerOf, type CheckedSnapshot, type StoredSnapshot } from '../shared/snapshot-files.js';
 import type { SnapshotMemoryT } from '../shared/snapshot-reader.js';
 import type { EmbeddingBackfill } from './jobs/embedding-backfill.js';
 import type { ReadPool } from './pool/read-pool.js';
@@ -57,7 +57,7 @@ export class SnapshotRestore {
       if (error instanceof ServiceError && error.code === 'SNAPSHOT_UNUSABLE') await this.problems.record(snapshotId, error.message);
       throw error;
     });
-    const header = headerOf(checked);
+    const header = 'stored' in checked ? checked.stored : headerOf(checked);
     // The service writes only its own namespace; the CLI's --force is the way across.
     if (header.namespace !== this.config.namespace) {
       throw fail.snapshotOtherNamespace(snapshotId, header.namespace, this.config.namespace);
@@ -67,7 +67,7 @@ export class SnapshotRestore {
       result = await this.apply(header, this.chunks(snapshotId, checked));
     } finally {
       // The check opened the file once for the whole restore (chunks are read through it).
-      if (checked.fd !== null) closeSync(checked.fd);
+      if (!('stored' in checked) && checked.fd !== null) closeSync(checked.fd);
     }
     this.log.info({ snapshotId, ...result, ms: Math.round(performance.now() - started) }, 'snapshot restored');
     return {
@@ -76,25 +76,35 @@ export class SnapshotRestore {
     };
   }
 
-  /** The snapshot's memories a chunk at a time: read by the pool from a framed file, sliced from an older one. */
-  private async *chunks(snapshotId: string, checked: CheckedSnapshot): AsyncGenerator<SnapshotMemoryT[]> {
-    if (checked.whole) {
-      for (let i = 0; i < checked.whole.memories.length; i += MAX_SEND) yield checked.whole.memories.slice(i, i + MAX_SEND);
-      return;
+  /**
+   * The snapshot's memories a chunk at a time: read by the pool from a framed file or from the
+   * snapshot tables (PostgreSQL, by memory rowid), sliced from an older file.
+   */
+  private chunks(snapshotId: string, checked: CheckedSnapshot | StoredSnapshot): AsyncGenerator<SnapshotMemoryT[]> {
+    if ('stored' in checked) {
+      return this.readAhead<number>(0, (after) => this.pool.run({ op: 'readStoredSnapshotMemories', snapshotId, after }));
     }
+    if (checked.whole) return sliced(checked.whole.memories);
     const { framed, fd } = checked;
-    const read = (from: number) => {
-      const chunk = this.pool.run({ op: 'readSnapshotMemories', snapshotId, fd, framed, from });
+    return this.readAhead<number>(framed.memoriesStart < framed.memoriesEnd ? framed.memoriesStart : null, async (from) => {
+      const chunk = await this.pool.run({ op: 'readSnapshotMemories', snapshotId, fd, framed, from });
+      return { memories: chunk.memories, next: chunk.next < framed.memoriesEnd ? chunk.next : null };
+    });
+  }
+
+  /** Chunks from `read`, starting at `first` (null: none): the pool reads the next while the writer puts this one back. */
+  private async *readAhead<C>(first: C | null, read: (from: C) => Promise<{ memories: SnapshotMemoryT[]; next: C | null }>): AsyncGenerator<SnapshotMemoryT[]> {
+    const start = (from: C) => {
+      const chunk = read(from);
       // Awaited below; this copy keeps a read left pending by a failed restore from going unhandled.
       chunk.catch(() => {});
       return chunk;
     };
-    let pending = framed.memoriesStart < framed.memoriesEnd ? read(framed.memoriesStart) : null;
+    let pending = first === null ? null : start(first);
     try {
       while (pending) {
         const chunk = await pending;
-        // Read ahead: the pool parses the next chunk while the writer puts this one back.
-        pending = chunk.next < framed.memoriesEnd ? read(chunk.next) : null;
+        pending = chunk.next === null ? null : start(chunk.next);
         yield chunk.memories;
       }
     } finally {
@@ -137,4 +147,9 @@ export class SnapshotRestore {
     if (commands === 0) await send([]);
     return { restored, present, commands };
   }
+}
+
+/** An older, unframed file's memories (parsed whole by the check) in chunks of MAX_SEND. */
+async function* sliced(memories: SnapshotMemoryT[]): AsyncGenerator<SnapshotMemoryT[]> {
+  for (let i = 0; i < memories.length; i += MAX_SEND) yield memories.slice(i, i + MAX_SEND);
 }

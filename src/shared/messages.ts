@@ -198,6 +198,8 @@ export type PoolTask =
   | { op: 'listSnapshots' }
   | { op: 'checkSnapshot'; snapshotId: string }
   | { op: 'readSnapshotMemories'; snapshotId: string; fd: number; framed: import('./snapshot-reader.js').FramedSnapshot; from: number }
+  /** PostgreSQL: the stored snapshot's memories above memory rowid `after`, one RESTORE_CHUNK. */
+  | { op: 'readStoredSnapshotMemories'; snapshotId: string; after: number }
   | { op: 'listEntities'; input: import('./schemas.js').ValidatedListEntities };
 
 /**
@@ -216,14 +218,23 @@ export interface PoolResults {
   recall: { answer: JsonBytes<import('./schemas.js').RecallResult>; rowids: number[]; truncated: boolean; embedded?: Float32Array };
   recallGrouped: { answer: JsonBytes<import('./schemas.js').RecallGroupedResult>; rowids: number[]; truncated: boolean; embedded?: Float32Array };
   inspect: { answer: JsonBytes<import('./schemas.js').InspectResult>; truncated: boolean };
-  /** The entity's rows as [rowid, id], all in the fsynced snapshot (null when it had none). */
-  snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null };
+  /**
+   * The entity's rows as [rowid, id] (null snapshot when it had none). SQLite: all in the fsynced
+   * snapshot file. PostgreSQL: `header` is the snapshot the writer copies each row into as it
+   * deletes it (forgetRows' `snapshot`); nothing is written before.
+   */
+  snapshotEntity: { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null; header?: import('./file-formats.js').SnapshotHeaderT };
   stats: import('./schemas.js').StatsResult;
   listSnapshots: import('./snapshot-files.js').SnapshotSummary[];
-  /** A line-framed file, checked line by line and read later in chunks; or an older file, parsed whole. */
-  checkSnapshot: import('./snapshot-files.js').CheckedSnapshot;
+  /**
+   * A line-framed file, checked line by line and read later in chunks; or an older file, parsed
+   * whole; or (PostgreSQL) a snapshot in tables, checked whole and read later in chunks.
+   */
+  checkSnapshot: import('./snapshot-files.js').CheckedSnapshot | import('./snapshot-files.js').StoredSnapshot;
   /** One chunk of a framed snapshot's memories (RESTORE_CHUNK); `next` is where the following one starts. */
   readSnapshotMemories: { memories: import('./snapshot-reader.js').SnapshotMemoryT[]; next: number };
+  /** One chunk of a stored snapshot's memories in memory rowid order; `next`: the rowid to read after (null: no more). */
+  readStoredSnapshotMemories: import('./snapshot-files.js').StoredSnapshotChunk;
   listEntities: import('./schemas.js').ListEntitiesResult;
   /** `extractor` says which tier produced the memories; `fallbackReason` why the LLM was not used. */
   prepareEpisodeEnd: { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string; sourceIds: string[] };
@@ -281,12 +292,13 @@ export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
   vectorIndexStatus: 'background',
   trainVectorIndex: 'background',
   staleVectorMoves: 'background',
-  // Pages a whole entity into a snapshot file and fsyncs it: heavy, and never in recall's way.
+  // Pages a whole entity into a snapshot file and fsyncs it (PostgreSQL: lists its rows): heavy, and never in recall's way.
   snapshotEntity: 'requested',
-  // Read snapshot files (a big one is hundreds of MB, read a chunk at a time): never in recall's way.
+  // Read snapshot files or rows (a big one is hundreds of MB, read a chunk at a time): never in recall's way.
   listSnapshots: 'requested',
   checkSnapshot: 'requested',
   readSnapshotMemories: 'requested',
+  readStoredSnapshotMemories: 'requested',
   listEntities: 'interactive',
 };
 

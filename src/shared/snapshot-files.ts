@@ -24,6 +24,23 @@ export { SNAPSHOT_ID, SnapshotFileError };
  */
 export type CheckedSnapshot = { framed: FramedSnapshot; fd: number; whole: null } | { framed: null; fd: null; whole: SnapshotFileT };
 
+/**
+ * A snapshot held in tables (PostgreSQL), checked whole by the read port; its memories are read
+ * by memory rowid a RESTORE_CHUNK at a time (readStoredSnapshotMemories), nothing left open.
+ */
+export interface StoredSnapshot {
+  stored: SnapshotHeaderT;
+}
+
+/**
+ * One chunk of a snapshot's memories: `next` is the cursor the following chunk is read after (on
+ * PostgreSQL the last memory rowid read; opaque to callers), null when none are left.
+ */
+export interface StoredSnapshotChunk {
+  memories: SnapshotMemoryT[];
+  next: number | null;
+}
+
 /** `<dir>/<id>.json` checked whole — every memory line of a framed file, a chunk at a time — before anything is restored. */
 export function checkSnapshotById(dir: string, id: string): CheckedSnapshot {
   return checkSnapshot(snapshotPath(dir, id), id);
@@ -75,6 +92,38 @@ export function* memoriesOf(path: string, checked: CheckedSnapshot): Generator<S
 /** The next chunk of a checked framed snapshot's memories, through the descriptor its check opened. */
 export function readMemoriesById(dir: string, id: string, fd: number, framed: FramedSnapshot, from: number): ReturnType<typeof readMemories> {
   return readMemories({ fd, path: snapshotPath(dir, id) }, framed, from, RESTORE_CHUNK);
+}
+
+/** `<dir>/<id>.json` checked whole and closed again: its header (the read port's checkSnapshot). */
+export function checkedHeaderById(dir: string, id: string): SnapshotHeaderT {
+  const checked = checkSnapshotById(dir, id);
+  closeChecked(checked);
+  return headerOf(checked);
+}
+
+/**
+ * One RESTORE_CHUNK of `<dir>/<id>.json`'s memories after the first `after` (the read port's
+ * snapshotMemories; the cursor is a count here). A file has no index: it is read from its start.
+ */
+export function memoriesAfterById(dir: string, id: string, after: number): StoredSnapshotChunk {
+  const path = snapshotPath(dir, id);
+  const checked = checkSnapshot(path, id);
+  try {
+    const memories: SnapshotMemoryT[] = [];
+    let bytes = 0;
+    let seen = 0;
+    for (const memory of memoriesOf(path, checked)) {
+      if (seen++ < after) continue;
+      if (memories.length === RESTORE_CHUNK.memories || (memories.length > 0 && bytes >= RESTORE_CHUNK.bytes)) {
+        return { memories, next: after + memories.length };
+      }
+      memories.push(memory);
+      bytes += Buffer.byteLength(JSON.stringify(memory));
+    }
+    return { memories, next: null };
+  } finally {
+    closeChecked(checked);
+  }
 }
 
 /** `<dir>/<id>.json` parsed whole (the read port's snapshot read; the online restore streams instead). */

@@ -6,8 +6,8 @@
 // files — stays outside the adapters, written once.
 import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../shared/schemas.js';
 import type { PoolResults, ReadSide, VectorIndexStatus, VectorMove } from '../shared/messages.js';
-import type { SnapshotFileT } from '../shared/file-formats.js';
-import type { SnapshotSummary } from '../shared/snapshot-files.js';
+import type { SnapshotFileT, SnapshotHeaderT } from '../shared/file-formats.js';
+import type { SnapshotSummary, StoredSnapshotChunk } from '../shared/snapshot-files.js';
 import type { Centroids } from './ivf/kmeans.js';
 import type { EpisodeRow, MemoryRow } from './read-store.js';
 import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './recall/signals.js';
@@ -127,6 +127,19 @@ export interface ReadPort {
    */
   listSnapshots(): Promise<SnapshotSummary[]>;
   readSnapshot(snapshotId: string): Promise<SnapshotFileT>;
-  /** First half of deleting an entity: its rows up to maxRowid, kept where a restore finds them. */
+  /** A snapshot checked whole, every memory, before a restore writes anything: its header. */
+  checkSnapshot(snapshotId: string): Promise<SnapshotHeaderT>;
+  /**
+   * One RESTORE_CHUNK of a snapshot's memories, in rowid order, after cursor `after` (0: from
+   * the first; then the chunk's `next`). On PostgreSQL the online restore streams these (keyset
+   * by memory rowid); SQLite's restore streams its file by byte offset instead (worker.ts) — a
+   * file has no index, so here it is read from its start.
+   */
+  snapshotMemories(snapshotId: string, after: number): Promise<StoredSnapshotChunk>;
+  /**
+   * First half of deleting an entity: its rows up to maxRowid (owner or participant). SQLite
+   * writes and fsyncs the snapshot file here; PostgreSQL only names the snapshot (`header`),
+   * which the writer fills in the delete's own transaction.
+   */
   snapshotEntity(entityName: string, maxRowid: number): Promise<PoolResults['snapshotEntity']>;
 }

@@ -3,7 +3,7 @@
 // at once; a recall's snapshot is one read transaction on this thread's read-only connection.
 import type { Db } from '../shared/db.js';
 import type { Config } from '../shared/config.js';
-import { listSnapshots, readSnapshotById } from '../shared/snapshot-files.js';
+import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById } from '../shared/snapshot-files.js';
 import { SqliteConsolidationReads } from './consolidation/sqlite-reads.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
 import { EntityMatcher } from './entity-mentions.js';
@@ -87,6 +87,8 @@ export class SqliteReadPort implements ReadPort {
   // Snapshots are files beside the database (src/shared/snapshot-files.ts), written from one read transaction.
   listSnapshots() { return this.inTurn(() => listSnapshots(this.configured(this.snapshotDir))); }
   readSnapshot(snapshotId: string) { return this.inTurn(() => readSnapshotById(this.configured(this.snapshotDir), snapshotId)); }
+  checkSnapshot(snapshotId: string) { return this.inTurn(() => checkedHeaderById(this.configured(this.snapshotDir), snapshotId)); }
+  snapshotMemories(snapshotId: string, after: number) { return this.inTurn(() => memoriesAfterById(this.configured(this.snapshotDir), snapshotId, after)); }
   snapshotEntity(entityName: string, maxRowid: number) { return this.inTurn(() => this.configured(this.deletions).write(entityName, maxRowid)); }
 
   /** Runs `read` once every read queued before it has settled, on a connection outside any transaction. */

@@ -26,6 +26,8 @@ if (lane === 'background') lowerThreadPriority();
 // Every read of storage goes through the port; the engine ranks over whichever adapter it is.
 const { port: store } = openReadPort(config, namespaceId);
 const engine = new RecallEngine(store);
+/** PostgreSQL keeps deletion snapshots in tables (written in the delete's transaction); SQLite in files. */
+const snapshotsInTables = config.postgres !== null;
 // Loading starts with the thread; tasks await it.
 const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.
@@ -152,12 +154,15 @@ const handlers: PoolHandlers = {
   snapshotEntity: (task) => store.snapshotEntity(task.entity, task.maxRowid),
   listSnapshots: () => withSnapshotErrors('listing', async () => (await store.listSnapshots())
     .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),
-  // The online restore streams snapshot FILES (SQLite's deletion snapshots) through one
-  // descriptor, outside the read port; PostgreSQL's snapshot rows are read whole by the port's
-  // readSnapshot until the restore streams them too (issue 16).
-  checkSnapshot: (task) => withSnapshotErrors(task.snapshotId, () => checkSnapshotById(config.snapshotDir, task.snapshotId)),
+  // The online restore: SQLite's deletion snapshots are files, streamed through one descriptor
+  // by byte offset, outside the port; PostgreSQL's are rows, checked and streamed by the port
+  // (keyset by memory rowid).
+  checkSnapshot: (task) => withSnapshotErrors(task.snapshotId, async () => (snapshotsInTables
+    ? { stored: await store.checkSnapshot(task.snapshotId) }
+    : checkSnapshotById(config.snapshotDir, task.snapshotId))),
   readSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId,
     () => readMemoriesById(config.snapshotDir, task.snapshotId, task.fd, task.framed, task.from)),
+  readStoredSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId, () => store.snapshotMemories(task.snapshotId, task.after)),
   listEntities: (task) => store.entities(task.input),
 };
 

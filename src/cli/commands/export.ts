@@ -2,7 +2,7 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { CliError, configFrom, type Command } from '../args.js';
+import { CliError, sqliteConfigFrom, type Command } from '../args.js';
 import { namespaceIdOf, openForReading } from '../storage/offline-db.js';
 import { exportHeader, exportRows } from '../storage/namespace-export.js';
 import { progressBar } from '../progress.js';
@@ -25,7 +25,7 @@ Options:
   options: { output: { type: 'string', short: 'o' }, quiet: { type: 'boolean', short: 'q' } },
   positionals: { min: 0, max: 0 },
   async run({ values }) {
-    const config = configFrom(values);
+    const config = sqliteConfigFrom('export', values);
     const db = openForReading(config);
     const toFile = typeof values.output === 'string' && values.output !== '-';
     const out: Writable = toFile ? createWriteStream(values.output as string, { mode: 0o600 }) : process.stdout;

@@ -2,7 +2,7 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { IdConflictError } from '../../writer/row-writer.js';
-import { CliError, configFrom, type Command } from '../args.js';
+import { CliError, sqliteConfigFrom, type Command } from '../args.js';
 import { openForWriting } from '../storage/offline-db.js';
 import { importNamespace, ImportLineError } from '../storage/namespace-import.js';
 import { progressBar, type Progress } from '../progress.js';
@@ -26,7 +26,7 @@ Options:
   positionals: { min: 1, max: 1 },
   async run({ values, positionals }) {
     // Only an explicit --namespace overrides the file's own namespace.
-    const config = configFrom({ ...values, namespace: undefined });
+    const config = sqliteConfigFrom('import', { ...values, namespace: undefined });
     const source = positionals[0];
     const input = source === '-' ? process.stdin : createReadStream(source);
     const opened = new Promise<void>((resolve, reject) => {

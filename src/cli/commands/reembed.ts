@@ -3,7 +3,7 @@
 // SERVICE_REEMBED=true, to do the work up front and offline. Vectors are written through the
 // writer's own attachVectors, so the CLI stores them exactly as the service would.
 import { RESET_VECTOR_INDEX_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import { configFrom, type Command } from '../args.js';
+import { sqliteConfigFrom, type Command } from '../args.js';
 import { openForWriting } from '../storage/offline-db.js';
 import { progressBar } from '../progress.js';
 import { prepareVectorTable } from '../../writer/vector-table.js';
@@ -30,7 +30,7 @@ Options:
   options: { all: { type: 'boolean' }, quiet: { type: 'boolean' } },
   positionals: { min: 0, max: 0 },
   async run({ values }) {
-    const config = configFrom(values);
+    const config = sqliteConfigFrom('reembed', values);
     const target = openForWriting(config, 'reembed', { create: false });
     try {
       const { db } = target;

@@ -8,7 +8,8 @@ import { openSnapshot, resolveSnapshot } from '../storage/snapshot-files.js';
 import { existsSync } from 'node:fs';
 import type { Config } from '../../shared/config.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
-import type { SnapshotMemoryT } from '../../shared/snapshot-reader.js';
+import { SNAPSHOT_ID, type SnapshotMemoryT } from '../../shared/snapshot-reader.js';
+import type { RestoreResult } from '../../shared/schemas.js';
 import { LockHeldError, lockHolder, lockPathFor, SERVICE_OWNER } from '../../shared/instance-lock.js';
 import { restoreThroughService, serviceAddress } from '../online-restore.js';
 
@@ -29,6 +30,10 @@ service that records none listens), the command asks it to restore instead
 chunks, between other writes, with no downtime. Only a snapshot id of its snapshots/
 folder can be restored that way, into the namespace it serves.
 
+With SERVICE_DATABASE_URL set, snapshots are rows in PostgreSQL, written in each delete's own
+transaction: only a running service restores them (by snapshot id, found at --url or
+MEMORY_RUNTIME_URL, else the URL a service on this machine recorded in <db>.lock.json).
+
 Options:
   --force            restore a snapshot taken in another namespace into --namespace (offline only)
   --url <base>       the running service (default: MEMORY_RUNTIME_URL, else the URL the
@@ -38,6 +43,7 @@ Options:
   positionals: { min: 1, max: 1 },
   async run({ values, positionals }) {
     const config = configFrom(values);
+    if (config.postgres) return restoreStored(config, values, positionals[0]);
     const { id, path } = resolveSnapshot(config.snapshotDir, positionals[0]);
     // No database, no service on it: the offline path says what is missing.
     const holder = existsSync(config.dbPath) ? lockHolder(config.dbPath) : null;
@@ -55,10 +61,7 @@ Options:
           'snapshots folder, into its own namespace; stop it to restore a file elsewhere or with --force');
       }
       const result = await restoreThroughService(serviceAddress(config, values, process.env, holder), holder, id);
-      const where = `entity '${result.entity}', namespace '${result.namespace}', through the running service`;
-      process.stdout.write(result.restored_count === 0
-        ? `nothing to restore: all ${result.already_present_count} memories of snapshot ${id} are already present (${where})\n`
-        : `restored ${result.restored_count} memories from snapshot ${id} (${where}): ${result.already_present_count} already present\n`);
+      printRestored(result, id, 'through the running service');
       return;
     }
     const { header: snapshot, memories, close } = openSnapshot(path, id);
@@ -73,6 +76,34 @@ Options:
     }
   },
 };
+
+/**
+ * PostgreSQL: the snapshot is rows in the service's database, and its writer must stay the only
+ * writer there — the service restores it, online, in chunks between other writes.
+ */
+async function restoreStored(config: Config, values: Record<string, string | boolean | undefined>, idOrPath: string): Promise<void> {
+  if (!SNAPSHOT_ID.test(idOrPath)) {
+    throw new CliError(`SERVICE_DATABASE_URL is set: snapshots are rows in PostgreSQL, restored by snapshot id (a UUID), not '${idOrPath}'; ` +
+      'unset it to restore a snapshot file into a SQLite file');
+  }
+  if (values.force) throw new CliError('--force restores a file offline into a SQLite file; with SERVICE_DATABASE_URL set the service restores, into its own namespace');
+  const holder = existsSync(config.dbPath) ? lockHolder(config.dbPath) : null;
+  const address = serviceAddress(config, values, process.env, holder);
+  if (address.url === null) {
+    throw new CliError('SERVICE_DATABASE_URL is set: snapshots are rows in PostgreSQL and only a running service restores them; ' +
+      'pass --url or set MEMORY_RUNTIME_URL to say where it listens');
+  }
+  const id = idOrPath.toLowerCase();
+  const result = await restoreThroughService(address, holder, id);
+  printRestored(result, id, 'through the running service');
+}
+
+function printRestored(result: RestoreResult, id: string, how: string): void {
+  const where = `entity '${result.entity}', namespace '${result.namespace}', ${how}`;
+  process.stdout.write(result.restored_count === 0
+    ? `nothing to restore: all ${result.already_present_count} memories of snapshot ${id} are already present (${where})\n`
+    : `restored ${result.restored_count} memories from snapshot ${id} (${where}): ${result.already_present_count} already present\n`);
+}
 
 /** The whole snapshot in one transaction: a failure changes nothing. */
 function restoreOffline(config: Config, snapshot: SnapshotHeaderT, memories: Iterable<SnapshotMemoryT>): void {

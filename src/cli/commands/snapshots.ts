@@ -1,6 +1,8 @@
 // `snapshots`: the deletion snapshots beside the database, oldest first.
 import { configFrom, type Command } from '../args.js';
 import { listSnapshots } from '../storage/snapshot-files.js';
+import { listStoredSnapshots } from '../storage/stored-snapshots.js';
+import { databaseLabel } from '../../shared/config.js';
 
 export const snapshotsCommand: Command = {
   name: 'snapshots',
@@ -9,7 +11,9 @@ export const snapshotsCommand: Command = {
 
 Lists the deletion snapshots in snapshots/ beside the database, oldest first: id, capture
 time (UTC), namespace, entity, and memory counts by type. A damaged file is listed with its
-problem instead of counts. Reads files only; safe while the service runs.
+problem instead of counts. Reads files only; safe while the service runs. With
+SERVICE_DATABASE_URL set, lists the snapshots in PostgreSQL's tables instead (where a
+service on PostgreSQL keeps them).
 
 Options:
   --json     one JSON object per snapshot and line`,
@@ -17,13 +21,13 @@ Options:
   positionals: { min: 0, max: 0 },
   async run({ values }) {
     const config = configFrom(values);
-    const snapshots = listSnapshots(config.snapshotDir);
+    const snapshots = config.postgres ? await listStoredSnapshots({ ...config, postgres: config.postgres }) : listSnapshots(config.snapshotDir);
     if (values.json) {
       for (const s of snapshots) process.stdout.write(`${JSON.stringify(s)}\n`);
       return;
     }
     if (snapshots.length === 0) {
-      process.stdout.write(`no snapshots in ${config.snapshotDir}\n`);
+      process.stdout.write(`no snapshots in ${config.postgres ? databaseLabel(config) : config.snapshotDir}\n`);
       return;
     }
     const rows = snapshots.map((s) => s.problem === null

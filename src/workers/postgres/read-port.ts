@@ -16,8 +16,9 @@ import { candidateFilter } from './filter.js';
 import { lexicalCandidates } from './lexical.js';
 import { PostgresVectors } from './vectors.js';
 import { ReadSource, type ReplicaOptions } from './replica.js';
-import { listSnapshotRows, readSnapshotRows } from './snapshots.js';
+import { checkSnapshotRows, listSnapshotRows, readSnapshotRows, snapshotMemoryRows } from './snapshots.js';
 import { decayCandidates, newestEpisodicRowid, promotionCandidates, promotionWatermark } from './consolidation.js';
+import { listDeletion } from './deletion-snapshot.js';
 
 export interface PostgresReadOptions {
   minSimilarity: number;
@@ -178,14 +179,10 @@ export class PostgresReadPort implements ReadPort {
 
   listSnapshots() { return listSnapshotRows(this.sql, this.namespaceId, this.namespace); }
   readSnapshot(snapshotId: string) { return readSnapshotRows(this.sql, this.namespaceId, this.namespace, snapshotId); }
-
-  /**
-   * Not built yet: on PostgreSQL the snapshot is written by the writer in the delete's own
-   * transaction, from a header the main thread (core/entity-deletion.ts) does not pass yet.
-   */
-  async snapshotEntity(): Promise<never> {
-    throw new Error('PostgresReadPort.snapshotEntity is not built yet (the writer takes the snapshot on PostgreSQL)');
-  }
+  checkSnapshot(snapshotId: string) { return checkSnapshotRows(this.sql, this.namespaceId, this.namespace, snapshotId); }
+  snapshotMemories(snapshotId: string, after: number) { return snapshotMemoryRows(this.sql, this.namespaceId, this.namespace, snapshotId, after); }
+  /** Lists the rows only: the writer copies each into the snapshot tables as it deletes it. */
+  snapshotEntity(entityName: string, maxRowid: number) { return listDeletion(this.sql, this.namespaceId, this.namespace, entityName, maxRowid); }
 }
 
 async function entity(sql: Sql | Tx, namespaceId: number, name: string): Promise<EntityRecord | undefined> {

@@ -2,10 +2,11 @@
 // transaction (deletion_snapshots + deletion_snapshot_memories, src/shared/postgres-schema.ts),
 // not files. They are read back in the file format's shape and checked by the same validator, so
 // GET /v1/snapshots and restore see one format whichever backend holds them.
-import { validators, type SnapshotFileT } from '../../shared/file-formats.js';
+import { validators, type SnapshotFileT, type SnapshotHeaderT } from '../../shared/file-formats.js';
 import { countsOf, SNAPSHOT_FORMAT_VERSION } from '../../shared/snapshot-file.js';
-import { SnapshotFileError, type SnapshotSummary } from '../../shared/snapshot-files.js';
-import type { Sql } from './client.js';
+import { RESTORE_CHUNK, SnapshotFileError, type StoredSnapshotChunk, type SnapshotSummary } from '../../shared/snapshot-files.js';
+import type { SnapshotMemoryT } from '../../shared/snapshot-reader.js';
+import type { Sql, Tx } from './client.js';
 
 interface HeaderRow {
   snapshot_id: string;
@@ -48,4 +49,52 @@ export async function readSnapshotRows(sql: Sql, namespaceId: number, namespace:
       throw new SnapshotFileError('unusable', `snapshot ${snapshotId} is corrupt: ${(error as Error).message}`);
     }
   }) as Promise<SnapshotFileT>;
+}
+
+async function headerRow(sql: Sql | Tx, namespaceId: number, namespace: string, snapshotId: string): Promise<SnapshotHeaderT> {
+  const [header] = await sql<HeaderRow[]>`SELECT snapshot_id, captured_at, entity, embedder FROM deletion_snapshots
+    WHERE snapshot_id = ${snapshotId} AND namespace_id = ${namespaceId}`;
+  if (!header) throw new SnapshotFileError('missing', `snapshot not found: ${snapshotId}`);
+  try {
+    return validators.snapshotHeader.parse({ format_version: SNAPSHOT_FORMAT_VERSION, ...header, namespace });
+  } catch (error) {
+    throw new SnapshotFileError('unusable', `snapshot ${snapshotId} is corrupt: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The snapshot's header once every memory row has been read and checked, a RESTORE_CHUNK at a
+ * time (as a file is checked line by line): a damaged row is refused before a restore writes anything.
+ */
+export async function checkSnapshotRows(sql: Sql, namespaceId: number, namespace: string, snapshotId: string): Promise<SnapshotHeaderT> {
+  const header = await headerRow(sql, namespaceId, namespace, snapshotId);
+  for (let after: number | null = 0; after !== null;) after = (await snapshotMemoryRows(sql, namespaceId, namespace, snapshotId, after)).next;
+  return header;
+}
+
+/**
+ * One chunk of the snapshot's memories above memory rowid `after`, in rowid order: at most
+ * RESTORE_CHUNK.memories, and no row starting past RESTORE_CHUNK.bytes of JSON (the first row
+ * always comes, as a file's first line does). Each is checked as a file's memory line is.
+ */
+export async function snapshotMemoryRows(sql: Sql | Tx, namespaceId: number, namespace: string, snapshotId: string, after: number): Promise<StoredSnapshotChunk> {
+  // The page is cut to the memory count first, so the byte sum never reads past one chunk.
+  const rows = await sql<{ memory_rowid: number; memory: unknown; fetched: number }[]>`
+    SELECT memory_rowid, memory, fetched FROM (
+      SELECT memory_rowid, memory, count(*) OVER () AS fetched, sum(size) OVER (ORDER BY memory_rowid) - size AS before
+      FROM (SELECT memory_rowid, memory, octet_length(memory::text) AS size FROM deletion_snapshot_memories
+        WHERE snapshot_id = ${snapshotId} AND memory_rowid > ${after} ORDER BY memory_rowid LIMIT ${RESTORE_CHUNK.memories + 1}) page
+    ) sized
+    WHERE before < ${RESTORE_CHUNK.bytes} ORDER BY memory_rowid LIMIT ${RESTORE_CHUNK.memories}`;
+  // No rows: the end of the snapshot, or no such snapshot (here) at all.
+  if (rows.length === 0) await headerRow(sql, namespaceId, namespace, snapshotId);
+  const memories = rows.map((row) => {
+    try {
+      return validators.snapshotMemory.parse(row.memory) as SnapshotMemoryT;
+    } catch (error) {
+      throw new SnapshotFileError('unusable', `snapshot ${snapshotId} is corrupt: memory ${row.memory_rowid}: ${(error as Error).message}`);
+    }
+  });
+  const last = rows.at(-1);
+  return { memories, next: last && last.fetched > rows.length ? last.memory_rowid : null };
 }

@@ -1,0 +1,44 @@
+// First half of deleting an entity on PostgreSQL. Unlike SQLite (workers/deletion-snapshot.ts),
+// the pool writes nothing: it lists the rows the delete takes — the entity's owner and
+// participant links up to maxRowid, exactly the rows SQLite's snapshot file holds — and names the
+// snapshot. The writer copies each row into deletion_snapshot_memories in the same transaction
+// that deletes it (writer/postgres/deletion.ts), so a row is never gone without its copy and the
+// snapshot replicates with the delete.
+import { randomUUID } from 'node:crypto';
+import { fail } from '../../shared/errors.js';
+import type { PoolResults } from '../../shared/messages.js';
+import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
+import { SNAPSHOT_FORMAT_VERSION } from '../../shared/snapshot-file.js';
+import type { Sql } from './client.js';
+
+export async function listDeletion(sql: Sql, namespaceId: number, namespace: string, entityName: string, maxRowid: number): Promise<PoolResults['snapshotEntity']> {
+  // One read snapshot: the entity, its rows and the embedder agree.
+  return sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
+    const [entity] = await tx<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${namespaceId} AND name = ${entityName}`;
+    if (!entity) throw fail.entityNotFound(entityName);
+    // A memory the entity both owns and took part in is listed once.
+    const found = await tx<{ rowid: number; id: string; memory_type: MemoryType }[]>`SELECT m.rowid, m.id, m.memory_type FROM memories m
+      WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ${entity.id} AND relation IN ('owner', 'participant'))
+        AND m.rowid <= ${maxRowid} ORDER BY m.rowid`;
+    if (found.length === 0) return { rows: [], snapshot: null };
+    const [embedder] = await tx<{ value: string }[]>`SELECT value FROM meta WHERE key = 'embedder'`;
+    const counts: Record<MemoryType, number> = { episodic: 0, semantic: 0, procedural: 0 };
+    for (const row of found) counts[row.memory_type]++;
+    const snapshotId = randomUUID();
+    const capturedAt = new Date().toISOString();
+    return {
+      rows: found.map((row): [number, string] => [row.rowid, row.id]),
+      snapshot: {
+        snapshot_id: snapshotId, format_version: SNAPSHOT_FORMAT_VERSION, captured_at: capturedAt,
+        // Rows in the service's own database, readable by the roles it grants, as the memories were:
+        // no file left readable by other users of the machine.
+        owner_only: true, memory_count: found.length,
+        episodic_count: counts.episodic, semantic_count: counts.semantic,
+      },
+      header: {
+        format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt, namespace,
+        entity: { id: entity.id, name: entity.name, kind: entity.kind }, embedder: embedder?.value ?? null,
+      },
+    };
+  });
+}
