@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { DEFAULT_TIMEOUT_MS, MemoryClient, MemoryServiceError, MemoryTimeoutError } from '../src/client/index.js';
 import { startTestService, type TestService } from './support/service.js';
-import { notYetOnPostgres } from './support/test-backend.js';
 import { CLIENT_ROUTES, DEFAULT_RECALL_LIMIT } from '../src/client/routes.js';
 import { OPERATION_NAMES, OPERATIONS, type RestBinding } from '../src/shared/operations/index.js';
 import { defaultOf } from '../src/shared/defaults.js';
@@ -57,10 +56,10 @@ describe('MemoryClient', () => {
     const inspect = await client.inspect('cl-team', 10);
     assert.equal(inspect.semantic.length, 1);
     assert.equal((await client.stats()).namespace, 'default');
-    if (!notYetOnPostgres.consolidation) assert.deepEqual(Object.keys(await client.consolidate()).sort(), ['archived', 'decayed', 'promoted']);
+    assert.deepEqual(Object.keys(await client.consolidate()).sort(), ['archived', 'decayed', 'promoted']);
   });
 
-  test('delete takes a boolean flag; both values do the same snapshot-backed delete', { skip: notYetOnPostgres.deletion }, async () => {
+  test('delete takes a boolean flag; both values do the same snapshot-backed delete', async () => {
     const client = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
     await client.remember({ entity: 'cl/soft', fact: 'a' });
     await client.remember({ entity: 'cl/hard', fact: 'b' });
@@ -72,7 +71,7 @@ describe('MemoryClient', () => {
     }
   });
 
-  test('entities named "." and ".." can be forgotten (dot segments are not dropped from the path)', { skip: notYetOnPostgres.deletion }, async () => {
+  test('entities named "." and ".." can be forgotten (dot segments are not dropped from the path)', async () => {
     const client = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
     for (const name of ['.', '..', '...', './..', '%2E']) await client.remember({ entity: name, fact: `fact of ${name}` });
     for (const name of ['.', '..', '...', './..', '%2E']) {

@@ -2,7 +2,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { UUID, del, get, post, startTestService, type TestService } from './support/service.js';
-import { notYetOnPostgres } from './support/test-backend.js';
 
 let t: TestService;
 before(async () => {
@@ -259,14 +258,14 @@ describe('inspect, stats, consolidate', () => {
     assert.equal((await get(t.base, '/v1/stats')).body.semantic_memories, before + 1);
   });
 
-  test('consolidate returns the three counts', { skip: notYetOnPostgres.consolidation }, async () => {
+  test('consolidate returns the three counts', async () => {
     const r = await post(t.base, '/v1/consolidate');
     assert.equal(r.status, 200);
     assert.deepEqual(Object.keys(r.body).sort(), ['archived', 'decayed', 'promoted']);
   });
 });
 
-describe('delete', { skip: notYetOnPostgres.deletion }, () => {
+describe('delete', () => {
   test('forgets every memory of the entity and returns the snapshot', async () => {
     const ids = [
       (await post(t.base, '/v1/remember', { entity: 'del-me', fact: 'secret one' })).body.id,

@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { call, get, post, startTestService, type TestService } from './support/service.js';
-import { notYetOnPostgres, onPostgres } from './support/test-backend.js';
+import { onPostgres } from './support/test-backend.js';
 import { buildRoutes } from '../src/http/routes.js';
 
 let t: TestService;
@@ -190,7 +190,6 @@ describe('other statuses', () => {
       assert.equal(r.status, 200, q);
       const g = await post(t.base, '/v1/recall_grouped', { query: q });
       assert.equal(g.status, 200, q);
-      if (notYetOnPostgres.deletion) continue;
       const d = await call(t.base, 'DELETE', `/v1/entities/${encodeURIComponent(q)}`);
       assert.equal(d.status, 200, q);
     }

@@ -11,7 +11,6 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import { OPERATIONS } from '../src/shared/operations/index.js';
 import { VERSION } from '../src/service.js';
 import { del, get, post, startTestService, UUID, type TestService } from './support/service.js';
-import { notYetOnPostgres } from './support/test-backend.js';
 
 // Extraction falls back to rules at once when nothing listens (port 9 is discard, never served here).
 const OFFLINE_EXTRACTOR = { SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1', SERVICE_EXTRACTOR_TIMEOUT_MS: '2000' };
@@ -150,11 +149,8 @@ describe('MCP over streamable HTTP', () => {
     assert.ok(stats.semantic_memories >= 1);
     assert.deepEqual(stats, (await get(t.base, '/v1/stats')).body, 'same JSON as REST');
 
-    if (!notYetOnPostgres.consolidation) {
-      const consolidated = await callOk(client, 'consolidate');
-      assert.deepEqual(Object.keys(consolidated).sort(), ['archived', 'decayed', 'promoted']);
-    }
-    if (notYetOnPostgres.deletion) return;
+    const consolidated = await callOk(client, 'consolidate');
+    assert.deepEqual(Object.keys(consolidated).sort(), ['archived', 'decayed', 'promoted']);
 
     const forgotten = await callOk(client, 'forget', { entity_name: 'mcp-alice' });
     assert.ok(forgotten.forgotten_count >= 1);

@@ -60,11 +60,3 @@ async function replayedOnReplica(primary: postgres.Sql, readUrl: string): Promis
   }
 }
 
-/**
- * Features other work on issue 16 is wiring on PostgreSQL now: tests of them skip on that backend
- * with this reason (false on SQLite and once wired). Drop an entry when its feature lands.
- */
-export const notYetOnPostgres = {
-  deletion: onPostgres && 'entity deletion and restore on PostgreSQL are not wired yet (issue 16, helper pgdel)',
-  consolidation: onPostgres && 'consolidation on PostgreSQL is not wired yet (issue 16, helper pgjobs)',
-} as const;
