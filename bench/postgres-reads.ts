@@ -8,7 +8,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
-import { float32FromBlob } from '../src/shared/meta.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { probedCells } from '../src/workers/ivf/cells.js';
 import { connectReader } from '../src/workers/postgres/client.js';
@@ -21,6 +20,7 @@ import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { applyPostgresSchema, mirrorIntoPostgres } from '../test/support/pg-mirror.js';
 import { postgresUnavailable, startPrimary } from '../test/support/postgres.js';
 import { Corpus } from './lib/corpus.js';
+import { rawLexical, rawNearest } from './lib/pg-raw.js';
 import { note } from './lib/progress.js';
 import { fmt, table } from './lib/report.js';
 import { entityCountFor, seedDatabase } from './lib/seed.js';
@@ -62,24 +62,10 @@ try {
 
   const tasks: Record<string, (i: number) => Promise<unknown>> = {
     'PG lexical: term selection, idf × ts_rank_cd': (i) => pg.snapshot((r) => r.lexical(contexts[i])),
-    'raw PG: ts_rank_cd over the whole OR match, top 50': (i) => sql`
-      WITH q AS (SELECT string_agg('(' || plainto_tsquery('memrt_english', t)::text || ')', ' | ')::tsquery AS q FROM unnest(${contexts[i].terms}::text[]) t
-        WHERE plainto_tsquery('memrt_english', t)::text <> '')
-      SELECT m.rowid, ts_rank_cd('{0.3,0,0,1}', m.search, q.q) AS r FROM memories m, q WHERE m.search @@ q.q ORDER BY r DESC LIMIT ${DEPTH}`,
+    'raw PG: ts_rank_cd over the whole OR match, top 50': (i) => rawLexical(sql, contexts[i].terms, DEPTH),
     'SQLite bm25 signal': (i) => sqlite.snapshot((r) => r.lexical(contexts[i])),
     'PG vector: probed IVF cells, cell cache': (i) => pg.snapshot((r) => r.nearest(contexts[i])),
-    'raw PG: read the probed cells, score in JS': async (i) => {
-      const rows = await sql<{ rowid: number; embedding: Buffer }[]>`SELECT rowid, embedding FROM memory_vectors
-        WHERE namespace_id = 1 AND cell = ANY(${cellsOf[i]}::bigint[])`;
-      const q = vectors[i];
-      const scored = rows.map((row) => {
-        const v = float32FromBlob(row.embedding);
-        let dot = 0;
-        for (let k = 0; k < v.length; k++) dot += v[k] * q[k];
-        return { rowid: row.rowid, dot };
-      });
-      return scored.sort((a, b) => b.dot - a.dot).slice(0, DEPTH);
-    },
+    'raw PG: read the probed cells, score in JS': (i) => rawNearest(sql, 1, cellsOf[i], vectors[i], DEPTH),
     'SQLite vector signal': (i) => sqlite.snapshot((r) => r.nearest(contexts[i])),
     'PG whole recall (engine, vector given)': (i) => pgEngine.recall(request(i)),
     'SQLite whole recall (engine, vector given)': (i) => sqliteEngine.recall(request(i)),

@@ -13,14 +13,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import postgres from 'postgres';
 import { loadConfig } from '../src/shared/config.js';
-import { INITIAL_DIFFICULTY, initialStability } from '../src/shared/fsrs.js';
 import type { WriterCommand } from '../src/shared/messages.js';
-import { contentKey } from '../src/shared/text.js';
 import { WriterClient } from '../src/core/writer-client.js';
+import { connectReader } from '../src/workers/postgres/client.js';
 import { measureInsertLimits } from './limits.js';
 import { Corpus } from './lib/corpus.js';
+import { rawWriter } from './lib/pg-raw.js';
 import { note } from './lib/progress.js';
 import { fmt, machine, table, writeResults } from './lib/report.js';
 
@@ -85,39 +84,10 @@ async function postgresRates(): Promise<(string | number)[][]> {
     await nodeA.close();
     await nodeB.close();
 
-    const sql = postgres(url, { max: 1, onnotice: () => {} });
-    const [{ ns }] = await sql<{ ns: number }[]>`SELECT id AS ns FROM namespaces LIMIT 1` as unknown as [{ ns: number }];
-    const owners = await sql<{ id: string; name: string }[]>`SELECT id, name FROM entities LIMIT 200`;
-    const row = () => {
-      const owner = owners[Math.floor(corpus.next() * owners.length)]!;
-      const fact = `${corpus.fact(owner.name)} (raw ${randomUUID().slice(0, 8)})`;
-      return { id: randomUUID(), fact, key: contentKey(fact), owner: owner.id, now: Date.now() };
-    };
-    const stability = initialStability('semantic', 0.9);
-    const perStatement = await rate(async () => {
-      await sql.begin(async (tx) => {
-        for (let i = 0; i < IN_FLIGHT; i++) {
-          const r = row();
-          const [m] = await tx<{ rowid: string }[]>`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-            stability, difficulty, last_access_at, created_at, extraction_tier, entity_id)
-            VALUES (${r.id}, ${ns}, 'semantic', ${r.fact}, ${r.key}, 0.9, ${stability}, ${INITIAL_DIFFICULTY}, ${r.now}, ${r.now}, 1, ${r.owner}) RETURNING rowid`;
-          await tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (${m!.rowid}, ${r.owner}, 'owner')`;
-        }
-      });
-      return IN_FLIGHT;
-    });
-    const multiRow = await rate(async () => {
-      const rows = Array.from({ length: IN_FLIGHT }, row);
-      await sql.begin(async (tx) => {
-        await tx`WITH m AS (INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-            stability, difficulty, last_access_at, created_at, extraction_tier, entity_id)
-          SELECT id, ${ns}, 'semantic', fact, key, 0.9, ${stability}, ${INITIAL_DIFFICULTY}, ${Date.now()}, ${Date.now()}, 1, owner
-          FROM unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.fact)}::text[], ${rows.map((r) => r.key)}::text[], ${rows.map((r) => r.owner)}::text[]) AS u(id, fact, key, owner)
-          RETURNING rowid, entity_id)
-          INSERT INTO memory_entities (memory_rowid, entity_id, relation) SELECT rowid, entity_id, 'owner' FROM m`;
-      });
-      return IN_FLIGHT;
-    });
+    const sql = connectReader(url, { max: 1 });
+    const raw = await rawWriter(sql, corpus);
+    const perStatement = await rate(() => raw.perStatement(IN_FLIGHT));
+    const multiRow = await rate(() => raw.multiRow(IN_FLIGHT));
     await sql.end();
     note(`raw postgres: ${Math.round(perStatement)} rows/s statement by statement, ${Math.round(multiRow)} multi-row`);
     return [
