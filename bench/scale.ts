@@ -2,10 +2,13 @@
 // Each size is seeded directly with better-sqlite3 (bypassing HTTP; see lib/seed.ts), raw
 // FTS/KNN times are taken on the file, then the service is started on it and recall is
 // measured over HTTP with the query embedded by the service.
-// Flags: --1m adds 1,000,000 memories (seeding takes minutes). Environment: BENCH_SECONDS
-// (per phase, default 10), BENCH_SCALE_SIZES (e.g. 10000,100000), BENCH_USE=0 (skip the
-// USE-lite run at 100k), BENCH_CPU_PROF=<dir>.
+// Flags: --1m adds 1,000,000 memories (seeding takes minutes); --postgres also measures the
+// largest hash-256 size on PostgreSQL through two nodes (bench/scale-postgres.ts), and the SQLite
+// node's write rate beside it; --quick is a smoke run (10,000 memories, 3 s phases, no USE-lite).
+// Environment: BENCH_SECONDS (per phase, default 10), BENCH_SCALE_SIZES (e.g. 10000,100000),
+// BENCH_USE=0 (skip the USE-lite run at 100k), BENCH_CPU_PROF=<dir>.
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
@@ -23,12 +26,20 @@ import { fmt, machine, table, writeResults } from './lib/report.js';
 import { Scenarios } from './lib/scenarios.js';
 import { entityCountFor, seedDatabase, type SeedResult } from './lib/seed.js';
 import { renderCharts } from './lib/svg.js';
+import { writeScript, wrkAvailable } from './lib/wrk.js';
+import { rememberBodies, rememberStream, type WriteStreamResult } from './lib/write-stream.js';
+import { measureInsertLimits, type InsertLimit } from './limits.js';
+import { measurePostgres, postgresReport, type PostgresScale } from './scale-postgres.js';
 
 const env = (name: string, fallback: string) => process.env[name]?.trim() || fallback;
-const seconds = Number(env('BENCH_SECONDS', '10'));
-const sizes = env('BENCH_SCALE_SIZES', '10000,100000').split(',').map(Number);
+const quick = process.argv.includes('--quick');
+const withPostgres = process.argv.includes('--postgres');
+const seconds = Number(env('BENCH_SECONDS', quick ? '3' : '10'));
+const sizes = env('BENCH_SCALE_SIZES', quick ? '10000' : '10000,100000').split(',').map(Number);
 if (process.argv.includes('--1m') && !sizes.includes(1_000_000)) sizes.push(1_000_000);
-const useAt = env('BENCH_USE', '1') === '0' ? [] : [100_000].filter((n) => sizes.includes(n));
+const useAt = env('BENCH_USE', quick ? '0' : '1') === '0' ? [] : [100_000].filter((n) => sizes.includes(n));
+/** The size measured on PostgreSQL too (the largest; 1M would take far past the run's budget to copy). */
+const postgresAt = withPostgres ? Math.max(...sizes.filter((n) => n < 1_000_000)) : null;
 const SEED = 42;
 const RAW_QUERIES = 30;
 const DEPTH = 50;
@@ -40,6 +51,8 @@ interface RawTimes {
   /** Share of the exact 50 nearest neighbours the IVF probe also returns (null: no index). */
   ivfRecall: number | null;
   ftsMs: LatencySummary;
+  /** Per query: the KNN the service runs (IVF when indexed, else exact) + FTS, as one recall's raw reads. */
+  recallShapedMs: LatencySummary;
   hashEmbedMs: LatencySummary;
   /** IVF recall and KNN time (mean ms) at other probe counts: what SERVICE_VECTOR_INDEX_PROBES trades. */
   probeSweep: { probes: number; recall: number; ms: number }[];
@@ -62,6 +75,8 @@ interface ScaleRow {
   rssAnonMb: number;
   rssFileMb: number;
   pssMb: number;
+  /** --postgres, at its size: remember streamed over HTTP to this one SQLite node, and the raw insert rate. */
+  writes?: { stream: WriteStreamResult; raw: InsertLimit };
 }
 
 function rawTimes(dbPath: string, memories: number, dimensions: number): Promise<RawTimes> {
@@ -81,7 +96,7 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
     return exact.length === 0 ? 1 : exact.filter((row) => ids.has(row.rowid)).length / exact.length;
   };
   const fts = db.prepare('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?');
-  const [knnMs, ivfMs, ftsMs, embedMs, recalls]: number[][] = [[], [], [], [], []];
+  const [knnMs, ivfMs, ftsMs, embedMs, recalls, shapedMs]: number[][] = [[], [], [], [], [], []];
   return (async () => {
     try {
       for (let i = 0; i < RAW_QUERIES + 3; i++) {
@@ -92,10 +107,12 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
         t = performance.now();
         const exact = knn.all(blobOf(vector), DEPTH);
         const knnTime = performance.now() - t;
+        let ivfTime = NaN;
         if (indexed && i >= 3) {
           t = performance.now();
           const probed = ivfKnn.all(blobOf(vector), DEPTH, JSON.stringify(cells.probe(vector)), DEPTH);
-          ivfMs.push(performance.now() - t);
+          ivfTime = performance.now() - t;
+          ivfMs.push(ivfTime);
           recalls.push(overlap(exact, probed));
           for (const point of sweep) {
             t = performance.now();
@@ -112,11 +129,12 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
           embedMs.push(embedTime);
           knnMs.push(knnTime);
           ftsMs.push(ftsTime);
+          shapedMs.push((indexed ? ivfTime : knnTime) + ftsTime);
         }
       }
       const s = (v: number[]) => summarise(Float64Array.from(v));
       return {
-        knnMs: s(knnMs), ftsMs: s(ftsMs), hashEmbedMs: s(embedMs),
+        knnMs: s(knnMs), ftsMs: s(ftsMs), hashEmbedMs: s(embedMs), recallShapedMs: s(shapedMs),
         ivfKnnMs: indexed ? s(ivfMs) : null,
         ivfRecall: indexed ? recalls.reduce((a, b) => a + b, 0) / recalls.length : null,
         probeSweep: indexed ? sweep.map(({ probes, recall, ms }) => ({ probes, recall, ms })) : [],
@@ -144,6 +162,9 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
   const dbPath = join(workDir, `scale-${embedder}-${memories}.db`);
   const seed = await seedDatabase({ path: dbPath, memories, embedder: identity, seed: SEED, label: `(${identity.id})` });
   const dbMb = fileMb(dbPath);
+  if (embedder === 'hash' && memories === postgresAt) {
+    postgres = await measurePostgres({ sqlitePath: dbPath, memories, seconds, seed: SEED, workDir, script: wrkScript(workDir), rawQueries: RAW_QUERIES * (quick ? 2 : 7) });
+  }
   const raw = await rawTimes(dbPath, memories, identity.dimensions);
   note(`raw at ${memories.toLocaleString('en')}: exact KNN p50 ${raw.knnMs.p50.toFixed(2)} ms` +
     (raw.ivfKnnMs ? `, IVF KNN p50 ${raw.ivfKnnMs.p50.toFixed(2)} ms (recall@${DEPTH} ${(100 * raw.ivfRecall!).toFixed(1)}%)` : '') +
@@ -155,16 +176,38 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
     const label = `recall @${memories.toLocaleString('en')} [${embedder}]`;
     const recall1 = await runLoad({ title: label, url, connections: 1, seconds, warmupSeconds: 2, requests: [scenarios.recall()] });
     const recall8 = await runLoad({ title: label, url, connections: 8, seconds, warmupSeconds: 1, requests: [scenarios.recall()] });
+    const memory = service.memory();
+    let writes: ScaleRow['writes'];
+    if (embedder === 'hash' && memories === postgresAt) {
+      // After the recall phases, so those stay figures of the size named.
+      const bodies = rememberBodies(workDir, 'sqlite', 1, 8_000 * seconds, SEED, entityCountFor(memories));
+      const stream = await rememberStream(wrkScript(workDir), 'remember via the SQLite node', [url], bodies, seconds);
+      await service.stop();
+      const [raw] = measureInsertLimits(dbPath, memories, seconds, [Math.max(1, Math.round(stream.meanBatch))]);
+      writes = { stream, raw: raw! };
+    }
     return {
       memories, embedder: identity.id,
       vectors: embedder === 'hash' ? 'hashing embedder' : '512-d stand-ins (hashing), query by USE-lite',
-      seed, dbMb, raw, recall1, recall8, ...service.memory(),
+      seed, dbMb, raw, recall1, recall8, ...memory, writes,
     };
   } finally {
     await service.stop();
     for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
   }
 }
+
+let postgres: PostgresScale | null = null;
+/** The build measured: a figure names its commit. */
+const commitOf = () => {
+  try {
+    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+};
+const wrkScript = (dir: string) => writeScript(dir);
+if (withPostgres && !(await wrkAvailable())) throw new Error('bench:scale --postgres needs wrk (apt-get install wrk)');
 
 const info = machine();
 const workDir = mkdtempSync(join(tmpdir(), 'memrt-scale-'));
@@ -210,6 +253,13 @@ if (swept.length > 0) {
     ])));
 }
 
+const beside = rows.find((r) => r.writes);
+if (postgres && beside?.writes) {
+  out.push(postgresReport(postgres, { recall: beside.recall1, rawRecall: beside.raw.recallShapedMs, writes: beside.writes.stream, rawWrites: beside.writes.raw }));
+} else if (withPostgres) {
+  out.push('\nPostgreSQL: not measured (see the note above).');
+}
+
 const targets: (string | number)[][] = [];
 const at = (n: number) => rows.find((r) => r.memories === n && r.embedder === 'hash-256');
 const r100k = at(100_000);
@@ -248,5 +298,5 @@ const svg = renderCharts([
       { name: 'raw KNN p50', points: rows.filter((r) => r.embedder === 'hash-256').map((r) => [r.memories, r.raw.knnMs.p50]) }],
   },
 ], `memory-runtime bench:scale ${info.date} — indicative, shared ${info.cpus}-CPU machine`);
-const files = writeResults('scale', { machine: info, settings: { seconds, sizes, useAt }, rows, targets, minutes }, svg);
+const files = writeResults(withPostgres ? 'scale-postgres' : 'scale', { machine: info, commit: commitOf(), settings: { seconds, sizes, useAt, postgresAt }, rows, postgres, targets, minutes }, svg);
 note(`results: ${files.join(', ')}`);
