@@ -4,6 +4,8 @@ import { createLogger } from './shared/logger.js';
 import { startService } from './service.js';
 import { LockHeldError } from './shared/instance-lock.js';
 import { UnreadableDatabaseError } from './shared/unreadable-database.js';
+import { DatabaseUnreachableError } from './core/postgres-reachable.js';
+import { redactPostgresUrls } from './shared/postgres-url.js';
 
 const log = createLogger();
 
@@ -31,7 +33,11 @@ try {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 } catch (error) {
+  // Also one plain line on stderr: an operator starting the service by hand (or a supervisor's
+  // journal) sees why it stopped without reading the JSON log.
+  process.stderr.write(`memory-runtime: cannot start: ${redactPostgresUrls(error instanceof Error ? error.message : String(error))}\n`);
   if (error instanceof ConfigError) log.fatal(`invalid configuration: ${error.message}`);
+  else if (error instanceof DatabaseUnreachableError) log.fatal({ variable: error.target.variable, db: error.target.label, reason: error.reason }, error.message);
   else if (error instanceof UnreadableDatabaseError) {
     log.fatal({ db: error.path, sqliteCode: error.sqliteCode, sqliteMessage: error.sqliteMessage }, error.message);
   } else if (error instanceof LockHeldError) log.fatal(`cannot start: the database is in use: ${error.message}`);

@@ -24,6 +24,8 @@ import { Consolidator } from './core/jobs/consolidator.js';
 import { VectorIndexer } from './core/jobs/ivf-upkeep.js';
 import { LOCAL_JOB_LOCKS } from './core/jobs/job-locks.js';
 import { PostgresJobLocks } from './core/jobs/postgres-job-locks.js';
+import { waitForDatabases } from './core/postgres-reachable.js';
+import { LOCAL_CLUSTER_TURNS, PostgresClusterTurns } from './core/cluster-turns.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -62,6 +64,10 @@ export async function startService(config: Config, log: Logger = createLogger(),
   if (swept > 0) log.warn({ swept, folder: config.snapshotDir }, 'removed partial snapshot files a crash left behind (.json.tmp)');
   let writer: WriterClient;
   try {
+    if (config.postgres) {
+      await waitForDatabases(config.postgres, (target, reason) =>
+        log.warn({ variable: target.variable, db: target.label, reason, waitMs: config.postgres!.startTimeoutMs }, 'database not reachable yet; retrying'));
+    }
     writer = await WriterClient.start(config);
   } catch (error) {
     lock.release();
@@ -83,9 +89,11 @@ export async function startService(config: Config, log: Logger = createLogger(),
   backfill.onAttached = () => vectorIndexer.poke();
   vectorIndexer.onRepaired = () => backfill.poke();
   const reinforcer = new Reinforcer(writer, log);
-  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs, jobLocks);
+  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs, jobLocks, config.consolidateWaitMs);
   const queryCache = new QueryEmbeddingCache(embedderIdentity(config).id, config.queryCacheBytes);
-  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache, VERSION);
+  // Deletes and restores in progress are seen by every node sharing the database.
+  const clusterTurns = config.postgres ? new PostgresClusterTurns(config.postgres.url, writer.namespaceId, log) : LOCAL_CLUSTER_TURNS;
+  const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache, VERSION, clusterTurns);
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(), metrics, {
     version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
@@ -99,6 +107,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
   };
   pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);
   pool.onReadSide = (side) => metrics.countRecallSnapshot(side);
+  pool.onReplicaFailure = (cause) => log.warn({ cause, replicas: config.postgres?.readLabel },
+    'replica unreachable: recall reads the primary (retried every 2 s; said at most once a minute per pool thread)');
   metrics.bind({
     writer, pool, limiter: server.limiter, stats: () => operations.stats(),
     queryCache,
@@ -112,6 +122,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     backfill.close();
     vectorIndexer.close();
     await jobLocks.close();
+    await clusterTurns.close();
     await pool.close();
     await writer.close();
     lock.release();
@@ -124,7 +135,10 @@ export async function startService(config: Config, log: Logger = createLogger(),
   // Vectors restored, imported or upgraded since the last run wait in the unassigned cell.
   vectorIndexer.poke();
   consolidator.start();
-  log.info({ port, host: config.host, db: databaseLabel(config), namespace: config.namespace, auth: config.apiKeys.length > 0 }, 'listening');
+  log.info({
+    port, host: config.host, db: databaseLabel(config), ...(config.postgres?.readLabel ? { replicas: config.postgres.readLabel } : {}),
+    namespace: config.namespace, auth: config.apiKeys.length > 0,
+  }, 'listening');
 
   let closing: Promise<void> | null = null;
   return {
@@ -138,6 +152,10 @@ export async function startService(config: Config, log: Logger = createLogger(),
     vectorIndexer,
     close() {
       closing ??= (async () => {
+        // First: a request or job waiting for another node's lock (a consolidation run there)
+        // answers SHUTTING_DOWN now, instead of holding the drain and the stop for as long as
+        // that run takes. Runs already holding their lock go on.
+        jobLocks.stopWaiting();
         await server.close(config.shutdownGraceMs);
         // A run in progress needs the pool and the writer: let it finish first.
         await consolidator.stop();
@@ -145,6 +163,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
         vectorIndexer.close();
         // Another node takes the jobs over from here.
         await jobLocks.close();
+        // The drain ended every delete and restore: no turn of this node is left open.
+        await clusterTurns.close();
         await reinforcer.flush();
         await pool.close();
         await writer.close();

@@ -126,6 +126,45 @@ describe('memory-runtime migrate: SQLite into PostgreSQL', { skip: unavailable ?
     assert.deepEqual({ ...(await count()) }, before);
   });
 
+  test('with --merge, promoted_into names the same memories by their rowids here, also ones already present', async () => {
+    // The file's episodic turns were promoted into one of Ada's facts (set here: the rowids are the point).
+    const db = openDatabase(path, { readonly: false });
+    try {
+      db.prepare(`UPDATE memories SET promoted_into = (SELECT rowid FROM memories WHERE content = 'Ada prefers green tea')
+        WHERE memory_type = 'episodic'`).run();
+    } finally {
+      db.close();
+    }
+    const promotions = 'SELECT m.id, p.id AS into_id FROM memories m JOIN memories p ON p.rowid = m.promoted_into ORDER BY m.id';
+    const source = openDatabase(path, { readonly: true });
+    const expected = source.prepare(promotions).all().map((row) => ({ ...(row as object) }));
+    source.close();
+    assert.equal(expected.length, 2, 'the fixture: two promoted turns');
+    // A target that already holds memories: every copied row gets another rowid than in the file.
+    await primary.sql('CREATE DATABASE merged');
+    const mergedUrl = primary.url.replace(/\/postgres$/, '/merged');
+    const t = await startTestService({ ...EMBEDDER, SERVICE_DATABASE_URL: mergedUrl });
+    try {
+      for (const fact of ['Zed keeps bees', 'Zed sails on weekends', 'Zed bakes bread']) await post(t.base, '/v1/remember', { entity: 'zed', fact });
+    } finally {
+      await t.close();
+    }
+    const merged = postgres(mergedUrl, { max: 1, onnotice: () => {} });
+    try {
+      const copy = async () => {
+        const run = await runCli(['migrate', '--db', path, '--to', mergedUrl, '--merge', '--quiet']);
+        assert.equal(run.code, 0, run.stderr);
+        return (await merged.unsafe(promotions)).map((row) => ({ ...row }));
+      };
+      assert.deepEqual(await copy(), expected, 'copied together');
+      // The promoted turns go; copied again, they find the fact they were promoted into already here.
+      await merged`DELETE FROM memories WHERE memory_type = 'episodic'`;
+      assert.deepEqual(await copy(), expected, 'the fact was already present');
+    } finally {
+      await merged.end();
+    }
+  });
+
   test('without a PostgreSQL URL it is a usage error', async () => {
     const run = await runCli(['migrate', '--db', path, '--quiet'], { env: { SERVICE_DATABASE_URL: '' } });
     assert.equal(run.code, 2);

@@ -5,7 +5,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { DEFAULT_TIMEOUT_MS, MemoryClient, MemoryServiceError, MemoryTimeoutError } from '../src/client/index.js';
 import { startTestService, type TestService } from './support/service.js';
 import { CLIENT_ROUTES, DEFAULT_RECALL_LIMIT } from '../src/client/routes.js';
-import { OPERATION_NAMES, OPERATIONS, type RestBinding } from '../src/shared/operations/index.js';
+import { OPERATION_NAMES, OPERATIONS, type OperationDeclaration, type RestBinding } from '../src/shared/operations/index.js';
 import { defaultOf } from '../src/shared/defaults.js';
 import { RecallBody } from '../src/shared/schemas.js';
 
@@ -118,6 +118,7 @@ describe('the client route table', () => {
       assert.equal(route.path, declared.path, name);
       assert.deepEqual(route.params ?? {}, declared.params ?? {}, name);
       assert.equal(route.body, declared.body !== null, name);
+      assert.equal(route.position, (OPERATIONS[name] as OperationDeclaration).position, `${name}: position`);
     }
     assert.deepEqual(Object.keys(CLIENT_ROUTES).sort(), [...OPERATION_NAMES].sort());
     assert.equal(DEFAULT_RECALL_LIMIT, defaultOf(RecallBody, 'limit'));

@@ -179,20 +179,57 @@ describe('other statuses', () => {
       '\u0000', '東京に住んでいます', 'مرحبا', '🙂🙃', '%s%n', '\\', 'a"b"c', '{"x":1}', 'SELECT * FROM memories;--'];
     for (const q of hostile) {
       const stored = await post(t.base, '/v1/remember', { entity: q, fact: `fact ${q}` });
-      if (onPostgres && q.includes('\u0000')) {
+      const unstorable = onPostgres && q.includes('\u0000');
+      if (unstorable) {
         // PostgreSQL text cannot hold U+0000: the documented 400 naming the field (README), not a 5xx.
         assertError(stored, 400, 'entity');
         assert.equal(stored.body.code, 'INVALID_VALUE');
-        continue;
+      } else {
+        assert.equal(stored.status, 201, q);
       }
-      assert.equal(stored.status, 201, q);
+      // Reading by it still answers, as for any unknown entity when nothing could be stored.
       const r = await post(t.base, '/v1/recall', { query: q, entity: q });
       assert.equal(r.status, 200, q);
       const g = await post(t.base, '/v1/recall_grouped', { query: q });
       assert.equal(g.status, 200, q);
+      const i = await post(t.base, '/v1/inspect', { entity: q });
+      assert.equal(i.status, unstorable ? 404 : 200, q);
       const d = await call(t.base, 'DELETE', `/v1/entities/${encodeURIComponent(q)}`);
-      assert.equal(d.status, 200, q);
+      assert.equal(d.status, unstorable ? 404 : 200, q);
     }
+  });
+
+  test('U+0000 in a query, name or id that is only looked up gets the answer for an unknown key', async () => {
+    // SQLite text holds NUL, PostgreSQL text cannot: on both the lookups answer alike, never a 5xx.
+    const nul = '\u0000';
+    assert.equal((await post(t.base, '/v1/remember', { entity: 'nul-probe', fact: 'the nul probe drinks green tea' })).status, 201);
+    const episode = (await post(t.base, '/v1/episodes/start', { participants: ['nul-probe'] })).body.episode_id as string;
+    const found = await post(t.base, '/v1/recall', { query: `green tea${nul}`, limit: 50 });
+    assert.equal(found.status, 200, JSON.stringify(found.body));
+    assert.ok(found.body.memories.some((m: { content: string }) => m.content === 'the nul probe drinks green tea'), 'NUL is not part of any word');
+    const none = await post(t.base, '/v1/recall', { query: 'green tea', entity: `nul-probe${nul}` });
+    assert.equal(none.status, 200, JSON.stringify(none.body));
+    assert.deepEqual(none.body.memories, []);
+    assert.equal((await post(t.base, '/v1/recall', { query: nul })).status, 200);
+    assert.equal((await post(t.base, '/v1/recall_grouped', { query: `tea${nul}` })).status, 200);
+    const listed = await get(t.base, `/v1/entities?q=${encodeURIComponent(`nul-probe${nul}`)}`);
+    assert.equal(listed.status, 200, JSON.stringify(listed.body));
+    assert.equal(listed.body.total, 0);
+    const notFound = [
+      await post(t.base, '/v1/inspect', { entity: `nul-probe${nul}` }),
+      await post(t.base, `/v1/episodes/${encodeURIComponent(episode + nul)}/message`, { role: 'user', content: 'hi' }),
+      await post(t.base, '/v1/episodes/message', { episode_id: episode + nul, role: 'user', content: 'hi' }),
+      await post(t.base, `/v1/episodes/${encodeURIComponent(nul)}/end`, {}),
+      await post(t.base, '/v1/episodes/end', { episode_id: episode + nul }),
+      await call(t.base, 'DELETE', `/v1/entities/${encodeURIComponent(`nul-probe${nul}`)}`),
+    ];
+    for (const r of notFound) {
+      assertError(r, 404);
+      assert.equal(r.body.code, 'NOT_FOUND');
+    }
+    // Nothing was held up or broken: the real episode and entity still work.
+    assert.equal((await post(t.base, `/v1/episodes/${episode}/message`, { role: 'user', content: 'still here' })).status, 200);
+    assert.equal((await post(t.base, '/v1/inspect', { entity: 'nul-probe' })).status, 200);
   });
 });
 

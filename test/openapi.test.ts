@@ -97,6 +97,29 @@ test('every route is described with its request and response schemas', () => {
   assert.equal(deref(doc.paths['/metrics'].get.responses['200'].content['text/plain'].schema).type, 'string');
 });
 
+test('Memory-Position: answered by every write, accepted by every replica-served read, as declared', () => {
+  const ref = (node: any) => node.$ref.replace(/^#\//, '').split('/').reduce((at: any, part: string) => at[part], doc);
+  const routes = buildRoutes();
+  for (const route of routes) {
+    const op = doc.paths[route.path.replace(/:(\w+)/g, '{$1}')][route.method === 'del' ? 'delete' : route.method];
+    const name = `${route.method} ${route.path}`;
+    const answered = op.responses[String(route.status)].headers?.['Memory-Position'];
+    const accepted = (op.parameters ?? []).filter((p: any) => p.$ref).map(ref).find((p: any) => p.name === 'Memory-Position');
+    assert.equal(Boolean(answered), route.position === 'returned', `${name} answers the header`);
+    assert.equal(Boolean(accepted), route.position === 'accepted', `${name} accepts the header`);
+    if (answered) assert.match(ref(answered).description, /PostgreSQL only/);
+    if (accepted) {
+      assert.equal(accepted.in, 'header');
+      assert.equal(accepted.required, false);
+      assert.ok(new RegExp(accepted.schema.pattern).test('0/16B3748') && !new RegExp(accepted.schema.pattern).test('nope'));
+      assert.ok(op.responses['400'], `${name} documents the 400 of a malformed header`);
+    }
+  }
+  const accepting = routes.filter((r) => r.position === 'accepted').map((r) => r.path).sort();
+  assert.deepEqual(accepting, ['/v1/recall', '/v1/recall_grouped'], 'the reads a replica serves (workers/postgres/replica.ts)');
+  assert.ok(routes.filter((r) => r.position === 'returned').length >= 8);
+});
+
 test('bearer security is declared when keys are set, and only then', () => {
   assert.deepEqual(doc.security, [{ bearerAuth: [] }]);
   assert.equal(doc.components.securitySchemes.bearerAuth.scheme, 'bearer');

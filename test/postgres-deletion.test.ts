@@ -7,8 +7,11 @@ import { randomUUID } from 'node:crypto';
 import { connectReader, type Sql } from '../src/workers/postgres/client.js';
 import { PostgresReadPort } from '../src/workers/postgres/read-port.js';
 import { RESTORE_CHUNK } from '../src/shared/snapshot-files.js';
+import { PostgresClusterTurns } from '../src/core/cluster-turns.js';
+import type { ServiceError } from '../src/shared/errors.js';
+import { createLogger } from '../src/shared/logger.js';
 import { postgresUnavailable, startPrimary, type PgCluster } from './support/postgres.js';
-import { del, get, post, startTestService, UUID, type TestService } from './support/service.js';
+import { del, get, post, startTestService, UUID, type Reply, type TestService } from './support/service.js';
 import { runCli } from './support/cli.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -110,6 +113,175 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
     await post(t.base, '/v1/episodes/start', { participants: ['quiet-one'] });
     const empty = await del(t.base, '/v1/entities/quiet-one');
     assert.deepEqual([empty.status, empty.body], [200, { forgotten_count: 0 }]);
+  });
+
+  test('a snapshot taken in another namespace is refused with 409 SNAPSHOT_CONFLICT, as a foreign file is on SQLite; nothing is written', async () => {
+    await post(t.base, '/v1/remember', { entity: 'far heron', fact: 'far heron fishes at dawn' });
+    const snapshotId = (await del(t.base, '/v1/entities/far%20heron')).body.snapshot.snapshot_id;
+    const other = await startTestService({ SERVICE_DATABASE_URL: t.service.config.postgres!.url, SERVICE_NAMESPACE: 'elsewhere' });
+    try {
+      const statsBefore = (await get(other.base, '/v1/stats')).body;
+      const refused = await post(other.base, `/v1/snapshots/${snapshotId}/restore`);
+      assert.deepEqual([refused.status, refused.body.code], [409, 'SNAPSHOT_CONFLICT']);
+      assert.match(refused.body.error, /default/, 'names the namespace it was taken in');
+      assert.deepEqual((await get(other.base, '/v1/stats')).body, statsBefore);
+      const [{ n }] = await sql<{ n: number }[]>`SELECT count(*) AS n FROM memories WHERE content = 'far heron fishes at dawn'`;
+      assert.equal(n, 0);
+      // Not listed there either: the listing is the namespace's own.
+      assert.ok(!(await get(other.base, '/v1/snapshots')).body.snapshots.some((s: { snapshot_id: string }) => s.snapshot_id === snapshotId));
+    } finally {
+      await other.close();
+    }
+    // Its own namespace restores it.
+    assert.equal((await restore(snapshotId)).body.restored_count, 1);
+  });
+
+  /**
+   * DELETE of `entity` while the rows `vanishing` are taken away under it: the test locks them, so
+   * the writer's chunk waits on them after the pool listed them, then deletes them and commits —
+   * the chunk finds them gone, as it would after another node's delete of the same rows.
+   */
+  async function deleteWhileRowsVanish(entity: string, vanishing: string[]) {
+    const locker = connectReader(t.service.config.postgres!.url, { max: 1 });
+    try {
+      // The reply is wrapped: begin() would await a promise returned bare, and the writer waits for this commit.
+      const { reply } = await locker.begin(async (tx) => {
+        const locked = await tx`SELECT rowid FROM memories WHERE content = ANY(${vanishing}::text[]) FOR UPDATE`;
+        assert.equal(locked.length, vanishing.length);
+        const reply = del(t.base, `/v1/entities/${encodeURIComponent(entity)}`);
+        const deadline = Date.now() + 30_000;
+        while ((await sql`SELECT 1 FROM pg_stat_activity WHERE application_name = 'memory-runtime writer' AND wait_event_type = 'Lock'`).length === 0) {
+          if (Date.now() > deadline) assert.fail('the writer never waited on the locked rows');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        await tx`DELETE FROM memories WHERE content = ANY(${vanishing}::text[])`;
+        return { reply };
+      });
+      return await reply;
+    } finally {
+      await locker.end();
+    }
+  }
+
+  test('a snapshot counts the rows it copied: rows listed but gone by their chunk are not counted; none removed, no snapshot row', async () => {
+    const facts = ['tern nests on the spit', 'tern dives for sprats', 'tern migrates in autumn'];
+    for (const fact of facts) assert.equal((await post(t.base, '/v1/remember', { entity: 'tern watcher', fact })).status, 201);
+    const r = await deleteWhileRowsVanish('tern watcher', [facts[1]!]);
+    assert.equal(r.status, 200);
+    assert.equal(r.body.forgotten_count, 2);
+    assert.deepEqual([r.body.snapshot.memory_count, r.body.snapshot.semantic_count, r.body.snapshot.episodic_count], [2, 2, 0]);
+    assert.equal((await snapshotRows(r.body.snapshot.snapshot_id)).length, 2);
+    const listed = (await get(t.base, '/v1/snapshots')).body.snapshots.find((s: { snapshot_id: string }) => s.snapshot_id === r.body.snapshot.snapshot_id);
+    assert.equal(listed.memory_count, r.body.snapshot.memory_count, 'the answer and the listing agree');
+
+    const lone = 'plover runs along the tideline';
+    assert.equal((await post(t.base, '/v1/remember', { entity: 'plover watcher', fact: lone })).status, 201);
+    const none = await deleteWhileRowsVanish('plover watcher', [lone]);
+    assert.deepEqual([none.status, none.body], [200, { forgotten_count: 0 }]);
+    const [{ n }] = await sql<{ n: number }[]>`SELECT count(*) AS n FROM deletion_snapshots WHERE entity->>'name' = 'plover watcher'`;
+    assert.equal(n, 0, 'no empty snapshot');
+  });
+
+  test('cluster turns: a delete conflicts with another node\'s delete of its entity and with restores; refused after the wait; a crashed node\'s entry lapses', async () => {
+    const [{ id: namespaceId }] = await sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = 'default'`;
+    const url = t.service.config.postgres!.url;
+    const quiet = createLogger('silent');
+    const a = new PostgresClusterTurns(url, namespaceId, quiet, 400);
+    const b = new PostgresClusterTurns(url, namespaceId, quiet, 400);
+    try {
+      const deleting = await a.take('turn-owl');
+      await assert.rejects(b.take('turn-owl'), (e: ServiceError) => e.code === 'ENTITY_BUSY' && e.message.includes(a.node));
+      await assert.rejects(b.take(null), (e: ServiceError) => e.code === 'RESTORE_BUSY');
+      const other = await b.take('turn-lark');
+      await other.release();
+      // Released while the other node waits: it goes ahead.
+      const waiting = b.take('turn-owl');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      await deleting.release();
+      const next = await waiting;
+      const restoring = a.take(null);
+      await assert.rejects(restoring, (e: ServiceError) => e.code === 'RESTORE_BUSY');
+      await next.release();
+      assert.equal((await sql`SELECT 1 FROM open_deletions`).length, 0, 'every turn ended leaves no entry');
+
+      // A node that died mid-delete: its entry's lease ran out. It is removed, and nobody waits on it.
+      await sql`INSERT INTO open_deletions (id, namespace_id, entity, node, lease_until)
+        VALUES ('crashed', ${namespaceId}, 'turn-owl', 'crashed-node', now() - interval '1 second')`;
+      const afterCrash = await a.take('turn-owl');
+      assert.deepEqual((await sql<{ node: string }[]>`SELECT node FROM open_deletions`).map((r) => r.node), [a.node]);
+      await afterCrash.release();
+      // One still within its lease holds the entity.
+      await sql`INSERT INTO open_deletions (id, namespace_id, entity, node, lease_until)
+        VALUES ('live', ${namespaceId}, 'turn-owl', 'busy-node', now() + interval '10 minutes')`;
+      await assert.rejects(a.take('turn-owl'), (e: ServiceError) => e.code === 'ENTITY_BUSY' && e.message.includes('busy-node'));
+      await sql`DELETE FROM open_deletions WHERE id = 'live'`;
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
+  test('two nodes: a delete in progress on one holds back the other node\'s delete of the same entity and its restores (they wait, then run)', async () => {
+    const b = await startTestService({ SERVICE_DATABASE_URL: t.service.config.postgres!.url });
+    try {
+      const writersWaiting = async () => (await sql`SELECT 1 FROM pg_stat_activity WHERE application_name = 'memory-runtime writer' AND wait_event_type = 'Lock'`).length;
+      /** Runs `during` while node A's DELETE of `entity` is held inside its first chunk (a row the test locks). */
+      const whileDeleting = async (entity: string, during: () => Promise<void>) => {
+        const locker = connectReader(t.service.config.postgres!.url, { max: 1 });
+        try {
+          const { reply } = await locker.begin(async (tx) => {
+            await tx`SELECT m.rowid FROM memories m JOIN entities e ON e.id = m.entity_id WHERE e.name = ${entity} LIMIT 1 FOR UPDATE OF m`;
+            const reply = del(t.base, `/v1/entities/${encodeURIComponent(entity)}`);
+            const deadline = Date.now() + 30_000;
+            while ((await writersWaiting()) === 0) {
+              if (Date.now() > deadline) assert.fail('node A\'s delete never reached its rows');
+              await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+            await during();
+            const [open] = await sql<{ entity: string }[]>`SELECT entity FROM open_deletions`;
+            assert.equal(open?.entity, entity, 'node A\'s delete is registered for the cluster');
+            return { reply };
+          });
+          const answered = await reply;
+          assert.equal(answered.status, 200);
+          return answered.body;
+        } finally {
+          await locker.end();
+        }
+      };
+      const settled = (promise: Promise<unknown>) => Promise.race([promise.then(() => true), new Promise((resolve) => setTimeout(() => resolve(false), 1_000))]);
+
+      for (let i = 0; i < 3; i++) assert.equal((await post(t.base, '/v1/remember', { entity: 'gull watcher', fact: `gull note ${i} on the harbour wall` })).status, 201);
+      let onB!: Promise<Reply>;
+      const first = await whileDeleting('gull watcher', async () => {
+        onB = del(b.base, '/v1/entities/gull%20watcher');
+        assert.equal(await settled(onB), false, 'node B\'s delete waits');
+        // Node A's writer waits on the locked row, holding the namespace's write lock; node B's
+        // would wait on that lock once B began.
+        assert.equal(await writersWaiting(), 1, 'node B has not begun its delete');
+      });
+      assert.equal(first.forgotten_count, 3);
+      const second = await onB;
+      assert.deepEqual([second.status, second.body], [200, { forgotten_count: 0 }], 'node B deleted after node A, finding nothing left');
+
+      // A restore on node B waits for node A's delete of any entity.
+      assert.equal((await post(t.base, '/v1/remember', { entity: 'gannet watcher', fact: 'gannet plunges into the swell' })).status, 201);
+      const gannet = (await del(t.base, '/v1/entities/gannet%20watcher')).body.snapshot.snapshot_id;
+      assert.equal((await post(t.base, '/v1/remember', { entity: 'skua watcher', fact: 'skua chases the terns' })).status, 201);
+      let restoring!: Promise<Reply>;
+      await whileDeleting('skua watcher', async () => {
+        restoring = post(b.base, `/v1/snapshots/${gannet}/restore`);
+        assert.equal(await settled(restoring), false, 'node B\'s restore waits');
+        assert.equal(await writersWaiting(), 1, 'node B has not begun its restore');
+        const [{ n }] = await sql<{ n: number }[]>`SELECT count(*) AS n FROM memories WHERE content = 'gannet plunges into the swell'`;
+        assert.equal(n, 0, 'nothing restored while node A deletes');
+      });
+      const restored = await restoring;
+      assert.deepEqual([restored.status, restored.body.restored_count], [200, 1]);
+      assert.equal((await sql`SELECT 1 FROM open_deletions`).length, 0);
+    } finally {
+      await b.close();
+    }
   });
 
   test('a participant\'s delete takes the episode turns it took part in; the restore puts them back', async () => {

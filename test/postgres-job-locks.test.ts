@@ -4,10 +4,13 @@
 // over. Real nodes: in-process services and a child process on a private PostgreSQL 15 cluster.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { PostgresJobLocks } from '../src/core/jobs/postgres-job-locks.js';
+import { promisify } from 'node:util';
+import { KEEPALIVE, PostgresJobLocks } from '../src/core/jobs/postgres-job-locks.js';
 import { DAY_MS } from '../src/shared/fsrs.js';
 import { PG_LOCK_CLASS } from '../src/shared/postgres-schema.js';
 import { connectReader, type Sql } from '../src/workers/postgres/client.js';
@@ -16,6 +19,7 @@ import { postgresUnavailable, startPrimary, type PgCluster } from './support/pos
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
 
 const unavailable = postgresUnavailable();
+const execFileP = promisify(execFile);
 let cluster: PgCluster;
 let databases = 0;
 const open: { close(): Promise<unknown> }[] = [];
@@ -123,6 +127,50 @@ describe('background jobs on a PostgreSQL cluster', { skip: unavailable ? `Postg
     assert.equal(semantic[0].n, 1);
   });
 
+  test('POST /v1/consolidate behind another node\'s run waits SERVICE_CONSOLIDATE_WAIT_SECONDS, then 503 CONSOLIDATION_BUSY with Retry-After', async () => {
+    const { url, sql } = await database();
+    const a = await node(url, { SERVICE_CONSOLIDATE_WAIT_SECONDS: '1' });
+    const [{ id: namespaceId }] = await sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = 'default'`;
+    // Another node's run in progress: a session holding the namespace's run lock.
+    const other = connectReader(url, { max: 1 });
+    open.push({ close: () => other.end() });
+    await other.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.consolidationRun}::int, ${namespaceId}::int)`;
+      const started = performance.now();
+      const busy = await post(a.base, '/v1/consolidate', undefined, {}, AbortSignal.timeout(15_000));
+      const waited = performance.now() - started;
+      assert.deepEqual([busy.status, busy.body.code], [503, 'CONSOLIDATION_BUSY']);
+      assert.equal(busy.headers.get('retry-after'), '10');
+      assert.ok(waited >= 900 && waited < 10_000, `waited ${Math.round(waited)} ms`);
+      assert.equal(a.service.consolidator.runs, 0, 'the dropped run never ran');
+    });
+    // Once the other run ends, a run goes through.
+    const done = await post(a.base, '/v1/consolidate', undefined, {}, AbortSignal.timeout(15_000));
+    assert.equal(done.status, 200);
+    assert.equal(a.service.consolidator.runs, 1);
+  });
+
+  test('stopping a node while a consolidate waits for another node\'s run: the request answers 503 and the stop ends', async () => {
+    const { url, sql } = await database();
+    // A wait far longer than the test: only the stop can end it.
+    const a = await node(url, { SERVICE_CONSOLIDATE_WAIT_SECONDS: '600' });
+    const [{ id: namespaceId }] = await sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = 'default'`;
+    const other = connectReader(url, { max: 1 });
+    open.push({ close: () => other.end() });
+    await other.begin(async (tx) => {
+      await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.consolidationRun}::int, ${namespaceId}::int)`;
+      const waiting = post(a.base, '/v1/consolidate', undefined, {}, AbortSignal.timeout(30_000));
+      // The request is waiting on the lock (it tries every 200 ms).
+      await sleep(500);
+      const started = performance.now();
+      const stopped = await Promise.race([a.close().then(() => 'stopped'), sleep(20_000).then(() => 'still stopping after 20 s')]);
+      assert.equal(stopped, 'stopped');
+      assert.ok(performance.now() - started < 10_000, 'the stop did not wait out the drain grace');
+      const reply = await waiting;
+      assert.deepEqual([reply.status, reply.body.code], [503, 'SHUTTING_DOWN']);
+    });
+  });
+
   test('a node killed with SIGKILL hands its jobs over: the other embeds and consolidates from then on', async () => {
     const { url, sql } = await database();
     const dir = tempDir();
@@ -152,4 +200,79 @@ describe('background jobs on a PostgreSQL cluster', { skip: unavailable ? `Postg
     assert.ok(survivor.service.backfill.embedded >= 1);
     assert.ok(survivor.service.consolidator.runs >= 1);
   });
+});
+
+/** Runs `ip` (iproute2) as this (root) process; rejects on failure. */
+const ip = (...args: string[]) => execFileP('ip', args);
+
+/**
+ * Two network namespaces joined by a veth pair: `server` (the database, 10.x.y.1) and `node`
+ * (a service, 10.x.y.2). Taking the node's end down is a network that dies without a word: no
+ * FIN, no RST, packets just stop. Null (the test skips) without the rights to make them.
+ */
+async function splitNetwork(): Promise<{ server: string; node: string; serverAddress: string; cut(): Promise<void>; remove(): Promise<void> } | null> {
+  if (process.getuid?.() !== 0) return null;
+  const tag = randomBytes(3).toString('hex');
+  const [server, node] = [`mrs-${tag}`, `mrn-${tag}`];
+  const octet = 16 + (parseInt(tag, 16) % 200);
+  const serverAddress = `10.213.${octet}.1`;
+  const remove = async () => {
+    for (const ns of [server, node]) await ip('netns', 'del', ns).catch(() => {});
+  };
+  try {
+    await ip('netns', 'add', server);
+    await ip('netns', 'add', node);
+    await ip('link', 'add', `vs-${tag}`, 'netns', server, 'type', 'veth', 'peer', 'name', `vn-${tag}`, 'netns', node);
+    await ip('-n', server, 'addr', 'add', `${serverAddress}/24`, 'dev', `vs-${tag}`);
+    await ip('-n', node, 'addr', 'add', `10.213.${octet}.2/24`, 'dev', `vn-${tag}`);
+    for (const [ns, dev] of [[server, `vs-${tag}`], [node, `vn-${tag}`]] as const) {
+      await ip('-n', ns, 'link', 'set', 'lo', 'up');
+      await ip('-n', ns, 'link', 'set', dev, 'up');
+    }
+  } catch {
+    await remove();
+    return null;
+  }
+  return { server, node, serverAddress, cut: async () => { await ip('-n', node, 'link', 'set', `vn-${tag}`, 'down'); }, remove };
+}
+
+test('a node whose network dies loses its job-lock session, and the locks, within the keepalive bound', { skip: unavailable ? `PostgreSQL unavailable: ${unavailable}` : false }, async (t) => {
+  const net = await splitNetwork();
+  if (!net) return t.skip('needs root and `ip netns` (network namespaces) to cut a network');
+  const dir = tempDir();
+  let primary: PgCluster | undefined;
+  let child: ServiceProcess | undefined;
+  try {
+    primary = await startPrimary({ netns: net.server, listenAddress: net.serverAddress });
+    await primary.sql('CREATE DATABASE cut_network');
+    const url = primary.url.replace(/\/postgres$/, '/cut_network');
+    // The node runs in the other namespace: its only way to the database is the veth pair.
+    child = await spawnService({ SERVICE_EMBEDDER: 'hash', SERVICE_DATABASE_URL: url, SERVICE_PATH: join(dir, 'memory.db'), SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0' },
+      ['ip', 'netns', 'exec', net.node]);
+    const jobLocks = async () => Number(await primary!.sql(`SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+      WHERE l.locktype = 'advisory' AND l.granted AND a.application_name = 'memory-runtime jobs' AND a.datname = 'cut_network'`));
+    const deadline = Date.now() + 60_000;
+    while ((await jobLocks()) < 2) {
+      if (Date.now() > deadline) assert.fail('the node never took its job locks');
+      await sleep(200);
+    }
+    await net.cut();
+    const cutAt = performance.now();
+    // The server's own default notices a silent peer only after hours (tcp_keepalive_time 7200 s).
+    const bound = (KEEPALIVE.idle + KEEPALIVE.interval * KEEPALIVE.count) * 1000;
+    while ((await jobLocks()) > 0) {
+      if (performance.now() - cutAt > bound + 30_000) assert.fail(`the dead node still holds its locks ${Math.round((performance.now() - cutAt) / 1000)} s after its network died`);
+      await sleep(500);
+    }
+    const freedAfter = performance.now() - cutAt;
+    assert.ok(freedAfter >= KEEPALIVE.idle * 1000 * 0.8, `freed after ${Math.round(freedAfter)} ms: by the keepalive, not something else`);
+  } finally {
+    if (child) {
+      child.child.kill('SIGKILL');
+      await exited(child.child);
+    }
+    await primary?.stop();
+    await net.remove();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

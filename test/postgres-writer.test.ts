@@ -120,7 +120,7 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
     }
   });
 
-  test('a flush whose WAL position cannot be read after COMMIT keeps its replies, without a position', async () => {
+  test('a flush whose WAL position cannot be read after COMMIT keeps its replies, its position reported unknown (null)', async () => {
     const store = opened.store as unknown as { sql: postgres.Sql & Record<string, unknown> };
     const real = store.sql;
     // The connection drops right after COMMIT (a failover): the position query fails.
@@ -130,7 +130,9 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
     try {
       const outcome = await opened.store.runBatch([{ id: 1, command: { type: 'remember', entity: 'Ped', fact: 'Ped commits once', confidence: 1 } }]);
       assert.equal(outcome.replies[0]!.ok, true);
-      assert.equal(outcome.position, undefined);
+      // null, not absent: the node must read the primary until a later flush has a position
+      // (core/node-position.ts); absent would leave its previous, older position in force.
+      assert.equal(outcome.position, null);
     } finally {
       store.sql = real;
     }

@@ -38,9 +38,11 @@ test('a database file SQLite cannot read stops the start with the file, SQLite\'
   const db = join(dir, 'memory.db');
   try {
     writeFileSync(db, Buffer.alloc(64 * 1024, 0x5a)); // not a database: garbage where the header should be
-    const { code, output } = await spawnExpectingFailure({ SERVICE_PATH: db, ...VECTOR_ENV });
+    const { code, output, stderr } = await spawnExpectingFailure({ SERVICE_PATH: db, ...VECTOR_ENV });
     assert.equal(code, 1);
-    const fatal = output.split('\n').filter(Boolean).map((line) => JSON.parse(line)).find((entry) => entry.level === 60);
+    // The JSON log, plus one plain line on stderr for whoever started the service by hand.
+    assert.match(stderr, /^memory-runtime: cannot start: .*memory\.db/m);
+    const fatal = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).find((entry) => entry.level === 60);
     assert.ok(fatal, output);
     assert.equal(fatal.db, db);
     assert.equal(fatal.sqliteCode, 'SQLITE_NOTADB');

@@ -127,3 +127,26 @@ test('callbacks that throw neither stop the schedule nor reject into the process
   assert.ok(runs >= 4, 'the schedule re-armed after each throwing callback');
   assert.deepEqual(unhandled, []);
 });
+
+test('a caller that gives up before its run starts is answered at once and its run is skipped; a started run is not cut', async () => {
+  const { job, seen, release } = gated();
+  const first = job.run();
+  await sleep(5);
+  const giveUp = new AbortController();
+  const waiting = job.run(giveUp.signal);
+  const third = job.run();
+  giveUp.abort(new Error('waited too long'));
+  // Rejected while the first run still holds the job (no release yet).
+  await assert.rejects(waiting, /waited too long/);
+  assert.equal(seen.runs, 1);
+  await release();
+  await release();
+  assert.deepEqual([await first, await third], [1, 2], 'the abandoned run never ran; the one behind it did');
+
+  const late = new AbortController();
+  const started = job.run(late.signal);
+  await sleep(5);
+  late.abort(new Error('too late'));
+  await release();
+  assert.equal(await started, 3, 'aborting after the start changes nothing');
+});

@@ -3,11 +3,15 @@
 // answer raised as MemoryServiceError carrying the HTTP status and the server's error text.
 // Types come from the operation declarations (shared/operations/), routes from routes.ts (checked
 // against them): `call` reaches any declared operation; the named methods are the spec's
-// convenient forms of it. Only types come from shared/: at run time the client loads its own
-// two modules and nothing else, so importing it stays fast.
+// convenient forms of it. Little comes from shared/ at run time (pg_lsn comparison, no
+// schemas), so importing the client stays fast.
+// Read-your-writes across nodes (PostgreSQL): the client keeps the furthest Memory-Position any
+// answer named and sends it with every recall, so a recall landing on another node than the
+// write (a load balancer over a fleet) still sees it.
 import type { OperationName, OperationQuery, OperationRequest, Output } from '../shared/operations/index.js';
 import type { EntityKind, Outcome } from '../shared/schemas.js';
 import { CLIENT_ROUTES, type ClientRoute } from './routes.js';
+import { furthestWalPosition, parseWalPosition, POSITION_HEADER } from '../shared/wal-position.js';
 
 export type * from '../shared/schemas.js';
 export type * from './request-types.js';
@@ -35,6 +39,11 @@ export interface MemoryClientOptions {
   timeoutMs?: number;
   /** Injected fetch, for environments that need their own. */
   fetch?: typeof fetch;
+  /**
+   * A position to start from (another client's `position`, e.g. handed over with a task), so
+   * this client's recalls see the writes before it too.
+   */
+  position?: string;
 }
 
 export class MemoryServiceError extends Error {
@@ -62,12 +71,35 @@ export class MemoryClient {
   readonly timeoutMs: number;
   private readonly apiKey: string | undefined;
   private readonly fetchImpl: typeof fetch;
+  private furthest: string | undefined = undefined;
 
   constructor(options: MemoryClientOptions = {}) {
     this.baseUrl = (options.baseUrl ?? 'http://localhost:3000').replace(/\/+$/, '');
     this.apiKey = options.apiKey;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.fetchImpl = options.fetch ?? fetch;
+    this.position = options.position;
+  }
+
+  /**
+   * PostgreSQL: the furthest write position this client has seen in answers (undefined: none
+   * yet, or SQLite). Its recalls carry it; another client can start from it (options.position).
+   */
+  get position(): string | undefined {
+    return this.furthest;
+  }
+
+  /**
+   * Replaces the furthest position; `undefined` forgets it. The client only ever moves it
+   * forward, so one that can never be reached (handed over from another cluster, or from before
+   * a failover) would stay: the server then reads the primary for every recall, correct but
+   * without the replicas. Forget it when the cluster is known to have changed.
+   */
+  set position(value: string | undefined) {
+    if (value !== undefined && parseWalPosition(value) === null) {
+      throw new TypeError(`position: not a WAL position (pg_lsn text such as 0/16B3748): ${value}`);
+    }
+    this.furthest = value;
   }
 
   /**
@@ -88,7 +120,7 @@ export class MemoryClient {
       const fields = Object.entries(query as Record<string, unknown>).filter(([, value]) => value !== undefined);
       path += `?${new URLSearchParams(fields.map(([key, value]): [string, string] => [key, String(value)]))}`;
     }
-    return this.request(route.method, path, route.body ? body : undefined);
+    return this.request(route.method, path, route.body ? body : undefined, route.position === 'accepted');
   }
 
   health(): Promise<Output<'health'>> {
@@ -158,12 +190,14 @@ export class MemoryClient {
     return this.call('restoreSnapshot', { snapshot_id: snapshotId });
   }
 
-  private async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+  /** `readsAt`: the route accepts a position, and gets the furthest this client has seen. */
+  private async request<T>(method: string, path: string, body: unknown, readsAt: boolean): Promise<T> {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    if (readsAt && this.furthest !== undefined) headers[POSITION_HEADER] = this.furthest;
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    let response: { ok: boolean; status: number; text: string };
+    let response: Answer;
     try {
       // fetch parses the URL the WHATWG way, which drops dot segments even when spelled %2E:
       // such a path (an entity named "." or "..") goes out through node:http, byte for byte.
@@ -174,6 +208,7 @@ export class MemoryClient {
       if ((error as Error).name === 'TimeoutError') throw new MemoryTimeoutError(this.timeoutMs, path);
       throw error;
     }
+    this.saw(response.position);
     const { text } = response;
     if (!response.ok) {
       let errorText = text;
@@ -190,17 +225,31 @@ export class MemoryClient {
     return JSON.parse(text) as T;
   }
 
-  private async viaFetch(method: string, path: string, headers: Record<string, string>, payload: string | undefined) {
+  /** Keeps a write's position if it is further than any before (a garbled header is ignored). */
+  private saw(position: string | null): void {
+    if (position !== null && parseWalPosition(position) !== null) this.furthest = furthestWalPosition(this.furthest, position);
+  }
+
+  private async viaFetch(method: string, path: string, headers: Record<string, string>, payload: string | undefined): Promise<Answer> {
     const signal = AbortSignal.timeout(this.timeoutMs);
     const response = await this.fetchImpl(this.baseUrl + path, { method, headers, body: payload, signal });
-    return { ok: response.ok, status: response.status, text: await response.text() };
+    return { ok: response.ok, status: response.status, text: await response.text(), position: response.headers.get(POSITION_HEADER) };
   }
+}
+
+/** What the client reads of an HTTP answer. */
+interface Answer {
+  ok: boolean;
+  status: number;
+  text: string;
+  /** The Memory-Position header, or null. */
+  position: string | null;
 }
 
 /** One request with the path sent exactly as given (no URL normalisation), over node:http(s). */
 async function sendVerbatim(
   baseUrl: string, method: string, path: string, headers: Record<string, string>, payload: string | undefined, timeoutMs: number,
-): Promise<{ ok: boolean; status: number; text: string }> {
+): Promise<Answer> {
   const base = new URL(baseUrl);
   const transport = base.protocol === 'https:' ? await import('node:https') : await import('node:http');
   const signal = AbortSignal.timeout(timeoutMs);
@@ -220,7 +269,8 @@ async function sendVerbatim(
         response.on('error', reject);
         response.on('end', () => {
           const status = response.statusCode ?? 0;
-          resolve({ ok: status >= 200 && status < 300, status, text: Buffer.concat(chunks).toString('utf8') });
+          const position = response.headers[POSITION_HEADER.toLowerCase()];
+          resolve({ ok: status >= 200 && status < 300, status, text: Buffer.concat(chunks).toString('utf8'), position: typeof position === 'string' ? position : null });
         });
       },
     );

@@ -18,10 +18,11 @@
 // a restore's chunks committing after forgetBegin would be written above its maxRowid and survive,
 // and a restore of another entity's snapshot brings back memories this entity took part in.
 import type { Logger } from '../shared/logger.js';
-import type { ForgetResult } from '../shared/schemas.js';
+import type { ForgetResult, MemoryType } from '../shared/schemas.js';
 import type { WriterClient } from './writer-client.js';
 import type { ReadPool } from './pool/read-pool.js';
 import type { DeleteRestoreTurns } from './take-turns.js';
+import type { CommitTrail } from './commit-trail.js';
 
 /** Rows sent per writer command; the writer may handle fewer within its time budget. */
 const CHUNK_ROWS = 2_000;
@@ -36,48 +37,66 @@ export class EntityDeletion {
     private readonly turns: DeleteRestoreTurns,
   ) {}
 
-  /** Waits for any restore, and any delete of the same entity, that arrived first; then deletes. */
-  forget(entity: string): Promise<ForgetResult> {
-    return this.turns.delete(entity, () => this.forgetNow(entity));
+  /**
+   * Waits for any restore, and any delete of the same entity, that arrived first; then deletes.
+   * `trail` is told the position of each writer command's commit (the answer's Memory-Position).
+   */
+  forget(entity: string, trail?: CommitTrail): Promise<ForgetResult> {
+    return this.turns.delete(entity, () => this.forgetNow(entity, trail));
   }
 
-  private async forgetNow(entity: string): Promise<ForgetResult> {
+  private async forgetNow(entity: string, trail: CommitTrail | undefined): Promise<ForgetResult> {
     const deletionId = this.nextDeletionId++;
     try {
-      return await this.run(deletionId, entity);
+      return await this.run(deletionId, entity, trail);
     } finally {
       // Sent before the answer, so any write the client sends after it is handled after it.
-      await this.writer.send({ type: 'forgetEnd', deletionId }).catch(() => {});
+      await this.writer.send({ type: 'forgetEnd', deletionId }, trail).catch(() => {});
     }
   }
 
-  private async run(deletionId: number, entity: string): Promise<ForgetResult> {
+  private async run(deletionId: number, entity: string, trail: CommitTrail | undefined): Promise<ForgetResult> {
     const started = performance.now();
-    const { maxRowid } = await this.writer.send({ type: 'forgetBegin', deletionId, entity });
+    const { maxRowid } = await this.writer.send({ type: 'forgetBegin', deletionId, entity }, trail);
     const { rows, snapshot, header } = await this.pool.run({ op: 'snapshotEntity', entity, maxRowid });
     if (!snapshot) return { forgotten_count: 0 };
     const snapshotMs = performance.now() - started;
+    // Where the snapshot lives, for the log: PostgreSQL copies rows as it deletes them.
+    const where = header ? { backend: 'postgres', snapshotIn: 'deletion_snapshot_memories' } : { backend: 'sqlite', snapshotIn: `snapshots/${snapshot.snapshot_id}.json` };
     let next = 0;
     let removed = 0;
     let commands = 0;
+    const copied: Record<MemoryType, number> = { episodic: 0, semantic: 0, procedural: 0 };
     try {
       while (next < rows.length) {
         // PostgreSQL: each chunk copies its rows into the snapshot `header` names, in its own transaction.
-        const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS), ...(header ? { snapshot: header } : {}) });
+        const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS), ...(header ? { snapshot: header } : {}) }, trail);
         next += step.processed;
         removed += step.removed;
+        for (const type of MEMORY_TYPES) copied[type] += step.copied?.[type] ?? 0;
         commands++;
       }
     } catch (error) {
       // The error's answer carries no snapshot: the operator needs its id to restore or repeat.
-      this.log.error({ snapshotId: snapshot.snapshot_id, removed, of: rows.length, reason: (error as Error).message },
-        'entity delete stopped midway: the snapshot holds every row; restore it or repeat the DELETE');
+      this.log.error({ ...where, snapshotId: snapshot.snapshot_id, removed, of: rows.length, reason: (error as Error).message },
+        header ? 'entity delete stopped midway: the snapshot holds every row deleted so far; restore it or repeat the DELETE'
+          : 'entity delete stopped midway: the snapshot holds every row; restore it or repeat the DELETE');
       throw error;
     }
     const deleteMs = performance.now() - started - snapshotMs;
+    // PostgreSQL's snapshot holds the rows copied, which are the rows removed: a row listed but
+    // gone by its chunk (another node's delete) is in neither, and with none removed there is
+    // no snapshot at all. SQLite's file holds every row listed, fsynced before the first chunk.
+    const answered = header ? { ...snapshot, memory_count: removed, episodic_count: copied.episodic, semantic_count: copied.semantic } : snapshot;
+    if (header && removed === 0) {
+      this.log.info({ ...where, entity, listed: rows.length, commands }, 'entity delete removed nothing (its memories were already gone): no snapshot');
+      return { forgotten_count: 0 };
+    }
     // Operators match a large delete's duration to its snapshot (and to a slow spell, if any).
-    this.log.info({ snapshotId: snapshot.snapshot_id, memories: removed, snapshotMs: Math.round(snapshotMs), deleteMs: Math.round(deleteMs), commands },
-      'entity deleted');
-    return { forgotten_count: removed, snapshot };
+    this.log.info({ ...where, snapshotId: snapshot.snapshot_id, memories: removed, inSnapshot: answered.memory_count, listed: rows.length,
+      snapshotMs: Math.round(snapshotMs), deleteMs: Math.round(deleteMs), commands }, 'entity deleted');
+    return { forgotten_count: removed, snapshot: answered };
   }
 }
+
+const MEMORY_TYPES: readonly MemoryType[] = ['episodic', 'semantic', 'procedural'];

@@ -85,7 +85,7 @@ export class ServiceMetrics implements RequestMetrics {
     });
     this.recallSnapshots = new Counter({
       name: `${PREFIX}recall_snapshots_total`,
-      help: 'PostgreSQL with replicas: recall snapshots served by a replica, or by the primary when no replica had replayed this node\'s last write within SERVICE_READ_MAX_LAG_MS',
+      help: 'PostgreSQL with replicas: recall snapshots served by a replica, or by the primary when no replica had replayed the writes the recall must see (this node\'s last, the caller\'s Memory-Position) within SERVICE_READ_MAX_LAG_MS',
       labelNames: ['side'], registers,
     });
     this.registerLevels(registers);

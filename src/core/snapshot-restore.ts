@@ -25,6 +25,7 @@ import type { ReadPool } from './pool/read-pool.js';
 import type { DeleteRestoreTurns } from './take-turns.js';
 import { SnapshotProblems } from './snapshot-problems.js';
 import type { WriterClient } from './writer-client.js';
+import type { CommitTrail } from './commit-trail.js';
 
 /** Most memories sent per writer command; the writer may handle fewer within its time budget. */
 const MAX_SEND = 500;
@@ -46,12 +47,13 @@ export class SnapshotRestore {
     this.problems = new SnapshotProblems(config.snapshotDir);
   }
 
-  restore(snapshotId: string): Promise<RestoreResult> {
+  /** `trail` is told the position of each writer command's commit (the answer's Memory-Position). */
+  restore(snapshotId: string, trail?: CommitTrail): Promise<RestoreResult> {
     // A UUID is case-insensitive (the route's pattern takes either case); snapshot files are named in lower case.
-    return this.turns.restore(() => this.restoreNow(snapshotId.toLowerCase()));
+    return this.turns.restore(() => this.restoreNow(snapshotId.toLowerCase(), trail));
   }
 
-  private async restoreNow(snapshotId: string): Promise<RestoreResult> {
+  private async restoreNow(snapshotId: string, trail: CommitTrail | undefined): Promise<RestoreResult> {
     const started = performance.now();
     const checked = await this.pool.run({ op: 'checkSnapshot', snapshotId }).catch(async (error: unknown) => {
       if (error instanceof ServiceError && error.code === 'SNAPSHOT_UNUSABLE') await this.problems.record(snapshotId, error.message);
@@ -64,7 +66,7 @@ export class SnapshotRestore {
     }
     let result: Awaited<ReturnType<SnapshotRestore['apply']>>;
     try {
-      result = await this.apply(header, this.chunks(snapshotId, checked));
+      result = await this.apply(header, this.chunks(snapshotId, checked), trail);
     } finally {
       // The check opened the file once for the whole restore (chunks are read through it).
       if (!('stored' in checked) && checked.fd !== null) closeSync(checked.fd);
@@ -113,12 +115,12 @@ export class SnapshotRestore {
     }
   }
 
-  private async apply(header: SnapshotHeaderT, chunks: AsyncIterable<SnapshotMemoryT[]>) {
+  private async apply(header: SnapshotHeaderT, chunks: AsyncIterable<SnapshotMemoryT[]>, trail: CommitTrail | undefined) {
     let restored = 0;
     let present = 0;
     let commands = 0;
     const send = async (memories: SnapshotMemoryT[]): Promise<number> => {
-      const step = await this.writer.send({ type: 'restoreRows', snapshot: header, memories });
+      const step = await this.writer.send({ type: 'restoreRows', snapshot: header, memories }, trail);
       restored += step.restored;
       present += step.present;
       commands++;

@@ -9,7 +9,10 @@
 // running or waiting, so a DELETE sent after a restore (even one still waiting for its own
 // turn) runs after it. A caller past a queue's bound is refused at once (409) rather than left
 // waiting behind an unbounded line.
+// Over PostgreSQL a turn that starts here then takes its turn cluster-wide (cluster-turns.ts):
+// another node's conflicting delete or restore is waited for there.
 import { fail } from '../shared/errors.js';
+import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from './cluster-turns.js';
 
 /** Turns of one kind (restores; deletes of one entity) that may wait before the next is refused (409). */
 export const MAX_WAITING_TURNS = 4;
@@ -26,6 +29,8 @@ interface Turn {
 export class DeleteRestoreTurns {
   /** Running and waiting turns, in arrival order. */
   private readonly line: Turn[] = [];
+
+  constructor(private readonly cluster: ClusterTurns = LOCAL_CLUSTER_TURNS) {}
 
   /** Runs `work` once every delete and restore that arrived before it has ended. */
   restore<T>(work: () => Promise<T>): Promise<T> {
@@ -45,7 +50,12 @@ export class DeleteRestoreTurns {
     this.startReady();
     await started;
     try {
-      return await work();
+      const clusterTurn = await this.cluster.take(entity);
+      try {
+        return await work();
+      } finally {
+        await clusterTurn.release();
+      }
     } finally {
       this.line.splice(this.line.indexOf(turn), 1);
       this.startReady();

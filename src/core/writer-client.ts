@@ -5,6 +5,8 @@ import type { Config } from '../shared/config.js';
 import { fail, ServiceError } from '../shared/errors.js';
 import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/messages.js';
 import type { PriorityChange } from '../shared/os-thread.js';
+import type { CommitTrail } from './commit-trail.js';
+import { NodePosition } from './node-position.js';
 
 export interface WriterStats {
   transactions: number;
@@ -15,6 +17,7 @@ export interface WriterStats {
 interface Pending {
   resolve: (value: any) => void;
   reject: (error: ServiceError) => void;
+  trail: CommitTrail | undefined;
 }
 
 export class WriterClient {
@@ -24,10 +27,11 @@ export class WriterClient {
   private closing = false;
   readonly stats: WriterStats = { transactions: 0, commands: 0, largestBatch: 0 };
   /**
-   * PostgreSQL: the WAL position of this node's last commit. A recall carries it, so a replica
-   * serves it only once it has replayed every write this node acknowledged (read-your-writes).
+   * PostgreSQL: what this node's writes require of a recall. A recall carries its `readAfter`, so
+   * a replica serves it only once it has replayed every write this node acknowledged
+   * (read-your-writes) — or the primary does, while the last commit's position is unknown.
    */
-  lastPosition: string | undefined;
+  readonly position = new NodePosition();
   /** Called after every committed transaction (metrics hook). */
   onBatch: ((report: WriterBatchReport) => void) | null = null;
   /**
@@ -74,11 +78,12 @@ export class WriterClient {
     return this.pending.size;
   }
 
-  send<T extends WriterCommandType>(command: CommandOf<T>): Promise<WriterResults[T]> {
+  /** `trail`, when given, is told the position of the batch that committed the command. */
+  send<T extends WriterCommandType>(command: CommandOf<T>, trail?: CommitTrail): Promise<WriterResults[T]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, trail });
       this.worker.postMessage({ id, command });
     });
   }
@@ -102,7 +107,7 @@ export class WriterClient {
     this.stats.commands += report.commands;
     this.stats.largestBatch = Math.max(this.stats.largestBatch, report.commands);
     // Reports arrive in commit order, so the newest is the furthest position.
-    if (report.position !== undefined) this.lastPosition = report.position;
+    this.position.committed(report.position);
     this.onBatch?.(report);
   }
 
@@ -110,8 +115,9 @@ export class WriterClient {
     const waiter = this.pending.get(reply.id);
     if (!waiter) return;
     this.pending.delete(reply.id);
-    if (reply.ok) waiter.resolve(reply.result);
-    else waiter.reject(ServiceError.fromWire(reply.error));
+    if (!reply.ok) return waiter.reject(ServiceError.fromWire(reply.error));
+    waiter.trail?.note(reply.position);
+    waiter.resolve(reply.result);
   }
 
   private died(cause: string): void {

@@ -6,6 +6,7 @@ import type { TSchema } from 'typebox';
 import * as schemas from '../shared/schemas.js';
 import { ERROR_CODES, STATUS_TEXT, type ErrorCode } from '../shared/errors.js';
 import type { Route } from './routes.js';
+import { POSITION_HEADER, WAL_POSITION_PATTERN } from '../shared/wal-position.js';
 
 type Json = Record<string, unknown>;
 
@@ -35,6 +36,34 @@ const NAMED = new Map<unknown, string>(
     .filter(([, value]) => typeof value === 'object' && value !== null && !Array.isArray(value))
     .map(([name, value]) => [value, name]),
 );
+
+/**
+ * Memory-Position (answer-position.ts), stated once as components: the header every write that commits answers
+ * with and every replica-served read accepts. Documented on either backend, saying it is
+ * PostgreSQL's: the document describes the API, which SQLite serves with the same routes.
+ */
+const POSITION_SCHEMA = { type: 'string', pattern: WAL_POSITION_PATTERN, examples: ['0/16B3748'] };
+const POSITION_COMPONENTS = {
+  headers: {
+    MemoryPosition: {
+      description: 'PostgreSQL only (absent on SQLite, and when the write committed nothing): the WAL position (pg_lsn text) of the commit that stored this write. ' +
+        `Send it as the ${POSITION_HEADER} header of a recall, on any node, and the recall sees this write.`,
+      schema: POSITION_SCHEMA,
+    },
+  },
+  parameters: {
+    MemoryPosition: {
+      name: POSITION_HEADER,
+      in: 'header',
+      required: false,
+      description: `A position a write answered with (its ${POSITION_HEADER} header). PostgreSQL: the recall sees at least every ` +
+        'write up to it — a replica serves it once it has replayed that far (waiting up to SERVICE_READ_MAX_LAG_MS), else ' +
+        'the primary (at once for a position past the primary\'s own). Anything but pg_lsn text: 400 INVALID_VALUE. SQLite ignores ' +
+        'the header: it holds every write already and its writes name no position.',
+      schema: POSITION_SCHEMA,
+    },
+  },
+};
 
 /** Plain JSON (drops anything TypeBox keeps off the wire). */
 const plain = (schema: TSchema): Json => JSON.parse(JSON.stringify(schema)) as Json;
@@ -68,6 +97,7 @@ export function buildOpenApiDocument(routes: Route[], options: OpenApiOptions): 
         description,
         content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } },
       }])),
+      ...POSITION_COMPONENTS,
       ...(options.auth ? { securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer' } } } : {}),
     },
   };
@@ -86,15 +116,18 @@ function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema)
   for (const [name, schema] of Object.entries(route.query?.properties ?? {})) {
     parameters.push({ name, in: 'query', required: route.query!.required?.includes(name) ?? false, schema: ref(schema) });
   }
+  if (route.position === 'accepted') parameters.push({ $ref: '#/components/parameters/MemoryPosition' });
   const codes: ErrorCode[] = ['INTERNAL', 'SHUTTING_DOWN', 'SERVER_BUSY', ...(route.errors ?? [])];
   if (options.auth) codes.push('UNAUTHORIZED');
   if (options.rateLimited) codes.push('RATE_LIMITED');
   if (route.body) codes.push('INVALID_VALUE', 'BODY_TOO_LARGE', 'MALFORMED_BODY');
+  if (route.position === 'accepted') codes.push('INVALID_VALUE');
   if (pathParameters > 0) codes.push('INVALID_PATH');
   const statuses = new Set(codes.map((code) => ERROR_CODES[code].status));
 
   const success: Json = { description: route.summary ?? 'Success' };
   if (route.response) success.content = { [route.produces ?? 'application/json']: { schema: ref(route.response) } };
+  if (route.position === 'returned') success.headers = { [POSITION_HEADER]: { $ref: '#/components/headers/MemoryPosition' } };
   const responses: Json = { [String(route.status)]: success };
   for (const status of [...statuses].sort((a, b) => a - b)) {
     errorStatuses.add(status);

@@ -15,17 +15,31 @@ import type { Consolidator } from '../core/jobs/consolidator.js';
 import { EntityDeletion } from '../core/entity-deletion.js';
 import { SnapshotRestore } from '../core/snapshot-restore.js';
 import { DeleteRestoreTurns } from '../core/take-turns.js';
+import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from '../core/cluster-turns.js';
 import type { Logger } from '../shared/logger.js';
 import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
+import { CommitTrail } from '../core/commit-trail.js';
+import { furthestWalPosition, READ_PRIMARY } from '../shared/wal-position.js';
+import { withPosition } from './answer-position.js';
 
 /**
  * One handler per declared operation. It answers the output, or — recall, recall_grouped,
  * inspect — the output the pool worker already serialised (JsonAnswer), which REST sends as is.
+ * A write declared `position: 'returned'` marks its answer with its commit's position
+ * (answer-position.ts).
  */
 export type OperationHandlers = {
-  [K in OperationName]: (input: Input<K>) => Answer<Output<K>> | Promise<Answer<Output<K>>>;
+  [K in OperationName]: (input: Input<K>, request: RequestContext) => Answer<Output<K>> | Promise<Answer<Output<K>>>;
 };
 type Answer<T> = T | JsonAnswer<T>;
+
+/** What a request says beside its input, whichever surface it came through. */
+export interface RequestContext {
+  /** The caller's WAL position (pg_lsn text, validated), on operations declared `position: 'accepted'`. */
+  position?: string;
+}
+
+const NO_CONTEXT: RequestContext = Object.freeze({});
 
 export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;
@@ -41,9 +55,11 @@ export class MemoryOperations implements OperationHandlers {
     private readonly log: Logger,
     private readonly queryCache: QueryEmbeddingCache,
     private readonly version: string,
+    clusterTurns: ClusterTurns = LOCAL_CLUSTER_TURNS,
   ) {
-    // Deletes and restores take turns: both work in many writer commands.
-    const turns = new DeleteRestoreTurns();
+    // Deletes and restores take turns: both work in many writer commands (and, over PostgreSQL,
+    // with the other nodes' too).
+    const turns = new DeleteRestoreTurns(clusterTurns);
     this.deletion = new EntityDeletion(pool, writer, log, turns);
     this.restoration = new SnapshotRestore(config, pool, writer, backfill, log, turns);
   }
@@ -51,11 +67,29 @@ export class MemoryOperations implements OperationHandlers {
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
   onExtraction: ((extractor: 'llm' | 'rules' | 'none', fallbackReason?: string) => void) | null = null;
 
+  /**
+   * A write's answer, marked with the position of the commit of its last writer command (the
+   * trail `write` hands to each), so a recall given it, on any node, sees the write.
+   */
+  private async written<T extends object>(write: (trail: CommitTrail) => Promise<T>): Promise<T> {
+    const trail = new CommitTrail();
+    return withPosition(await write(trail), trail.position);
+  }
+
   /** New memory rows need vectors; the backfill embeds them off the request path. */
   private async stored<T>(write: Promise<T>): Promise<T> {
     const result = await write;
     this.backfill.poke();
     return result;
+  }
+
+  /**
+   * What a recall must see: this node's writes and the caller's position, whichever is further;
+   * the primary's present when one of this node's commits has no known position.
+   */
+  private readAfter(request: RequestContext): string | undefined {
+    const own = this.writer.position.readAfter;
+    return own === READ_PRIMARY ? own : furthestWalPosition(own, request.position);
   }
 
   /**
@@ -69,25 +103,26 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   createEntity(input: Input<'createEntity'>): Promise<Output<'createEntity'>> {
-    return this.writer.send({ type: 'ensureEntity', name: input.name, kind: input.kind });
+    return this.written((trail) => this.writer.send({ type: 'ensureEntity', name: input.name, kind: input.kind }, trail));
   }
 
   remember(input: Input<'remember'>): Promise<Output<'remember'>> {
-    return this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence }));
+    return this.written((trail) =>
+      this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence }, trail)));
   }
 
-  async recall(input: Input<'recall'>): Promise<JsonAnswer<Output<'recall'>>> {
+  async recall(input: Input<'recall'>, request: RequestContext): Promise<JsonAnswer<Output<'recall'>>> {
     const queryVector = this.queryCache.get(input.query);
-    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector, after: this.writer.lastPosition });
+    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector, after: this.readAfter(request) });
     if (embedded) this.queryCache.set(input.query, embedded);
     this.reinforcer.record(rowids);
     return markTruncated(new JsonAnswer(answer), truncated);
   }
 
-  async recallGrouped(input: Input<'recallGrouped'>): Promise<JsonAnswer<Output<'recallGrouped'>>> {
+  async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<JsonAnswer<Output<'recallGrouped'>>> {
     try {
       const queryVector = this.queryCache.get(input.query);
-      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector, after: this.writer.lastPosition });
+      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector, after: this.readAfter(request) });
       if (embedded) this.queryCache.set(input.query, embedded);
       this.reinforcer.record(rowids);
       return markTruncated(new JsonAnswer(answer), truncated);
@@ -102,11 +137,12 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   startEpisode(input: Input<'startEpisode'>): Promise<Output<'startEpisode'>> {
-    return this.writer.send({ type: 'startEpisode', participants: input.participants });
+    return this.written((trail) => this.writer.send({ type: 'startEpisode', participants: input.participants }, trail));
   }
 
   addMessage(input: Input<'addMessage'>): Promise<Output<'addMessage'>> {
-    return this.stored(this.writer.send({ type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content }));
+    return this.written((trail) =>
+      this.stored(this.writer.send({ type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content }, trail)));
   }
 
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
@@ -114,12 +150,12 @@ export class MemoryOperations implements OperationHandlers {
     const { episode_id: episodeId, outcome } = input;
     const { memories, extractor, fallbackReason, sourceIds } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
     this.onExtraction?.(extractor, fallbackReason);
-    return this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories, sourceIds }));
+    return this.written((trail) => this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories, sourceIds }, trail)));
   }
 
   /** Snapshot in the pool, then delete in time-bounded chunks (core/entity-deletion.ts). */
   forget(input: Input<'forget'>): Promise<Output<'forget'>> {
-    return this.deletion.forget(input.entity_name);
+    return this.written((trail) => this.deletion.forget(input.entity_name, trail));
   }
 
   /** Deletion snapshots beside the database, oldest first, as `memory-runtime snapshots --json` lists them. */
@@ -129,7 +165,7 @@ export class MemoryOperations implements OperationHandlers {
 
   /** Online restore: file read in the pool, memories put back by the writer in bounded chunks. */
   restoreSnapshot(input: Input<'restoreSnapshot'>): Promise<Output<'restoreSnapshot'>> {
-    return this.restoration.restore(input.snapshot_id);
+    return this.written((trail) => this.restoration.restore(input.snapshot_id, trail));
   }
 
   /** The namespace's entities by name, a page at a time (the console's entity list). */
@@ -148,11 +184,11 @@ export class MemoryOperations implements OperationHandlers {
 
   /** Promotion, decay and archiving: planned in the pool, written by the writer, one run at a time. */
   consolidate(): Promise<Output<'consolidate'>> {
-    return this.consolidator.run();
+    return this.written((trail) => this.consolidator.run(trail));
   }
 }
 
 /** Calls the handler of `name` with input the caller has validated against its declaration. */
-export function invoke(ops: OperationHandlers, name: OperationName, input: unknown): unknown {
-  return (ops[name] as (input: unknown) => unknown).call(ops, input);
+export function invoke(ops: OperationHandlers, name: OperationName, input: unknown, request: RequestContext = NO_CONTEXT): unknown {
+  return (ops[name] as (input: unknown, request: RequestContext) => unknown).call(ops, input, request);
 }

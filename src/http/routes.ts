@@ -4,9 +4,11 @@
 // their response schemas, generate the OpenAPI document (openapi.ts).
 import Type, { type TObject, type TSchema } from 'typebox';
 import type { ErrorCode } from '../shared/errors.js';
-import { OPERATIONS, REST_BINDINGS, type OperationDeclaration, type OperationName, type RestBinding } from '../shared/operations/index.js';
+import {
+  OPERATIONS, REST_BINDINGS, type OperationDeclaration, type OperationName, type PositionUse, type RestBinding,
+} from '../shared/operations/index.js';
 import { compileValidator, type Validator } from '../shared/validation.js';
-import { invoke, type MemoryOperations } from './operations.js';
+import { invoke, type MemoryOperations, type RequestContext } from './operations.js';
 
 export interface RouteInput {
   body: any;
@@ -14,6 +16,8 @@ export interface RouteInput {
   query?: unknown;
   /** Path parameters, already percent-decoded. */
   params: string[];
+  /** The Memory-Position header, validated, on routes that accept one. */
+  position?: string;
 }
 
 export interface Route {
@@ -40,6 +44,8 @@ export interface Route {
   queryInput?: Validator<TObject>;
   /** Error codes particular to this route, beyond those any route can answer (OpenAPI). */
   errors?: readonly ErrorCode[];
+  /** Answers the Memory-Position header ('returned'), or reads it from the request ('accepted'). */
+  position?: PositionUse;
 }
 
 /** Operations without input (health, stats, consolidate) are handed this. */
@@ -63,26 +69,34 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
     summary: binding.summary,
     response: operation.output,
     errors: operation.errors,
+    ...(operation.position ? { position: operation.position } : {}),
     ...(bodySchema ? { body: compileValidator(bodySchema) } : {}),
     ...(names.length > 0
       ? { params: Type.Object(Object.fromEntries(names.map((param, i) => [param, operation.input.properties[fields[i]]]))) }
       : {}),
     ...(binding.query ? { query: binding.query } : {}),
     ...(queryIsInput ? { queryInput: compileValidator(operation.input, 'query') } : {}),
-    handle: queryIsInput ? (ops, { query }) => invoke(ops, name, query) : handlerOf(name, operation, bodySchema !== null, fields),
+    handle: queryIsInput ? (ops, request) => invoke(ops, name, request.query, contextOf(request)) : handlerOf(name, operation, bodySchema !== null, fields),
   };
 }
 
+/** The request's context for the handler (no object made when there is none to carry). */
+const contextOf = ({ position }: RouteInput): RequestContext | undefined => (position === undefined ? undefined : { position });
+
 /** How a request becomes the operation's input (see RestBinding.params). */
 function handlerOf(name: OperationName, operation: OperationDeclaration, hasBody: boolean, fields: string[]): Route['handle'] {
-  if (fields.length === 0) return hasBody ? (ops, { body }) => invoke(ops, name, body) : (ops) => invoke(ops, name, NO_INPUT);
+  if (fields.length === 0) {
+    return hasBody
+      ? (ops, request) => invoke(ops, name, request.body, contextOf(request))
+      : (ops, request) => invoke(ops, name, NO_INPUT, contextOf(request));
+  }
   /** `into` (a fresh copy of the validated body, or a new object) with the path's fields set. */
   const withPath = (into: Record<string, unknown>, params: string[]) => {
     for (let i = 0; i < fields.length; i++) into[fields[i]] = params[i];
     return into;
   };
-  if (hasBody) return (ops, { body, params }) => invoke(ops, name, withPath({ ...body }, params));
+  if (hasBody) return (ops, request) => invoke(ops, name, withPath({ ...request.body }, request.params), contextOf(request));
   // The path is the whole input: it goes through the input schema, as the MCP tool's arguments do.
   const input = compileValidator(operation.input, 'params');
-  return (ops, { params }) => invoke(ops, name, input.parse(withPath({}, params)));
+  return (ops, request) => invoke(ops, name, input.parse(withPath({}, request.params)), contextOf(request));
 }

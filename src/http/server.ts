@@ -23,6 +23,8 @@ import { parseQuery } from './query.js';
 import type { Route } from './routes.js';
 import { isTruncated, TRUNCATED_HEADER } from './truncation.js';
 import { JsonAnswer } from './json-answer.js';
+import { positionOf, positionReader, type PositionReader } from './answer-position.js';
+import { POSITION_HEADER } from '../shared/wal-position.js';
 
 /** Where finished requests are counted (implemented by the Prometheus metrics). */
 
@@ -46,6 +48,8 @@ interface Captured extends Caller {
   rawParams: string[];
   /** The raw query string, for routes whose query is their input. */
   rawQuery: string;
+  /** The raw Memory-Position header ('' when absent), on routes that accept one. */
+  rawPosition: string;
   /** Fires when the client goes away (uWS onAborted); only routes that read a body have one. */
   signal: AbortSignal | null;
 }
@@ -62,6 +66,8 @@ export class HttpServer {
   private draining = false;
   private inflight = 0;
   private drained: (() => void) | null = null;
+  /** A recall's Memory-Position header: validated on PostgreSQL, ignored on SQLite. */
+  private readonly readPosition: PositionReader;
 
   constructor(
     private readonly config: Config,
@@ -76,6 +82,7 @@ export class HttpServer {
     this.authFailures = new RateLimiter(config.apiKeys.length > 0 ? config.authFailuresPerMinute : 0);
     this.bodies = new BodyBudget(config.maxInflightBodyBytes);
     this.access = new AccessLog(log);
+    this.readPosition = positionReader(config);
     this.app = uWS.App();
     for (const route of routes) {
       // Counted once here, not per request (uWS wants the parameter index).
@@ -192,6 +199,7 @@ export class HttpServer {
       client: this.auth.enabled || this.limiter.enabled ? Buffer.from(res.getRemoteAddressAsText()).toString() : '',
       rawParams,
       rawQuery: route.queryInput ? req.getQuery() ?? '' : '',
+      rawPosition: route.position === 'accepted' ? req.getHeader(POSITION_REQUEST_HEADER) : '',
       signal: abort?.signal ?? null,
       method,
       startedAt: performance.now(),
@@ -217,10 +225,12 @@ export class HttpServer {
     return this.guarded(ex, route.path, captured, () => {
       const params = captured.rawParams.map(decodeSegment);
       const query = route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : undefined;
+      // Checked before the body is read: a bad header is refused whatever the body holds.
+      const position = this.readPosition(captured.rawPosition, POSITION_HEADER);
       // A GET whose handler answers at once (health) is answered before uWS returns: no
       // promise hops, and the write is corked by uWS itself.
       if (!captured.signal) {
-        const result = route.handle(this.ops, { body: undefined, params, query });
+        const result = route.handle(this.ops, { body: undefined, params, query, position });
         if (!(result instanceof Promise)) return this.send(ex, route, result);
         if (!ex.body) ex.res.onAborted(() => this.aborted(ex));
         return result.then((value) => this.send(ex, route, value));
@@ -234,7 +244,7 @@ export class HttpServer {
           // Parsed: the raw bytes are no longer held, so they leave the in-flight budget now,
           // not after a slow reader has drained the answer.
           ex.body?.release();
-          return route.handle(this.ops, { body, params, query });
+          return route.handle(this.ops, { body, params, query, position });
         })
         .then((value) => this.send(ex, route, value));
     });
@@ -242,7 +252,7 @@ export class HttpServer {
 
   /** Resolves once the answer is written (a large one goes out as the socket takes it). */
   private send(ex: Exchange, route: Route, result: unknown): Promise<void> | void {
-    const headers = isTruncated(result) ? TRUNCATED_ANSWER : undefined;
+    const headers = answerHeaders(result);
     if (result instanceof RawBody) return sendRaw(ex, route.status, result);
     if (result instanceof JsonAnswer) return sendRaw(ex, route.status, new RawBody('application/json', result.bytes), headers);
     sendJson(ex, route.status, result, headers);
@@ -335,6 +345,15 @@ export class HttpServer {
 }
 
 const TRUNCATED_ANSWER = { [TRUNCATED_HEADER]: 'true' };
+/** uWS hands request headers over by lower-case name. */
+const POSITION_REQUEST_HEADER = POSITION_HEADER.toLowerCase();
+
+/** A read cut to the budget says so; a write names its commit's position (answer-position.ts). */
+function answerHeaders(result: unknown): Record<string, string> | undefined {
+  if (isTruncated(result)) return TRUNCATED_ANSWER;
+  const position = positionOf(result);
+  return position === undefined ? undefined : { [POSITION_HEADER]: position };
+}
 
 /** One path segment, percent-decoded exactly once. */
 function decodeSegment(raw: string): string {

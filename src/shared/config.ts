@@ -5,6 +5,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { parsePostgresUrl, PostgresUrlError, type PostgresTarget } from './postgres-url.js';
 
 /** The optional npm package the glove embedder reads its word vectors from. */
 /** The largest vector any embedder may produce (SERVICE_EMBEDDING_DIMENSIONS for openai). */
@@ -19,14 +20,23 @@ export type EmbedderConfig =
   | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number };
 
 export interface PostgresConfig {
-  /** The primary: `postgres://…`, several hosts allowed, writes need target_session_attrs=primary. */
+  /**
+   * The primary: `postgres://…`, several hosts allowed, writes need target_session_attrs=primary.
+   * Written canonically for the client (shared/postgres-url.ts); log `label`, never this.
+   */
   readonly url: string;
+  /** `url` with its password replaced by ***. */
+  readonly label: string;
   /** Replicas recall reads (prefer-standby); null = recall reads the primary too. */
   readonly readUrl: string | null;
-  /** Longest a recall waits for a replica to replay this node's last write before reading the primary. */
+  /** `readUrl` with its password replaced by ***. */
+  readonly readLabel: string | null;
+  /** Longest a recall waits for a replica to replay the writes it must see (this node's, the caller's position) before reading the primary. */
   readonly readMaxLagMs: number;
   /** Connections each pool thread opens to the primary, and to the replicas. */
   readonly poolConnections: number;
+  /** How long start-up retries a database it cannot connect to before exiting. */
+  readonly startTimeoutMs: number;
 }
 
 export interface Config {
@@ -86,6 +96,8 @@ export interface Config {
   readonly shutdownGraceMs: number;
   /** Milliseconds between background consolidation runs; 0 = only on POST /v1/consolidate. */
   readonly consolidateIntervalMs: number;
+  /** Longest POST /v1/consolidate waits for a run already in progress before 503 CONSOLIDATION_BUSY. */
+  readonly consolidateWaitMs: number;
   /** Cosine similarity at or above which episodic memories count as repeats of each other. */
   readonly promotionSimilarity: number;
   /** Memories whose FSRS retrievability falls below this are archived by consolidation. */
@@ -142,26 +154,33 @@ function url(env: Env, name: string, fallback: string): string {
   return value;
 }
 
-/** A postgres:// or postgresql:// URL (several comma-separated hosts allowed, which URL() refuses). */
-function postgresUrl(env: Env, name: string): string | null {
+/** A postgres:// or postgresql:// URL the client can use (shared/postgres-url.ts), or null when unset. */
+function postgresUrl(env: Env, name: string): PostgresTarget | null {
   const value = env[name]?.trim();
   if (!value) return null;
-  if (!/^postgres(ql)?:\/\/[^\s]+$/i.test(value)) throw new ConfigError(name, 'must be a postgres:// or postgresql:// URL');
-  return value;
+  try {
+    return parsePostgresUrl(value);
+  } catch (error) {
+    if (error instanceof PostgresUrlError) throw new ConfigError(name, error.message);
+    throw error;
+  }
 }
 
 function postgresConfig(env: Env): PostgresConfig | null {
-  const url = postgresUrl(env, 'SERVICE_DATABASE_URL');
-  const readUrl = postgresUrl(env, 'SERVICE_READ_DATABASE_URL');
-  if (!url) {
-    if (readUrl) throw new ConfigError('SERVICE_READ_DATABASE_URL', 'needs SERVICE_DATABASE_URL (replicas of which primary?)');
+  const primary = postgresUrl(env, 'SERVICE_DATABASE_URL');
+  const replicas = postgresUrl(env, 'SERVICE_READ_DATABASE_URL');
+  if (!primary) {
+    if (replicas) throw new ConfigError('SERVICE_READ_DATABASE_URL', 'needs SERVICE_DATABASE_URL (replicas of which primary?)');
     return null;
   }
   return {
-    url,
-    readUrl,
+    url: primary.url,
+    label: primary.redacted,
+    readUrl: replicas?.url ?? null,
+    readLabel: replicas?.redacted ?? null,
     readMaxLagMs: integer(env, 'SERVICE_READ_MAX_LAG_MS', 250, 0, 60_000),
     poolConnections: integer(env, 'SERVICE_DATABASE_POOL_SIZE', 4, 1, 100),
+    startTimeoutMs: integer(env, 'SERVICE_DATABASE_START_TIMEOUT_MS', 15_000, 0, 600_000),
   };
 }
 
@@ -292,6 +311,7 @@ export function loadConfig(env: Env = process.env): Config {
     authFailuresPerMinute: integer(env, 'SERVICE_AUTH_FAILURE_LIMIT', 60, 0, 100_000_000),
     shutdownGraceMs: integer(env, 'SERVICE_SHUTDOWN_GRACE_MS', 10_000, 0, 600_000),
     consolidateIntervalMs: integer(env, 'SERVICE_CONSOLIDATE_INTERVAL_SECONDS', 3600, 0, 31_536_000) * 1000,
+    consolidateWaitMs: integer(env, 'SERVICE_CONSOLIDATE_WAIT_SECONDS', 20, 0, 3600) * 1000,
     promotionSimilarity: fraction(env, 'SERVICE_PROMOTION_SIMILARITY') ?? 0.93,
     archiveRetrievability: fraction(env, 'SERVICE_ARCHIVE_RETRIEVABILITY') ?? 0.05,
     mcpAllowedHosts: list(env, 'SERVICE_MCP_ALLOWED_HOSTS'),
@@ -301,6 +321,5 @@ export function loadConfig(env: Env = process.env): Config {
 
 /** Where the service keeps its memories, for logs: the SQLite file, or the PostgreSQL URL without its password. */
 export function databaseLabel(config: Pick<Config, 'dbPath' | 'postgres'>): string {
-  if (!config.postgres) return config.dbPath;
-  return config.postgres.url.replace(/^(postgres(?:ql)?:\/\/[^:@/]*):[^@/]*@/i, '$1:***@');
+  return config.postgres ? config.postgres.label : config.dbPath;
 }

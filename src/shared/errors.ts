@@ -23,8 +23,8 @@ export const ERROR_CODES = {
   SNAPSHOT_CONFLICT: { status: 409, when: 'the snapshot was taken in another namespace, or another namespace holds its ids' },
   SNAPSHOT_UNUSABLE: { status: 409, when: 'the snapshot file is unreadable or damaged (nothing was restored)' },
   RESTORE_INTERRUPTED: { status: 409, when: 'the snapshot file could not be read to its end after part of it was restored; repeat the restore to finish (it skips what is present)' },
-  ENTITY_BUSY: { status: 409, when: 'deletes of this entity already fill its queue (one runs, 4 wait), or 64 deletes wait behind a restore; retry once they end' },
-  RESTORE_BUSY: { status: 409, when: 'restores already fill their queue (one runs at a time, 4 wait); retry once they end' },
+  ENTITY_BUSY: { status: 409, when: 'deletes of this entity already fill its queue (one runs, 4 wait), or 64 deletes wait behind a restore, or (PostgreSQL) another node\'s delete of it or restore ran on for 30 s; retry once they end' },
+  RESTORE_BUSY: { status: 409, when: 'restores already fill their queue (one runs at a time, 4 wait), or (PostgreSQL) another node\'s delete or restore ran on for 30 s; retry once they end' },
   METHOD_NOT_ALLOWED: { status: 405, when: 'the path does not take this method (see Allow)' },
   BODY_TOO_LARGE: { status: 413, when: 'request body above the configured limit' },
   RATE_LIMITED: { status: 429, when: 'rate limit exceeded; see Retry-After (seconds)' },
@@ -36,6 +36,8 @@ export const ERROR_CODES = {
   SHUTTING_DOWN: { status: 503, when: 'draining for shutdown' },
   // The writer thread died; the process exits for its supervisor to restart it.
   WRITER_UNAVAILABLE: { status: 503, when: 'the writer thread died and the process is restarting (see Retry-After)', retryAfter: 5 },
+  // A consolidation run asked for waited SERVICE_CONSOLIDATE_WAIT_SECONDS behind another run (here or on another node).
+  CONSOLIDATION_BUSY: { status: 503, when: 'another consolidation run (scheduled, requested, or on another node) did not end within SERVICE_CONSOLIDATE_WAIT_SECONDS; see Retry-After', retryAfter: 10 },
   SERVER_BUSY: { status: 503, when: 'the in-flight request or body caps are reached (see Retry-After)', retryAfter: 1 },
   // The disk holding the database or the snapshots is full: nothing was stored.
   STORAGE_FULL: { status: 507, when: 'the disk is full: nothing was stored; see Retry-After (seconds)', retryAfter: 60 },
@@ -108,6 +110,9 @@ export const fail = {
   illFormedUnicode: (field: string) => error('INVALID_VALUE', `${field}: not well-formed Unicode (a lone UTF-16 surrogate)`),
   /** The PostgreSQL backend cannot store U+0000 in text (SQLite can). */
   nulCharacter: (field: string) => error('INVALID_VALUE', `${field}: contains U+0000 (NUL), which the PostgreSQL store cannot hold`),
+  /** `field`: the Memory-Position header, or the MCP `_meta` key, a caller sent. */
+  invalidPosition: (field: string) =>
+    error('INVALID_VALUE', `${field}: must be a WAL position as a write's answer gives it (PostgreSQL pg_lsn text, e.g. 0/16B3748)`),
   invalidPath: (segment: string) => error('INVALID_PATH', `path segment '${segment}' is not valid percent-encoding`),
   bodyTooLarge: (limit: number) => error('BODY_TOO_LARGE', `request body exceeds the ${limit}-byte limit`),
   clientClosed: () => error('CLIENT_CLOSED', 'client closed the connection before the body was read'),
@@ -121,6 +126,8 @@ export const fail = {
   shuttingDown: () => error('SHUTTING_DOWN', 'service is shutting down'),
   tooManyRequests: (max: number) => error('SERVER_BUSY', `more than ${max} requests in flight; retry shortly`),
   tooManyBodies: () => error('SERVER_BUSY', 'too many request bodies in flight; retry shortly'),
+  consolidationBusy: (waitedSeconds: number) => error('CONSOLIDATION_BUSY',
+    `another consolidation run is in progress and did not end within ${waitedSeconds} s; retry later`),
   writerStopped: () => error('WRITER_UNAVAILABLE', 'writes are unavailable: the writer thread stopped and the service is restarting'),
   // The operations.
   entityNotFound: (entity: string) => error('NOT_FOUND', `entity '${entity}' not found`),
@@ -136,6 +143,9 @@ export const fail = {
     `too many deletes are waiting (of entity '${entity}': at most ${perEntity}; of all entities: at most ${total}); retry once they end`),
   restoreInterrupted: (id: string, restored: number, reason: string) => error('RESTORE_INTERRUPTED',
     `snapshot '${id}' was partially restored (${restored} memories put back) before its file could not be read: ${reason}; repeat the restore to finish`),
+  entityBusyElsewhere: (entity: string, node: string) => error('ENTITY_BUSY',
+    `a delete of entity '${entity}' or a restore is running on node ${node}; retry once it ends`),
+  restoreBusyElsewhere: (node: string) => error('RESTORE_BUSY', `a delete or restore is running on node ${node}; retry once it ends`),
   restoreBusy: (waiting: number) => error('RESTORE_BUSY', `a restore is running and ${waiting} more are waiting; retry once they end`),
   // A 5xx takes no free text: the cause (SQL, file paths) goes to the log, never to the client.
   recallFailed: () => error('RECALL_FAILED', 'recall pipeline failed'),

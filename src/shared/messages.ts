@@ -105,7 +105,12 @@ export interface WriterResults {
   /** `processed`: how many of `rows` were handled (the rest did not fit the time budget). */
   forgetBegin: { maxRowid: number };
   forgetEnd: { status: 'ok' };
-  forgetRows: { processed: number; removed: number };
+  /**
+   * `copied` (PostgreSQL): the removed rows copied into the snapshot, by memory type — the
+   * snapshot's counts are these, not the listing's (a row listed may be gone by the time its
+   * chunk runs). SQLite's snapshot is the file, written whole before the first chunk.
+   */
+  forgetRows: { processed: number; removed: number; copied?: Record<import('./schemas.js').MemoryType, number> };
   /** `processed`: how many of `memories` were handled; `restored` + `present` = processed. */
   restoreRows: { processed: number; restored: number; present: number };
   attachVectors: { attached: number };
@@ -131,7 +136,11 @@ export interface WriterRequest {
 }
 
 export type WriterReply =
-  | { id: number; ok: true; result: unknown }
+  /**
+   * `position` (PostgreSQL): the WAL position at or past the commit of the batch this command was
+   * in, when it could be read — what the answer to the write carries (Memory-Position).
+   */
+  | { id: number; ok: true; result: unknown; position?: string }
   | { id: number; ok: false; error: WireError };
 
 /** Sent by the writer after each committed transaction (for metrics and tests). */
@@ -139,8 +148,12 @@ export interface WriterBatchReport {
   type: 'batch';
   commands: number;
   commitMs: number;
-  /** PostgreSQL: the WAL position at or past the commit (see BatchOutcome in writer/store-port.ts). */
-  position?: string;
+  /**
+   * PostgreSQL: the WAL position at or past the commit (see BatchOutcome in writer/store-port.ts);
+   * null when the batch committed but its position could not be read. Absent on SQLite, and when
+   * the flush committed nothing.
+   */
+  position?: string | null;
 }
 
 /** Sent instead of WriterReady when the file could not be opened or migrated. */
@@ -160,17 +173,22 @@ export interface WriterReady {
 }
 
 /** Outcome of a pool task: errors are returned, not thrown, so their code survives. */
-export type TaskResult<T> = { ok: true; value: T; timings?: StageTimings; readSide?: ReadSide } | { ok: false; error: WireError };
+export type TaskResult<T> =
+  | { ok: true; value: T; timings?: StageTimings; readSide?: ReadSide; replicaFailure?: string }
+  | { ok: false; error: WireError };
 
 /**
  * Which side of a PostgreSQL setup with replicas served a recall's snapshot: a replica, or the
- * primary because no replica replayed the node's last write in time (metrics; never sent to a caller).
+ * primary because no replica replayed the writes the recall must see in time — this node's last one,
+ * the caller's Memory-Position — or one has no known position (metrics; never sent to a caller).
  */
 export type ReadSide = 'replica' | 'primary';
 
 /** What a task notes beside its result for the main thread's metrics. */
 export interface TaskNotes {
   readSide?: ReadSide;
+  /** A replica failed and the primary served instead: the cause, to be logged (rate-limited per thread). */
+  replicaFailure?: string;
 }
 
 /**
@@ -182,7 +200,9 @@ export type StageTimings = Record<string, number>;
 /** Reads and CPU work, run in the Piscina pool against a read-only connection. */
 export type PoolTask =
   /** `queryVector`: the query's embedding from the main thread's cache, when it had one. */
-  // `after`: the write position the recall must see (PostgreSQL replicas, read-your-writes): this node's last commit.
+  // `after`: the write position the recall must see (PostgreSQL replicas, read-your-writes): the
+  // furthest of this node's last commit and the caller's Memory-Position; READ_PRIMARY
+  // (shared/wal-position.ts) when this node's last commit has no known position.
   | { op: 'recall'; input: import('./schemas.js').ValidatedRecall; queryVector?: Float32Array; after?: string }
   | { op: 'recallGrouped'; input: import('./schemas.js').ValidatedRecallGrouped; queryVector?: Float32Array; after?: string }
   | { op: 'inspect'; input: import('./schemas.js').ValidatedInspect }
@@ -265,6 +285,8 @@ export type PoolReply<K extends PoolOp> = TaskResult<PoolResults[K]>;
 export interface PoolWorkerData {
   config: import('./config.js').Config;
   namespaceId: number;
+  /** PostgreSQL: the channel the pool asks its threads to close their connections on (shared/pool-close.ts). */
+  closeChannel: string | null;
   /** Set by the pool: background-lane threads lower their OS priority. */
   lane?: Lane;
 }

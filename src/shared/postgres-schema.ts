@@ -172,6 +172,21 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   DROP INDEX memories_by_entity;
   CREATE INDEX memories_by_entity ON memories(entity_id, md5(content_key));
   `,
+  /* 4 */ `
+  -- Deletes and restores in progress on any node (src/core/cluster-turns.ts), so another node's
+  -- conflicting one waits or is refused as on one node: a DELETE of \`entity\` (a name), or a
+  -- restore (entity NULL), by \`node\`, for as long as its lease is renewed. A crashed node's entry
+  -- lapses at lease_until (the database's clock).
+  CREATE TABLE open_deletions (
+    id           text PRIMARY KEY,
+    namespace_id integer NOT NULL REFERENCES namespaces(id),
+    entity       text,
+    node         text NOT NULL,
+    started_at   timestamptz NOT NULL DEFAULT now(),
+    lease_until  timestamptz NOT NULL
+  );
+  CREATE INDEX open_deletions_by_namespace ON open_deletions(namespace_id, entity);
+  `,
 ];
 
 /**
@@ -185,7 +200,8 @@ export const TEXT_SEARCH_CONFIG = 'memrt_english';
  * service's locks never collide with each other or with an operator's own.
  * WRITE: key = namespace id; every write batch takes it first, so a namespace's batches
  * serialise across nodes and its rowids follow commit order. MIGRATE: key 0; nodes starting
- * together migrate one at a time.
+ * together migrate one at a time. OPEN_DELETIONS: key = namespace id; a node checks
+ * open_deletions and registers its delete or restore under it (src/core/cluster-turns.ts).
  * Background jobs (session locks, pg_try_advisory_lock(class, namespace id); src/core/jobs/
  * postgres-job-locks.ts): EMBEDDING_BACKFILL, VECTOR_INDEX and CONSOLIDATION_SCHEDULE are held by
  * one node from the first run it makes until its session ends, so that node alone runs the job
@@ -195,6 +211,7 @@ export const TEXT_SEARCH_CONFIG = 'memrt_english';
 export const PG_LOCK_CLASS = {
   write: 0x6d72_0001,
   migrate: 0x6d72_0002,
+  openDeletions: 0x6d72_0003,
   embeddingBackfill: 0x6d72_0010,
   vectorIndex: 0x6d72_0011,
   consolidationSchedule: 0x6d72_0012,

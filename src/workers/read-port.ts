@@ -63,8 +63,11 @@ export interface DecayCandidate {
 export interface SnapshotOptions {
   /** PostgreSQL: the WAL position (pg_lsn text) of the caller's last write. */
   after?: string;
-  /** Told which side served the snapshot, when replicas are configured (metrics). */
-  onServed?: (side: ReadSide) => void;
+  /**
+   * Told which side served the snapshot, when replicas are configured (metrics), and why a
+   * replica failed when that is to be logged (PostgreSQL: at most once a minute per thread).
+   */
+  onServed?: (side: ReadSide, replicaFailure?: string) => void;
 }
 
 /** One namespace's reads for the pool's task handlers (worker.ts). */

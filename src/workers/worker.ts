@@ -6,6 +6,7 @@ import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, StageTimings, TaskNotes, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { openReadPort } from './open-read-port.js';
+import { closeWhenAsked } from '../shared/pool-close.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
@@ -18,13 +19,15 @@ import { withinBudget, type Budgeted } from './response-budget.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
 import { checkSnapshotById, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';
 
-const { config, namespaceId, lane } = workerData as PoolWorkerData;
+const { config, namespaceId, lane, closeChannel } = workerData as PoolWorkerData;
 // Named by lane (`top -H`, bench:mixed's per-thread CPU). Background threads yield the CPU
 // to interactive ones whenever both want it.
 nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 // Every read of storage goes through the port; the engine ranks over whichever adapter it is.
-const { port: store } = openReadPort(config, namespaceId);
+const { port: store, close: closeStore } = openReadPort(config, namespaceId);
+// Before the pool terminates this thread: its sessions end with a goodbye, not a dropped socket.
+if (closeChannel) closeWhenAsked(closeChannel, closeStore);
 const engine = new RecallEngine(store);
 /** PostgreSQL keeps deletion snapshots in tables (written in the delete's transaction); SQLite in files. */
 const snapshotsInTables = config.postgres !== null;
@@ -59,7 +62,10 @@ async function recallHits(
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const onServed = (side: ReadSide) => { notes.readSide = side; };
+  const onServed = (side: ReadSide, replicaFailure?: string) => {
+    notes.readSide = side;
+    if (replicaFailure) notes.replicaFailure = replicaFailure;
+  };
   const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed };
   const hits = await engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
   return embedded ? { ...hits, embedded } : hits;
@@ -192,6 +198,7 @@ export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise
       ok: true, value,
       ...(Object.keys(timings).length > 0 ? { timings } : {}),
       ...(notes.readSide ? { readSide: notes.readSide } : {}),
+      ...(notes.replicaFailure ? { replicaFailure: notes.replicaFailure } : {}),
     };
     // Inside the try: a handler resolving null or a primitive must come back as a wire error,
     // not escape as a raw Piscina rejection.

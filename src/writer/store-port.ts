@@ -42,9 +42,11 @@ export interface BatchOutcome {
   /**
    * PostgreSQL: the WAL position at or past this flush's commit record (pg_lsn text, e.g.
    * '0/16B3748'). A replica whose pg_last_wal_replay_lsn() has reached it sees every write of the
-   * flush (read-your-writes). Absent for SQLite, where readers share the file.
+   * flush (read-your-writes). Null when it could not be read after COMMIT (the flush is committed
+   * all the same: recalls then read the primary, core/node-position.ts). Absent for SQLite, where
+   * readers share the file.
    */
-  position?: string;
+  position?: string | null;
 }
 
 export interface WriteStorePort {

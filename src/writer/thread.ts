@@ -85,7 +85,12 @@ function finish(batch: WriterRequest[], outcome: BatchOutcome, started: number):
   const report: WriterBatchReport = { type: 'batch', commands: batch.length, commitMs: performance.now() - started };
   if (outcome.position !== undefined) report.position = outcome.position;
   port.postMessage(report);
-  for (const reply of outcome.replies) port.postMessage(reply);
+  // Each acknowledgement carries its own batch's position: the answer to that write names it.
+  const { position } = outcome;
+  for (const reply of outcome.replies) {
+    if (reply.ok && typeof position === 'string') reply.position = position;
+    port.postMessage(reply);
+  }
   afterFlush();
 }
 

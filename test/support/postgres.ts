@@ -4,7 +4,7 @@
 // PostgreSQL refuses to run as root, so as root each command runs as the `postgres` system user
 // that Debian's package creates.
 import { execFile } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -20,8 +20,14 @@ export interface PgCluster {
   readonly dir: string;
   readonly port: number;
   readonly url: string;
-  /** Runs SQL through psql and returns its unaligned output (rows by line, columns by '|'). */
-  sql(statement: string): Promise<string>;
+  /** Runs SQL through psql (in `database`, default postgres) and returns its unaligned output (rows by line, columns by '|'). */
+  sql(statement: string, database?: string): Promise<string>;
+  /** Stops the server at once (`pg_ctl stop -m immediate`: a crash, as far as clients can tell), keeping its data. */
+  halt(): Promise<void>;
+  /** Starts a halted server again, on the same port. */
+  restart(): Promise<void>;
+  /** Makes `role` log in over TCP with its password (scram-sha-256) instead of trust. */
+  requirePassword(role: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -34,10 +40,23 @@ export function postgresUnavailable(): string | null {
   return null;
 }
 
-/** Runs a PostgreSQL binary, as the postgres user when this process is root. */
-function pgCommand(binary: string, args: string[]): Promise<{ stdout: string }> {
+/** Runs a PostgreSQL binary, as the postgres user when this process is root; inside `netns` when given (root only). */
+function pgCommand(binary: string, args: string[], netns?: string): Promise<{ stdout: string }> {
   const path = join(PG_BIN, binary);
-  return asRoot ? run('runuser', ['-u', 'postgres', '--', path, ...args]) : run(path, args);
+  const inNetns = netns ? ['ip', 'netns', 'exec', netns] : [];
+  if (asRoot) {
+    const [command, ...rest] = [...inNetns, 'runuser', '-u', 'postgres', '--', path, ...args];
+    return run(command!, rest);
+  }
+  return run(path, args);
+}
+
+/** Where a primary listens: by default 127.0.0.1 of this network namespace. */
+export interface PrimaryOptions {
+  /** A network namespace (`ip netns add`) to run the server in; psql then reaches it by its socket. */
+  netns?: string;
+  /** listen_addresses (an address of that namespace). */
+  listenAddress?: string;
 }
 
 async function freePort(): Promise<number> {
@@ -66,22 +85,36 @@ function postgresUser(): { uid: number; gid: number } | null {
   return { uid: Number(uid), gid: Number(gid) };
 }
 
-async function startServer(dataDir: string, socketDir: string, port: number): Promise<void> {
+async function startServer(dataDir: string, socketDir: string, port: number, where: PrimaryOptions = {}): Promise<void> {
   const options = [
-    `-p ${port}`, `-k ${socketDir}`, '-c listen_addresses=127.0.0.1',
+    `-p ${port}`, `-k ${socketDir}`, `-c listen_addresses=${where.listenAddress ?? '127.0.0.1'}`,
     '-c wal_level=replica', '-c max_wal_senders=5', '-c hot_standby=on',
   ].join(' ');
-  await pgCommand('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dataDir, 'server.log'), '-w', '-t', '60', 'start']);
+  await pgCommand('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dataDir, 'server.log'), '-w', '-t', '60', 'start'], where.netns);
 }
 
-function cluster(dir: string, dataDir: string, port: number): PgCluster {
+function cluster(dir: string, dataDir: string, port: number, where: PrimaryOptions = {}): PgCluster {
+  // From another network namespace the server's TCP address is out of reach; its socket is not.
+  const psqlHost = where.netns ? dir : '127.0.0.1';
   return {
     dir,
     port,
-    url: `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`,
-    async sql(statement) {
-      const { stdout } = await run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', SUPERUSER, '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-Atc', statement]);
+    url: `postgres://${SUPERUSER}@${where.listenAddress ?? '127.0.0.1'}:${port}/postgres`,
+    async sql(statement, database = 'postgres') {
+      const { stdout } = await run('psql', ['-h', psqlHost, '-p', String(port), '-U', SUPERUSER, '-d', database, '-v', 'ON_ERROR_STOP=1', '-Atc', statement]);
       return stdout.trim();
+    },
+    async halt() {
+      await pgCommand('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
+    },
+    async restart() {
+      await startServer(dataDir, dir, port);
+    },
+    async requirePassword(role) {
+      const hba = join(dataDir, 'pg_hba.conf');
+      // First match wins: this line goes before initdb's trust lines.
+      writeFileSync(hba, `host all ${role} 127.0.0.1/32 scram-sha-256\n${readFileSync(hba, 'utf8')}`);
+      await this.sql('SELECT pg_reload_conf()');
     },
     async stop() {
       await pgCommand('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
@@ -91,13 +124,15 @@ function cluster(dir: string, dataDir: string, port: number): PgCluster {
 }
 
 /** A new primary: initdb (trust auth on loopback only), started on a free port. */
-export async function startPrimary(): Promise<PgCluster> {
+export async function startPrimary(where: PrimaryOptions = {}): Promise<PgCluster> {
   const dir = privateDir();
   const dataDir = join(dir, 'data');
   await pgCommand('initdb', ['-D', dataDir, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  // initdb trusts loopback only; a server on another address trusts its own subnet too.
+  if (where.listenAddress) appendFileSync(join(dataDir, 'pg_hba.conf'), 'host all all samenet trust\n');
   const port = await freePort();
-  await startServer(dataDir, dir, port);
-  return cluster(dir, dataDir, port);
+  await startServer(dataDir, dir, port, where);
+  return cluster(dir, dataDir, port, where);
 }
 
 /** A streaming replica of `primary`, as `pg_basebackup -R` makes one (standby.signal + primary_conninfo). */

@@ -35,19 +35,24 @@ export function spawnService(env: Record<string, string>, prefix: string[] = [])
 }
 
 /** Runs the service expecting it to fail at start-up; resolves with its exit code and output. */
-export function spawnExpectingFailure(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+export function spawnExpectingFailure(env: Record<string, string>): Promise<{ code: number | null; output: string; stderr: string }> {
   const child = spawn(process.execPath, [MAIN], {
     env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let stderr = '';
   child.stdout!.on('data', (c: Buffer) => (output += c));
-  child.stderr!.on('data', (c: Buffer) => (output += c));
+  child.stderr!.on('data', (c: Buffer) => {
+    output += c;
+    stderr += c;
+  });
   return new Promise((resolve) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-    child.once('exit', (code) => {
+    // 'close', not 'exit': the last lines written before exiting are read by then.
+    child.once('close', (code) => {
       clearTimeout(timer);
-      resolve({ code, output });
+      resolve({ code, output, stderr });
     });
   });
 }

@@ -62,8 +62,10 @@ export async function call<T = any>(
   path: string,
   body?: unknown,
   headers: Record<string, string> = {},
+  /** Ends the wait (a test that must fail rather than hang). */
+  signal?: AbortSignal,
 ): Promise<Reply<T>> {
-  const init: RequestInit = { method, headers: { ...headers } };
+  const init: RequestInit = { method, headers: { ...headers }, ...(signal ? { signal } : {}) };
   if (body !== undefined) {
     init.body = typeof body === 'string' ? body : JSON.stringify(body);
     (init.headers as Record<string, string>)['content-type'] = 'application/json';
@@ -79,11 +81,15 @@ export async function call<T = any>(
   return { status: response.status, body: parsed, headers: response.headers };
 }
 
-export const post = <T = any>(base: string, path: string, body?: unknown, headers?: Record<string, string>) =>
-  call<T>(base, 'POST', path, body, headers);
+export const post = <T = any>(base: string, path: string, body?: unknown, headers?: Record<string, string>, signal?: AbortSignal) =>
+  call<T>(base, 'POST', path, body, headers, signal);
 export const get = <T = any>(base: string, path: string, headers?: Record<string, string>) =>
   call<T>(base, 'GET', path, undefined, headers);
 export const del = <T = any>(base: string, path: string, headers?: Record<string, string>) =>
   call<T>(base, 'DELETE', path, undefined, headers);
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The memory ids of a recall_grouped answer, group by group. */
+export const groupedIds = (answer: { groups: { memories: { id: string }[] }[] }): string[] =>
+  answer.groups.flatMap((group) => group.memories.map((memory) => memory.id));

@@ -2,6 +2,7 @@
 // export's rows (storage/namespace-export.ts) and the PostgreSQL writer's schema migrations.
 import type { Db } from '../../shared/db.js';
 import { readMeta } from '../../shared/meta.js';
+import { parsePostgresUrl, PostgresUrlError } from '../../shared/postgres-url.js';
 import { connectWriter } from '../../writer/postgres/connect.js';
 import { migratePostgres } from '../../writer/postgres/migrate.js';
 import { preparePostgresVectors } from '../../writer/postgres/vectors-setup.js';
@@ -38,9 +39,8 @@ Options:
   positionals: { min: 0, max: 0 },
   async run({ values }) {
     const config = configFrom(values);
-    const url = typeof values.to === 'string' ? values.to : config.postgres?.url;
+    const url = typeof values.to === 'string' ? targetOf(values.to) : config.postgres?.url;
     if (!url) throw new UsageError('no PostgreSQL database: give --to <postgres-url> or set SERVICE_DATABASE_URL');
-    if (!/^postgres(ql)?:\/\//i.test(url)) throw new UsageError('--to must be a postgres:// or postgresql:// URL');
     const explicit = typeof values.namespace === 'string' || process.env.SERVICE_NAMESPACE !== undefined;
     const source = openLockedForReading(config, 'migrate');
     const sql = connectWriter(url);
@@ -76,6 +76,16 @@ Options:
     }
   },
 };
+
+/** --to checked as SERVICE_DATABASE_URL is (shared/postgres-url.ts): the client's canonical URL. */
+function targetOf(to: string): string {
+  try {
+    return parsePostgresUrl(to).url;
+  } catch (error) {
+    if (error instanceof PostgresUrlError) throw new UsageError(`--to ${error.message}`);
+    throw error;
+  }
+}
 
 function allNamespaces(db: Db): { id: number; name: string; created_at: number }[] {
   return db.prepare<[], { id: number; name: string; created_at: number }>('SELECT id, name, created_at FROM namespaces ORDER BY id').all();

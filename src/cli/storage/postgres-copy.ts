@@ -3,7 +3,8 @@
 // episodes with their participants, entity links and vectors. One transaction per namespace,
 // under the namespace's write lock (as a writer node's flush), so a failure leaves nothing and a
 // service node on the same database waits rather than interleaving. Rowids are PostgreSQL's own:
-// `promoted_into`, which holds one, is mapped to the new rowid at the end.
+// `promoted_into`, which holds one, is mapped at the end to the rowid here of the memory it names
+// — the copied one, or with --merge the one already here by id.
 import type { Db } from '../../shared/db.js';
 import { PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
@@ -121,7 +122,9 @@ class Copier {
       embedded, vector_cell: UNASSIGNED_CELL,
     }, 'ON CONFLICT (id) DO NOTHING RETURNING rowid');
     if (!inserted) {
-      await this.ensureHere('memories', String(memory.id));
+      // Kept as it is here, but a memory copied now may be promoted into it (--merge): its
+      // rowid here is what their promoted_into must hold.
+      this.rowids.set(sourceRowid, await this.memoryRowidHere(String(memory.id)));
       this.result.present.memories++;
       return;
     }
@@ -157,6 +160,12 @@ class Copier {
   private async ensureHere(table: string, id: string): Promise<void> {
     const [here] = await this.tx.unsafe(`SELECT 1 FROM ${table} WHERE id = $1 AND namespace_id = $2`, [id, this.namespaceId]);
     if (!here) await this.conflict(table, id);
+  }
+
+  private async memoryRowidHere(id: string): Promise<number> {
+    const [here] = await this.tx<{ rowid: number }[]>`SELECT rowid FROM memories WHERE id = ${id} AND namespace_id = ${this.namespaceId}`;
+    if (!here) await this.conflict('memories', id);
+    return Number(here!.rowid);
   }
 
   private async conflict(table: string, id: string): Promise<never> {

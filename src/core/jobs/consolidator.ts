@@ -2,6 +2,12 @@
 // (SERVICE_CONSOLIDATE_INTERVAL_SECONDS). Runs never overlap: each waits for the one before.
 // The work happens elsewhere — planning in the pool, writes as one writer command — so a run
 // never blocks requests. Runs on the main thread.
+// A run asked for (POST /v1/consolidate) that finds another in progress — this node's scheduled
+// run, another request's, or another node's holding the namespace's run lock — waits for it at
+// most `waitMs` (SERVICE_CONSOLIDATE_WAIT_SECONDS), then answers 503 CONSOLIDATION_BUSY with
+// Retry-After and is dropped: a client is not held for as long as a large run takes, and a
+// stopping service is not held by a run queued behind another node's.
+import { fail } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ConsolidateResult } from '../../shared/schemas.js';
 import type { WriterClient } from '../writer-client.js';
@@ -9,10 +15,17 @@ import type { EmbeddingBackfill } from './embedding-backfill.js';
 import type { ReadPool } from '../pool/read-pool.js';
 import { SerialJob, type RunTrigger } from './serial-job.js';
 import { LOCAL_JOB_LOCKS, type JobLocks } from './job-locks.js';
+import { CommitTrail } from '../commit-trail.js';
+
+/** A run's counts, and the position of its commit (the answer's Memory-Position). */
+interface Run {
+  counts: ConsolidateResult;
+  position: string | undefined;
+}
 
 export class Consolidator {
-  /** A run's counts; null for a scheduled run left to the node that holds the schedule. */
-  private readonly job: SerialJob<ConsolidateResult | null>;
+  /** A run; null for a scheduled run left to the node that holds the schedule. */
+  private readonly job: SerialJob<Run | null>;
   /** Runs completed since start (metrics, tests). */
   runs = 0;
 
@@ -23,10 +36,11 @@ export class Consolidator {
     log: Logger,
     private readonly intervalMs: number,
     private readonly locks: JobLocks = LOCAL_JOB_LOCKS,
+    private readonly waitMs = 20_000,
   ) {
     this.job = new SerialJob({
-      work: (trigger) => this.once(trigger),
-      onResult: (result) => { if (result) log.info(result, 'consolidation run'); },
+      work: (trigger, signal) => this.once(trigger, signal),
+      onResult: (run) => { if (run) log.info(run.counts, 'consolidation run'); },
       onError: (error) => log.warn({ reason: error.message }, 'consolidation run failed'),
     });
   }
@@ -36,10 +50,23 @@ export class Consolidator {
     this.job.every(this.intervalMs);
   }
 
-  /** A run after the ones queued (POST /v1/consolidate); on a cluster, after any run on another node. */
-  async run(): Promise<ConsolidateResult> {
-    // Only a scheduled run is ever skipped (null).
-    return (await this.job.run()) ?? { promoted: 0, decayed: 0, archived: 0 };
+  /**
+   * A run after the ones queued (POST /v1/consolidate); on a cluster, after any run on another
+   * node. `trail` is told the position of the run's commit. CONSOLIDATION_BUSY when it could not
+   * start within `waitMs`.
+   */
+  async run(trail?: CommitTrail): Promise<ConsolidateResult> {
+    const giveUp = new AbortController();
+    const timer = setTimeout(() => giveUp.abort(fail.consolidationBusy(Math.round(this.waitMs / 1000))), this.waitMs);
+    try {
+      const run = await this.job.run(giveUp.signal);
+      // Only a scheduled run is ever skipped (null).
+      if (!run) return { promoted: 0, decayed: 0, archived: 0 };
+      trail?.note(run.position);
+      return run.counts;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Stops the schedule and waits for a run in progress, before the pool and writer close. */
@@ -52,15 +79,16 @@ export class Consolidator {
    * run asked for runs on the node asked, and answers its own counts; either way no two runs
    * overlap anywhere: each holds the run lock from planning to the writer's answer.
    */
-  private async once(trigger: RunTrigger): Promise<ConsolidateResult | null> {
+  private async once(trigger: RunTrigger, signal?: AbortSignal): Promise<Run | null> {
     if (trigger === 'schedule' && !(await this.locks.hold('consolidationSchedule'))) return null;
     return this.locks.whileHolding('consolidationRun', async () => {
       const plan = await this.pool.run({ op: 'planConsolidation', now: Date.now() });
-      const result = await this.writer.send({ type: 'consolidate', plan });
+      const trail = new CommitTrail();
+      const counts = await this.writer.send({ type: 'consolidate', plan }, trail);
       this.runs++;
       // Promoted memories are new rows: they need vectors like any other.
-      if (result.promoted > 0) this.backfill.poke();
-      return result;
-    });
+      if (counts.promoted > 0) this.backfill.poke();
+      return { counts, position: trail.position };
+    }, signal);
   }
 }

@@ -12,8 +12,17 @@ export interface JobLocks {
   readonly clustered: boolean;
   /** True when this node runs `job`: it held the lock already, or took it now. Kept until close. */
   hold(job: JobName): Promise<boolean>;
-  /** Runs `work` holding `job`'s lock for its length, after waiting for any other holder to let go. */
-  whileHolding<T>(job: JobName, work: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `work` holding `job`'s lock for its length, after waiting for any other holder to let go.
+   * The wait ends early, rejecting with the signal's reason, when `signal` aborts, and with
+   * SHUTTING_DOWN once stopWaiting() was called; `work` itself, once started, is not cut short.
+   */
+  whileHolding<T>(job: JobName, work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /**
+   * The service is stopping: every wait for a lock ends now (SHUTTING_DOWN), and no new one
+   * starts. Locks held stay held, for the runs in progress, until close().
+   */
+  stopWaiting(): void;
   /** Lets go of every lock (another node takes the jobs over). */
   close(): Promise<void>;
 }
@@ -22,6 +31,7 @@ export const LOCAL_JOB_LOCKS: JobLocks = {
   clustered: false,
   hold: async () => true,
   whileHolding: (_job, work) => work(),
+  stopWaiting: () => {},
   close: async () => {},
 };
 

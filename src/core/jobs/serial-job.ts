@@ -14,8 +14,11 @@
 export type RunTrigger = 'run' | 'poke' | 'schedule';
 
 export interface SerialJobOptions<T> {
-  /** One run. It may check `stopped` between steps to end early. */
-  work: (trigger: RunTrigger) => Promise<T>;
+  /**
+   * One run. It may check `stopped` between steps to end early. `signal`: the caller of run()
+   * may still give up while the run waits for something of its own (a lock another node holds).
+   */
+  work: (trigger: RunTrigger, signal?: AbortSignal) => Promise<T>;
   /** A poked or scheduled run failed (not called once the job is stopped). */
   onError: (error: Error) => void;
   /** A poked or scheduled run succeeded. */
@@ -45,11 +48,25 @@ export class SerialJob<T> {
     return this.pokeTimer !== null;
   }
 
-  /** Queues a run behind the others; resolves or rejects with it. */
-  run(): Promise<T> {
-    const result = this.enqueue('run', () => {});
+  /**
+   * Queues a run behind the others; resolves or rejects with it. If `signal` aborts before the
+   * run starts, this rejects at once with the signal's reason and the run is skipped (the runs
+   * queued behind it do not wait for a run nobody wants any more).
+   */
+  run(signal?: AbortSignal): Promise<T> {
+    let started = false;
+    const result = this.enqueue('run', () => {
+      if (signal?.aborted) throw signal.reason;
+      started = true;
+    }, signal);
     this.settleAfter(result.catch(() => {}));
-    return result;
+    if (!signal) return result;
+    return new Promise<T>((resolve, reject) => {
+      const giveUp = () => { if (!started) reject(signal.reason); };
+      if (signal.aborted) giveUp();
+      signal.addEventListener('abort', giveUp, { once: true });
+      result.then(resolve, reject).finally(() => signal.removeEventListener('abort', giveUp));
+    });
   }
 
   /** Asks for a run now, or after `delayMs`: none is added while a poked run waits to start. */
@@ -93,11 +110,11 @@ export class SerialJob<T> {
     return this.tail.then(() => {});
   }
 
-  private enqueue(trigger: RunTrigger, onStart: () => void): Promise<T> {
+  private enqueue(trigger: RunTrigger, onStart: () => void, signal?: AbortSignal): Promise<T> {
     this.inFlight++;
     const result = this.tail.then(() => {
       onStart();
-      return this.options.work(trigger);
+      return this.options.work(trigger, signal);
     });
     this.tail = result.catch(() => {});
     return result;

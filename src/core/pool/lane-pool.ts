@@ -29,6 +29,12 @@ export interface LanePoolOptions {
   workerData: object;
   execArgv?: string[];
   lanes: Record<Lane, LaneOptions>;
+  /**
+   * How an idle thread waits for its next task (Piscina's `atomics`): 'sync' (the default) blocks
+   * the thread, event loop included, in Atomics.wait — the cheapest hand-off; 'disabled' lets
+   * the event loop run between tasks, for threads holding network connections.
+   */
+  atomics?: 'sync' | 'disabled';
   onError(error: unknown): void;
 }
 
@@ -47,6 +53,7 @@ export class LanePool {
         concurrentTasksPerWorker,
         workerData: { ...options.workerData, lane },
         execArgv: options.execArgv,
+        atomics: options.atomics ?? 'sync',
       });
       // A worker that dies is replaced by Piscina; its task fails. Without a listener the
       // 'error' event would take the whole process down.
@@ -63,6 +70,11 @@ export class LanePool {
   /** Fraction of the interactive lane's capacity in use, 0..1 (what clients feel). */
   utilization(lane: Lane): number {
     return this.lanes[lane].utilization;
+  }
+
+  /** Threads running now, in every lane. */
+  get threadCount(): number {
+    return Object.values(this.lanes).reduce((sum, lane) => sum + lane.threads.length, 0);
   }
 
   queueSize(lane: Lane): number {

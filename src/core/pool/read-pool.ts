@@ -1,10 +1,12 @@
 // Main-thread side of the read/CPU pool: every task goes to its lane (LANE_OF), interactive,
 // requested or background (lane-pool.ts). Workers are long-lived: each opens its read-only connection
 // and prepares its statements once.
+import { randomUUID } from 'node:crypto';
 import type { Config } from '../../shared/config.js';
 import { ServiceError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { LANE_OF, type PoolOp, type PoolReply, type PoolResults, type PoolWorkerData, type ReadSide, type StageTimings, type TaskOf } from '../../shared/messages.js';
+import { askThreadsToClose } from '../../shared/pool-close.js';
 import { LanePool } from './lane-pool.js';
 
 /**
@@ -20,14 +22,23 @@ const REQUIRE_ESM_OFF = process.allowedNodeEnvironmentFlags.has('--experimental-
 
 export class ReadPool {
   private readonly lanes: LanePool;
+  /**
+   * PostgreSQL: where the threads are asked to end their sessions before they are terminated
+   * (shared/pool-close.ts); unique per pool, as several services may run in one process (tests).
+   * SQLite: null (a read-only file handle has no one to say goodbye to).
+   */
+  private readonly closeChannel: string | null;
   /** Interactive tasks started and not yet settled (Piscina's utilization is a long-run average). */
   /** Receives the stage timings a task reported (metrics hook); they never reach a caller. */
   onStageTimings: ((op: PoolOp, timings: StageTimings) => void) | null = null;
   /** Receives which side served a recall's snapshot on PostgreSQL with replicas (metrics hook). */
   onReadSide: ((side: ReadSide) => void) | null = null;
+  /** Receives why a replica failed (a pool thread reports it at most once a minute); the primary served. */
+  onReplicaFailure: ((cause: string) => void) | null = null;
 
   constructor(config: Config, namespaceId: number, log: Logger) {
-    const workerData: PoolWorkerData = { config, namespaceId };
+    this.closeChannel = config.postgres ? `memory-runtime-pool-close-${randomUUID()}` : null;
+    const workerData: PoolWorkerData = { config, namespaceId, closeChannel: this.closeChannel };
     // A recall embeds its query locally (CPU) unless the embedder is an endpoint (a wait).
     const recallWaitsOnIo = config.embedder.kind === 'openai';
     this.lanes = new LanePool({
@@ -41,6 +52,11 @@ export class ReadPool {
         requested: { threads: 1, concurrentTasksPerWorker: 4 },
         background: { threads: config.backgroundThreads, concurrentTasksPerWorker: 4 },
       },
+      // A thread blocked in Atomics.wait between tasks runs no event loop: it could neither hear
+      // the close request nor serve its PostgreSQL sockets (a server's goodbye, the client's
+      // timers) while idle. A hand-off by message costs microseconds against a network read's
+      // milliseconds; SQLite threads keep the blocking wait.
+      atomics: config.postgres ? 'disabled' : 'sync',
       onError: (error: unknown) => log.error({ err: error }, 'pool worker failed'),
     });
   }
@@ -61,10 +77,13 @@ export class ReadPool {
     if (!result.ok) throw ServiceError.fromWire(result.error);
     if (result.timings) this.onStageTimings?.(task.op, result.timings);
     if (result.readSide) this.onReadSide?.(result.readSide);
+    if (result.replicaFailure) this.onReplicaFailure?.(result.replicaFailure);
     return result.value;
   }
 
-  close(): Promise<void> {
-    return this.lanes.close();
+  /** Each thread closes its storage connections (bounded wait), then the threads are terminated. */
+  async close(): Promise<void> {
+    if (this.closeChannel) await askThreadsToClose(this.closeChannel, this.lanes.threadCount);
+    await this.lanes.close();
   }
 }

@@ -7,12 +7,15 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import {
   CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult, type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import type { MemoryOperations } from '../operations.js';
 import { MEMORY_TOOLS, TOOLS_BY_NAME } from './tools.js';
 import { isTruncated } from '../truncation.js';
 import { publicError } from '../public-error.js';
 import { JsonAnswer } from '../json-answer.js';
+import { positionOf, positionReader } from '../answer-position.js';
+import { POSITION_META_KEY } from '../../shared/wal-position.js';
 
 /**
  * Results up to this size are also given as JSON text: MCP 2025-06-18 requires structuredContent
@@ -29,6 +32,8 @@ const TEXT_COPY_MAX_BYTES = 1024 * 1024;
 const TRUNCATED_NOTE = 'Some memories were left out to keep the answer within the response budget; lower limit or narrow the query.';
 
 export interface McpServerOptions {
+  /** The backend decides whether a recall's position in `_meta` is read (answer-position.ts). */
+  config: Pick<Config, 'postgres'>;
   name: string;
   version: string;
   ops: MemoryOperations;
@@ -60,26 +65,37 @@ export function createMcpServer(options: McpServerOptions): Server {
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: LISTED_TOOLS }));
   server.setRequestHandler(CallToolRequestSchema, (request) =>
-    callTool(options, request.params.name, request.params.arguments ?? {}),
+    callTool(options, request.params.name, request.params.arguments ?? {}, request.params._meta),
   );
   return server;
 }
 
+/** Where a bad position in a tool call's `_meta` is named in the error. */
+const POSITION_META_FIELD = `_meta["${POSITION_META_KEY}"]`;
+
 /**
  * Runs one tool. Bad arguments and domain failures (unknown episode, …) are tool results with
  * `isError: true` carrying the REST error message, so the model can read and correct them;
- * an unknown tool name is a protocol error, as the MCP spec asks.
+ * an unknown tool name is a protocol error, as the MCP spec asks. `meta`: the call's `_meta`,
+ * where a recall finds the position it must read at (answer-position.ts) — the agent's MCP
+ * client passes on what a write's result carried in its own `_meta`.
  */
-export async function callTool(options: McpServerOptions, name: string, args: unknown): Promise<CallToolResult> {
+export async function callTool(options: McpServerOptions, name: string, args: unknown, meta?: Record<string, unknown>): Promise<CallToolResult> {
   const tool = TOOLS_BY_NAME.get(name);
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; available: ${[...TOOLS_BY_NAME.keys()].join(', ')}`);
   try {
-    const result = await tool.run(options.ops, tool.input.parse(args));
+    const position = tool.position === 'accepted' ? positionReader(options.config)(meta?.[POSITION_META_KEY], POSITION_META_FIELD) : undefined;
+    const result = await tool.run(options.ops, tool.input.parse(args), position === undefined ? undefined : { position });
     // An answer the pool serialised is parsed once, here, and its JSON reused as the text.
     const json = result instanceof JsonAnswer ? result.text() : JSON.stringify(result);
     const bytes = result instanceof JsonAnswer ? result.bytes.byteLength : Buffer.byteLength(json);
     const structuredContent = (result instanceof JsonAnswer ? result.value(json) : result) as Record<string, unknown>;
-    return { content: contentOf(json, bytes, isTruncated(result)), structuredContent };
+    const written = positionOf(result);
+    return {
+      content: contentOf(json, bytes, isTruncated(result)),
+      structuredContent,
+      ...(written === undefined ? {} : { _meta: { [POSITION_META_KEY]: written } }),
+    };
   } catch (thrown) {
     const error = publicError(thrown, options.log, { tool: name }, 'MCP tool failed');
     return { content: [{ type: 'text', text: error.message }], isError: true };

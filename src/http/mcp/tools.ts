@@ -4,9 +4,11 @@
 // argument gets the same message as a bad REST body) — and which calls the same handler and
 // answers with the same JSON the REST route returns.
 import type { TSchema } from 'typebox';
-import { OPERATION_NAMES, OPERATIONS, type OperationName, type ToolAnnotations } from '../../shared/operations/index.js';
+import {
+  OPERATION_NAMES, OPERATIONS, type OperationDeclaration, type OperationName, type PositionUse, type ToolAnnotations,
+} from '../../shared/operations/index.js';
 import { compileValidator, type Validator } from '../../shared/validation.js';
-import { invoke, type MemoryOperations } from '../operations.js';
+import { invoke, type MemoryOperations, type RequestContext } from '../operations.js';
 
 export interface MemoryTool {
   name: string;
@@ -15,18 +17,21 @@ export interface MemoryTool {
   input: Validator<TSchema>;
   output: TSchema;
   annotations: ToolAnnotations;
-  run(ops: MemoryOperations, args: unknown): unknown;
+  /** Names its commit's position in the result's `_meta` ('returned'), or reads one from the call's ('accepted'). */
+  position?: PositionUse;
+  run(ops: MemoryOperations, args: unknown, request?: RequestContext): unknown;
 }
 
 function toolOf(operation: OperationName): MemoryTool[] {
-  const { mcp, input, output } = OPERATIONS[operation];
+  const { mcp, input, output, position }: OperationDeclaration = OPERATIONS[operation];
   if (!mcp) return [];
   return [{
     ...mcp,
     // Compiled once, here, not per request (fresh MCP servers are built per request).
     input: compileValidator(input, 'arguments'),
     output,
-    run: (ops, args) => invoke(ops, operation, args),
+    ...(position ? { position } : {}),
+    run: (ops, args, request) => invoke(ops, operation, args, request),
   }];
 }
 

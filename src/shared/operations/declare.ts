@@ -64,7 +64,17 @@ export interface OperationDeclaration<
   rest: Rest;
   /** Its MCP tool, if agents may call it. */
   mcp?: McpBinding;
+  /**
+   * Read-your-writes across nodes and clients (PostgreSQL; shared/wal-position.ts). 'returned': a
+   * write whose answer names the WAL position of its commit (REST: the Memory-Position header;
+   * MCP: the result's `_meta`). 'accepted': a read a replica may serve, which takes such a
+   * position (request header; MCP request `_meta`) and sees at least the writes before it.
+   * SQLite names no position and ignores one given (it holds every write already).
+   */
+  position?: PositionUse;
 }
+
+export type PositionUse = 'returned' | 'accepted';
 
 /**
  * Identity with the literal name and the routes' types kept, so declarations can be collected by

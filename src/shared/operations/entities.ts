@@ -10,6 +10,7 @@ export const createEntity = declareOperation({
   name: 'createEntity',
   input: CreateEntityBody,
   output: Entity,
+  position: 'returned',
   errors: ['STORAGE_FULL'],
   rest: [{ method: 'post', path: '/v1/entities', status: 201, summary: 'Create an entity, or return the existing one of that name' }],
   mcp: {
@@ -27,6 +28,7 @@ export const forget = declareOperation({
   name: 'forget',
   input: ForgetParams,
   output: ForgetResponse,
+  position: 'returned',
   errors: ['NOT_FOUND', 'ENTITY_BUSY', 'SNAPSHOT_FAILED', 'STORAGE_FULL'],
   rest: [{
     method: 'delete', path: '/v1/entities/:entity_name', body: null, params: { entity_name: 'entity_name' }, query: ForgetQuery,

@@ -19,6 +19,7 @@ export const startEpisode = declareOperation({
   name: 'startEpisode',
   input: StartEpisodeBody,
   output: StartEpisodeResponse,
+  position: 'returned',
   errors: ['STORAGE_FULL'],
   rest: [{ method: 'post', path: '/v1/episodes/start', summary: 'Start an episode between participants' }],
   mcp: {
@@ -36,6 +37,7 @@ export const addMessage = declareOperation({
   name: 'addMessage',
   input: EpisodeMessageByBody,
   output: StatusResponse,
+  position: 'returned',
   errors: ['NOT_FOUND', 'STORAGE_FULL'],
   rest: byEpisodeId('message', EpisodeMessageBody, 'Add a message to an active episode'),
   mcp: {
@@ -54,6 +56,7 @@ export const endEpisode = declareOperation({
   name: 'endEpisode',
   input: EndEpisodeByBody,
   output: EndEpisodeResponse,
+  position: 'returned',
   errors: ['NOT_FOUND', 'STORAGE_FULL'],
   rest: byEpisodeId('end', EndEpisodeBody, 'End an episode and extract memories from it'),
   mcp: {

@@ -10,7 +10,7 @@ import * as memories from './memories.js';
 import * as status from './status.js';
 import * as snapshots from './snapshots.js';
 
-export type { McpBinding, OperationDeclaration, RestBinding, ToolAnnotations } from './declare.js';
+export type { McpBinding, OperationDeclaration, PositionUse, RestBinding, ToolAnnotations } from './declare.js';
 
 type Exported = (typeof status)[keyof typeof status] | (typeof entities)[keyof typeof entities]
   | (typeof memories)[keyof typeof memories] | (typeof episodes)[keyof typeof episodes]

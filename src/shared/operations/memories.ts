@@ -10,6 +10,7 @@ export const remember = declareOperation({
   name: 'remember',
   input: RememberBody,
   output: StoredFact,
+  position: 'returned',
   errors: ['STORAGE_FULL'],
   rest: [{ method: 'post', path: '/v1/remember', status: 201, summary: 'Store a semantic memory (fact) about an entity' }],
   mcp: {
@@ -29,6 +30,7 @@ export const recall = declareOperation({
   name: 'recall',
   input: RecallBody,
   output: RecallResponse,
+  position: 'accepted',
   errors: [],
   rest: [{ method: 'post', path: '/v1/recall', summary: 'Search memories (fused signals), with contradictions among the returned facts' }],
   mcp: {
@@ -51,6 +53,7 @@ export const recallGrouped = declareOperation({
   name: 'recallGrouped',
   input: RecallGroupedBody,
   output: RecallGroupedResponse,
+  position: 'accepted',
   errors: ['RECALL_FAILED'],
   rest: [{ method: 'post', path: '/v1/recall_grouped', summary: 'Search memories, grouped by the episode (session) they came from' }],
   mcp: {
@@ -71,7 +74,8 @@ export const consolidate = declareOperation({
   name: 'consolidate',
   input: EmptyBody,
   output: ConsolidateResponse,
-  errors: ['STORAGE_FULL'],
+  position: 'returned',
+  errors: ['STORAGE_FULL', 'CONSOLIDATION_BUSY'],
   rest: [{ method: 'post', path: '/v1/consolidate', body: null, summary: 'Promote repeated episodes, apply decay, archive weak memories' }],
   mcp: {
     name: 'consolidate',

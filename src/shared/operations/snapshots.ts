@@ -19,6 +19,7 @@ export const restoreSnapshot = declareOperation({
   name: 'restoreSnapshot',
   input: SnapshotParams,
   output: RestoreResponse,
+  position: 'returned',
   errors: ['SNAPSHOT_NOT_FOUND', 'SNAPSHOT_CONFLICT', 'SNAPSHOT_UNUSABLE', 'RESTORE_INTERRUPTED', 'RESTORE_BUSY', 'STORAGE_FULL'],
   rest: [{
     method: 'post', path: '/v1/snapshots/:snapshot_id/restore', body: null,

@@ -12,11 +12,14 @@ const bigintAsNumber = { to: 20, from: [20], serialize: (value: number) => Strin
 export interface ReaderOptions {
   /** Connections this thread may open (a recall holds one for its snapshot). */
   max?: number;
+  /** Bound on opening a connection (the client's default is 30 s). */
+  connectTimeoutSeconds?: number;
 }
 
-export function connectReader(url: string, { max = 4 }: ReaderOptions = {}): Sql {
+export function connectReader(url: string, { max = 4, connectTimeoutSeconds }: ReaderOptions = {}): Sql {
   return postgres(url, {
     max,
+    ...(connectTimeoutSeconds ? { connect_timeout: connectTimeoutSeconds } : {}),
     types: { bigint: bigintAsNumber },
     // Notices (e.g. "text-search query contains only stop words") are not errors of the recall.
     onnotice: () => {},

@@ -5,6 +5,7 @@ import type { EntityRecord, StatsResult, ValidatedListEntities } from '../../sha
 import type { VectorMove } from '../../shared/messages.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import { float32FromBlob } from '../../shared/meta.js';
+import { storableText } from '../../shared/postgres-text.js';
 import { nameCandidates } from '../entity-mentions.js';
 import { cellFor } from '../ivf/cells.js';
 import { trainIndex, trainingSample } from '../ivf/kmeans.js';
@@ -97,6 +98,8 @@ export class PostgresReadPort implements ReadPort {
   }
 
   async entities({ q, limit = 50, offset = 0 }: ValidatedListEntities) {
+    // No name holds U+0000 here, so no name contains a q that does (SQLite's answer too).
+    if (q !== undefined && !storableText(q)) return { entities: [], total: 0 };
     // strpos over lower(): PostgreSQL's lower() folds beyond ASCII, as the SQLite adapter's fold().
     const match = q ? this.sql`AND strpos(lower(e.name), ${q.toLowerCase()}) > 0` : this.sql``;
     const rows = await this.sql<{ name: string; kind: EntityRecord['kind']; created_at: number; memory_count: number }[]>`
@@ -109,22 +112,26 @@ export class PostgresReadPort implements ReadPort {
   }
 
   async episode(id: string): Promise<EpisodeRow | undefined> {
+    if (!storableText(id)) return undefined;
     const [row] = await this.sql<EpisodeRow[]>`SELECT id, started_at, last_activity_at, ended_at FROM episodes WHERE id = ${id} AND namespace_id = ${this.namespaceId}`;
     return row;
   }
 
   async episodeStarts(ids: string[]) {
-    if (ids.length === 0) return new Map<string, number>();
-    const rows = await this.sql<{ id: string; started_at: number }[]>`SELECT id, started_at FROM episodes WHERE id = ANY(${ids}::text[])`;
+    const keys = ids.filter(storableText);
+    if (keys.length === 0) return new Map<string, number>();
+    const rows = await this.sql<{ id: string; started_at: number }[]>`SELECT id, started_at FROM episodes WHERE id = ANY(${keys}::text[])`;
     return new Map(rows.map((row) => [row.id, row.started_at]));
   }
 
   async transcript(episodeId: string) {
+    if (!storableText(episodeId)) return [];
     return [...await this.sql<{ id: string; role: string; content: string }[]>`SELECT id, role, content FROM memories
       WHERE episode_id = ${episodeId} AND memory_type = 'episodic' ORDER BY seq`];
   }
 
   async participants(episodeId: string) {
+    if (!storableText(episodeId)) return [];
     return [...await this.sql<EntityRecord[]>`SELECT e.id, e.name, e.kind FROM episode_participants p
       JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ${episodeId} ORDER BY p.position`];
   }
@@ -186,13 +193,15 @@ export class PostgresReadPort implements ReadPort {
 }
 
 async function entity(sql: Sql | Tx, namespaceId: number, name: string): Promise<EntityRecord | undefined> {
+  if (!storableText(name)) return undefined;
   const [row] = await sql<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${namespaceId} AND name = ${name}`;
   return row;
 }
 
 /** As EntityMatcher: 1–4 word spans of the text, matched against lower-cased names. */
 async function entitiesNamedIn(sql: Sql | Tx, namespaceId: number, text: string): Promise<string[]> {
-  const grams = nameCandidates(text);
+  // A gram holding U+0000 (the whole text is one) names no entity here.
+  const grams = nameCandidates(text).filter(storableText);
   if (grams.length === 0) return [];
   return (await sql<{ id: string }[]>`SELECT id FROM entities WHERE namespace_id = ${namespaceId} AND lower(name) = ANY(${grams}::text[])`).map((r) => r.id);
 }

@@ -3,8 +3,17 @@
 // write — that the replica has not replayed yet: then it waits up to maxLagMs for replay to pass
 // it, and past that reads the primary. Replay only moves forward, and the snapshot is taken after
 // the check, so a snapshot on a replica that had reached the position holds every write before it.
+// A position the primary itself has not flushed (garbage such as FFFFFFFF/FFFFFFFF, one from
+// another cluster or from before a failover) no replica will reach: waiting for it would cost
+// every such recall the whole maxLagMs, so it reads the primary at once (the primary holds every
+// committed write, whatever the position claims).
+// A replica that cannot be reached (refused, cut, not answering within connectMs) is not the
+// recall's failure: the primary serves it, and for REPLICA_RETRY_MS after such a failure every
+// recall goes straight to the primary rather than waiting on the replica again.
 import type { ReservedSql as Reserved } from 'postgres';
 import type { ReadSide } from '../../shared/messages.js';
+import { failureCause, isConnectionFailure } from '../../shared/postgres-errors.js';
+import { READ_PRIMARY } from '../../shared/wal-position.js';
 import type { Sql, Tx } from './client.js';
 
 type ReservedSql = Reserved<{ bigint: number }>;
@@ -14,45 +23,100 @@ export interface ReplicaOptions {
   sql: Sql;
   /** Longest a recall waits for the replica to replay past its position before reading the primary. */
   maxLagMs: number;
+  /** Longest a recall waits for a replica connection before reading the primary (default REPLICA_CONNECT_MS). */
+  connectMs?: number;
 }
+
+/**
+ * Told which side served a snapshot; `replicaFailure` (the cause, in words) when the replica
+ * failed and this pool thread has not said so in the last WARN_EVERY_MS (the caller logs it).
+ */
+export type OnServed = (side: ReadSide, replicaFailure?: string) => void;
 
 /** How often a waiting recall asks the replica again. */
 const POLL_MS = 2;
+/** Default bound on getting a replica connection: a black-holed replica costs a recall this much at most. */
+export const REPLICA_CONNECT_MS = 2_000;
+/** After a replica failure, recalls read the primary this long before the replica is tried again. */
+const REPLICA_RETRY_MS = 2_000;
+/** A pool thread reports a failing replica at most this often. */
+const WARN_EVERY_MS = 60_000;
 
 export class ReadSource {
   /** Snapshots served by each side (tests and metrics). */
   readonly served = { replica: 0, primary: 0 };
+  /** Until when (performance.now()) recalls skip a replica that just failed. */
+  private replicaDownUntil = 0;
+  private nextWarningAt = 0;
+  /** A failure not yet reported (it goes with the next primary snapshot's onServed). */
+  private unreported: string | undefined;
 
   constructor(private readonly primary: Sql, private readonly replica: ReplicaOptions | null) {}
 
   /**
-   * Runs `work` in one read-only snapshot that sees `after` (a pg_lsn, e.g. '0/16B3748'). On a
-   * replica URL naming several hosts, every query may go to another host: so one connection is
-   * reserved, replay is checked on it, and the snapshot is begun on that same connection.
+   * Runs `work` in one read-only snapshot that sees `after` (a pg_lsn, e.g. '0/16B3748'; READ_PRIMARY:
+   * a write whose position is unknown, so only the primary is sure to hold it). On a replica URL
+   * naming several hosts, every query may go to another host: so one connection is reserved,
+   * replay is checked on it, and the snapshot is begun on that same connection. `work`
+   * only reads, so after a replica failure part-way it runs again, whole, on the primary.
    */
-  async snapshot<T>(after: string | undefined, work: (tx: Tx) => Promise<T>, onServed?: (side: ReadSide) => void): Promise<T> {
-    if (this.replica) {
-      const connection = await this.replica.sql.reserve();
-      try {
-        if (after === undefined || (await this.waitForReplay(connection, after))) {
-          this.served.replica++;
-          onServed?.('replica');
-          return await snapshotOn(connection, work);
-        }
-      } finally {
-        connection.release();
+  async snapshot<T>(after: string | undefined, work: (tx: Tx) => Promise<T>, onServed?: OnServed): Promise<T> {
+    if (this.replica && after !== READ_PRIMARY && performance.now() >= this.replicaDownUntil) {
+      const done = await this.onReplica(this.replica, after, work);
+      if (done) {
+        this.served.replica++;
+        onServed?.('replica');
+        return done.value;
       }
     }
     if (this.replica) {
       this.served.primary++;
-      onServed?.('primary');
+      const failure = this.unreported;
+      this.unreported = undefined;
+      onServed?.('primary', failure);
     }
     return this.primary.begin(SNAPSHOT, work) as Promise<T>;
   }
 
-  /** Whether this connection's server replays past `after` within maxLagMs. */
+  /** `work`'s result on the replica, or null when the replica is behind `after` or failed. */
+  private async onReplica<T>(replica: ReplicaOptions, after: string | undefined, work: (tx: Tx) => Promise<T>): Promise<{ value: T } | null> {
+    let connection: ReservedSql;
+    try {
+      connection = await reserveWithin(replica.sql, replica.connectMs ?? REPLICA_CONNECT_MS);
+    } catch (error) {
+      return this.replicaFailed(error);
+    }
+    try {
+      if (after !== undefined && !(await this.waitForReplay(connection, after))) return null;
+      return { value: await snapshotOn(connection, work) };
+    } catch (error) {
+      return this.replicaFailed(error);
+    } finally {
+      connection.release();
+    }
+  }
+
+  /** A connection failure: read the primary for a while, and report it if not reported lately. Anything else is thrown. */
+  private replicaFailed(error: unknown): null {
+    if (!isConnectionFailure(error)) throw error;
+    const now = performance.now();
+    this.replicaDownUntil = now + REPLICA_RETRY_MS;
+    if (now >= this.nextWarningAt) {
+      this.nextWarningAt = now + WARN_EVERY_MS;
+      this.unreported = failureCause(error);
+    }
+    return null;
+  }
+
+  /**
+   * Whether this connection's server replays past `after` within maxLagMs. Not there on the first
+   * check: the primary is asked once whether it has flushed `after` at all, and if not, there
+   * is nothing to wait for.
+   */
   private async waitForReplay(connection: ReservedSql, after: string): Promise<boolean> {
     const deadline = performance.now() + this.replica!.maxLagMs;
+    if (await replayed(connection, after)) return true;
+    if (await beyondPrimary(this.primary, after)) return false;
     while (!(await replayed(connection, after))) {
       if (performance.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, Math.max(0, deadline - performance.now()))));
@@ -62,6 +126,27 @@ export class ReadSource {
 }
 
 const SNAPSHOT = 'ISOLATION LEVEL REPEATABLE READ READ ONLY';
+
+/**
+ * A reserved connection within `ms`. The client alone can wait far longer: on a server that
+ * accepts and then closes or never answers it keeps reconnecting. One that arrives late is handed back.
+ */
+function reserveWithin(sql: Sql, ms: number): Promise<ReservedSql> {
+  const reserving = sql.reserve() as Promise<ReservedSql>;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      reserving.then((late) => late.release(), () => {});
+      reject(Object.assign(new Error(`no replica connection within ${ms} ms`), { code: 'CONNECT_TIMEOUT' }));
+    }, ms);
+    reserving.then((connection) => {
+      clearTimeout(timer);
+      resolve(connection);
+    }, (error: unknown) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+  });
+}
 
 /** Whether the server has replayed past the position (a primary behind the replica URL always has: NULL there). */
 async function replayed(connection: ReservedSql, after: string): Promise<boolean> {
@@ -79,5 +164,19 @@ async function snapshotOn<T>(connection: ReservedSql, work: (tx: Tx) => Promise<
   } catch (error) {
     await connection.unsafe('ROLLBACK').catch(() => {});
     throw error;
+  }
+}
+
+/**
+ * Whether `after` is past what the primary has flushed, so no replica can ever replay it. A
+ * primary that will not say (pg_current_wal_flush_lsn() not granted) is taken to have it: the
+ * recall then waits for replay as before.
+ */
+async function beyondPrimary(primary: Sql, after: string): Promise<boolean> {
+  try {
+    const [{ beyond }] = await primary<{ beyond: boolean }[]>`SELECT ${after}::pg_lsn > pg_current_wal_flush_lsn() AS beyond`;
+    return beyond;
+  } catch {
+    return false;
   }
 }

@@ -62,11 +62,30 @@ async function headerRow(sql: Sql | Tx, namespaceId: number, namespace: string, 
   }
 }
 
+/** The header of a snapshot another namespace holds (in that namespace's name), or null. */
+async function foreignHeader(sql: Sql, namespaceId: number, snapshotId: string): Promise<SnapshotHeaderT | null> {
+  const [row] = await sql<(HeaderRow & { namespace: string; namespace_id: number })[]>`SELECT s.snapshot_id, s.captured_at, s.entity, s.embedder,
+      n.name AS namespace, s.namespace_id FROM deletion_snapshots s JOIN namespaces n ON n.id = s.namespace_id
+    WHERE s.snapshot_id = ${snapshotId}`;
+  if (!row || row.namespace_id === namespaceId) return null;
+  const { namespace_id: _, ...header } = row;
+  try {
+    return validators.snapshotHeader.parse({ format_version: SNAPSHOT_FORMAT_VERSION, ...header });
+  } catch (error) {
+    throw new SnapshotFileError('unusable', `snapshot ${snapshotId} is corrupt: ${(error as Error).message}`);
+  }
+}
+
 /**
  * The snapshot's header once every memory row has been read and checked, a RESTORE_CHUNK at a
  * time (as a file is checked line by line): a damaged row is refused before a restore writes anything.
  */
 export async function checkSnapshotRows(sql: Sql, namespaceId: number, namespace: string, snapshotId: string): Promise<SnapshotHeaderT> {
+  // Another namespace's snapshot is found, not "missing": its header (naming that namespace) is
+  // answered unread, and the restore refuses it as it refuses a file taken elsewhere (409
+  // SNAPSHOT_CONFLICT) — the tables hold every namespace's snapshots, as the folder holds every file.
+  const foreign = await foreignHeader(sql, namespaceId, snapshotId);
+  if (foreign) return foreign;
   const header = await headerRow(sql, namespaceId, namespace, snapshotId);
   for (let after: number | null = 0; after !== null;) after = (await snapshotMemoryRows(sql, namespaceId, namespace, snapshotId, after)).next;
   return header;

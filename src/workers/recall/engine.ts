@@ -35,7 +35,7 @@ export interface RecallRequest {
   /** A write position the recall must see (read-your-writes on PostgreSQL replicas). */
   after?: string;
   /** Told which side served the recall's snapshot when replicas are configured (metrics). */
-  onServed?: (side: ReadSide) => void;
+  onServed?: (side: ReadSide, replicaFailure?: string) => void;
 }
 
 export interface RecallHit {

@@ -87,8 +87,7 @@ export class PostgresWriteStore implements WriteStorePort {
     let replies: WriterReply[] | number;
     // Each rerun starts its savepoints strictly earlier, so this ends (at 0, all in savepoints).
     while (typeof (replies = await this.attempt(batch, savepointsFrom)) === 'number') savepointsFrom = replies;
-    const position = await this.commitPosition();
-    return position === null ? { replies } : { replies, position };
+    return { replies, position: await this.commitPosition() };
   }
 
   /**
@@ -96,7 +95,8 @@ export class PostgresWriteStore implements WriteStorePort {
    * after COMMIT returned; the flush LSN, not the insert LSN: the insert LSN can point past a
    * page header that is not written yet, which a replica then never reaches. The flush is
    * committed whatever happens here (the connection may drop right after COMMIT in a failover):
-   * its replies stand, and without a position a recall reads from the primary.
+   * its replies stand, and without a position this node's recalls read from the primary until a
+   * later flush reports one (core/node-position.ts); those writes' answers carry no position.
    */
   private async commitPosition(): Promise<string | null> {
     try {

@@ -6,6 +6,8 @@
 import { fail } from '../../shared/errors.js';
 import type { CommandOf, WriterResults } from '../../shared/messages.js';
 import { vectorFromBlob } from '../../shared/meta.js';
+import type { SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { MemoryType } from '../../shared/schemas.js';
 import type { Tx } from './connect.js';
 
 /** As WriteStore's CHUNK_BUDGET_MS: a huge entity is deleted over many commands. */
@@ -82,21 +84,23 @@ export class OpenDeletes {
     const snapshot = cmd.snapshot;
     // Without its snapshot a delete could not be undone: refuse rather than delete.
     if (!snapshot) throw fail.internal();
-    await tx`INSERT INTO deletion_snapshots (snapshot_id, namespace_id, captured_at, entity, embedder)
-      VALUES (${snapshot.snapshot_id}, ${this.namespaceId}, ${snapshot.captured_at}, ${tx.json(snapshot.entity)}, ${snapshot.embedder})
-      ON CONFLICT (snapshot_id) DO NOTHING`;
     const started = performance.now();
     let processed = 0;
     let removed = 0;
+    const copied: Record<MemoryType, number> = { episodic: 0, semantic: 0, procedural: 0 };
     while (processed < cmd.rows.length && (processed === 0 || performance.now() - started <= CHUNK_BUDGET_MS)) {
       const round = cmd.rows.slice(processed, processed + ROUND_ROWS);
       processed += round.length;
-      removed += await this.copyAndDelete(tx, snapshot.snapshot_id, round);
+      for (const type of await this.copyAndDelete(tx, snapshot, round)) {
+        copied[type]++;
+        removed++;
+      }
     }
-    return { processed, removed };
+    return { processed, removed, copied };
   }
 
-  private async copyAndDelete(tx: Tx, snapshotId: string, rows: [number, string][]): Promise<number> {
+  /** Copies and deletes the rows still there; answers the memory type of each one removed. */
+  private async copyAndDelete(tx: Tx, snapshot: SnapshotHeaderT, rows: [number, string][]): Promise<MemoryType[]> {
     const found = await tx<Record<string, unknown>[]>`SELECT to_jsonb(m) - 'search' AS memory, v.embedding,
         coalesce((SELECT jsonb_agg(jsonb_build_object('entity_id', me.entity_id, 'relation', me.relation))
           FROM memory_entities me WHERE me.memory_rowid = m.rowid), '[]'::jsonb) AS links
@@ -104,7 +108,13 @@ export class OpenDeletes {
       WHERE (m.rowid, m.id) IN (SELECT * FROM unnest(${rows.map((r) => r[0])}::bigint[], ${rows.map((r) => r[1])}::text[]))
         AND m.namespace_id = ${this.namespaceId}
       FOR UPDATE OF m`;
-    if (found.length === 0) return 0;
+    // Rows gone already (another delete took them) leave nothing: a snapshot header is written
+    // with the first row it holds, so a delete that removes nothing leaves no empty snapshot.
+    if (found.length === 0) return [];
+    await tx`INSERT INTO deletion_snapshots (snapshot_id, namespace_id, captured_at, entity, embedder)
+      VALUES (${snapshot.snapshot_id}, ${this.namespaceId}, ${snapshot.captured_at}, ${tx.json(snapshot.entity)}, ${snapshot.embedder})
+      ON CONFLICT (snapshot_id) DO NOTHING`;
+    const snapshotId = snapshot.snapshot_id;
     const copies = found.map((row) => {
       const memory = row.memory as Record<string, unknown>;
       const embedding = row.embedding as Buffer | null;
@@ -116,14 +126,14 @@ export class OpenDeletes {
     });
     await tx`INSERT INTO deletion_snapshot_memories ${tx(copies.map((c) => ({ ...c, memory: tx.json(c.memory as never) })))}
       ON CONFLICT DO NOTHING`;
-    const deleted = await tx<{ episode_id: string | null; seq: number | null }[]>`DELETE FROM memories
-      WHERE rowid = ANY(${copies.map((c) => c.memory_rowid)}::bigint[]) RETURNING episode_id, seq`;
+    const deleted = await tx<{ episode_id: string | null; seq: number | null; memory_type: MemoryType }[]>`DELETE FROM memories
+      WHERE rowid = ANY(${copies.map((c) => c.memory_rowid)}::bigint[]) RETURNING episode_id, seq, memory_type`;
     // The turn after a forgotten one must not keep its text as context.
     const turns = deleted.filter((d) => d.episode_id !== null && d.seq !== null);
     if (turns.length > 0) {
       await tx`UPDATE memories SET context = '' FROM unnest(${turns.map((t) => t.episode_id!)}::text[], ${turns.map((t) => t.seq! + 1)}::int[]) AS n(episode_id, seq)
         WHERE memories.episode_id = n.episode_id AND memories.seq = n.seq AND memories.memory_type = 'episodic' AND memories.context != ''`;
     }
-    return deleted.length;
+    return deleted.map((d) => d.memory_type);
   }
 }

@@ -1,0 +1,72 @@
+// Start-up on PostgreSQL waits for the database a bounded time, then gives up with the reason. A
+// node started before its database (a fleet booting, a failover in progress) should come up once
+// the database answers; one pointed at a wrong host, password or database should say so and
+// exit instead of hanging — the `postgres` client alone retries a connection the server keeps
+// closing forever, and waits 30 s for one that never answers.
+import postgres from 'postgres';
+import type { PostgresConfig } from '../shared/config.js';
+import { failureCause, isConnectionFailure } from '../shared/postgres-errors.js';
+
+/** Pause between attempts while the database is unreachable. */
+const RETRY_MS = 250;
+/** An attempt's own bound when little of the wait is left. */
+const MIN_ATTEMPT_MS = 500;
+
+/** Which database a variable names, and how to show it (password redacted). */
+export interface DatabaseTarget {
+  variable: 'SERVICE_DATABASE_URL' | 'SERVICE_READ_DATABASE_URL';
+  url: string;
+  label: string;
+}
+
+export class DatabaseUnreachableError extends Error {
+  constructor(readonly target: DatabaseTarget, readonly reason: string, waitedMs: number | null) {
+    super(`cannot connect to ${target.variable} (${target.label})` +
+      `${waitedMs === null ? '' : ` after retrying for ${Math.round(waitedMs / 1000)} s`}: ${reason}`);
+    this.name = 'DatabaseUnreachableError';
+  }
+}
+
+/**
+ * Resolves once the database answers a query. A connection failure is retried until `waitMs`
+ * has passed; a refusal that waiting will not change (password, missing database) fails at once.
+ */
+export async function waitForDatabase(target: DatabaseTarget, waitMs: number, onRetry?: (reason: string) => void): Promise<void> {
+  const started = performance.now();
+  const deadline = started + waitMs;
+  for (let first = true; ; first = false) {
+    const failure = await attempt(target.url, Math.max(MIN_ATTEMPT_MS, deadline - performance.now()));
+    if (failure === null) return;
+    if (!isConnectionFailure(failure)) throw new DatabaseUnreachableError(target, failureCause(failure), null);
+    if (performance.now() + RETRY_MS >= deadline) throw new DatabaseUnreachableError(target, failureCause(failure), performance.now() - started);
+    if (first) onRetry?.(failureCause(failure));
+    await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+  }
+}
+
+/** One connection and `SELECT 1` within `timeoutMs`: null, or what failed. */
+async function attempt(url: string, timeoutMs: number): Promise<unknown> {
+  const sql = postgres(url, { max: 1, onnotice: () => {}, connect_timeout: timeoutMs / 1000, connection: { application_name: 'memory-runtime start' } });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<unknown>((resolve) => {
+    timer = setTimeout(() => resolve(Object.assign(new Error('connection timed out'), { code: 'CONNECT_TIMEOUT' })), timeoutMs);
+  });
+  try {
+    return await Promise.race([sql`SELECT 1`.then(() => null, (error: unknown) => error), timedOut]);
+  } finally {
+    clearTimeout(timer);
+    await sql.end({ timeout: 0 }).catch(() => {});
+  }
+}
+
+/**
+ * The primary and, when set, the replicas, waited for together (one bound for both); the
+ * primary's failure is the one reported when both fail.
+ */
+export async function waitForDatabases(pg: PostgresConfig, onRetry: (target: DatabaseTarget, reason: string) => void): Promise<void> {
+  const targets: DatabaseTarget[] = [{ variable: 'SERVICE_DATABASE_URL', url: pg.url, label: pg.label }];
+  if (pg.readUrl) targets.push({ variable: 'SERVICE_READ_DATABASE_URL', url: pg.readUrl, label: pg.readLabel ?? '' });
+  const outcomes = await Promise.allSettled(targets.map((target) => waitForDatabase(target, pg.startTimeoutMs, (reason) => onRetry(target, reason))));
+  const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+}

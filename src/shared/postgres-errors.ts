@@ -1,0 +1,52 @@
+// Which PostgreSQL failures are the connection's rather than the statement's, and what to call
+// them in a message. A connection failure may pass (a server restarting, a replica coming back,
+// a failover): start-up retries it and recall reads the primary instead of a replica that has
+// one. A server's refusal of who we are or what we asked for (a wrong password, a database that
+// does not exist) will not pass by waiting.
+
+/** The `postgres` client's own codes for a connection that failed or went away. */
+const CLIENT_CODES = new Map([
+  ['CONNECT_TIMEOUT', 'connection timed out'],
+  ['CONNECTION_CLOSED', 'connection closed by the server'],
+  ['CONNECTION_DESTROYED', 'connection closed'],
+]);
+
+/** Socket errors, in words. */
+const SOCKET_CODES = new Map([
+  ['ECONNREFUSED', 'connection refused'],
+  ['ECONNRESET', 'connection reset'],
+  ['EPIPE', 'connection closed'],
+  ['ETIMEDOUT', 'connection timed out'],
+  ['EHOSTUNREACH', 'host unreachable'],
+  ['ENETUNREACH', 'network unreachable'],
+  ['ENOTFOUND', 'host not found'],
+  ['EAI_AGAIN', 'host name lookup failed'],
+]);
+
+/**
+ * SQLSTATEs of a server that cannot take the session now: shutting down or starting up (57P0x),
+ * too many connections (53300), and class 08 (connection exception).
+ */
+function transientState(code: string): boolean {
+  return code.startsWith('08') || ['57P01', '57P02', '57P03', '53300'].includes(code);
+}
+
+function codeOf(error: unknown): string | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : null;
+}
+
+/** The connection failed or was lost (retry, or read elsewhere); not a statement's own error. */
+export function isConnectionFailure(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== null && (CLIENT_CODES.has(code) || SOCKET_CODES.has(code) || transientState(code));
+}
+
+/** What went wrong, in words for an operator: "connection refused", the server's own message. */
+export function failureCause(error: unknown): string {
+  const code = codeOf(error);
+  const words = code === null ? undefined : CLIENT_CODES.get(code) ?? SOCKET_CODES.get(code);
+  if (words) return words;
+  const message = error instanceof Error ? error.message : String(error);
+  return message || (code ?? 'unknown error');
+}
