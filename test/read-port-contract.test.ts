@@ -217,12 +217,13 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
       assert.equal(await port.promotionWatermark(), 0, 'no run yet');
       assert.equal(await port.newestEpisodicRowid(), turns[2]);
       // The user's two turns, about ava (the first user participant); the assistant's turn is not a candidate.
-      const candidates = await port.promotionCandidates(0);
+      const candidates = await port.promotionCandidates(0, 10);
       assert.deepEqual(candidates.map((c) => [c.rowid, c.subject_id, c.episode_id, c.content]), [
         [turns[0], ava.id, episodeId, 'Where should I go for my holidays?'], [turns[2], ava.id, episodeId, 'I will book the ferry then']]);
       assert.ok(candidates.every((c) => c.content_key.length > 0 && c.vector?.length === DIMENSIONS));
-      assert.deepEqual(await port.promotionCandidates(turns[2]), [], 'no subject has a candidate past the watermark');
-      assert.equal((await port.promotionCandidates(turns[2] - 1)).length, 2, 'a subject with a fresh one brings all its candidates');
+      assert.deepEqual(await port.promotionCandidates(turns[2], 10), [], 'no subject has a candidate past the watermark');
+      assert.equal((await port.promotionCandidates(turns[2] - 1, 10)).length, 2, 'a subject with a fresh one brings all its candidates');
+      assert.deepEqual((await port.promotionCandidates(0, 1)).map((c) => c.rowid), [turns[2]], 'only the newest of each subject past the cap');
       const now = Date.now();
       assert.deepEqual(await port.decayCandidates(now, 171), [], 'nothing is unrecalled past its stability yet');
       // Every stored fact and turn is active; the deleted entity's rows are gone.
@@ -389,7 +390,7 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
 
   test('the same consolidation candidates, vectors included, and the same decay candidates around their stabilities', async () => {
     for (const watermark of [0, await sqlitePort.newestEpisodicRowid() - 1]) {
-      assert.deepEqual(await postgresPort.promotionCandidates(watermark), await sqlitePort.promotionCandidates(watermark));
+      assert.deepEqual(await postgresPort.promotionCandidates(watermark, 2_000), await sqlitePort.promotionCandidates(watermark, 2_000));
     }
     assert.equal(await postgresPort.newestEpisodicRowid(), await sqlitePort.newestEpisodicRowid());
     assert.equal(await postgresPort.promotionWatermark(), await sqlitePort.promotionWatermark());

@@ -114,9 +114,10 @@ export interface ReadPort {
   newestEpisodicRowid(): Promise<number>;
   /**
    * Active, unpromoted episodic memories not spoken by the agent side, of every subject that has
-   * one newer than `watermark`, oldest first.
+   * one newer than `watermark`: each subject's newest `perSubject`, oldest first. The cap is applied
+   * by the database, so a subject with a million turns costs the pool thread `perSubject` rows.
    */
-  promotionCandidates(watermark: number): Promise<PromotionCandidate[]>;
+  promotionCandidates(watermark: number, perSubject: number): Promise<PromotionCandidate[]>;
   /**
    * Active memories unrecalled for longer than their stability since their last access or decay
    * step, or whose last access is older than stability × archiveFactor days (already below the

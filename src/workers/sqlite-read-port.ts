@@ -82,7 +82,7 @@ export class SqliteReadPort implements ReadPort {
   staleVectorMoves(limit: number) { return this.inTurn(() => this.vectorIndex.staleMoves(limit)); }
   promotionWatermark() { return this.inTurn(() => this.consolidation.promotionWatermark()); }
   newestEpisodicRowid() { return this.inTurn(() => this.consolidation.newestEpisodicRowid()); }
-  promotionCandidates(watermark: number) { return this.inTurn(() => this.consolidation.promotionCandidates(watermark)); }
+  promotionCandidates(watermark: number, perSubject: number) { return this.inTurn(() => this.consolidation.promotionCandidates(watermark, perSubject)); }
   decayCandidates(now: number, archiveFactor: number) { return this.inTurn(() => this.consolidation.decayCandidates(now, archiveFactor)); }
   // Snapshots are files beside the database (src/shared/snapshot-files.ts), written from one read transaction.
   listSnapshots() { return this.inTurn(() => listSnapshots(this.configured(this.snapshotDir))); }

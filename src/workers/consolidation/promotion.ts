@@ -9,7 +9,10 @@ import type { Embedder } from '../embedding/index.js';
 import type { ReadPort } from '../read-port.js';
 import { clusterRepeats, representative, type Statement } from './cluster.js';
 
-/** Newest candidates per entity a run considers (clustering is quadratic in the worst case). */
+/**
+ * Newest candidates per entity a run considers (clustering is quadratic in the worst case). The
+ * database applies it, so an entity with a million turns never brings them all into the pool thread.
+ */
 export const MAX_CANDIDATES_PER_ENTITY = 2_000;
 
 /** Confidence of a promoted memory: 0.6 for two repeats, +0.1 per further repeat, at most 0.9. */
@@ -28,16 +31,15 @@ export class PromotionPlanner {
     // Read before the candidates: a row stored in between is above the watermark, seen next run.
     const watermark = Math.max(previous, await this.reads.newestEpisodicRowid());
     const bySubject = new Map<string, (Statement & { episodeId: string | null })[]>();
-    for (const row of await this.reads.promotionCandidates(previous)) {
+    for (const row of await this.reads.promotionCandidates(previous, MAX_CANDIDATES_PER_ENTITY)) {
       if (row.subject_id === null || row.content_key.length === 0) continue;
       const list = bySubject.get(row.subject_id) ?? [];
       list.push({ rowid: row.rowid, content: row.content, key: row.content_key, vector: row.vector, episodeId: row.episode_id });
       bySubject.set(row.subject_id, list);
     }
     const promotions: ConsolidationPlan['promote'] = [];
-    for (const [ownerId, all] of bySubject) {
-      if (all.length < 2) continue;
-      const statements = all.slice(-MAX_CANDIDATES_PER_ENTITY);
+    for (const [ownerId, statements] of bySubject) {
+      if (statements.length < 2) continue;
       await embedMissing(statements, embedder);
       for (const cluster of clusterRepeats(statements, this.threshold)) {
         const best = representative(cluster) as Statement & { episodeId: string | null };

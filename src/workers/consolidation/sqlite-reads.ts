@@ -16,7 +16,7 @@ export class SqliteConsolidationReads {
       watermark: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       newest: db.prepare<[number], { rowid: number | null }>(
         "SELECT max(rowid) AS rowid FROM memories WHERE namespace_id = ? AND memory_type = 'episodic'"),
-      candidates: db.prepare<{ ns: number; watermark: number }, CandidateRow>(`
+      candidates: db.prepare<{ ns: number; watermark: number; perSubject: number }, CandidateRow>(`
         WITH candidate AS (
           SELECT m.rowid AS rowid, m.content, m.content_key, m.episode_id,
             (SELECT p.entity_id FROM episode_participants p JOIN entities e ON e.id = p.entity_id
@@ -25,10 +25,15 @@ export class SqliteConsolidationReads {
           WHERE m.namespace_id = @ns AND m.memory_type = 'episodic' AND m.archived = 0 AND m.promoted_into IS NULL
             AND lower(coalesce(m.role, '')) NOT IN ('assistant', 'agent', 'system', 'tool', 'bot')
         ),
-        fresh AS (SELECT DISTINCT subject_id FROM candidate WHERE rowid > @watermark)
-        SELECT c.*, v.embedding FROM candidate c JOIN fresh f ON f.subject_id = c.subject_id
-          LEFT JOIN memory_vectors v ON v.rowid = c.rowid
-        ORDER BY c.rowid`),
+        fresh AS (SELECT DISTINCT subject_id FROM candidate WHERE rowid > @watermark),
+        newest AS (
+          SELECT c.*, row_number() OVER (PARTITION BY c.subject_id ORDER BY c.rowid DESC) AS age
+          FROM candidate c JOIN fresh f ON f.subject_id = c.subject_id
+        )
+        SELECT n.rowid, n.content, n.content_key, n.episode_id, n.subject_id, v.embedding FROM newest n
+          LEFT JOIN memory_vectors v ON v.rowid = n.rowid
+        WHERE n.age <= @perSubject
+        ORDER BY n.rowid`),
       decay: db.prepare<Record<string, number>, DecayCandidate>(`
         SELECT rowid, stability, difficulty, last_access_at, decayed_at FROM memories
         WHERE namespace_id = @ns AND archived = 0 AND (
@@ -45,8 +50,8 @@ export class SqliteConsolidationReads {
     return this.s.newest.get(this.namespaceId)?.rowid ?? 0;
   }
 
-  promotionCandidates(watermark: number): PromotionCandidate[] {
-    return this.s.candidates.all({ ns: this.namespaceId, watermark }).map(({ embedding, ...row }) =>
+  promotionCandidates(watermark: number, perSubject: number): PromotionCandidate[] {
+    return this.s.candidates.all({ ns: this.namespaceId, watermark, perSubject }).map(({ embedding, ...row }) =>
       ({ ...row, vector: embedding ? float32FromBlob(embedding) : null }));
   }
 

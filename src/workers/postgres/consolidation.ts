@@ -17,7 +17,7 @@ export async function newestEpisodicRowid(sql: Sql, namespaceId: number): Promis
   return row?.rowid ?? 0;
 }
 
-export async function promotionCandidates(sql: Sql, namespaceId: number, watermark: number): Promise<PromotionCandidate[]> {
+export async function promotionCandidates(sql: Sql, namespaceId: number, watermark: number, perSubject: number): Promise<PromotionCandidate[]> {
   const rows = await sql<(Omit<PromotionCandidate, 'vector'> & { embedding: Buffer | null })[]>`
     WITH candidate AS (
       SELECT m.rowid, m.content, m.content_key, m.episode_id,
@@ -27,10 +27,15 @@ export async function promotionCandidates(sql: Sql, namespaceId: number, waterma
       WHERE m.namespace_id = ${namespaceId} AND m.memory_type = 'episodic' AND m.archived = 0 AND m.promoted_into IS NULL
         AND lower(coalesce(m.role, '')) NOT IN ('assistant', 'agent', 'system', 'tool', 'bot')
     ),
-    fresh AS (SELECT DISTINCT subject_id FROM candidate WHERE rowid > ${watermark})
-    SELECT c.*, v.embedding FROM candidate c JOIN fresh f ON f.subject_id = c.subject_id
-      LEFT JOIN memory_vectors v ON v.rowid = c.rowid
-    ORDER BY c.rowid`;
+    fresh AS (SELECT DISTINCT subject_id FROM candidate WHERE rowid > ${watermark}),
+    newest AS (
+      SELECT c.*, row_number() OVER (PARTITION BY c.subject_id ORDER BY c.rowid DESC) AS age
+      FROM candidate c JOIN fresh f ON f.subject_id = c.subject_id
+    )
+    SELECT n.rowid, n.content, n.content_key, n.episode_id, n.subject_id, v.embedding FROM newest n
+      LEFT JOIN memory_vectors v ON v.rowid = n.rowid
+    WHERE n.age <= ${perSubject}
+    ORDER BY n.rowid`;
   return rows.map(({ embedding, ...row }) => ({ ...row, vector: embedding ? float32FromBlob(embedding) : null }));
 }
 

@@ -181,7 +181,7 @@ export class PostgresReadPort implements ReadPort {
 
   promotionWatermark() { return promotionWatermark(this.sql, this.namespaceId); }
   newestEpisodicRowid() { return newestEpisodicRowid(this.sql, this.namespaceId); }
-  promotionCandidates(watermark: number) { return promotionCandidates(this.sql, this.namespaceId, watermark); }
+  promotionCandidates(watermark: number, perSubject: number) { return promotionCandidates(this.sql, this.namespaceId, watermark, perSubject); }
   decayCandidates(now: number, archiveFactor: number) { return decayCandidates(this.sql, this.namespaceId, now, archiveFactor); }
 
   listSnapshots() { return listSnapshotRows(this.sql, this.namespaceId, this.namespace); }
