@@ -51,7 +51,7 @@ const LEFT_OUT = {
   'vector-index': 'the SQLite vector index itself',
 };
 
-const unavailable = postgresUnavailable();
+const unavailable = postgresUnavailable(); // throws under POSTGRES_REQUIRED=1 (.ci/run)
 if (unavailable) {
   console.log(`# HTTP suite on PostgreSQL skipped: ${unavailable}`);
   process.exit(0);
@@ -61,22 +61,29 @@ const files = (process.argv.length > 2 ? process.argv.slice(2) : FILES).map((nam
 const started = Date.now();
 const primary = await startPrimary();
 let replica = null;
+let runner = null;
 let code = 1;
 const stop = async () => {
   await replica?.stop();
   await primary.stop();
 };
-// A Ctrl-C or a CI timeout still stops both clusters (the test runner child gets the signal too).
-for (const signal of ['SIGINT', 'SIGTERM']) process.once(signal, () => void stop().then(() => process.exit(130)));
+// A Ctrl-C reaches the whole process group, but a supervisor's SIGTERM (a CI timeout) reaches only
+// this process: pass it on to the test runner, then stop both clusters whatever happens.
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    runner?.kill(signal);
+    void stop().then(() => process.exit(130));
+  });
+}
 try {
   replica = await startReplica(primary);
   console.log(`# HTTP suite on PostgreSQL: primary :${primary.port}, replica :${replica.port}, ${files.length} files (${Object.keys(LEFT_OUT).length} stay SQLite-only, reasons in scripts/test-postgres.mjs)`);
   code = await new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--test', '--test-concurrency=2', ...files], {
+    runner = spawn(process.execPath, ['--test', '--test-concurrency=2', ...files], {
       stdio: 'inherit',
       env: { ...process.env, TEST_BACKEND: 'postgres', TEST_POSTGRES_URL: primary.url, TEST_POSTGRES_READ_URL: replica.url },
     });
-    child.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
+    runner.once('exit', (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
   });
 } finally {
   await stop();

@@ -33,8 +33,18 @@ export interface PgCluster {
 
 const asRoot = userInfo().uid === 0;
 
-/** Why a cluster cannot start here, or null when it can (tests skip with this message). */
+/**
+ * Why a cluster cannot start here, or null when it can (tests skip with this message). With
+ * POSTGRES_REQUIRED=1 (set by .ci/run, which installs PostgreSQL) a missing cluster throws instead,
+ * so a broken install fails CI rather than quietly skipping every PostgreSQL test.
+ */
 export function postgresUnavailable(): string | null {
+  const reason = whyPostgresCannotStart();
+  if (reason && process.env.POSTGRES_REQUIRED === '1') throw new Error(`POSTGRES_REQUIRED=1 but ${reason}`);
+  return reason;
+}
+
+function whyPostgresCannotStart(): string | null {
   if (!existsSync(join(PG_BIN, 'postgres'))) return `PostgreSQL binaries not found in ${PG_BIN} (apt-get install postgresql)`;
   if (asRoot && !postgresUser()) return 'running as root and there is no postgres system user to run PostgreSQL as (apt-get install postgresql creates it)';
   return null;
