@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { exited, spawnService, type ServiceProcess } from './support/process.js';
-import { postgresUnavailable, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
+import { postgresUnavailable, replicaCaughtUp, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
 import { parseSamples, sample } from './support/prometheus.js';
 import { del, get, post, tempDir } from './support/service.js';
 
@@ -22,15 +22,7 @@ describe('a node whose roles hold only the documented privileges (PostgreSQL)', 
   let node: ServiceProcess;
   const dir = tempDir('memrt-privileges-');
 
-  /** The replica has replayed everything the primary has flushed so far. */
-  async function caughtUp(): Promise<void> {
-    const flushed = await primary.sql('SELECT pg_current_wal_flush_lsn()');
-    const deadline = performance.now() + 20_000;
-    while ((await replica.sql(`SELECT pg_last_wal_replay_lsn() >= '${flushed}'::pg_lsn`)) !== 't') {
-      if (performance.now() > deadline) throw new Error('timed out waiting for the replica to catch up');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
+  const caughtUp = () => replicaCaughtUp(primary, replica);
 
   const recallSnapshots = async (side: string) =>
     sample(parseSamples((await get(node.base, '/metrics')).body), 'memory_runtime_recall_snapshots_total', { side });

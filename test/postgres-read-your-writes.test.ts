@@ -20,7 +20,7 @@ import { PG_LOCK_CLASS } from '../src/shared/postgres-schema.js';
 import { POSITION_META_KEY as META_KEY, WAL_POSITION_PATTERN } from '../src/shared/wal-position.js';
 import { mcpCall } from './support/mcp.js';
 import { exited, spawnService, type ServiceProcess } from './support/process.js';
-import { postgresUnavailable, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
+import { postgresUnavailable, replicaCaughtUp, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
 import { parseSamples, sample } from './support/prometheus.js';
 import { get, groupedIds, post, tempDir } from './support/service.js';
 import { createDatabase } from './support/test-backend.js';
@@ -74,10 +74,7 @@ describe('read-your-writes across nodes and clients (PostgreSQL, paused replica)
   }
 
   /** The replica has replayed everything the primary has flushed so far. */
-  async function caughtUp(): Promise<void> {
-    const flushed = await primary.sql('SELECT pg_current_wal_flush_lsn()');
-    await until('the replica to catch up', async () => (await replica.sql(`SELECT pg_last_wal_replay_lsn() >= '${flushed}'::pg_lsn`)) === 't');
-  }
+  const caughtUp = () => replicaCaughtUp(primary, replica);
 
   /** Replay resumed and past everything the primary has flushed so far. */
   async function resume(): Promise<void> {

@@ -154,3 +154,13 @@ export async function startReplica(primary: PgCluster): Promise<PgCluster> {
   await startServer(dataDir, dir, port);
   return cluster(dir, dataDir, port);
 }
+
+/** Waits until `replica` has replayed everything `primary` has flushed so far (20 s at most). */
+export async function replicaCaughtUp(primary: PgCluster, replica: PgCluster, ms = 20_000): Promise<void> {
+  const flushed = await primary.sql('SELECT pg_current_wal_flush_lsn()');
+  const deadline = performance.now() + ms;
+  while ((await replica.sql(`SELECT pg_last_wal_replay_lsn() >= '${flushed}'::pg_lsn`)) !== 't') {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for the replica to replay ${flushed}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
