@@ -107,6 +107,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
   };
   pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);
   pool.onReadSide = (side) => metrics.countRecallSnapshot(side);
+  pool.onRecoveryConflict = () => metrics.countRecallRecoveryConflict();
   pool.onReplicaFailure = (cause) => log.warn({ cause, replicas: config.postgres?.readLabel },
     'replica unreachable: recall reads the primary (retried every 2 s; said at most once a minute per pool thread)');
   metrics.bind({

@@ -48,6 +48,7 @@ export class ServiceMetrics implements RequestMetrics {
   private readonly commitSeconds;
   private readonly recallStage;
   private readonly recallSnapshots;
+  private readonly recallRecoveryConflicts;
 
   constructor() {
     const registers = [this.registry];
@@ -88,12 +89,22 @@ export class ServiceMetrics implements RequestMetrics {
       help: 'PostgreSQL with replicas: recall snapshots served by a replica, or by the primary when no replica had replayed the writes the recall must see (this node\'s last, the caller\'s Memory-Position) within SERVICE_READ_MAX_LAG_MS',
       labelNames: ['side'], registers,
     });
+    this.recallRecoveryConflicts = new Counter({
+      name: `${PREFIX}recall_recovery_conflicts_total`,
+      help: 'PostgreSQL with replicas: recall snapshots a replica cancelled on a recovery conflict (replay removed row versions they could see, or took a lock they held), each run again on the primary and counted there in recall_snapshots_total{side="primary"}',
+      registers,
+    });
     this.registerLevels(registers);
   }
 
   /** Counts which side served a recall's snapshot (PostgreSQL with replicas only). */
   countRecallSnapshot(side: ReadSide): void {
     this.recallSnapshots.inc({ side });
+  }
+
+  /** Counts a recall snapshot a replica cancelled on a recovery conflict (the primary ran it). */
+  countRecallRecoveryConflict(): void {
+    this.recallRecoveryConflicts.inc();
   }
 
   /** Connects the scrape-time gauges to the running parts. */

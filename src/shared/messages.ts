@@ -174,7 +174,7 @@ export interface WriterReady {
 
 /** Outcome of a pool task: errors are returned, not thrown, so their code survives. */
 export type TaskResult<T> =
-  | { ok: true; value: T; timings?: StageTimings; readSide?: ReadSide; replicaFailure?: string }
+  | ({ ok: true; value: T; timings?: StageTimings; readSide?: ReadSide } & ServedNote)
   | { ok: false; error: WireError };
 
 /**
@@ -184,11 +184,17 @@ export type TaskResult<T> =
  */
 export type ReadSide = 'replica' | 'primary';
 
-/** What a task notes beside its result for the main thread's metrics. */
-export interface TaskNotes {
-  readSide?: ReadSide;
+/** Why the primary served a snapshot that a replica was asked for first, when it is worth telling. */
+export interface ServedNote {
   /** A replica failed and the primary served instead: the cause, to be logged (rate-limited per thread). */
   replicaFailure?: string;
+  /** The replica cancelled the snapshot on a recovery conflict and the primary ran it again (counted). */
+  recoveryConflict?: boolean;
+}
+
+/** What a task notes beside its result for the main thread's metrics. */
+export interface TaskNotes extends ServedNote {
+  readSide?: ReadSide;
 }
 
 /**

@@ -42,6 +42,20 @@ export function isConnectionFailure(error: unknown): boolean {
   return code !== null && (CLIENT_CODES.has(code) || SOCKET_CODES.has(code) || transientState(code));
 }
 
+/**
+ * A hot standby cancelled the statement so that replay could go on ("canceling statement due to
+ * conflict with recovery"): 40001 when replay had to remove row versions the statement's snapshot
+ * could still see, or take a lock it held; 40P01 when the statement held a buffer pin in a
+ * deadlock with replay. The standby is healthy: the same read can run elsewhere. The code alone
+ * decides (the message is translated under lc_messages); a read-only snapshot on a standby takes
+ * no row locks and cannot fail serialization, so on a replica these codes mean recovery. 57P04
+ * (a database dropped by replay) is not one: the database is gone there for good.
+ */
+export function isRecoveryConflict(error: unknown): boolean {
+  const code = codeOf(error);
+  return code === '40001' || code === '40P01';
+}
+
 /** What went wrong, in words for an operator: "connection refused", the server's own message. */
 export function failureCause(error: unknown): string {
   const code = codeOf(error);

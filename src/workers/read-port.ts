@@ -5,7 +5,7 @@
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
 import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../shared/schemas.js';
-import type { PoolResults, ReadSide, VectorIndexStatus, VectorMove } from '../shared/messages.js';
+import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus, VectorMove } from '../shared/messages.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../shared/file-formats.js';
 import type { SnapshotSummary, StoredSnapshotChunk } from '../shared/snapshot-files.js';
 import type { Centroids } from './ivf/kmeans.js';
@@ -60,14 +60,22 @@ export interface DecayCandidate {
   decayed_at: number | null;
 }
 
+/**
+ * Told which side served a snapshot (PostgreSQL with replicas), and with the primary why it served
+ * one a replica was asked for first: the replica failed (`replicaFailure`, the cause, when this pool
+ * thread has not said so lately: logged), or it cancelled the snapshot on a recovery conflict (counted).
+ */
+export type OnServed = (side: ReadSide, note?: ServedNote) => void;
+
 export interface SnapshotOptions {
   /** PostgreSQL: the WAL position (pg_lsn text) of the caller's last write. */
   after?: string;
   /**
-   * Told which side served the snapshot, when replicas are configured (metrics), and why a
-   * replica failed when that is to be logged (PostgreSQL: at most once a minute per thread).
+   * Told which side served the snapshot, when replicas are configured (metrics), and with it why
+   * the primary served instead of a replica: a replica failure when that is to be logged
+   * (PostgreSQL: at most once a minute per thread), a recovery conflict every time (counted).
    */
-  onServed?: (side: ReadSide, replicaFailure?: string) => void;
+  onServed?: OnServed;
 }
 
 /** One namespace's reads for the pool's task handlers (worker.ts). */

@@ -3,7 +3,7 @@
 import { workerData } from 'node:worker_threads';
 import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, StageTimings, TaskNotes, TaskOf } from '../shared/messages.js';
+import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, ServedNote, StageTimings, TaskNotes, TaskOf } from '../shared/messages.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { openReadPort } from './open-read-port.js';
 import { closeWhenAsked } from '../shared/pool-close.js';
@@ -62,9 +62,10 @@ async function recallHits(
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const onServed = (side: ReadSide, replicaFailure?: string) => {
+  const onServed = (side: ReadSide, note: ServedNote = {}) => {
     notes.readSide = side;
-    if (replicaFailure) notes.replicaFailure = replicaFailure;
+    if (note.replicaFailure) notes.replicaFailure = note.replicaFailure;
+    if (note.recoveryConflict) notes.recoveryConflict = true;
   };
   const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed };
   const hits = await engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
@@ -199,6 +200,7 @@ export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise
       ...(Object.keys(timings).length > 0 ? { timings } : {}),
       ...(notes.readSide ? { readSide: notes.readSide } : {}),
       ...(notes.replicaFailure ? { replicaFailure: notes.replicaFailure } : {}),
+      ...(notes.recoveryConflict ? { recoveryConflict: true } : {}),
     };
     // Inside the try: a handler resolving null or a primitive must come back as a wire error,
     // not escape as a raw Piscina rejection.

@@ -35,6 +35,8 @@ export class ReadPool {
   onReadSide: ((side: ReadSide) => void) | null = null;
   /** Receives why a replica failed (a pool thread reports it at most once a minute); the primary served. */
   onReplicaFailure: ((cause: string) => void) | null = null;
+  /** Called when a replica cancelled a recall's snapshot on a recovery conflict and the primary ran it (metrics hook). */
+  onRecoveryConflict: (() => void) | null = null;
 
   constructor(config: Config, namespaceId: number, log: Logger) {
     this.closeChannel = config.postgres ? `memory-runtime-pool-close-${randomUUID()}` : null;
@@ -78,6 +80,7 @@ export class ReadPool {
     if (result.timings) this.onStageTimings?.(task.op, result.timings);
     if (result.readSide) this.onReadSide?.(result.readSide);
     if (result.replicaFailure) this.onReplicaFailure?.(result.replicaFailure);
+    if (result.recoveryConflict) this.onRecoveryConflict?.();
     return result.value;
   }
 

@@ -10,10 +10,13 @@
 // A replica that cannot be reached (refused, cut, not answering within connectMs) is not the
 // recall's failure: the primary serves it, and for REPLICA_RETRY_MS after such a failure every
 // recall goes straight to the primary rather than waiting on the replica again.
+// A replica that cancels the snapshot on a recovery conflict (replay removed row versions the
+// snapshot could still see, or took a lock it held, and max_standby_streaming_delay ran out) is
+// healthy: the primary serves that one recall, and the next one tries the replica again.
 import type { ReservedSql as Reserved } from 'postgres';
-import type { ReadSide } from '../../shared/messages.js';
-import { failureCause, isConnectionFailure } from '../../shared/postgres-errors.js';
+import { failureCause, isConnectionFailure, isRecoveryConflict } from '../../shared/postgres-errors.js';
 import { READ_PRIMARY } from '../../shared/wal-position.js';
+import type { OnServed } from '../read-port.js';
 import type { Sql, Tx } from './client.js';
 
 type ReservedSql = Reserved<{ bigint: number }>;
@@ -27,12 +30,6 @@ export interface ReplicaOptions {
   connectMs?: number;
 }
 
-/**
- * Told which side served a snapshot; `replicaFailure` (the cause, in words) when the replica
- * failed and this pool thread has not said so in the last WARN_EVERY_MS (the caller logs it).
- */
-export type OnServed = (side: ReadSide, replicaFailure?: string) => void;
-
 /** How often a waiting recall asks the replica again. */
 const POLL_MS = 2;
 /** Default bound on getting a replica connection: a black-holed replica costs a recall this much at most. */
@@ -45,6 +42,8 @@ const WARN_EVERY_MS = 60_000;
 export class ReadSource {
   /** Snapshots served by each side (tests and metrics). */
   readonly served = { replica: 0, primary: 0 };
+  /** Replica snapshots cancelled by a recovery conflict, each then served by the primary (tests). */
+  recoveryConflicts = 0;
   /** Until when (performance.now()) recalls skip a replica that just failed. */
   private replicaDownUntil = 0;
   private nextWarningAt = 0;
@@ -58,12 +57,18 @@ export class ReadSource {
    * a write whose position is unknown, so only the primary is sure to hold it). On a replica URL
    * naming several hosts, every query may go to another host: so one connection is reserved,
    * replay is checked on it, and the snapshot is begun on that same connection. `work`
-   * only reads, so after a replica failure part-way it runs again, whole, on the primary.
+   * only reads, in its own snapshot, and what it returns is built from those reads alone: so
+   * after a replica failure or a recovery conflict part-way it runs again, whole, on the primary,
+   * and the answer is the primary's as if the replica had never been asked.
    */
   async snapshot<T>(after: string | undefined, work: (tx: Tx) => Promise<T>, onServed?: OnServed): Promise<T> {
+    let recoveryConflict = false;
     if (this.replica && after !== READ_PRIMARY && performance.now() >= this.replicaDownUntil) {
       const done = await this.onReplica(this.replica, after, work);
-      if (done) {
+      if (done === RECOVERY_CONFLICT) {
+        recoveryConflict = true;
+        this.recoveryConflicts++;
+      } else if (done) {
         this.served.replica++;
         onServed?.('replica');
         return done.value;
@@ -71,15 +76,21 @@ export class ReadSource {
     }
     if (this.replica) {
       this.served.primary++;
-      const failure = this.unreported;
+      const replicaFailure = this.unreported;
       this.unreported = undefined;
-      onServed?.('primary', failure);
+      onServed?.('primary', {
+        ...(replicaFailure ? { replicaFailure } : {}),
+        ...(recoveryConflict ? { recoveryConflict } : {}),
+      });
     }
     return this.primary.begin(SNAPSHOT, work) as Promise<T>;
   }
 
-  /** `work`'s result on the replica, or null when the replica is behind `after` or failed. */
-  private async onReplica<T>(replica: ReplicaOptions, after: string | undefined, work: (tx: Tx) => Promise<T>): Promise<{ value: T } | null> {
+  /**
+   * `work`'s result on the replica; null when the replica is behind `after` or failed;
+   * RECOVERY_CONFLICT when the replica cancelled the snapshot so that replay could go on.
+   */
+  private async onReplica<T>(replica: ReplicaOptions, after: string | undefined, work: (tx: Tx) => Promise<T>): Promise<{ value: T } | typeof RECOVERY_CONFLICT | null> {
     let connection: ReservedSql;
     try {
       connection = await reserveWithin(replica.sql, replica.connectMs ?? REPLICA_CONNECT_MS);
@@ -90,6 +101,8 @@ export class ReadSource {
       if (after !== undefined && !(await this.waitForReplay(connection, after))) return null;
       return { value: await snapshotOn(connection, work) };
     } catch (error) {
+      // Not a failure of the replica: it stays in use (not skipped for REPLICA_RETRY_MS).
+      if (isRecoveryConflict(error)) return RECOVERY_CONFLICT;
       return this.replicaFailed(error);
     } finally {
       connection.release();
@@ -126,6 +139,7 @@ export class ReadSource {
 }
 
 const SNAPSHOT = 'ISOLATION LEVEL REPEATABLE READ READ ONLY';
+const RECOVERY_CONFLICT = 'recovery conflict';
 
 /**
  * A reserved connection within `ms`. The client alone can wait far longer: on a server that

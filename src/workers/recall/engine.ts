@@ -14,13 +14,13 @@
 import type { Explanation, MemoryRecord, MemoryType } from '../../shared/schemas.js';
 import { explainScores } from './explain.js';
 import type { MemoryRow } from '../read-store.js';
-import type { ReadPort, RecallReads } from '../read-port.js';
+import type { OnServed, ReadPort, RecallReads } from '../read-port.js';
 import { fuseScores, type SignalScores } from './fuse.js';
 import { liftedByNeighbours } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { queryTerms } from './query-text.js';
 import type { CandidateRow, Proposal, RecallContext } from './signals.js';
-import type { ReadSide, StageTimings } from '../../shared/messages.js';
+import type { StageTimings } from '../../shared/messages.js';
 import { timed, timedAsync } from './timing.js';
 import { ResponseBudget, type Budgeted } from '../response-budget.js';
 export interface RecallRequest {
@@ -35,7 +35,7 @@ export interface RecallRequest {
   /** A write position the recall must see (read-your-writes on PostgreSQL replicas). */
   after?: string;
   /** Told which side served the recall's snapshot when replicas are configured (metrics). */
-  onServed?: (side: ReadSide, replicaFailure?: string) => void;
+  onServed?: OnServed;
 }
 
 export interface RecallHit {
