@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { connectReader, type Sql, type Tx } from '../src/workers/postgres/client.js';
 import { ReadSource } from '../src/workers/postgres/replica.js';
 import type { ReadSide, ServedNote } from '../src/shared/messages.js';
-import { postgresUnavailable, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
+import { postgresUnavailable, replicaCaughtUp, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
 
 const unavailable = postgresUnavailable();
 
@@ -21,14 +21,6 @@ describe('recall on a replica that cancels the snapshot on a recovery conflict',
   let replica: PgCluster;
   let primarySql: Sql;
   let replicaSql: Sql;
-
-  /** Resolves once the replica has replayed everything the primary has written so far. */
-  async function replayed(): Promise<void> {
-    const position = await primary.sql('SELECT pg_current_wal_insert_lsn()');
-    while (await replica.sql(`SELECT pg_last_wal_replay_lsn() >= '${position}'::pg_lsn`) !== 't') {
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-  }
 
   /** Resolves once a pool session on the replica is inside pg_sleep (so a conflict cancels a running statement). */
   async function sleepingOnReplica(): Promise<void> {
@@ -67,7 +59,7 @@ describe('recall on a replica that cancels the snapshot on a recovery conflict',
   test('the replica cancels the snapshot; the primary answers it; the replica stays in use', async () => {
     await primary.sql('CREATE TABLE notes (id int PRIMARY KEY, body text)');
     await primary.sql("INSERT INTO notes SELECT n, 'note ' || n FROM generate_series(1, 50) n");
-    await replayed();
+    await replicaCaughtUp(primary, replica);
     const source = new ReadSource(primarySql, { sql: replicaSql, maxLagMs: 1000 });
     const reports: [ReadSide, ServedNote | undefined][] = [];
 
@@ -83,7 +75,7 @@ describe('recall on a replica that cancels the snapshot on a recovery conflict',
     assert.deepEqual(reports, [['primary', { recoveryConflict: true }]]);
 
     // Not a replica failure: the next snapshot reads the replica again (no REPLICA_RETRY_MS pause).
-    await replayed();
+    await replicaCaughtUp(primary, replica);
     const next = await source.snapshot(undefined, async (tx) => (await tx<{ standby: boolean }[]>`SELECT pg_is_in_recovery() AS standby`)[0]);
     assert.deepEqual(next, { standby: true });
     assert.deepEqual(source.served, { replica: 1, primary: 1 });
