@@ -136,3 +136,16 @@ describe('decay and archiving', () => {
     assert.deepEqual(await consolidate(), { promoted: 0, decayed: 0, archived: 0 });
   });
 });
+
+describe('requests during a pass (SQLite: one node)', () => {
+  test('passes asked for at once all answer 200 with their own counts, even with no wait allowed (the PostgreSQL-only bound)', async () => {
+    const s = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_CONSOLIDATE_WAIT_SECONDS: '0' });
+    try {
+      const answers = await Promise.all(Array.from({ length: 6 }, () => post(s.base, '/v1/consolidate')));
+      assert.deepEqual(answers.map((r) => r.status), [200, 200, 200, 200, 200, 200], JSON.stringify(answers.map((r) => r.body)));
+      assert.equal(s.service.consolidator.runs, 6, 'each request ran its own pass, one after another');
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -2,11 +2,13 @@
 // (SERVICE_CONSOLIDATE_INTERVAL_SECONDS). Runs never overlap: each waits for the one before.
 // The work happens elsewhere — planning in the pool, writes as one writer command — so a run
 // never blocks requests. Runs on the main thread.
-// A run asked for (POST /v1/consolidate) that finds another in progress — this node's scheduled
-// run, another request's, or another node's holding the namespace's run lock — waits for it at
-// most `waitMs` (SERVICE_CONSOLIDATE_WAIT_SECONDS), then answers 503 CONSOLIDATION_BUSY with
-// Retry-After and is dropped: a client is not held for as long as a large run takes, and a
-// stopping service is not held by a run queued behind another node's.
+// On a cluster (PostgreSQL), a run asked for (POST /v1/consolidate) that finds another in
+// progress — this node's scheduled run, another request's, or another node's holding the
+// namespace's run lock — waits for it at most `waitMs` (SERVICE_CONSOLIDATE_WAIT_SECONDS), then
+// answers 503 CONSOLIDATION_BUSY with Retry-After and is dropped: a client is not held for as
+// long as another node's large run takes, and a stopping service is not held by a run queued
+// behind another node's. On one node (SQLite) the request waits its turn, as the API promises
+// (200 with its own pass): every pass ahead of it is this process's, bounded by its own work.
 import { fail } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { ConsolidateResult } from '../../shared/schemas.js';
@@ -52,14 +54,16 @@ export class Consolidator {
 
   /**
    * A run after the ones queued (POST /v1/consolidate); on a cluster, after any run on another
-   * node. `trail` is told the position of the run's commit. CONSOLIDATION_BUSY when it could not
-   * start within `waitMs`.
+   * node. `trail` is told the position of the run's commit. On a cluster, CONSOLIDATION_BUSY when
+   * it could not start within `waitMs`.
    */
   async run(trail?: CommitTrail): Promise<ConsolidateResult> {
     const giveUp = new AbortController();
-    const timer = setTimeout(() => giveUp.abort(fail.consolidationBusy(Math.round(this.waitMs / 1000))), this.waitMs);
+    const timer = this.locks.clustered
+      ? setTimeout(() => giveUp.abort(fail.consolidationBusy(Math.round(this.waitMs / 1000))), this.waitMs)
+      : undefined;
     try {
-      const run = await this.job.run(giveUp.signal);
+      const run = await this.job.run(this.locks.clustered ? giveUp.signal : undefined);
       // Only a scheduled run is ever skipped (null).
       if (!run) return { promoted: 0, decayed: 0, archived: 0 };
       trail?.note(run.position);
