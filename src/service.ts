@@ -65,8 +65,9 @@ export async function startService(config: Config, log: Logger = createLogger(),
   let writer: WriterClient;
   try {
     if (config.postgres) {
-      await waitForDatabases(config.postgres, (target, reason) =>
-        log.warn({ variable: target.variable, db: target.label, reason, waitMs: config.postgres!.startTimeoutMs }, 'database not reachable yet; retrying'));
+      await waitForDatabases(config.postgres,
+        (target, reason) => log.warn({ variable: target.variable, db: target.label, reason, waitMs: config.postgres!.startTimeoutMs }, 'database not reachable yet; retrying'),
+        (target, reason) => log.warn({ variable: target.variable, db: target.label, reason }, 'replica not reachable at start; recall reads the primary until it answers'));
     }
     writer = await WriterClient.start(config);
   } catch (error) {

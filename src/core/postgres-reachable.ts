@@ -59,14 +59,32 @@ async function attempt(url: string, timeoutMs: number): Promise<unknown> {
   }
 }
 
+/** One try at the replicas at start-up: a recall falls back to the primary while none answers. */
+const REPLICA_CHECK_MS = 2_000;
+
 /**
- * The primary and, when set, the replicas, waited for together (one bound for both); the
- * primary's failure is the one reported when both fail.
+ * The primary, waited for (up to startTimeoutMs). The replicas, when set, are tried once
+ * meanwhile: a refusal that waiting will not change (password, missing database) stops the start,
+ * as it would for the primary, but a replica that does not answer does not — recall reads the
+ * primary until one does, as it does for a replica lost later — so a node restarted during
+ * replica maintenance still comes up. `onReplicaDown` is told why.
  */
-export async function waitForDatabases(pg: PostgresConfig, onRetry: (target: DatabaseTarget, reason: string) => void): Promise<void> {
-  const targets: DatabaseTarget[] = [{ variable: 'SERVICE_DATABASE_URL', url: pg.url, label: pg.label }];
-  if (pg.readUrl) targets.push({ variable: 'SERVICE_READ_DATABASE_URL', url: pg.readUrl, label: pg.readLabel ?? '' });
-  const outcomes = await Promise.allSettled(targets.map((target) => waitForDatabase(target, pg.startTimeoutMs, (reason) => onRetry(target, reason))));
+export async function waitForDatabases(pg: PostgresConfig, onRetry: (target: DatabaseTarget, reason: string) => void,
+  onReplicaDown: (target: DatabaseTarget, reason: string) => void = () => {}): Promise<void> {
+  const primary: DatabaseTarget = { variable: 'SERVICE_DATABASE_URL', url: pg.url, label: pg.label };
+  const replica: DatabaseTarget | null = pg.readUrl ? { variable: 'SERVICE_READ_DATABASE_URL', url: pg.readUrl, label: pg.readLabel ?? '' } : null;
+  const outcomes = await Promise.allSettled([
+    waitForDatabase(primary, pg.startTimeoutMs, (reason) => onRetry(primary, reason)),
+    replica ? checkReplica(replica, onReplicaDown) : Promise.resolve(),
+  ]);
+  // The primary's failure is the one reported when both fail.
   const failed = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
   if (failed) throw failed.reason;
+}
+
+async function checkReplica(target: DatabaseTarget, onDown: (target: DatabaseTarget, reason: string) => void): Promise<void> {
+  const failure = await attempt(target.url, REPLICA_CHECK_MS);
+  if (failure === null) return;
+  if (!isConnectionFailure(failure)) throw new DatabaseUnreachableError(target, failureCause(failure), null);
+  onDown(target, failureCause(failure));
 }
