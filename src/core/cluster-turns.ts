@@ -4,9 +4,11 @@
 // conflicting turn — a delete of the same entity, a restore, or a delete while a restore runs —
 // waits for it as a turn on the same node would, and is refused (409 ENTITY_BUSY / RESTORE_BUSY,
 // naming the node) if it is still running after CLUSTER_TURN_WAIT_MS.
-// An entry holds a lease (LEASE_MINUTES, renewed every RENEW_MS while its turn runs): a node
-// that crashes or loses the database mid-delete stops renewing, and its entry lapses — no
-// operator step, and never an entity locked for good. Times are the database's clock (now()),
+// An entry holds a lease (LEASE_SECONDS, renewed every RENEW_MS while its turn runs): a node
+// that crashes or loses the database mid-delete stops renewing, and its entry lapses within a
+// minute — no operator step, and the DELETE repeated after the crash (README) soon goes through.
+// The lease is short because the renewal runs on the node's main thread, which the deletion
+// itself (writer thread, pool) never blocks: a live node renews it four times a lease. Times are the database's clock (now()),
 // so nodes' clocks may disagree. Check and insert run in one transaction under an advisory
 // lock per namespace, so two nodes never both take conflicting turns.
 import { storableText } from '../shared/postgres-text.js';
@@ -35,9 +37,9 @@ export const LOCAL_CLUSTER_TURNS: ClusterTurns = {
 };
 
 /** A crashed node's entry lapses after this long without renewal. */
-export const LEASE_MINUTES = 10;
+export const LEASE_SECONDS = 60;
 /** How often a running turn renews its lease. */
-const RENEW_MS = 60_000;
+const RENEW_MS = 15_000;
 /** Longest a turn waits for another node's conflicting one before it is refused. */
 export const CLUSTER_TURN_WAIT_MS = 30_000;
 /** How often a waiting turn looks again. */
@@ -77,7 +79,7 @@ export class PostgresClusterTurns implements ClusterTurns {
         clearInterval(renew);
         // Not deleted (the database is unreachable): the lease lets it lapse.
         await this.sql`DELETE FROM open_deletions WHERE id = ${id}`.catch((error: Error) =>
-          this.log.warn({ turn: id, reason: error.message }, `could not end a cluster turn; it lapses within ${LEASE_MINUTES} min`));
+          this.log.warn({ turn: id, reason: error.message }, `could not end a cluster turn; it lapses within ${LEASE_SECONDS} s`));
       },
     };
   }
@@ -92,14 +94,14 @@ export class PostgresClusterTurns implements ClusterTurns {
         AND (${entity}::text IS NULL OR entity IS NULL OR entity = ${entity}) LIMIT 1`;
       if (conflict) return conflict.node;
       await tx`INSERT INTO open_deletions (id, namespace_id, entity, node, lease_until)
-        VALUES (${id}, ${this.namespaceId}, ${entity}, ${this.node}, now() + make_interval(mins => ${LEASE_MINUTES}))`;
+        VALUES (${id}, ${this.namespaceId}, ${entity}, ${this.node}, now() + make_interval(secs => ${LEASE_SECONDS}))`;
       return null;
     });
   }
 
   private async renew(id: string): Promise<void> {
     try {
-      const renewed = await this.sql`UPDATE open_deletions SET lease_until = now() + make_interval(mins => ${LEASE_MINUTES}) WHERE id = ${id}`;
+      const renewed = await this.sql`UPDATE open_deletions SET lease_until = now() + make_interval(secs => ${LEASE_SECONDS}) WHERE id = ${id}`;
       if (renewed.count === 0) this.log.warn({ turn: id }, 'a cluster turn\'s lease had lapsed: other nodes may have started a conflicting delete or restore');
     } catch (error) {
       this.log.warn({ turn: id, reason: (error as Error).message }, 'could not renew a cluster turn\'s lease');
