@@ -162,9 +162,14 @@ function reserveWithin(sql: Sql, ms: number): Promise<ReservedSql> {
   });
 }
 
-/** Whether the server has replayed past the position (a primary behind the replica URL always has: NULL there). */
+/**
+ * Whether the server has replayed past the position. A primary behind the replica URL always has,
+ * including a standby promoted by a failover, whose pg_last_wal_replay_lsn() stays frozen at the
+ * promotion until it restarts (so it is asked whether it is still in recovery first).
+ */
 async function replayed(connection: ReservedSql, after: string): Promise<boolean> {
-  const [{ caught }] = await connection<{ caught: boolean }[]>`SELECT coalesce(pg_last_wal_replay_lsn() >= ${after}::pg_lsn, true) AS caught`;
+  const [{ caught }] = await connection<{ caught: boolean }[]>`SELECT CASE WHEN pg_is_in_recovery()
+    THEN coalesce(pg_last_wal_replay_lsn() >= ${after}::pg_lsn, false) ELSE true END AS caught`;
   return caught;
 }
 
