@@ -78,6 +78,8 @@ export class PostgresJobLocks implements JobLocks {
       // The session was cut (or went silent): a new client, a new session that holds nothing.
       // Any other failure is the job's (logged, retried).
       if (!isConnectionLost(error)) throw error;
+      // Lost because close() ended the client: a new session now would never be ended.
+      if (this.closed) return false;
       this.reconnect();
       return this.check(job);
     }
