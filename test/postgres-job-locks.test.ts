@@ -111,6 +111,8 @@ describe('background jobs on a PostgreSQL cluster', { skip: unavailable ? `Postg
     for (let i = 0; i < 60; i++) writes.push(post((i % 2 ? a : b).base, '/v1/remember', { entity: `n${i % 5}`, fact: `fact number ${i} about the fleet` }));
     for (const r of await Promise.all(writes)) assert.equal(r.status, 201);
     await eventually(async () => (await unembedded(sql)) === 0, 'every row has a vector');
+    // The counters move when the writer's reply reaches the job, a moment after the commit.
+    await eventually(async () => a.service.backfill.embedded + b.service.backfill.embedded >= 60, 'the nodes count what they embedded');
     const embedded = [a.service.backfill.embedded, b.service.backfill.embedded];
     assert.ok(embedded.includes(0) && embedded.includes(60), `one node embedded all 60: ${embedded}`);
 

@@ -169,7 +169,14 @@ describe('pool threads end their PostgreSQL sessions when the service stops', { 
       } finally {
         await t.close();
       }
-      assert.deepEqual([await poolSessions(primary), await poolSessions(replica)], [0, 0]);
+      // A backend leaves pg_stat_activity a moment after it has read the Terminate: looked at until
+      // gone (a session left open would stay until the 10 s bound below).
+      const sessionsLeft = async () => [await poolSessions(primary), await poolSessions(replica)];
+      for (const deadline = performance.now() + 10_000; performance.now() < deadline;) {
+        if ((await sessionsLeft()).every((n) => n === 0)) break;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.deepEqual(await sessionsLeft(), [0, 0]);
       // Every connection the service opened to the primary said goodbye (pool, writer, job locks).
       assert.ok(relay.ended.length >= 3, `connections seen: ${relay.ended.length}`);
       assert.deepEqual(relay.ended.filter((c) => !c.goodbye), [], `${relay.ended.filter((c) => !c.goodbye).length} of ${relay.ended.length} connections were dropped without a Terminate`);

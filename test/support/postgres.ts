@@ -118,7 +118,7 @@ function cluster(dir: string, dataDir: string, port: number, where: PrimaryOptio
       await pgCommand('pg_ctl', ['-D', dataDir, '-m', 'immediate', '-w', 'stop']);
     },
     async restart() {
-      await startServer(dataDir, dir, port);
+      await startServer(dataDir, dir, port, where);
     },
     async requirePassword(role) {
       const hba = join(dataDir, 'pg_hba.conf');
