@@ -18,7 +18,7 @@
 // a restore's chunks committing after forgetBegin would be written above its maxRowid and survive,
 // and a restore of another entity's snapshot brings back memories this entity took part in.
 import type { Logger } from '../shared/logger.js';
-import type { ForgetResult, MemoryType } from '../shared/schemas.js';
+import { MEMORY_TYPES, type ForgetResult, type MemoryType } from '../shared/schemas.js';
 import type { WriterClient } from './writer-client.js';
 import type { ReadPool } from './pool/read-pool.js';
 import type { DeleteRestoreTurns } from './take-turns.js';
@@ -98,5 +98,3 @@ export class EntityDeletion {
     return { forgotten_count: removed, snapshot: answered };
   }
 }
-
-const MEMORY_TYPES: readonly MemoryType[] = ['episodic', 'semantic', 'procedural'];

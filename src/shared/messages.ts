@@ -110,7 +110,7 @@ export interface WriterResults {
    * snapshot's counts are these, not the listing's (a row listed may be gone by the time its
    * chunk runs). SQLite's snapshot is the file, written whole before the first chunk.
    */
-  forgetRows: { processed: number; removed: number; copied?: Record<import('./schemas.js').MemoryType, number> };
+  forgetRows: { processed: number; removed: number; copied?: Record<MemoryType, number> };
   /** `processed`: how many of `memories` were handled; `restored` + `present` = processed. */
   restoreRows: { processed: number; restored: number; present: number };
   attachVectors: { attached: number };
