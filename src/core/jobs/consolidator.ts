@@ -58,18 +58,16 @@ export class Consolidator {
    * it could not start within `waitMs`.
    */
   async run(trail?: CommitTrail): Promise<ConsolidateResult> {
-    const giveUp = new AbortController();
-    const timer = this.locks.clustered
-      ? setTimeout(() => giveUp.abort(fail.consolidationBusy(Math.round(this.waitMs / 1000))), this.waitMs)
-      : undefined;
+    const giveUp = this.locks.clustered ? new AbortController() : null;
+    const timer = giveUp && setTimeout(() => giveUp.abort(fail.consolidationBusy(Math.round(this.waitMs / 1000))), this.waitMs);
     try {
-      const run = await this.job.run(this.locks.clustered ? giveUp.signal : undefined);
+      const run = await this.job.run(giveUp?.signal);
       // Only a scheduled run is ever skipped (null).
       if (!run) return { promoted: 0, decayed: 0, archived: 0 };
       trail?.note(run.position);
       return run.counts;
     } finally {
-      clearTimeout(timer);
+      if (timer) clearTimeout(timer);
     }
   }
 
