@@ -23,7 +23,9 @@
 //     issued on the `postgres` client between a reset socket's 'error' and its 'close' is never
 //     answered (measured with 3.4.9: it waits forever), so the old client cannot be trusted.
 import postgres from 'postgres';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fail } from '../../shared/errors.js';
+import { isConnectionFailure } from '../../shared/postgres-errors.js';
 import { PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
 import type { JobLocks, JobName } from './job-locks.js';
 
@@ -104,7 +106,8 @@ export class PostgresJobLocks implements JobLocks {
     stop();
     while (!(await this.hold(job))) {
       stop();
-      await sleep(WAIT_MS, signal ? AbortSignal.any([signal, this.wake.signal]) : this.wake.signal);
+      // Woken early by an abort (caller gave up, service stopping): stop() below says which.
+      await sleep(WAIT_MS, undefined, { signal: signal ? AbortSignal.any([signal, this.wake.signal]) : this.wake.signal }).catch(() => {});
       stop();
     }
     try {
@@ -143,23 +146,12 @@ export class PostgresJobLocks implements JobLocks {
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts (the caller then checks why). */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-/** Errors of a session that ended under the client (its code, the socket's, PostgreSQL's admin_shutdown), or went silent. */
+/**
+ * The session is gone or unusable: a connection failure as recall and start-up see one
+ * (shared/postgres-errors.ts), a query on the client close() ended, or a lock query left
+ * unanswered (a silent network).
+ */
 function isConnectionLost(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string'
-    && ['CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', '57P01', 'LOCK_QUERY_TIMEOUT'].includes(code);
+  return isConnectionFailure(error) || code === 'CONNECTION_ENDED' || code === 'LOCK_QUERY_TIMEOUT';
 }
