@@ -62,11 +62,7 @@ async function recallHits(
     embedded = (await embedQuery(query)) ?? undefined;
     timings.embed = performance.now() - started;
   }
-  const onServed = (side: ReadSide, note: ServedNote = {}) => {
-    notes.readSide = side;
-    if (note.replicaFailure) notes.replicaFailure = note.replicaFailure;
-    if (note.recoveryConflict) notes.recoveryConflict = true;
-  };
+  const onServed = (side: ReadSide, note?: ServedNote) => Object.assign(notes, note, { readSide: side });
   const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed };
   const hits = await engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
   return embedded ? { ...hits, embedded } : hits;
