@@ -6,6 +6,7 @@
 import postgres from 'postgres';
 import type { PostgresConfig } from '../shared/config.js';
 import { failureCause, isConnectionFailure } from '../shared/postgres-errors.js';
+import { replicaConnectMs } from '../shared/postgres-url.js';
 
 /** Pause between attempts while the database is unreachable. */
 const RETRY_MS = 250;
@@ -59,9 +60,6 @@ async function attempt(url: string, timeoutMs: number): Promise<unknown> {
   }
 }
 
-/** One try at the replicas at start-up: a recall falls back to the primary while none answers. */
-const REPLICA_CHECK_MS = 2_000;
-
 /**
  * The primary, waited for (up to startTimeoutMs). The replicas, when set, are tried once
  * meanwhile: a refusal that waiting will not change (password, missing database) stops the start,
@@ -83,7 +81,8 @@ export async function waitForDatabases(pg: PostgresConfig, onRetry: (target: Dat
 }
 
 async function checkReplica(target: DatabaseTarget, onDown: (target: DatabaseTarget, reason: string) => void): Promise<void> {
-  const failure = await attempt(target.url, REPLICA_CHECK_MS);
+  // Given as long as a recall gives them: a replica a recall would find, start-up finds too.
+  const failure = await attempt(target.url, replicaConnectMs(target.url));
   if (failure === null) return;
   if (!isConnectionFailure(failure)) throw new DatabaseUnreachableError(target, failureCause(failure), null);
   onDown(target, failureCause(failure));

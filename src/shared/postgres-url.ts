@@ -176,8 +176,20 @@ export function redactPostgresUrls(text: string): string {
   });
 }
 
+/** Default bound on getting a replica connection: a black-holed replica costs a recall this much at most. */
+export const REPLICA_CONNECT_MS = 2_000;
+
+/**
+ * How long to wait for a connection to the read URL's servers, at start-up and for each recall:
+ * the URL's connect_timeout when it sets one, else REPLICA_CONNECT_MS.
+ */
+export function replicaConnectMs(readUrl: string): number {
+  const seconds = connectTimeoutOf(readUrl);
+  return seconds === null ? REPLICA_CONNECT_MS : seconds * 1000;
+}
+
 /** The URL's connect_timeout parameter in seconds, or null when it sets none. */
-export function connectTimeoutOf(url: string): number | null {
+function connectTimeoutOf(url: string): number | null {
   const query = url.indexOf('?');
   const value = query < 0 ? null : new URLSearchParams(url.slice(query + 1)).get('connect_timeout');
   return value && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : null;

@@ -7,8 +7,7 @@ import type { ReadPort } from './read-port.js';
 import { SqliteReadPort } from './sqlite-read-port.js';
 import { connectReader } from './postgres/client.js';
 import { PostgresReadPort } from './postgres/read-port.js';
-import { REPLICA_CONNECT_MS } from './postgres/replica.js';
-import { connectTimeoutOf } from '../shared/postgres-url.js';
+import { replicaConnectMs } from '../shared/postgres-url.js';
 
 export interface OpenedReadPort {
   port: ReadPort;
@@ -22,12 +21,12 @@ export function openReadPort(config: Config, namespaceId: number): OpenedReadPor
     const sql = connectReader(pg.url, { max: pg.poolConnections });
     // A replica that does not answer must not hold a recall long: bounded connects (the URL's
     // connect_timeout when it sets one), then the primary serves (postgres/replica.ts).
-    const connectSeconds = pg.readUrl ? connectTimeoutOf(pg.readUrl) ?? REPLICA_CONNECT_MS / 1000 : 0;
-    const replicaSql = pg.readUrl ? connectReader(pg.readUrl, { max: pg.poolConnections, connectTimeoutSeconds: connectSeconds }) : null;
+    const connectMs = pg.readUrl ? replicaConnectMs(pg.readUrl) : 0;
+    const replicaSql = pg.readUrl ? connectReader(pg.readUrl, { max: pg.poolConnections, connectTimeoutSeconds: connectMs / 1000 }) : null;
     const port = new PostgresReadPort(sql, namespaceId, config.namespace, {
       minSimilarity,
       vectorProbes: config.vectorIndexProbes,
-      replica: replicaSql ? { sql: replicaSql, maxLagMs: pg.readMaxLagMs, connectMs: connectSeconds * 1000 } : undefined,
+      replica: replicaSql ? { sql: replicaSql, maxLagMs: pg.readMaxLagMs, connectMs } : undefined,
     });
     return {
       port,

@@ -15,6 +15,7 @@
 // healthy: the primary serves that one recall, and the next one tries the replica again.
 import type { ReservedSql as Reserved } from 'postgres';
 import { failureCause, isConnectionFailure, isRecoveryConflict } from '../../shared/postgres-errors.js';
+import { REPLICA_CONNECT_MS } from '../../shared/postgres-url.js';
 import { READ_PRIMARY } from '../../shared/wal-position.js';
 import type { OnServed } from '../read-port.js';
 import type { Sql, Tx } from './client.js';
@@ -32,8 +33,6 @@ export interface ReplicaOptions {
 
 /** How often a waiting recall asks the replica again. */
 const POLL_MS = 2;
-/** Default bound on getting a replica connection: a black-holed replica costs a recall this much at most. */
-export const REPLICA_CONNECT_MS = 2_000;
 /** After a replica failure, recalls read the primary this long before the replica is tried again. */
 const REPLICA_RETRY_MS = 2_000;
 /** A pool thread reports a failing replica at most this often. */
