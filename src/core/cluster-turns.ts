@@ -8,14 +8,14 @@
 // that crashes or loses the database mid-delete stops renewing, and its entry lapses within a
 // minute — no operator step, and the DELETE repeated after the crash (README) soon goes through.
 // The lease is short because the renewal runs on the node's main thread, which the deletion
-// itself (writer thread, pool) never blocks: a live node renews it four times a lease. Times are the database's clock (now()),
-// so nodes' clocks may disagree. Check and insert run in one transaction under an advisory
-// lock per namespace, so two nodes never both take conflicting turns.
-import { storableText } from '../shared/postgres-text.js';
+// itself (writer thread, pool) never blocks: a live node renews it four times a lease. Times
+// are the database's clock (now()), so nodes' clocks may disagree. Check and insert run in one
+// transaction under an advisory lock per namespace, so two nodes never both take conflicting turns.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import { fail } from '../shared/errors.js';
+import { storableText } from '../shared/postgres-text.js';
 import type { Logger } from '../shared/logger.js';
 import { PG_LOCK_CLASS } from '../shared/postgres-schema.js';
 
