@@ -1,0 +1,269 @@
+"""One HTTP/1.1 exchange per call, over a blocking socket (MemoryClient) or asyncio streams
+(AsyncMemoryClient), both driving the same byte-level parser below.
+
+Why not urllib or http.client: neither has an asyncio form, so the async client would need a
+thread per call in flight; and their ``timeout`` bounds each socket operation, not the call — a
+server that trickles bytes keeps a call alive far past it. Here ``timeout`` is a deadline for the
+whole exchange, in both clients, and the path goes out byte for byte (no URL normalisation, which
+would drop an entity named "." or "..": see _protocol.path_segment). No proxy variables are read
+and no connection is kept: one connection per call (``Connection: close``), which keeps a
+cancelled or timed-out call from leaving a half-read connection behind for the next one."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import ssl
+import time
+from dataclasses import dataclass
+from typing import Dict, Optional
+from urllib.parse import urlsplit
+
+from .errors import MemoryConnectionError, MemoryTimeoutError
+
+MAX_HEAD_BYTES = 64 * 1024
+READ_SIZE = 64 * 1024
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where requests go: scheme, host and port, and a path prefix (a service mounted under one)."""
+
+    https: bool
+    host: str
+    port: int
+    prefix: str
+
+    @property
+    def host_header(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        default = 443 if self.https else 80
+        return host if self.port == default else f"{host}:{self.port}"
+
+    @classmethod
+    def parse(cls, base_url: str) -> "Origin":
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"base_url: expected http(s)://host[:port][/prefix], got {base_url!r}")
+        https = parts.scheme == "https"
+        return cls(https, parts.hostname, parts.port or (443 if https else 80), parts.path.rstrip("/"))
+
+
+@dataclass(frozen=True)
+class Answer:
+    status: int
+    #: Lower-case names; repeated headers joined with ", ".
+    headers: Dict[str, str]
+    body: bytes
+
+
+class ProtocolError(Exception):
+    """The peer's bytes are not an HTTP/1.1 answer."""
+
+
+def encode_request(origin: Origin, method: str, target: str, headers: Dict[str, str], body: Optional[bytes]) -> bytes:
+    lines = [f"{method} {origin.prefix}{target} HTTP/1.1", f"Host: {origin.host_header}", "Connection: close"]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    if body is not None or method in ("POST", "PUT", "PATCH"):
+        lines.append(f"Content-Length: {len(body or b'')}")
+    # Latin-1 is HTTP's header charset; an API key outside it fails here, not on the wire.
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + (body or b"")
+
+
+class AnswerReader:
+    """Bytes in, one answer out: status line and headers, then a body framed by Content-Length,
+    by chunks, or by the end of the connection. 1xx interim answers are skipped."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+        self._status = 0
+        self._headers: Dict[str, str] = {}
+        self._body = bytearray()
+        self._state = "head"  # head → length | chunk-size | chunk-data | trailers | until-eof → done
+        self._remaining = 0
+        self.done = False
+
+    def feed(self, data: bytes) -> None:
+        self._buffer += data
+        self._advance()
+
+    def feed_eof(self) -> None:
+        if self._state == "until-eof":
+            self._body += self._buffer
+            self._buffer.clear()
+            self.done = True
+        elif not self.done:
+            raise ProtocolError("the connection closed before the whole answer")
+
+    def answer(self) -> Answer:
+        assert self.done
+        return Answer(self._status, self._headers, bytes(self._body))
+
+    def _advance(self) -> None:
+        while not self.done:
+            if self._state == "head":
+                end = self._buffer.find(b"\r\n\r\n")
+                if end < 0:
+                    if len(self._buffer) > MAX_HEAD_BYTES:
+                        raise ProtocolError("answer headers above 64 KiB")
+                    return
+                head = bytes(self._buffer[:end]).decode("latin-1")
+                del self._buffer[: end + 4]
+                self._read_head(head)
+            elif self._state == "length":
+                take = min(self._remaining, len(self._buffer))
+                self._body += self._buffer[:take]
+                del self._buffer[:take]
+                self._remaining -= take
+                if self._remaining > 0:
+                    return
+                self.done = True
+            elif self._state == "chunk-size":
+                end = self._buffer.find(b"\r\n")
+                if end < 0:
+                    return
+                size_text = bytes(self._buffer[:end]).split(b";", 1)[0].strip()
+                del self._buffer[: end + 2]
+                try:
+                    self._remaining = int(size_text, 16)
+                except ValueError:
+                    raise ProtocolError(f"bad chunk size {size_text!r}") from None
+                self._state = "chunk-data" if self._remaining > 0 else "trailers"
+            elif self._state == "chunk-data":
+                if len(self._buffer) < self._remaining + 2:
+                    return
+                self._body += self._buffer[: self._remaining]
+                del self._buffer[: self._remaining + 2]
+                self._state = "chunk-size"
+            elif self._state == "trailers":
+                end = self._buffer.find(b"\r\n")
+                if end < 0:
+                    return
+                del self._buffer[: end + 2]
+                if end == 0:  # the empty line that ends the trailers
+                    self.done = True
+            else:  # until-eof
+                return
+
+    def _read_head(self, head: str) -> None:
+        status_line, *header_lines = head.split("\r\n")
+        parts = status_line.split(" ", 2)
+        if len(parts) < 2 or not parts[0].startswith("HTTP/1.") or not parts[1].isdigit():
+            raise ProtocolError(f"not an HTTP/1.x status line: {status_line[:80]!r}")
+        status = int(parts[1])
+        if 100 <= status < 200:
+            return  # interim answer (100 Continue...): the real one follows
+        headers: Dict[str, str] = {}
+        for line in header_lines:
+            name, sep, value = line.partition(":")
+            if not sep:
+                continue
+            key = name.strip().lower()
+            headers[key] = f"{headers[key]}, {value.strip()}" if key in headers else value.strip()
+        self._status, self._headers = status, headers
+        if status in (204, 304):
+            self.done = True
+        elif "chunked" in headers.get("transfer-encoding", "").lower():
+            self._state = "chunk-size"
+        elif "content-length" in headers:
+            try:
+                self._remaining = int(headers["content-length"])
+            except ValueError:
+                raise ProtocolError("bad Content-Length") from None
+            self._state = "length"
+            if self._remaining == 0:
+                self.done = True
+        else:
+            self._state = "until-eof"
+
+
+def _tls_context(context: Optional[ssl.SSLContext]) -> ssl.SSLContext:
+    return context if context is not None else ssl.create_default_context()
+
+
+# Errors a send may meet when the server answered early and closed (413 on a large body, for
+# one): the answer may still be waiting to be read, so reading goes on.
+_SEND_CUT = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
+
+
+def exchange(origin: Origin, request: bytes, timeout: float, path: str, tls: Optional[ssl.SSLContext]) -> Answer:
+    """One request and its answer over a blocking socket, all within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+
+    def remaining() -> float:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise MemoryTimeoutError(timeout, path)
+        return left
+
+    try:
+        sock = socket.create_connection((origin.host, origin.port), timeout=remaining())
+    except socket.timeout:
+        raise MemoryTimeoutError(timeout, path) from None
+    except OSError as error:
+        raise MemoryConnectionError(f"cannot connect to {origin.host}:{origin.port}: {error}") from error
+    try:
+        if origin.https:
+            sock = _tls_context(tls).wrap_socket(sock, server_hostname=origin.host)
+        try:
+            sock.settimeout(remaining())
+            sock.sendall(request)
+        except _SEND_CUT:
+            pass
+        reader = AnswerReader()
+        while not reader.done:
+            sock.settimeout(remaining())
+            chunk = sock.recv(READ_SIZE)
+            if chunk:
+                reader.feed(chunk)
+            else:
+                reader.feed_eof()
+        return reader.answer()
+    except socket.timeout:
+        raise MemoryTimeoutError(timeout, path) from None
+    except (OSError, ProtocolError) as error:
+        if isinstance(error, MemoryTimeoutError):
+            raise
+        raise MemoryConnectionError(f"{path}: {error}") from error
+    finally:
+        sock.close()
+
+
+async def exchange_async(origin: Origin, request: bytes, timeout: float, path: str, tls: Optional[ssl.SSLContext]) -> Answer:
+    """The same over asyncio streams: cancelling the awaiting task closes the connection."""
+
+    async def run() -> Answer:
+        try:
+            reader, writer = await asyncio.open_connection(
+                origin.host, origin.port,
+                ssl=_tls_context(tls) if origin.https else None,
+                server_hostname=origin.host if origin.https else None,
+            )
+        except OSError as error:
+            raise MemoryConnectionError(f"cannot connect to {origin.host}:{origin.port}: {error}") from error
+        try:
+            writer.write(request)
+            try:
+                await writer.drain()
+            except _SEND_CUT:
+                pass
+            answer = AnswerReader()
+            while not answer.done:
+                chunk = await reader.read(READ_SIZE)
+                if chunk:
+                    answer.feed(chunk)
+                else:
+                    answer.feed_eof()
+            return answer.answer()
+        except (OSError, ProtocolError) as error:
+            raise MemoryConnectionError(f"{path}: {error}") from error
+        finally:
+            # close() is enough to release the socket; awaiting wait_closed() here could itself be
+            # cancelled (a timeout lands in this block) and is not needed for correctness.
+            writer.close()
+
+    try:
+        return await asyncio.wait_for(run(), timeout)
+    except asyncio.TimeoutError:
+        raise MemoryTimeoutError(timeout, path) from None
+

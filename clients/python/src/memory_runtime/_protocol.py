@@ -1,0 +1,309 @@
+"""Everything about a call except how its bytes travel, shared by MemoryClient and
+AsyncMemoryClient so the two cannot drift: the route of each operation, how a method's arguments
+become a request, how an answer becomes a result or a MemoryRuntimeError, when to retry, and the
+read-your-writes position."""
+
+from __future__ import annotations
+
+import email.utils
+import json
+import re
+import ssl
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any, Dict, Optional, Sequence
+from urllib.parse import quote
+
+from ._http import Answer, Origin, encode_request
+from .errors import MemoryRuntimeError
+
+__version__ = "0.1.0"
+
+DEFAULT_BASE_URL = "http://localhost:3000"
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_RECALL_LIMIT = 5
+DEFAULT_MAX_RETRIES = 2
+DEFAULT_MAX_RETRY_DELAY = 10.0
+
+#: Answered by a write on PostgreSQL (the WAL position of its commit); sent with every recall so
+#: a replica behind that write is not read (the server's shared/wal-position.ts).
+POSITION_HEADER = "Memory-Position"
+_WAL_POSITION = re.compile(r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$")
+
+# Answers that say "not now" before anything was done: the rate limit, and a service that is
+# draining, restarting its writer or busy. Anything else is final.
+RETRIED_STATUSES = (429, 503)
+
+
+@dataclass(frozen=True)
+class Route:
+    method: str
+    #: ``{name}`` segments are filled with a percent-encoded argument.
+    path: str
+    #: The route takes a Memory-Position (recall): the furthest one this client saw is sent.
+    takes_position: bool = False
+
+
+#: Each operation's route, as the service declares it (src/shared/operations/ in its repository;
+#: tests/test_coverage.py holds this table against the served OpenAPI document, both ways).
+ROUTES: Dict[str, Route] = {
+    "health": Route("GET", "/v1/health"),
+    "stats": Route("GET", "/v1/stats"),
+    "create_entity": Route("POST", "/v1/entities"),
+    "list_entities": Route("GET", "/v1/entities"),
+    "forget": Route("DELETE", "/v1/entities/{entity_name}"),
+    "inspect": Route("POST", "/v1/inspect"),
+    "remember": Route("POST", "/v1/remember"),
+    "recall": Route("POST", "/v1/recall", takes_position=True),
+    "recall_grouped": Route("POST", "/v1/recall_grouped", takes_position=True),
+    "consolidate": Route("POST", "/v1/consolidate"),
+    "start_episode": Route("POST", "/v1/episodes/start"),
+    "add_message": Route("POST", "/v1/episodes/{id}/message"),
+    "end_episode": Route("POST", "/v1/episodes/{id}/end"),
+    "list_snapshots": Route("GET", "/v1/snapshots"),
+    "restore_snapshot": Route("POST", "/v1/snapshots/{snapshot_id}/restore"),
+}
+
+
+def path_segment(value: str) -> str:
+    """A value as exactly one path segment. ``quote`` leaves "." alone, and a server or proxy
+    treats "." and ".." as dot segments (``/v1/entities/..`` is ``/v1/``), so those two are
+    spelled ``%2E``/``%2E%2E``, which the service decodes back."""
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string path value, got {type(value).__name__}")
+    if value in (".", ".."):
+        return value.replace(".", "%2E")
+    return quote(value, safe="")
+
+
+@dataclass(frozen=True)
+class Call:
+    operation: str
+    #: Path and query string, percent-encoded.
+    target: str
+    #: The JSON body; None when the route takes none.
+    body: Optional[Dict[str, Any]]
+    takes_position: bool
+
+
+def _query_value(value: Any) -> str:
+    # JSON spellings (true/false), as the server's query parser reads them.
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def make_call(
+    operation: str,
+    path_params: Optional[Dict[str, str]] = None,
+    body: Optional[Dict[str, Any]] = None,
+    query: Optional[Dict[str, Any]] = None,
+) -> Call:
+    route = ROUTES[operation]
+    target = route.path.format(**{name: path_segment(value) for name, value in (path_params or {}).items()})
+    fields = [(key, value) for key, value in (query or {}).items() if value is not None]
+    if fields:
+        target += "?" + "&".join(f"{quote(key, safe='')}={quote(_query_value(value), safe='')}" for key, value in fields)
+    return Call(operation, target, body, route.takes_position)
+
+
+def without_none(**fields: Any) -> Dict[str, Any]:
+    """The body with the fields left out that the caller did not give (the server's defaults apply)."""
+    return {key: value for key, value in fields.items() if value is not None}
+
+
+# ------------------------------------------------------------------ the calls, method by method
+
+
+def health() -> Call:
+    return make_call("health")
+
+
+def stats() -> Call:
+    return make_call("stats")
+
+
+def create_entity(name: str, kind: Optional[str]) -> Call:
+    return make_call("create_entity", body=without_none(name=name, kind=kind))
+
+
+def remember(entity: str, fact: str, confidence: Optional[float]) -> Call:
+    return make_call("remember", body=without_none(entity=entity, fact=fact, confidence=confidence))
+
+
+def recall(query: str, entity: Optional[str], limit: int, types: Optional[Sequence[str]], explain: bool) -> Call:
+    body: Dict[str, Any] = {"query": query, "entity": entity, "limit": limit, "types": _list_or_none("types", types)}
+    if explain:
+        body["explain"] = True
+    return make_call("recall", body=body)
+
+
+def recall_grouped(query: str, limit: int, order: str, max_groups: Optional[int], explain: bool) -> Call:
+    body: Dict[str, Any] = {"query": query, "limit": limit, "order": order, "max_groups": max_groups}
+    if explain:
+        body["explain"] = True
+    return make_call("recall_grouped", body=body)
+
+
+def start_episode(participants: Sequence[str]) -> Call:
+    return make_call("start_episode", body={"participants": _list_or_none("participants", participants)})
+
+
+def add_message(episode_id: str, role: str, content: str) -> Call:
+    return make_call("add_message", {"id": episode_id}, body={"role": role, "content": content})
+
+
+def end_episode(episode_id: str, outcome: Optional[str]) -> Call:
+    return make_call("end_episode", {"id": episode_id}, body=without_none(outcome=outcome))
+
+
+def forget(entity: str, hard_delete: bool) -> Call:
+    return make_call("forget", {"entity_name": entity}, query={"hard_delete": bool(hard_delete)})
+
+
+def inspect(entity: str, limit: Optional[int]) -> Call:
+    return make_call("inspect", body=without_none(entity=entity, limit=limit))
+
+
+def consolidate() -> Call:
+    return make_call("consolidate")
+
+
+def list_entities(q: Optional[str], limit: Optional[int], offset: Optional[int]) -> Call:
+    return make_call("list_entities", query={"q": q, "limit": limit, "offset": offset})
+
+
+def list_snapshots() -> Call:
+    return make_call("list_snapshots")
+
+
+def restore_snapshot(snapshot_id: str) -> Call:
+    return make_call("restore_snapshot", {"snapshot_id": snapshot_id})
+
+
+def _list_or_none(field: str, values: Optional[Sequence[str]]) -> Optional[list]:
+    # A str is a sequence too: start_episode("alice") would send ["a", "l", "i", "c", "e"].
+    if isinstance(values, (str, bytes)):
+        raise TypeError(f"{field}: expected a list of strings, got a single {type(values).__name__}")
+    return None if values is None else list(values)
+
+
+# ----------------------------------------------------------------------- settings and answers
+
+
+def wal_position(text: str) -> Optional[int]:
+    match = _WAL_POSITION.match(text)
+    return None if match is None else (int(match.group(1), 16) << 32) | int(match.group(2), 16)
+
+
+def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Optional[float]:
+    """Retry-After in seconds, given as seconds or as an HTTP date; None when absent or unreadable."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class Settings:
+    """What both clients hold: where to send, how long to wait, when to retry, and the furthest
+    write position seen (a lock guards it: a sync client may be shared between threads)."""
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: Optional[str],
+        timeout: float,
+        max_retries: int,
+        max_retry_delay: float,
+        ssl_context: Optional[ssl.SSLContext],
+        position: Optional[str],
+    ) -> None:
+        if timeout <= 0:
+            raise ValueError("timeout: must be a positive number of seconds")
+        if max_retries < 0:
+            raise ValueError("max_retries: must be 0 (no retries) or more")
+        self.base_url = base_url.rstrip("/")
+        self.origin = Origin.parse(self.base_url)
+        self.api_key = api_key
+        self.timeout = float(timeout)
+        self.max_retries = int(max_retries)
+        self.max_retry_delay = float(max_retry_delay)
+        self.ssl_context = ssl_context
+        self._lock = threading.Lock()
+        self._position: Optional[str] = None
+        self.set_position(position)
+
+    @property
+    def position(self) -> Optional[str]:
+        return self._position
+
+    def set_position(self, value: Optional[str]) -> None:
+        if value is not None and wal_position(value) is None:
+            raise ValueError(f"position: not a WAL position (pg_lsn text such as 0/16B3748): {value!r}")
+        with self._lock:
+            self._position = value
+
+    def saw(self, value: Optional[str]) -> None:
+        """Keeps a write's position when it is further than any before (anything else is ignored)."""
+        seen = None if value is None else wal_position(value)
+        if seen is None:
+            return
+        with self._lock:
+            if self._position is None or seen > (wal_position(self._position) or 0):
+                self._position = value
+
+    def encode(self, call: Call) -> bytes:
+        headers = {"Accept": "application/json", "User-Agent": f"memory-runtime-python/{__version__}"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        payload = None
+        if call.body is not None:
+            headers["Content-Type"] = "application/json"
+            # allow_nan=False: NaN is not JSON; refuse it here rather than send an invalid body.
+            payload = json.dumps(call.body, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        position = self._position
+        if call.takes_position and position is not None:
+            headers[POSITION_HEADER] = position
+        method = ROUTES[call.operation].method
+        return encode_request(self.origin, method, call.target, headers, payload)
+
+    def result(self, call: Call, answer: Answer) -> Any:
+        """The decoded JSON of a 2xx answer; anything else raised as MemoryRuntimeError."""
+        self.saw(answer.headers.get(POSITION_HEADER.lower()))
+        text = answer.body.decode("utf-8", errors="replace")
+        request_id = answer.headers.get("x-request-id")
+        if 200 <= answer.status < 300:
+            try:
+                return json.loads(text)
+            except ValueError:
+                raise MemoryRuntimeError(
+                    f"{call.target}: the answer is not JSON: {text[:200]!r}", answer.status, request_id=request_id,
+                ) from None
+        message, code = text.strip() or f"HTTP {answer.status}", None
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if isinstance(parsed, dict):
+            if isinstance(parsed.get("error"), str):
+                message = parsed["error"]
+            if isinstance(parsed.get("code"), str):
+                code = parsed["code"]
+        raise MemoryRuntimeError(message, answer.status, code, parse_retry_after(answer.headers.get("retry-after")), request_id)
+
+    def retry_delay(self, error: MemoryRuntimeError, attempt: int) -> Optional[float]:
+        """Seconds to wait before attempt ``attempt + 1``, or None to give up and raise.
+        The server's Retry-After is honoured exactly; one longer than ``max_retry_delay`` is not
+        waited out (the caller decides, with ``error.retry_after``)."""
+        if error.status not in RETRIED_STATUSES or attempt >= self.max_retries:
+            return None
+        delay = error.retry_after if error.retry_after is not None else 0.5 * 2 ** attempt
+        return None if delay > self.max_retry_delay else delay
+

@@ -1,0 +1,138 @@
+"""MemoryClient: the service's REST API as blocking calls (safe to share between threads)."""
+
+from __future__ import annotations
+
+import ssl
+import time
+from typing import Any, Optional, Sequence
+
+from . import _protocol as calls
+from ._http import exchange
+from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY, DEFAULT_RECALL_LIMIT, DEFAULT_TIMEOUT, Call, Settings
+from .errors import MemoryRuntimeError
+from .types import (
+    ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
+    InspectResponse, ListEntitiesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
+    RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
+)
+
+
+class MemoryClient:
+    """A client of one memory service.
+
+    ``timeout`` (seconds) bounds each attempt of a call, from connecting to the last byte of the
+    answer. A 429 or 503 answer is retried up to ``max_retries`` times (0: never), after the
+    server's Retry-After when it gives one (at most ``max_retry_delay`` seconds; a longer one is
+    raised at once with ``error.retry_after``), else after 0.5 s, 1 s, 2 s...
+    """
+
+    def __init__(
+        self,
+        base_url: str = DEFAULT_BASE_URL,
+        api_key: Optional[str] = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        *,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        max_retry_delay: float = DEFAULT_MAX_RETRY_DELAY,
+        ssl_context: Optional[ssl.SSLContext] = None,
+        position: Optional[str] = None,
+    ) -> None:
+        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position)
+
+    @property
+    def base_url(self) -> str:
+        return self._settings.base_url
+
+    @property
+    def timeout(self) -> float:
+        return self._settings.timeout
+
+    @property
+    def position(self) -> Optional[str]:
+        """PostgreSQL: the furthest write position seen in this client's answers (None: none yet,
+        or SQLite). Recalls carry it, so they see this client's writes even on a replica or
+        another node; hand it to another client (``position=``) to give it the same guarantee."""
+        return self._settings.position
+
+    @position.setter
+    def position(self, value: Optional[str]) -> None:
+        self._settings.set_position(value)
+
+    def health(self) -> HealthResponse:
+        return self._send(calls.health())
+
+    def create_entity(self, name: str, kind: Optional[EntityKind] = None) -> Entity:
+        """Creates the entity, or returns the existing one of that name (kind defaults to "user")."""
+        return self._send(calls.create_entity(name, kind))
+
+    def remember(self, entity: str, fact: str, confidence: Optional[float] = None) -> StoredFact:
+        """Stores a semantic memory (confidence defaults to 0.8); an unknown entity is created."""
+        return self._send(calls.remember(entity, fact, confidence))
+
+    def recall(
+        self, query: str, entity: Optional[str] = None, limit: int = DEFAULT_RECALL_LIMIT,
+        types: Optional[Sequence[MemoryType]] = None, *, explain: bool = False,
+    ) -> RecallResponse:
+        """The most relevant memories first, with contradictions among the returned facts."""
+        return self._send(calls.recall(query, entity, limit, types, explain))
+
+    def recall_grouped(
+        self, query: str, limit: int = 50, order: GroupOrder = "chronological", max_groups: Optional[int] = None,
+        *, explain: bool = False,
+    ) -> RecallGroupedResponse:
+        """Recall, grouped by the episode (session) each memory came from."""
+        return self._send(calls.recall_grouped(query, limit, order, max_groups, explain))
+
+    def start_episode(self, participants: Sequence[str]) -> StartEpisodeResponse:
+        return self._send(calls.start_episode(participants))
+
+    def add_message(self, episode_id: str, role: str, content: str) -> StatusResponse:
+        return self._send(calls.add_message(episode_id, role, content))
+
+    def end_episode(self, episode_id: str, outcome: Optional[Outcome] = None) -> EndEpisodeResponse:
+        """Ends the episode and extracts memories from it (``memories_created``)."""
+        return self._send(calls.end_episode(episode_id, outcome))
+
+    def forget(self, entity: str, hard_delete: bool = False) -> ForgetResponse:
+        """Deletes every memory of the entity after writing a recovery snapshot. The service does
+        the same snapshot-backed delete whatever ``hard_delete`` says; it is sent for compatibility."""
+        return self._send(calls.forget(entity, hard_delete))
+
+    def inspect(self, entity: str, limit: Optional[int] = None) -> InspectResponse:
+        """The entity's most recent memories by type (limit defaults to 50 on the server)."""
+        return self._send(calls.inspect(entity, limit))
+
+    def stats(self) -> StatsResponse:
+        return self._send(calls.stats())
+
+    def consolidate(self) -> ConsolidateResponse:
+        return self._send(calls.consolidate())
+
+    def list_entities(self, q: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEntitiesResponse:
+        """A page of entities by name; ``q`` keeps those whose name contains it (any case)."""
+        return self._send(calls.list_entities(q, limit, offset))
+
+    def list_snapshots(self) -> ListSnapshotsResponse:
+        """Deletion snapshots beside the service's database, oldest first."""
+        return self._send(calls.list_snapshots())
+
+    def restore_snapshot(self, snapshot_id: str) -> RestoreResponse:
+        """Puts a deleted entity's memories back; memories already present are skipped."""
+        return self._send(calls.restore_snapshot(snapshot_id))
+
+    def _send(self, call: Call) -> Any:
+        settings = self._settings
+        attempt = 0
+        while True:
+            answer = exchange(settings.origin, settings.encode(call), settings.timeout, call.target, settings.ssl_context)
+            try:
+                return settings.result(call, answer)
+            except MemoryRuntimeError as error:
+                delay = settings.retry_delay(error, attempt)
+                if delay is None:
+                    raise
+            time.sleep(delay)
+            attempt += 1
+
+    def __repr__(self) -> str:
+        return f"MemoryClient(base_url={self.base_url!r}, timeout={self.timeout!r})"

@@ -1,0 +1,181 @@
+"""The JSON answers of the service, as the TypedDicts the methods return (plain dicts at run time).
+
+They follow the server's schemas (src/shared/schemas.ts in the service's repository); the test
+suite checks every answer of a real service against them (tests/shapes.py). Fields a server adds
+later simply appear in the dict.
+Python 3.9 has no ``NotRequired``: a dict with optional keys is a ``total=False`` subclass."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Literal, Optional, TypedDict
+
+MemoryType = Literal["episodic", "semantic", "procedural"]
+EntityKind = Literal["agent", "user", "team", "tool"]
+Outcome = Literal["success", "failure", "partial"]
+GroupOrder = Literal["chronological", "relevance"]
+ExplainedSignal = Literal["lexical", "vector", "adjacent", "entity", "tie_break"]
+
+
+class HealthResponse(TypedDict):
+    status: str
+    version: str
+
+
+class Entity(TypedDict):
+    id: str
+    name: str
+    kind: EntityKind
+
+
+class StoredFact(TypedDict):
+    """The answer of ``remember``."""
+
+    id: str
+    content: str
+    memory_type: MemoryType
+    confidence: float
+    stability: float
+    extraction_tier: int
+
+
+class SignalContribution(TypedDict):
+    signal: ExplainedSignal
+    rank: Optional[int]
+    raw: Optional[float]
+    weight: float
+    contribution: float
+
+
+class Explanation(TypedDict):
+    """Present on a memory only when the call asked for ``explain=True``."""
+
+    score: float
+    signals: List[SignalContribution]
+
+
+class _MemoryFields(TypedDict):
+    id: str
+    content: str
+    memory_type: MemoryType
+    confidence: float
+    stability: float
+
+
+class Memory(_MemoryFields, total=False):
+    #: Relevance: a number in recall answers, null in inspect answers.
+    score: Optional[float]
+    explanation: Explanation
+
+
+class InspectedEpisodicMemory(Memory, total=False):
+    #: The episode (session) this turn belongs to, and its 0-based place in it.
+    episode_id: str
+    seq: int
+
+
+class Contradiction(TypedDict):
+    description: str
+
+
+class RecallResponse(TypedDict):
+    memories: List[Memory]
+    contradictions: List[Contradiction]
+
+
+class Group(TypedDict):
+    session_id: Optional[str]
+    session_time: str
+    group_score: float
+    memories: List[Memory]
+
+
+class RecallGroupedResponse(TypedDict):
+    groups: List[Group]
+
+
+class StartEpisodeResponse(TypedDict):
+    episode_id: str
+
+
+class StatusResponse(TypedDict):
+    status: Literal["ok"]
+
+
+class EndEpisodeResponse(TypedDict):
+    memories_created: int
+
+
+class DeletionSnapshot(TypedDict):
+    snapshot_id: str
+    format_version: int
+    captured_at: str
+    owner_only: bool
+    memory_count: int
+    episodic_count: int
+    semantic_count: int
+
+
+class _ForgetFields(TypedDict):
+    forgotten_count: int
+
+
+class ForgetResponse(_ForgetFields, total=False):
+    #: Omitted when nothing was deleted.
+    snapshot: DeletionSnapshot
+
+
+class InspectResponse(TypedDict):
+    entity: str
+    episodic: List[InspectedEpisodicMemory]
+    semantic: List[Memory]
+    procedural: List[Memory]
+
+
+class StatsResponse(TypedDict):
+    namespace: str
+    entities: int
+    episodic_memories: int
+    semantic_memories: int
+    procedural_memories: int
+
+
+class ConsolidateResponse(TypedDict):
+    promoted: int
+    decayed: int
+    archived: int
+
+
+class EntitySummary(TypedDict):
+    name: str
+    kind: EntityKind
+    created_at: str
+    memory_count: int
+
+
+class ListEntitiesResponse(TypedDict):
+    entities: List[EntitySummary]
+    total: int
+
+
+class SnapshotSummary(TypedDict):
+    snapshot_id: str
+    captured_at: Optional[str]
+    namespace: Optional[str]
+    entity: Optional[str]
+    memory_count: int
+    counts: Dict[str, int]
+    vectors: int
+    #: Why the file cannot be restored (damaged), else None.
+    problem: Optional[str]
+
+
+class ListSnapshotsResponse(TypedDict):
+    snapshots: List[SnapshotSummary]
+
+
+class RestoreResponse(TypedDict):
+    snapshot_id: str
+    namespace: str
+    entity: str
+    restored_count: int
+    already_present_count: int
