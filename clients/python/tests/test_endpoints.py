@@ -1,0 +1,169 @@
+"""Every endpoint through MemoryClient against the real service, each answer checked against the
+TypedDict its method returns."""
+
+from __future__ import annotations
+
+import unittest
+
+from memory_runtime import MemoryClient, MemoryRuntimeError, types
+
+from .shapes import assert_shape
+from .support import OPEN_URL, needs_service, unique
+
+
+@needs_service
+class EveryEndpoint(unittest.TestCase):
+    def setUp(self) -> None:
+        self.client = MemoryClient(OPEN_URL)
+
+    def test_health(self) -> None:
+        answer = self.client.health()
+        assert_shape(self, answer, types.HealthResponse)
+        self.assertEqual(answer["status"], "ok")
+
+    def test_create_entity_defaults_to_user_and_returns_the_existing_one(self) -> None:
+        name = unique("py-create")
+        created = self.client.create_entity(name)
+        assert_shape(self, created, types.Entity)
+        self.assertEqual((created["name"], created["kind"]), (name, "user"))
+        self.assertEqual(self.client.create_entity(name)["id"], created["id"])
+        agent = self.client.create_entity(unique("py-agent"), "agent")
+        self.assertEqual(agent["kind"], "agent")
+
+    def test_remember_and_recall(self) -> None:
+        entity = unique("py-remember")
+        stored = self.client.remember(entity, "Oskar keeps bees on his allotment")
+        assert_shape(self, stored, types.StoredFact)
+        self.assertEqual((stored["memory_type"], stored["confidence"]), ("semantic", 0.8))
+        sure = self.client.remember(entity, "Oskar sells honey at the market", confidence=0.95)
+        self.assertEqual(sure["confidence"], 0.95)
+
+        found = self.client.recall("bees allotment", entity=entity)
+        assert_shape(self, found, types.RecallResponse)
+        self.assertEqual(found["memories"][0]["id"], stored["id"])
+        self.assertEqual(found["contradictions"], [])
+        only_episodic = self.client.recall("bees allotment", entity=entity, types=["episodic"])
+        self.assertEqual(only_episodic["memories"], [])
+        one = self.client.recall("honey bees", entity=entity, limit=1)
+        self.assertEqual(len(one["memories"]), 1)
+
+    def test_recall_reports_contradictions(self) -> None:
+        entity = unique("py-contra")
+        self.client.remember(entity, f"{entity} lives in Berlin")
+        self.client.remember(entity, f"{entity} lives in Madrid")
+        found = self.client.recall("where does it live", entity=entity, limit=10)
+        assert_shape(self, found, types.RecallResponse)
+        self.assertEqual(len(found["contradictions"]), 1, found)
+
+    def test_recall_explain(self) -> None:
+        entity = unique("py-explain")
+        self.client.remember(entity, "Greta collects vintage typewriters")
+        found = self.client.recall("typewriters", entity=entity, explain=True)
+        assert_shape(self, found, types.RecallResponse)
+        explanation = found["memories"][0]["explanation"]
+        # The contributions add up to the score the ranking used (the schema's promise).
+        self.assertAlmostEqual(explanation["score"], sum(s["contribution"] for s in explanation["signals"]), places=6)
+        self.assertNotIn("explanation", self.client.recall("typewriters", entity=entity)["memories"][0])
+
+    def test_episode_lifecycle_and_recall_grouped(self) -> None:
+        person = unique("py-episode")
+        started = self.client.start_episode([person, "py-support-bot"])
+        assert_shape(self, started, types.StartEpisodeResponse)
+        episode = started["episode_id"]
+        ok = self.client.add_message(episode, "user", "I moved to Trondheim in March")
+        assert_shape(self, ok, types.StatusResponse)
+        self.client.add_message(episode, "assistant", "Noted, Trondheim it is")
+        ended = self.client.end_episode(episode, "success")
+        assert_shape(self, ended, types.EndEpisodeResponse)
+        self.assertGreaterEqual(ended["memories_created"], 1)
+
+        grouped = self.client.recall_grouped("Trondheim")
+        assert_shape(self, grouped, types.RecallGroupedResponse)
+        ours = [g for g in grouped["groups"] if g["session_id"] == episode]
+        self.assertEqual(len(ours), 1, grouped)
+        contents = [m["content"] for m in ours[0]["memories"]]
+        self.assertEqual(contents[:2], ["I moved to Trondheim in March", "Noted, Trondheim it is"])
+
+        by_relevance = self.client.recall_grouped("Trondheim", limit=10, order="relevance", max_groups=1, explain=True)
+        self.assertEqual(len(by_relevance["groups"]), 1)
+        self.assertIn("explanation", by_relevance["groups"][0]["memories"][0])
+
+    def test_end_episode_without_outcome(self) -> None:
+        episode = self.client.start_episode([unique("py-plain")])["episode_id"]
+        self.client.add_message(episode, "user", "hello there")
+        self.assertIsInstance(self.client.end_episode(episode)["memories_created"], int)
+
+    def test_inspect(self) -> None:
+        entity = unique("py-inspect")
+        for i in range(3):
+            self.client.remember(entity, f"inspect fact number {i}")
+        episode = self.client.start_episode([entity])["episode_id"]
+        self.client.add_message(episode, "user", "an episodic line")
+        everything = self.client.inspect(entity)
+        assert_shape(self, everything, types.InspectResponse)
+        self.assertEqual(everything["entity"], entity)
+        self.assertEqual(len(everything["semantic"]), 3)
+        self.assertEqual(everything["episodic"][0]["episode_id"], episode)
+        self.assertEqual(len(self.client.inspect(entity, limit=2)["semantic"]) + len(self.client.inspect(entity, limit=2)["episodic"]), 2)
+
+    def test_stats_count_what_was_stored(self) -> None:
+        before = self.client.stats()
+        assert_shape(self, before, types.StatsResponse)
+        self.client.remember(unique("py-stats"), "a fact to count")
+        after = self.client.stats()
+        self.assertEqual(after["namespace"], "default")
+        self.assertEqual(after["entities"], before["entities"] + 1)
+        self.assertEqual(after["semantic_memories"], before["semantic_memories"] + 1)
+
+    def test_consolidate(self) -> None:
+        answer = self.client.consolidate()
+        assert_shape(self, answer, types.ConsolidateResponse)
+
+    def test_forget_with_snapshot_then_restore(self) -> None:
+        entity = unique("py-forget")
+        self.client.remember(entity, "a fact to forget")
+        self.client.remember(entity, "another fact to forget")
+        forgotten = self.client.forget(entity)
+        assert_shape(self, forgotten, types.ForgetResponse)
+        self.assertEqual(forgotten["forgotten_count"], 2)
+        snapshot = forgotten["snapshot"]
+        self.assertEqual((snapshot["memory_count"], snapshot["semantic_count"]), (2, 2))
+        self.assertEqual(self.client.recall("fact to forget", entity=entity)["memories"], [])
+
+        again = self.client.forget(entity)
+        self.assertEqual(again["forgotten_count"], 0)
+        self.assertNotIn("snapshot", again)
+
+        listed = self.client.list_snapshots()
+        assert_shape(self, listed, types.ListSnapshotsResponse)
+        mine = [s for s in listed["snapshots"] if s["snapshot_id"] == snapshot["snapshot_id"]]
+        self.assertEqual(len(mine), 1)
+        self.assertEqual((mine[0]["entity"], mine[0]["memory_count"], mine[0]["problem"]), (entity, 2, None))
+
+        restored = self.client.restore_snapshot(snapshot["snapshot_id"])
+        assert_shape(self, restored, types.RestoreResponse)
+        self.assertEqual((restored["entity"], restored["restored_count"]), (entity, 2))
+        self.assertEqual(len(self.client.inspect(entity)["semantic"]), 2)
+        self.assertEqual(self.client.restore_snapshot(snapshot["snapshot_id"])["already_present_count"], 2)
+
+    def test_restore_of_an_unknown_snapshot_is_404(self) -> None:
+        with self.assertRaises(MemoryRuntimeError) as caught:
+            self.client.restore_snapshot("00000000-0000-4000-8000-000000000000")
+        self.assertEqual((caught.exception.status, caught.exception.code), (404, "SNAPSHOT_NOT_FOUND"))
+
+    def test_list_entities_pages_and_filters(self) -> None:
+        marker = unique("py-list")
+        for suffix in ("a", "b", "c"):
+            self.client.remember(f"{marker}-{suffix}", "listed")
+        page = self.client.list_entities(q=marker.upper(), limit=2)
+        assert_shape(self, page, types.ListEntitiesResponse)
+        self.assertEqual(page["total"], 3)
+        self.assertEqual([e["name"] for e in page["entities"]], [f"{marker}-a", f"{marker}-b"])
+        rest = self.client.list_entities(q=marker, limit=2, offset=2)
+        self.assertEqual([e["name"] for e in rest["entities"]], [f"{marker}-c"])
+        self.assertEqual(rest["entities"][0]["memory_count"], 1)
+        self.assertGreaterEqual(self.client.list_entities()["total"], 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
