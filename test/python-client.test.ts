@@ -60,7 +60,6 @@ function run(args: string[]): Promise<{ code: number | null; output: string }> {
         MEMORY_RUNTIME_RATE_LIMIT: String(RATE_LIMIT),
         MEMORY_RUNTIME_MAX_BODY_BYTES: String(MAX_BODY_BYTES),
         MEMORY_RUNTIME_BACKEND: onPostgres ? 'postgres' : 'sqlite',
-        MEMORY_RUNTIME_EXAMPLES: join(ROOT, 'examples'),
       },
     });
     let output = '';

@@ -19,7 +19,6 @@ API_KEYS = [key for key in os.environ.get("MEMORY_RUNTIME_API_KEYS", "").split("
 RATE_LIMIT = int(os.environ.get("MEMORY_RUNTIME_RATE_LIMIT", "0"))
 MAX_BODY_BYTES = int(os.environ.get("MEMORY_RUNTIME_MAX_BODY_BYTES", "0"))
 ON_POSTGRES = os.environ.get("MEMORY_RUNTIME_BACKEND") == "postgres"
-EXAMPLES = os.environ.get("MEMORY_RUNTIME_EXAMPLES")
 
 HOW = "run through test/python-client.test.ts (npm test), which starts the services and sets MEMORY_RUNTIME_*"
 needs_service = unittest.skipUnless(OPEN_URL and AUTH_URL and len(API_KEYS) >= 4, f"no service: {HOW}")
