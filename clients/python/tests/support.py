@@ -7,6 +7,7 @@ from __future__ import annotations
 import http.server
 import os
 import socket
+import ssl
 import threading
 import time
 import unittest
@@ -80,13 +81,18 @@ class SilentServer:
 
 Reply = Tuple[int, List[Tuple[str, str]], bytes]
 
+# A self-signed certificate made for these tests only (openssl req -x509 ... -days 36500).
+TLS_CERT = os.path.join(os.path.dirname(__file__), "tls-test.crt")
+TLS_KEY = os.path.join(os.path.dirname(__file__), "tls-test.key")
+
 
 class StandIn:
     """A local http.server that answers each request with the next scripted reply (status,
     headers, body), records when each request came and what it was, and ``chunked=True`` sends
-    the body with Transfer-Encoding: chunked in small pieces."""
+    the body with Transfer-Encoding: chunked in small pieces; ``tls=True`` serves HTTPS with the
+    self-signed test certificate (TLS_CERT, for 127.0.0.1 and localhost)."""
 
-    def __init__(self, replies: List[Reply], chunked: bool = False) -> None:
+    def __init__(self, replies: List[Reply], chunked: bool = False, tls: bool = False) -> None:
         self.replies = list(replies)
         self.requests: List[Tuple[float, str, str, dict, bytes]] = []
         stand_in = self
@@ -122,12 +128,17 @@ class StandIn:
 
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
+        self.scheme = "https" if tls else "http"
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(TLS_CERT, TLS_KEY)
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
         # A short poll interval: shutdown() waits for it, and tests close many stand-ins.
         threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_address[1]}"
+        return f"{self.scheme}://127.0.0.1:{self.server.server_address[1]}"
 
     def close(self) -> None:
         self.server.shutdown()

@@ -36,7 +36,8 @@ class Defaults(unittest.TestCase):
             self.assertIsNone(signature["inspect"]["limit"].default)
 
     def test_bad_settings_are_refused_at_construction(self) -> None:
-        for kwargs in ({"base_url": "localhost:3000"}, {"base_url": "ftp://host"}, {"timeout": 0}, {"max_retries": -1}, {"position": "not-a-position"}):
+        for kwargs in ({"base_url": "localhost:3000"}, {"base_url": "ftp://host"}, {"timeout": 0}, {"max_retries": -1}, {"position": "not-a-position"},
+                       {"api_key": "k\r\nX-Injected: 1"}):
             with self.assertRaises(ValueError, msg=kwargs):
                 MemoryClient(**kwargs)
 

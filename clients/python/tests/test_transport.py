@@ -5,13 +5,15 @@ service cannot be made to do on demand, and a large answer from the real service
 
 from __future__ import annotations
 
+import asyncio
+import ssl
 import time
 import unittest
 
-from memory_runtime import MemoryClient, MemoryConnectionError, MemoryRuntimeError, MemoryTimeoutError
+from memory_runtime import AsyncMemoryClient, MemoryClient, MemoryConnectionError, MemoryRuntimeError, MemoryTimeoutError
 from memory_runtime._http import AnswerReader, ProtocolError
 
-from .support import OPEN_URL, SilentServer, StandIn, closed_port, json_reply, needs_service, unique
+from .support import TLS_CERT, OPEN_URL, SilentServer, StandIn, closed_port, json_reply, needs_service, unique
 
 OK = json_reply(200, '{"status":"ok","version":"stand-in"}')
 
@@ -107,6 +109,21 @@ class Retries(unittest.TestCase):
         MemoryClient(stand_in.url, api_key="k").remember("e", "the fact")
         (_, _, path1, headers1, body1), (_, _, path2, headers2, body2) = stand_in.requests
         self.assertEqual((path1, headers1.get("Authorization"), body1), (path2, headers2.get("Authorization"), body2))
+
+
+class Https(unittest.TestCase):
+    def test_https_with_a_given_trust_store_and_refused_without(self) -> None:
+        stand_in = StandIn([OK, OK, OK], tls=True)
+        self.addCleanup(stand_in.close)
+        trusted = ssl.create_default_context(cafile=TLS_CERT)
+        self.assertEqual(MemoryClient(stand_in.url, ssl_context=trusted).health()["version"], "stand-in")
+        self.assertEqual(asyncio.run(AsyncMemoryClient(stand_in.url, ssl_context=trusted).health())["version"], "stand-in")
+        # The system trust store does not know the test certificate: no answer is accepted.
+        with self.assertRaises(MemoryConnectionError):
+            MemoryClient(stand_in.url, max_retries=0).health()
+        with self.assertRaises(MemoryConnectionError):
+            asyncio.run(AsyncMemoryClient(stand_in.url, max_retries=0).health())
+        self.assertEqual(len(stand_in.requests), 2)
 
 
 class Framing(unittest.TestCase):

@@ -177,10 +177,6 @@ class AnswerReader:
             self._state = "until-eof"
 
 
-def _tls_context(context: Optional[ssl.SSLContext]) -> ssl.SSLContext:
-    return context if context is not None else ssl.create_default_context()
-
-
 # Errors a send may meet when the server answered early and closed (413 on a large body, for
 # one): the answer may still be waiting to be read, so reading goes on.
 _SEND_CUT = (BrokenPipeError, ConnectionResetError, ConnectionAbortedError)
@@ -204,7 +200,7 @@ def exchange(origin: Origin, request: bytes, timeout: float, path: str, tls: Opt
         raise MemoryConnectionError(f"cannot connect to {origin.host}:{origin.port}: {error}") from error
     try:
         if origin.https:
-            sock = _tls_context(tls).wrap_socket(sock, server_hostname=origin.host)
+            sock = (tls or ssl.create_default_context()).wrap_socket(sock, server_hostname=origin.host)
         try:
             sock.settimeout(remaining())
             sock.sendall(request)
@@ -236,7 +232,7 @@ async def exchange_async(origin: Origin, request: bytes, timeout: float, path: s
         try:
             reader, writer = await asyncio.open_connection(
                 origin.host, origin.port,
-                ssl=_tls_context(tls) if origin.https else None,
+                ssl=(tls or ssl.create_default_context()) if origin.https else None,
                 server_hostname=origin.host if origin.https else None,
             )
         except OSError as error:

@@ -231,11 +231,16 @@ class Settings:
             raise ValueError("max_retries: must be 0 (no retries) or more")
         self.base_url = base_url.rstrip("/")
         self.origin = Origin.parse(self.base_url)
+        if api_key is not None and any(c in api_key for c in "\r\n\0"):
+            # It goes into a header line: a line break there would start another header.
+            raise ValueError("api_key: must not contain line breaks or NUL")
         self.api_key = api_key
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.max_retry_delay = float(max_retry_delay)
-        self.ssl_context = ssl_context
+        # Made once: loading the system trust store takes a tenth of a second, which per call
+        # would also block the async client's event loop.
+        self.ssl_context = ssl_context if ssl_context is not None or not self.origin.https else ssl.create_default_context()
         self._lock = threading.Lock()
         self._position: Optional[str] = None
         self.set_position(position)
