@@ -168,8 +168,10 @@ def wait_for(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
 
 
 def spend(budget: int, call: Callable[[], object]) -> Optional[BaseException]:
-    """Calls until one raises (the rate limit) or ``budget`` calls went through; returns the error."""
-    for _ in range(budget + 1):
+    """Calls until one raises (the rate limit) and returns the error; None if none did. The bucket
+    refills while this runs (one token a second at 60 per minute), so on a slow machine it takes
+    more than ``budget`` calls: up to four times as many are made."""
+    for _ in range(4 * budget):
         try:
             call()
         except Exception as error:  # the caller asserts what it is

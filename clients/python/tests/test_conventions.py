@@ -91,6 +91,17 @@ class AgainstTheService(unittest.TestCase):
             forgotten = client.forget(entity, hard)
             self.assertEqual((forgotten["forgotten_count"], forgotten["snapshot"]["memory_count"]), (1, 1))
 
+    def test_one_client_shared_between_threads(self) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        client = MemoryClient(OPEN_URL)
+        entity = unique("py-threads")
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            stored = list(pool.map(lambda i: client.remember(entity, f"threaded fact {i}")["id"], range(16)))
+            found = list(pool.map(lambda _: client.recall("threaded fact", entity=entity, limit=20), range(8)))
+        self.assertEqual(len(set(stored)), 16)
+        self.assertTrue(all({m["id"] for m in answer["memories"]} == set(stored) for answer in found))
+
     def test_position_is_kept_from_writes_and_sent_with_recalls(self) -> None:
         client = MemoryClient(OPEN_URL)
         entity = unique("py-position")
