@@ -35,6 +35,16 @@ class Defaults(unittest.TestCase):
             self.assertIs(signature["forget"]["hard_delete"].default, False)
             self.assertIsNone(signature["inspect"]["limit"].default)
 
+    def test_the_version_is_the_package_version(self) -> None:
+        import re
+        from pathlib import Path
+
+        import memory_runtime
+
+        pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text(encoding="utf-8")
+        declared = re.search(r'^version = "([^"]+)"$', pyproject, re.MULTILINE)
+        self.assertEqual(memory_runtime.__version__, declared.group(1) if declared else None)
+
     def test_bad_settings_are_refused_at_construction(self) -> None:
         for kwargs in ({"base_url": "localhost:3000"}, {"base_url": "ftp://host"}, {"timeout": 0}, {"max_retries": -1}, {"position": "not-a-position"},
                        {"api_key": "k\r\nX-Injected: 1"}):

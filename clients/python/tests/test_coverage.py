@@ -15,7 +15,7 @@ import urllib.request
 from typing import Any, Dict, List, Set, Tuple
 
 from memory_runtime import AsyncMemoryClient, MemoryClient
-from memory_runtime._protocol import ROUTES
+from memory_runtime._calls import ROUTES
 
 from .support import OPEN_URL, needs_service
 

@@ -13,9 +13,10 @@ import asyncio
 import ssl
 from typing import Any, Optional, Sequence
 
-from . import _protocol as calls
+from . import _calls as calls
+from ._calls import Call
 from ._http import exchange_async
-from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY, DEFAULT_RECALL_LIMIT, DEFAULT_TIMEOUT, Call, Settings
+from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_DELAY, DEFAULT_RECALL_LIMIT, DEFAULT_TIMEOUT, Settings
 from .errors import MemoryRuntimeError
 from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
