@@ -1,0 +1,54 @@
+// A pool thread's warm-up, run before the service listens (ReadPool.warmUp). Measured with
+// bench/cold-start: a fresh thread's first recalls are many times slower than its later ones,
+// because the embedder is still loading, tfjs runs its kernels in V8's interpreter until they
+// are hot, and the recall's SQL and ranking code has not been compiled either. A few embeddings
+// and recall-shaped reads here move that cost before the first client, instead of into its p99.
+import { threadId } from 'node:worker_threads';
+import type { Embedder } from './embedding/embedder.js';
+import type { RecallEngine } from './recall/engine.js';
+import type { PoolResults } from '../shared/messages.js';
+
+/**
+ * Questions of the lengths clients send: tfjs runs the model per input length, so several
+ * lengths warm more of the kernels' paths than one sentence repeated.
+ */
+const QUESTIONS = [
+  'coffee',
+  'where does she live?',
+  'what did we decide about the launch date',
+  'which restaurants did Maria recommend when we talked about the trip to Lisbon last spring?',
+  'preferences',
+  'who is working on the billing migration and what is blocking it right now',
+  'favourite books',
+  'when is the next team meeting and who is presenting',
+];
+
+/** Rounds over QUESTIONS: the per-call time is flat after about this many (bench/cold-start). */
+export const WARM_UP_ROUNDS = 4;
+
+export type WarmUpReport = PoolResults['warmUp'];
+
+/**
+ * Embeds the questions (unless the embedder is an endpoint: a network call at every start would
+ * cost money and fail the start when the endpoint is down) and recalls with them. A failure only
+ * ends the warm-up early: the first recalls then pay what warming would have, nothing else.
+ */
+export async function warmUp(embedder: Promise<Embedder>, local: boolean, engine: RecallEngine, rounds = WARM_UP_ROUNDS): Promise<WarmUpReport> {
+  const started = performance.now();
+  let embedded = 0;
+  let recalled = 0;
+  try {
+    const model = local ? await embedder : null;
+    for (let round = 0; round < rounds; round++) {
+      for (const query of QUESTIONS) {
+        const [vector] = model ? await model.embed([query]) : [null];
+        if (model) embedded++;
+        await engine.recall({ query, entity: null, types: null, limit: 5, explain: false, queryVector: vector ?? null });
+        recalled++;
+      }
+    }
+  } catch {
+    // Recall reports the same failure to its callers when they ask.
+  }
+  return { threadId, ms: performance.now() - started, embedded, recalled };
+}
