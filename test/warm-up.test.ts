@@ -10,7 +10,8 @@ import { createLogger } from '../src/shared/logger.js';
 import { ReadPool } from '../src/core/pool/read-pool.js';
 import { startService } from '../src/service.js';
 import { WriterClient } from '../src/core/writer-client.js';
-import { WARM_UP_ROUNDS } from '../src/workers/warm-up.js';
+import { WARM_UP_ROUNDS, warmUp } from '../src/workers/warm-up.js';
+import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { availableParallelism } from 'node:os';
 import { tempDir } from './support/service.js';
 
@@ -35,6 +36,16 @@ test('each interactive thread warms up once: it embeds and recalls with every wa
     await writer.close();
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('without an engine (PostgreSQL) only the embedder warms; without embedding (an endpoint) nothing is embedded', async () => {
+  const embedderOnly = await warmUp(Promise.resolve(new HashingEmbedder(64)), { embed: true, recall: null });
+  assert.deepEqual([embedderOnly.embedded, embedderOnly.recalled], [WARM_UP_ROUNDS * QUESTIONS, 0]);
+  // An endpoint embedder that would fail is never awaited, let alone called.
+  const failing = Promise.reject(new Error('endpoint down'));
+  failing.catch(() => {});
+  const nothing = await warmUp(failing, { embed: false, recall: null });
+  assert.deepEqual([nothing.embedded, nothing.recalled], [0, 0]);
 });
 
 test('the service says its threads warmed up before it says it listens', async () => {

@@ -28,22 +28,29 @@ export const WARM_UP_ROUNDS = 4;
 
 export type WarmUpReport = PoolResults['warmUp'];
 
+export interface WarmUpParts {
+  /** Embed the questions: not when the embedder is an endpoint (a paid network call at every start, and a start that fails while it is down). */
+  embed: boolean;
+  /** Recall with them on this engine, or null (PostgreSQL: see worker.ts). */
+  recall: RecallEngine | null;
+}
+
 /**
- * Embeds the questions (unless the embedder is an endpoint: a network call at every start would
- * cost money and fail the start when the endpoint is down) and recalls with them. A failure only
- * ends the warm-up early: the first recalls then pay what warming would have, nothing else.
+ * Embeds the questions and recalls with them, as `parts` says. A failure only ends the warm-up
+ * early: the first recalls then pay what warming would have, nothing else.
  */
-export async function warmUp(embedder: Promise<Embedder>, local: boolean, engine: RecallEngine, rounds = WARM_UP_ROUNDS): Promise<WarmUpReport> {
+export async function warmUp(embedder: Promise<Embedder>, parts: WarmUpParts, rounds = WARM_UP_ROUNDS): Promise<WarmUpReport> {
   const started = performance.now();
   let embedded = 0;
   let recalled = 0;
   try {
-    const model = local ? await embedder : null;
-    for (let round = 0; round < rounds; round++) {
+    const model = parts.embed ? await embedder : null;
+    for (let round = 0; round < rounds && (model || parts.recall); round++) {
       for (const query of QUESTIONS) {
         const [vector] = model ? await model.embed([query]) : [null];
         if (model) embedded++;
-        await engine.recall({ query, entity: null, types: null, limit: 5, explain: false, queryVector: vector ?? null });
+        if (!parts.recall) continue;
+        await parts.recall.recall({ query, entity: null, types: null, limit: 5, explain: false, queryVector: vector ?? null });
         recalled++;
       }
     }

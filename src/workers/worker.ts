@@ -40,7 +40,12 @@ const llm = new LlmExtractor(config);
 // Interactive threads warm up as soon as they start (overlapping the rest of the service's
 // start); the pool's warmUp task waits for it before the service listens. A thread that
 // replaces a failed one warms itself the same way.
-const warmedUp = lane === 'interactive' ? warmUp(embedder, config.embedder.kind !== 'openai', engine) : null;
+// Over PostgreSQL only the embedder warms: a recall there reads over the network, may wait on
+// a replica's connect timeout, and would take the report of a replica failure that belongs to
+// the first client recall (workers/postgres/replica.ts says each failure once).
+const warmedUp = lane === 'interactive'
+  ? warmUp(embedder, { embed: config.embedder.kind !== 'openai', recall: config.postgres === null ? engine : null })
+  : null;
 const consolidation = new ConsolidationPlanner(store, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
