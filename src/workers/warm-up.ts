@@ -23,7 +23,7 @@ const QUESTIONS = [
   'when is the next team meeting and who is presenting',
 ];
 
-/** Rounds over QUESTIONS: the per-call time is flat after about this many (bench/cold-start). */
+/** Rounds over QUESTIONS: 32 embeddings, after which one costs within ~1.2× of a warm one (docs/recall-at-scale.md). */
 export const WARM_UP_ROUNDS = 4;
 
 export type WarmUpReport = PoolResults['warmUp'];
