@@ -119,6 +119,9 @@ export async function startService(config: Config, log: Logger = createLogger(),
   });
   let port: number;
   try {
+    // Before listening: the health check answers only once recall runs at its warm speed.
+    const warm = await pool.warmUp();
+    log.info({ warmUpMs: Math.round(Math.max(...warm.map((w) => w.ms))), threads: warm.length }, 'pool threads warmed up');
     port = await server.listen();
   } catch (error) {
     backfill.close();

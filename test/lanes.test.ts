@@ -76,7 +76,7 @@ test('with the background lane saturated, an interactive task starts before the 
 
 test('every client-facing read is interactive, other work a client waits for requested, and every upkeep task background', () => {
   const lane = (name: string) => Object.entries(LANE_OF).filter(([, l]) => l === name).map(([op]) => op).sort();
-  assert.deepEqual(lane('interactive'), ['embeddingBacklog', 'inspect', 'listEntities', 'recall', 'recallGrouped', 'stats']);
+  assert.deepEqual(lane('interactive'), ['embeddingBacklog', 'inspect', 'listEntities', 'recall', 'recallGrouped', 'stats', 'warmUp']);
   // Snapshot files (and PostgreSQL's snapshot rows) are checked and read a chunk at a time (hundreds of MB for a big entity): never in recall's way.
   assert.deepEqual(lane('requested'), ['checkSnapshot', 'listSnapshots', 'planConsolidation', 'prepareEpisodeEnd', 'readSnapshotMemories', 'readStoredSnapshotMemories', 'snapshotEntity']);
   assert.deepEqual(lane('background'), ['embedPending', 'staleVectorMoves', 'trainVectorIndex', 'vectorIndexStatus']);

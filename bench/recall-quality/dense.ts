@@ -16,6 +16,7 @@ import { GloveEmbedder } from '../../src/workers/embedding/glove.js';
 import { HashingEmbedder } from '../../src/workers/embedding/hashing.js';
 import { GLOVE_DEFAULTS } from '../../src/shared/embedder-identity.js';
 import { UseLiteEmbedder } from '../../src/workers/embedding/use-lite.js';
+import { UseStaticEmbedder } from './use-static.js';
 
 const BATCH = 64;
 const TOP = 10;
@@ -48,16 +49,22 @@ async function embedAll(embedder: Embedder, texts: string[]): Promise<Float32Arr
   return out;
 }
 
-async function evaluate(embedder: Embedder, task: Task, cost: { textMs: number; texts: number; queryMs: number; queries: number }): Promise<Scores> {
+const teacherTexts = new Map<Embedder, Map<string, Float32Array[]>>();
+
+/** `queryEmbedder`: queries through another embedder than the texts (asymmetric; one space). */
+async function evaluate(embedder: Embedder, task: Task, cost: { textMs: number; texts: number; queryMs: number; queries: number }, queryEmbedder = embedder): Promise<Scores> {
   let started = performance.now();
-  const textVectors = await embedAll(embedder, task.texts);
+  // The asymmetric variants share the teacher's text vectors: embedded once per task.
+  const memo = queryEmbedder === embedder ? null : (teacherTexts.get(embedder) ?? teacherTexts.set(embedder, new Map()).get(embedder)!);
+  const textVectors = memo?.get(task.name) ?? await embedAll(embedder, task.texts);
+  memo?.set(task.name, textVectors);
   cost.textMs += performance.now() - started;
   cost.texts += task.texts.length;
   const ranked = new Map<string, string[]>();
   const evidence = new Map<string, Set<string>>();
   for (const [q, query] of task.queries.entries()) {
     started = performance.now();
-    const [vector] = await embedder.embed([query.text]);
+    const [vector] = await queryEmbedder.embed([query.text]);
     cost.queryMs += performance.now() - started;
     cost.queries++;
     const [from, to] = task.group ? task.group(q) : [0, task.texts.length];
@@ -105,18 +112,30 @@ function syntheticTask(): Task {
   return { name: `synthetic seed 42 (${queries.length} questions, ${texts.length} turns)`, texts, queries, group: null };
 }
 
-const VARIANTS: [string, () => Promise<Embedder>][] = [
+type Variant = [string, () => Promise<Embedder>, asymmetric?: boolean];
+
+/** USE-lite distilled to a static token table (use-static.ts); `asymmetric`: texts keep the teacher. */
+const STATIC_VARIANTS: Variant[] = [1e-4, 1e-3].flatMap((a) => [false, true].flatMap((removeCommon): Variant[] => [
+  [`USE-static a=${a}${removeCommon ? ' -common' : ''}`, () => UseStaticEmbedder.load({ a, removeCommon })],
+  [`USE-lite texts, USE-static a=${a}${removeCommon ? ' -common' : ''} queries`, () => UseStaticEmbedder.load({ a, removeCommon }), true],
+]));
+
+// `-- dense --static`: only the floor, the teacher and its distilled tables (issue 27).
+const VARIANTS: Variant[] = [
   ['hash-256 (no semantics)', async () => new HashingEmbedder(256)],
-  ...[1e-4, 1e-3, 1e-2].flatMap((a) => [false, true].map((removeCommon): [string, () => Promise<Embedder>] =>
-    [`GloVe SIF a=${a}${removeCommon ? ' -common' : ''}`, () => GloveEmbedder.load({ ...GLOVE_DEFAULTS, a, removeCommon })])),
+  ...(process.argv.includes('--static') ? [] : [1e-4, 1e-3, 1e-2].flatMap((a) => [false, true].map((removeCommon): Variant =>
+    [`GloVe SIF a=${a}${removeCommon ? ' -common' : ''}`, () => GloveEmbedder.load({ ...GLOVE_DEFAULTS, a, removeCommon })]))),
+  ...STATIC_VARIANTS,
   ['USE-lite (default)', () => UseLiteEmbedder.load()],
 ];
 
 export async function runDense(): Promise<void> {
   const tasks = [locomoTask(), syntheticTask()].filter((t): t is Task => t !== null);
   const results: { name: string; id: string; scores: Scores[]; cost: Cost }[] = [];
-  for (const [name, load] of VARIANTS) {
+  let teacher: UseLiteEmbedder | null = null;
+  for (const [name, load, asymmetric] of VARIANTS) {
     process.stderr.write(`[bench] dense: ${name}\n`);
+    if (asymmetric) teacher ??= await UseLiteEmbedder.load();
     const rssBefore = process.memoryUsage().rss;
     const started = performance.now();
     const embedder = await load();
@@ -124,7 +143,7 @@ export async function runDense(): Promise<void> {
     const rssMb = (process.memoryUsage().rss - rssBefore) / 2 ** 20;
     const cost = { textMs: 0, texts: 0, queryMs: 0, queries: 0 };
     const scores: Scores[] = [];
-    for (const task of tasks) scores.push(await evaluate(embedder, task, cost));
+    for (const task of tasks) scores.push(asymmetric ? await evaluate(teacher!, task, cost, embedder) : await evaluate(embedder, task, cost));
     results.push({ name, id: embedder.id, scores, cost: { loadMs, rssMb, msPerText: cost.textMs / cost.texts, msPerQuery: cost.queryMs / cost.queries } });
   }
   for (const [t, task] of tasks.entries()) {

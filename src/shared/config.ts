@@ -1,7 +1,7 @@
 // Configuration is read from the environment exactly once, validated, and frozen.
 // A bad value stops start-up with a message naming the variable (fail fast), so an
 // operator never runs a service that silently ignored a setting.
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -123,6 +123,15 @@ export class ConfigError extends Error {
 }
 
 type Env = Record<string, string | undefined>;
+
+/**
+ * Recall is CPU work in its thread (embedding the query, ranking), so one interactive thread per
+ * core the process may use serves the most recalls at once (docs/recall-at-scale.md measures
+ * 1, 2 and 4 threads); the writer and the other lanes run at lower priority beside them.
+ */
+export function defaultPoolThreads(): number {
+  return Math.min(64, Math.max(1, availableParallelism()));
+}
 
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
@@ -294,7 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
     extractorApiKey: env.SERVICE_EXTRACTOR_API_KEY?.trim() || undefined,
     extractorTimeoutMs: integer(env, 'SERVICE_EXTRACTOR_TIMEOUT_MS', 20_000, 1, 600_000),
     episodeTtlMs: integer(env, 'SERVICE_EPISODE_TTL_SECONDS', 1800, 1, 31_536_000) * 1000,
-    poolThreads: integer(env, 'SERVICE_POOL_THREADS', 2, 1, 64),
+    poolThreads: integer(env, 'SERVICE_POOL_THREADS', defaultPoolThreads(), 1, 64),
     backgroundThreads: integer(env, 'SERVICE_BACKGROUND_THREADS', 1, 1, 64),
     queryCacheBytes: integer(env, 'SERVICE_QUERY_CACHE_BYTES', 8 * 1024 * 1024, 0, 2 ** 40),
     synchronous,

@@ -216,6 +216,8 @@ export type PoolTask =
   | { op: 'prepareEpisodeEnd'; episodeId: string; outcome: import('./schemas.js').Outcome | null }
   | { op: 'embedPending'; limit: number }
   | { op: 'embeddingBacklog' }
+  /** Answers when this thread's warm-up (workers/warm-up.ts) has ended; sent once per interactive thread at start. */
+  | { op: 'warmUp' }
   | { op: 'planConsolidation'; now: number }
   | { op: 'vectorIndexStatus' }
   | { op: 'trainVectorIndex' }
@@ -267,6 +269,8 @@ export interface PoolResults {
   /** `unembeddable`: rows the embedder rejected on their own (kept BM25/graph-recallable). */
   embedPending: { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean };
   embeddingBacklog: { count: number };
+  /** Which thread warmed up, how long it took, and how many embeddings and recalls it ran. */
+  warmUp: { threadId: number; ms: number; embedded: number; recalled: number };
   planConsolidation: ConsolidationPlan;
   vectorIndexStatus: VectorIndexStatus;
   trainVectorIndex: { trainedOn: number; centroids: Centroids };
@@ -312,6 +316,7 @@ export const LANE_OF: Readonly<Record<PoolOp, Lane>> = {
   stats: 'interactive',
   // A count for /metrics: cheap, and a scrape must not wait behind a training run.
   embeddingBacklog: 'interactive',
+  warmUp: 'interactive',
   // `end`, DELETE and POST /v1/consolidate answer only when these finish: on the idle-priority
   // background lane they waited seconds under recall load, or a whole IVF training run.
   prepareEpisodeEnd: 'requested',

@@ -16,6 +16,7 @@ import { ConsolidationPlanner } from './consolidation/planner.js';
 import { createEmbedder } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
 import { withinBudget, type Budgeted } from './response-budget.js';
+import { warmUp } from './warm-up.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
 import { checkSnapshotById, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';
 
@@ -36,6 +37,15 @@ const embedder = createEmbedder(config);
 // Keep an unhandled rejection from killing the thread; tasks see the error when they await.
 embedder.catch(() => {});
 const llm = new LlmExtractor(config);
+// Interactive threads warm up as soon as they start (overlapping the rest of the service's
+// start); the pool's warmUp task waits for it before the service listens. A thread that
+// replaces a failed one warms itself the same way.
+// Over PostgreSQL only the embedder warms: a recall there reads over the network, may wait on
+// a replica's connect timeout, and would take the report of a replica failure that belongs to
+// the first client recall (workers/postgres/replica.ts says each failure once).
+const warmedUp = lane === 'interactive'
+  ? warmUp(embedder, { embed: config.embedder.kind !== 'openai', recall: config.postgres === null ? engine : null })
+  : null;
 const consolidation = new ConsolidationPlanner(store, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
@@ -149,6 +159,7 @@ const handlers: PoolHandlers = {
   stats: () => store.stats(),
   embedPending: (task) => embedPending(task.limit),
   embeddingBacklog: async () => ({ count: await store.unembeddedCount() }),
+  warmUp: async () => (await warmedUp) ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
   prepareEpisodeEnd: (task) => extractEpisode(store, llm, task.episodeId, task.outcome),
   planConsolidation: (task) => consolidation.plan(task.now, embedder),
   vectorIndexStatus: () => store.vectorIndexStatus(),

@@ -38,7 +38,10 @@ export class ReadPool {
   /** Called when a replica cancelled a recall's snapshot on a recovery conflict and the primary ran it (metrics hook). */
   onRecoveryConflict: (() => void) | null = null;
 
+  private readonly interactiveThreads: number;
+
   constructor(config: Config, namespaceId: number, log: Logger) {
+    this.interactiveThreads = config.poolThreads;
     this.closeChannel = config.postgres ? `memory-runtime-pool-close-${randomUUID()}` : null;
     const workerData: PoolWorkerData = { config, namespaceId, closeChannel: this.closeChannel };
     // A recall embeds its query locally (CPU) unless the embedder is an endpoint (a wait).
@@ -82,6 +85,16 @@ export class ReadPool {
     if (result.replicaFailure) this.onReplicaFailure?.(result.replicaFailure);
     if (result.recoveryConflict) this.onRecoveryConflict?.();
     return result.value;
+  }
+
+  /**
+   * Waits until every interactive thread has warmed up (workers/warm-up.ts), so the first
+   * clients are not the ones paying for model loading and cold code. One task per thread, sent
+   * together: each thread takes one task at a time (concurrentTasksPerWorker 1 for local
+   * embedders), so each goes to a different thread. One report per thread.
+   */
+  warmUp(): Promise<PoolResults['warmUp'][]> {
+    return Promise.all(Array.from({ length: this.interactiveThreads }, () => this.run({ op: 'warmUp' })));
   }
 
   /** Each thread closes its storage connections (bounded wait), then the threads are terminated. */
