@@ -79,6 +79,56 @@ class SilentServer:
             conn.close()
 
 
+class DeafServer:
+    """Accepts connections and reads nothing until ``read_until_closed`` is called: a server that
+    stopped reading in the middle of a request body (hung, or its buffers full)."""
+
+    def __init__(self) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.accepted: List[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(conn)
+
+    def read_until_closed(self, seconds: float) -> Optional[int]:
+        """Starts reading the first connection: the bytes received until the client's end closed,
+        or None if it was still open (sending or idle) after ``seconds``."""
+        if not wait_for(lambda: bool(self.accepted), seconds):
+            return None
+        conn, received = self.accepted[0], 0
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            conn.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                data = conn.recv(1 << 20)
+            except socket.timeout:
+                return None
+            except OSError:  # reset by the client: closed too
+                return received
+            if not data:
+                return received
+            received += len(data)
+        return None
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.accepted:
+            conn.close()
+
+
 Reply = Tuple[int, List[Tuple[str, str]], bytes]
 
 # A self-signed certificate made for these tests only (openssl req -x509 ... -days 36500).

@@ -254,9 +254,11 @@ async def exchange_async(origin: Origin, request: bytes, timeout: float, path: s
         except (OSError, ProtocolError) as error:
             raise MemoryConnectionError(f"{path}: {error}") from error
         finally:
-            # close() is enough to release the socket; awaiting wait_closed() here could itself be
-            # cancelled (a timeout lands in this block) and is not needed for correctness.
-            writer.close()
+            # abort(), not close(): close() keeps the connection open until the part of the request
+            # still buffered here is sent, which a timed-out or cancelled call (the server stopped
+            # reading) would go on doing for as long as the server does not read. Nothing is awaited
+            # here: a timeout lands in this block as a cancellation.
+            writer.transport.abort()
 
     try:
         return await asyncio.wait_for(run(), timeout)
