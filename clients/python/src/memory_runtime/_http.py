@@ -1,4 +1,4 @@
-"""One HTTP/1.1 exchange per call, over a blocking socket (MemoryClient) or asyncio streams
+"""One HTTP/1.1 exchange per call, over a blocking socket (MemoryClient) or an asyncio connection
 (AsyncMemoryClient), both driving the same byte-level parser below.
 
 Why not urllib or http.client: neither has an asyncio form, so the async client would need a
@@ -225,32 +225,64 @@ def exchange(origin: Origin, request: bytes, timeout: float, path: str, tls: Opt
         sock.close()
 
 
+class _AnswerProtocol(asyncio.Protocol):
+    """Hands each byte of one answer to an AnswerReader as it arrives. Not asyncio streams: a
+    StreamReader raises a connection reset ahead of the bytes that came before it, so an answer
+    the server sent and then reset the connection after (a 413 or 429 refusing a body it did not
+    read) was lost; here every byte that arrived is parsed first, as the blocking client does."""
+
+    def __init__(self) -> None:
+        self.reader = AnswerReader()
+        self.answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        if self.answer.done():
+            return
+        try:
+            self.reader.feed(data)
+        except ProtocolError as error:
+            self.answer.set_exception(error)
+            return
+        if self.reader.done:
+            self.answer.set_result(self.reader.answer())
+
+    def eof_received(self) -> None:
+        self._end(None)
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self._end(exc)
+
+    def _end(self, error: Optional[Exception]) -> None:
+        if self.answer.done():
+            return
+        if error is not None:
+            self.answer.set_exception(error)
+            return
+        try:
+            self.reader.feed_eof()
+        except ProtocolError as cut:
+            self.answer.set_exception(cut)
+            return
+        self.answer.set_result(self.reader.answer())
+
+
 async def exchange_async(origin: Origin, request: bytes, timeout: float, path: str, tls: Optional[ssl.SSLContext]) -> Answer:
-    """The same over asyncio streams: cancelling the awaiting task closes the connection."""
+    """The same over an asyncio connection: cancelling the awaiting task drops the connection."""
 
     async def run() -> Answer:
         try:
-            reader, writer = await asyncio.open_connection(
-                origin.host, origin.port,
+            transport, protocol = await asyncio.get_running_loop().create_connection(
+                _AnswerProtocol, origin.host, origin.port,
                 ssl=(tls or ssl.create_default_context()) if origin.https else None,
                 server_hostname=origin.host if origin.https else None,
             )
         except OSError as error:
             raise MemoryConnectionError(f"cannot connect to {origin.host}:{origin.port}: {error}") from error
         try:
-            writer.write(request)
-            try:
-                await writer.drain()
-            except _SEND_CUT:
-                pass
-            answer = AnswerReader()
-            while not answer.done:
-                chunk = await reader.read(READ_SIZE)
-                if chunk:
-                    answer.feed(chunk)
-                else:
-                    answer.feed_eof()
-            return answer.answer()
+            # A send cut by a server that answered early and closed ends in connection_lost,
+            # after the bytes of its answer were parsed.
+            transport.write(request)
+            return await protocol.answer
         except (OSError, ProtocolError) as error:
             raise MemoryConnectionError(f"{path}: {error}") from error
         finally:
@@ -258,10 +290,9 @@ async def exchange_async(origin: Origin, request: bytes, timeout: float, path: s
             # still buffered here is sent, which a timed-out or cancelled call (the server stopped
             # reading) would go on doing for as long as the server does not read. Nothing is awaited
             # here: a timeout lands in this block as a cancellation.
-            writer.transport.abort()
+            transport.abort()
 
     try:
         return await asyncio.wait_for(run(), timeout)
     except asyncio.TimeoutError:
         raise MemoryTimeoutError(timeout, path) from None
-
