@@ -161,6 +161,13 @@ class Framing(unittest.TestCase):
             with self.assertRaises(ProtocolError):
                 AnswerReader().feed(garbage)
 
+    def test_a_content_length_that_is_not_digits_is_a_protocol_error(self) -> None:
+        # Python's int() also reads "-5", "+5" and "1_0": a negative length cut the body short
+        # (bytes[:-5]) and was taken for a whole answer.
+        for length in (b"-5", b"+5", b"1_0", b"0x5"):
+            with self.assertRaises(ProtocolError, msg=length):
+                AnswerReader().feed(b"HTTP/1.1 200 OK\r\nContent-Length: " + length + b"\r\n\r\n{\"a\":1234}")
+
     @needs_service
     def test_a_large_answer_from_the_service(self) -> None:
         client = MemoryClient(OPEN_URL)

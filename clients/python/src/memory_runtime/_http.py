@@ -166,10 +166,11 @@ class AnswerReader:
         elif "chunked" in headers.get("transfer-encoding", "").lower():
             self._state = "chunk-size"
         elif "content-length" in headers:
-            try:
-                self._remaining = int(headers["content-length"])
-            except ValueError:
-                raise ProtocolError("bad Content-Length") from None
+            length = headers["content-length"]
+            # 1*DIGIT only: int() would also take "-5" (a body cut short) or "1_0".
+            if not (length.isascii() and length.isdigit()):
+                raise ProtocolError(f"bad Content-Length {length[:40]!r}")
+            self._remaining = int(length)
             self._state = "length"
             if self._remaining == 0:
                 self.done = True
