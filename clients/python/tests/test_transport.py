@@ -104,6 +104,15 @@ class Retries(unittest.TestCase):
                 MemoryClient(stand_in.url).health()
             self.assertEqual(len(stand_in.requests), 1, status)
 
+    def test_an_unreadable_retry_after_is_ignored_not_raised(self) -> None:
+        # Header bytes are read as Latin-1: 0xB2 is "²", which str.isdigit() calls a digit and
+        # float() refuses (a ValueError escaped the call).
+        for value in ("\u00b2", "1.5", "soon"):
+            stand_in = self.stand_in(json_reply(503, '{"error":"busy","code":"SERVER_BUSY"}', ("Retry-After", value)))
+            with self.assertRaises(MemoryRuntimeError) as caught:
+                MemoryClient(stand_in.url, max_retries=0).health()
+            self.assertEqual((caught.exception.status, caught.exception.retry_after), (503, None), value)
+
     def test_a_retried_request_is_sent_again_whole(self) -> None:
         stand_in = self.stand_in(json_reply(429, '{"error":"slow"}', ("Retry-After", "0")), json_reply(201, '{"id":"x"}'))
         MemoryClient(stand_in.url, api_key="k").remember("e", "the fact")
