@@ -11,7 +11,7 @@ import time
 import unittest
 
 from memory_runtime import AsyncMemoryClient, MemoryClient, MemoryConnectionError, MemoryRuntimeError, MemoryTimeoutError
-from memory_runtime._http import AnswerReader, ProtocolError
+from memory_runtime._http import AnswerReader, Origin, ProtocolError, encode_request
 
 from .support import TLS_CERT, OPEN_URL, SilentServer, StandIn, closed_port, json_reply, needs_service, unique
 
@@ -169,6 +169,13 @@ class Framing(unittest.TestCase):
         for garbage in (b"SSH-2.0-OpenSSH\r\n\r\n", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"):
             with self.assertRaises(ProtocolError):
                 AnswerReader().feed(garbage)
+
+    def test_the_host_header_of_an_internationalised_domain_is_its_ascii_form(self) -> None:
+        # The Host header is ASCII on the wire (IDNA), as the socket's DNS lookup and TLS SNI use.
+        for base_url, host in (("http://bücher.example:8080", "xn--bcher-kva.example:8080"),
+                               ("https://例え.jp/memory", "xn--r8jz45g.jp"), ("http://[::1]:3000", "[::1]:3000")):
+            request = encode_request(Origin.parse(base_url), "GET", "/v1/health", {}, None)
+            self.assertIn(f"\r\nHost: {host}\r\n".encode("ascii"), request, base_url)
 
     def test_a_content_length_that_is_not_digits_is_a_protocol_error(self) -> None:
         # Python's int() also reads "-5", "+5" and "1_0": a negative length cut the body short

@@ -46,7 +46,15 @@ class Origin:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url: expected http(s)://host[:port][/prefix], got {base_url!r}")
         https = parts.scheme == "https"
-        return cls(https, parts.hostname, parts.port or (443 if https else 80), parts.path.rstrip("/"))
+        host = parts.hostname
+        if not host.isascii():
+            # The Host header is ASCII: an internationalised name goes as its IDNA form, the name
+            # the DNS lookup and TLS use too.
+            try:
+                host = host.encode("idna").decode("ascii")
+            except UnicodeError as error:
+                raise ValueError(f"base_url: host {host!r} is not a valid internationalised domain name: {error}") from None
+        return cls(https, host, parts.port or (443 if https else 80), parts.path.rstrip("/"))
 
 
 @dataclass(frozen=True)
