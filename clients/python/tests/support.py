@@ -8,6 +8,7 @@ import http.server
 import os
 import socket
 import ssl
+import struct
 import threading
 import time
 import unittest
@@ -77,6 +78,99 @@ class SilentServer:
         self.listener.close()
         for conn in self.accepted:
             conn.close()
+
+
+class DeafServer:
+    """Accepts connections and reads nothing until ``read_until_closed`` is called: a server that
+    stopped reading in the middle of a request body (hung, or its buffers full)."""
+
+    def __init__(self) -> None:
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        self.accepted: List[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.accepted.append(conn)
+
+    def read_until_closed(self, seconds: float) -> Optional[int]:
+        """Starts reading the first connection: the bytes received until the client's end closed,
+        or None if it was still open (sending or idle) after ``seconds``."""
+        if not wait_for(lambda: bool(self.accepted), seconds):
+            return None
+        conn, received = self.accepted[0], 0
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            conn.settimeout(max(0.01, deadline - time.monotonic()))
+            try:
+                data = conn.recv(1 << 20)
+            except socket.timeout:
+                return None
+            except OSError:  # reset by the client: closed too
+                return received
+            if not data:
+                return received
+            received += len(data)
+        return None
+
+    def close(self) -> None:
+        self.listener.close()
+        for conn in self.accepted:
+            conn.close()
+
+
+class EarlyAnswerServer:
+    """Reads only the start of each request, sends ``answer`` (a whole answer) at once, and a
+    moment later resets the connection with the rest of the request body unread: a server or
+    proxy that refuses a large body (413) without reading it first. The answer came before the
+    reset, so a client must still read it."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.listener = socket.socket()
+        self.listener.bind(("127.0.0.1", 0))
+        self.listener.listen(16)
+        self.port = self.listener.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._refuse, args=(conn,), daemon=True).start()
+
+    def _refuse(self, conn: socket.socket) -> None:
+        try:
+            conn.recv(1024)
+            conn.sendall(self.answer)
+            time.sleep(0.2)
+            # SO_LINGER with a zero timeout: close() sends a reset, as a kernel does when a
+            # socket is closed with received bytes still unread.
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def close(self) -> None:
+        self.listener.close()
 
 
 Reply = Tuple[int, List[Tuple[str, str]], bytes]

@@ -11,8 +11,8 @@ from memory_runtime import AsyncMemoryClient, MemoryClient, MemoryConnectionErro
 
 from .shapes import assert_shape
 from .support import (
-    AUTH_URL, KEY, LIMIT_ASYNC_KEY, MAX_BODY_BYTES, OPEN_URL, RATE_LIMIT, SilentServer, StandIn, closed_port, json_reply,
-    needs_service, unique,
+    AUTH_URL, KEY, LIMIT_ASYNC_KEY, MAX_BODY_BYTES, OPEN_URL, RATE_LIMIT, DeafServer, EarlyAnswerServer, SilentServer,
+    StandIn, closed_port, json_reply, needs_service, unique,
 )
 
 
@@ -123,6 +123,33 @@ class Transport(AsyncCase):
             await task
         closed = await asyncio.get_running_loop().run_in_executor(None, silent.closed_by_peer.wait, 5)
         self.assertTrue(closed, "the connection was left open")
+
+    async def test_an_answer_sent_before_a_reset_is_read(self) -> None:
+        # The server refuses the body after its first bytes, answers 413 whole, then resets the
+        # connection: both clients report the 413, not the reset that followed it.
+        refusal = b'{"error":"body above 1024 bytes","code":"BODY_TOO_LARGE"}'
+        early = EarlyAnswerServer(b"HTTP/1.1 413 Payload Too Large\r\nContent-Type: application/json\r\n"
+                                  b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(refusal), refusal))
+        self.addCleanup(early.close)
+        fact = "x" * (8 * 1024 * 1024)  # more than the socket buffers take: the client is still sending
+        for call in (lambda: asyncio.get_running_loop().run_in_executor(None, MemoryClient(early.url).remember, "e", fact),
+                     lambda: AsyncMemoryClient(early.url).remember("e", fact)):
+            with self.assertRaises(MemoryRuntimeError) as caught:
+                await call()
+            self.assertEqual((caught.exception.status, caught.exception.code), (413, "BODY_TOO_LARGE"), repr(caught.exception))
+
+    async def test_a_timed_out_call_stops_sending_its_body(self) -> None:
+        # The server stopped reading; once the call has timed out, its connection is closed and
+        # the rest of the body is dropped, not held in memory and sent on whenever the server reads.
+        deaf = DeafServer()
+        self.addCleanup(deaf.close)
+        fact = "x" * (32 * 1024 * 1024)
+        with self.assertRaises(MemoryTimeoutError):
+            await AsyncMemoryClient(deaf.url, timeout=0.3).remember("e", fact)
+        # The loop keeps running (as an application's would) while the server starts reading.
+        received = await asyncio.get_running_loop().run_in_executor(None, deaf.read_until_closed, 10)
+        self.assertIsNotNone(received, "the timed-out call left its connection open")
+        self.assertLess(received or 0, len(fact), "the timed-out call went on sending its whole body")
 
     async def test_connection_refused(self) -> None:
         with self.assertRaises(MemoryConnectionError):

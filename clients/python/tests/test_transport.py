@@ -11,7 +11,7 @@ import time
 import unittest
 
 from memory_runtime import AsyncMemoryClient, MemoryClient, MemoryConnectionError, MemoryRuntimeError, MemoryTimeoutError
-from memory_runtime._http import AnswerReader, ProtocolError
+from memory_runtime._http import AnswerReader, Origin, ProtocolError, encode_request
 
 from .support import TLS_CERT, OPEN_URL, SilentServer, StandIn, closed_port, json_reply, needs_service, unique
 
@@ -104,6 +104,15 @@ class Retries(unittest.TestCase):
                 MemoryClient(stand_in.url).health()
             self.assertEqual(len(stand_in.requests), 1, status)
 
+    def test_an_unreadable_retry_after_is_ignored_not_raised(self) -> None:
+        # Header bytes are read as Latin-1: 0xB2 is "²", which str.isdigit() calls a digit and
+        # float() refuses (a ValueError escaped the call).
+        for value in ("\u00b2", "1.5", "soon"):
+            stand_in = self.stand_in(json_reply(503, '{"error":"busy","code":"SERVER_BUSY"}', ("Retry-After", value)))
+            with self.assertRaises(MemoryRuntimeError) as caught:
+                MemoryClient(stand_in.url, max_retries=0).health()
+            self.assertEqual((caught.exception.status, caught.exception.retry_after), (503, None), value)
+
     def test_a_retried_request_is_sent_again_whole(self) -> None:
         stand_in = self.stand_in(json_reply(429, '{"error":"slow"}', ("Retry-After", "0")), json_reply(201, '{"id":"x"}'))
         MemoryClient(stand_in.url, api_key="k").remember("e", "the fact")
@@ -160,6 +169,20 @@ class Framing(unittest.TestCase):
         for garbage in (b"SSH-2.0-OpenSSH\r\n\r\n", b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n"):
             with self.assertRaises(ProtocolError):
                 AnswerReader().feed(garbage)
+
+    def test_the_host_header_of_an_internationalised_domain_is_its_ascii_form(self) -> None:
+        # The Host header is ASCII on the wire (IDNA), as the socket's DNS lookup and TLS SNI use.
+        for base_url, host in (("http://bücher.example:8080", "xn--bcher-kva.example:8080"),
+                               ("https://例え.jp/memory", "xn--r8jz45g.jp"), ("http://[::1]:3000", "[::1]:3000")):
+            request = encode_request(Origin.parse(base_url), "GET", "/v1/health", {}, None)
+            self.assertIn(f"\r\nHost: {host}\r\n".encode("ascii"), request, base_url)
+
+    def test_a_content_length_that_is_not_digits_is_a_protocol_error(self) -> None:
+        # Python's int() also reads "-5", "+5" and "1_0": a negative length cut the body short
+        # (bytes[:-5]) and was taken for a whole answer.
+        for length in (b"-5", b"+5", b"1_0", b"0x5"):
+            with self.assertRaises(ProtocolError, msg=length):
+                AnswerReader().feed(b"HTTP/1.1 200 OK\r\nContent-Length: " + length + b"\r\n\r\n{\"a\":1234}")
 
     @needs_service
     def test_a_large_answer_from_the_service(self) -> None:

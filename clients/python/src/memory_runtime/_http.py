@@ -1,4 +1,4 @@
-"""One HTTP/1.1 exchange per call, over a blocking socket (MemoryClient) or asyncio streams
+"""One HTTP/1.1 exchange per call, over a blocking socket (MemoryClient) or an asyncio connection
 (AsyncMemoryClient), both driving the same byte-level parser below.
 
 Why not urllib or http.client: neither has an asyncio form, so the async client would need a
@@ -46,7 +46,15 @@ class Origin:
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"base_url: expected http(s)://host[:port][/prefix], got {base_url!r}")
         https = parts.scheme == "https"
-        return cls(https, parts.hostname, parts.port or (443 if https else 80), parts.path.rstrip("/"))
+        host = parts.hostname
+        if not host.isascii():
+            # The Host header is ASCII: an internationalised name goes as its IDNA form, the name
+            # the DNS lookup and TLS use too.
+            try:
+                host = host.encode("idna").decode("ascii")
+            except UnicodeError as error:
+                raise ValueError(f"base_url: host {host!r} is not a valid internationalised domain name: {error}") from None
+        return cls(https, host, parts.port or (443 if https else 80), parts.path.rstrip("/"))
 
 
 @dataclass(frozen=True)
@@ -166,10 +174,11 @@ class AnswerReader:
         elif "chunked" in headers.get("transfer-encoding", "").lower():
             self._state = "chunk-size"
         elif "content-length" in headers:
-            try:
-                self._remaining = int(headers["content-length"])
-            except ValueError:
-                raise ProtocolError("bad Content-Length") from None
+            length = headers["content-length"]
+            # 1*DIGIT only: int() would also take "-5" (a body cut short) or "1_0".
+            if not (length.isascii() and length.isdigit()):
+                raise ProtocolError(f"bad Content-Length {length[:40]!r}")
+            self._remaining = int(length)
             self._state = "length"
             if self._remaining == 0:
                 self.done = True
@@ -225,41 +234,74 @@ def exchange(origin: Origin, request: bytes, timeout: float, path: str, tls: Opt
         sock.close()
 
 
+class _AnswerProtocol(asyncio.Protocol):
+    """Hands each byte of one answer to an AnswerReader as it arrives. Not asyncio streams: a
+    StreamReader raises a connection reset ahead of the bytes that came before it, so an answer
+    the server sent and then reset the connection after (a 413 or 429 refusing a body it did not
+    read) was lost; here every byte that arrived is parsed first, as the blocking client does."""
+
+    def __init__(self) -> None:
+        self.reader = AnswerReader()
+        self.answer: asyncio.Future[Answer] = asyncio.get_running_loop().create_future()
+
+    def data_received(self, data: bytes) -> None:
+        if self.answer.done():
+            return
+        try:
+            self.reader.feed(data)
+        except ProtocolError as error:
+            self.answer.set_exception(error)
+            return
+        if self.reader.done:
+            self.answer.set_result(self.reader.answer())
+
+    def eof_received(self) -> None:
+        self._end(None)
+
+    def connection_lost(self, exc: Optional[Exception]) -> None:
+        self._end(exc)
+
+    def _end(self, error: Optional[Exception]) -> None:
+        if self.answer.done():
+            return
+        if error is not None:
+            self.answer.set_exception(error)
+            return
+        try:
+            self.reader.feed_eof()
+        except ProtocolError as cut:
+            self.answer.set_exception(cut)
+            return
+        self.answer.set_result(self.reader.answer())
+
+
 async def exchange_async(origin: Origin, request: bytes, timeout: float, path: str, tls: Optional[ssl.SSLContext]) -> Answer:
-    """The same over asyncio streams: cancelling the awaiting task closes the connection."""
+    """The same over an asyncio connection: cancelling the awaiting task drops the connection."""
 
     async def run() -> Answer:
         try:
-            reader, writer = await asyncio.open_connection(
-                origin.host, origin.port,
+            transport, protocol = await asyncio.get_running_loop().create_connection(
+                _AnswerProtocol, origin.host, origin.port,
                 ssl=(tls or ssl.create_default_context()) if origin.https else None,
                 server_hostname=origin.host if origin.https else None,
             )
         except OSError as error:
             raise MemoryConnectionError(f"cannot connect to {origin.host}:{origin.port}: {error}") from error
         try:
-            writer.write(request)
-            try:
-                await writer.drain()
-            except _SEND_CUT:
-                pass
-            answer = AnswerReader()
-            while not answer.done:
-                chunk = await reader.read(READ_SIZE)
-                if chunk:
-                    answer.feed(chunk)
-                else:
-                    answer.feed_eof()
-            return answer.answer()
+            # A send cut by a server that answered early and closed ends in connection_lost,
+            # after the bytes of its answer were parsed.
+            transport.write(request)
+            return await protocol.answer
         except (OSError, ProtocolError) as error:
             raise MemoryConnectionError(f"{path}: {error}") from error
         finally:
-            # close() is enough to release the socket; awaiting wait_closed() here could itself be
-            # cancelled (a timeout lands in this block) and is not needed for correctness.
-            writer.close()
+            # abort(), not close(): close() keeps the connection open until the part of the request
+            # still buffered here is sent, which a timed-out or cancelled call (the server stopped
+            # reading) would go on doing for as long as the server does not read. Nothing is awaited
+            # here: a timeout lands in this block as a cancellation.
+            transport.abort()
 
     try:
         return await asyncio.wait_for(run(), timeout)
     except asyncio.TimeoutError:
         raise MemoryTimeoutError(timeout, path) from None
-

@@ -44,7 +44,7 @@ def parse_retry_after(value: Optional[str], now: Optional[float] = None) -> Opti
     if value is None:
         return None
     value = value.strip()
-    if value.isdigit():
+    if value.isascii() and value.isdigit():  # isdigit() alone also takes "²" (a Latin-1 header byte)
         return float(value)
     try:
         when = email.utils.parsedate_to_datetime(value)

@@ -1,6 +1,6 @@
 """AsyncMemoryClient: the same methods as MemoryClient, as coroutines.
 
-Each call is one HTTP/1.1 exchange over asyncio streams (_http.exchange_async), not the sync
+Each call is one HTTP/1.1 exchange over an asyncio connection (_http.exchange_async), not the sync
 client run in a thread: a thread per call in flight would cap concurrency at the executor's size
 (a few threads on a small machine) and could not be stopped — a cancelled or timed-out await would
 leave its thread blocked on the socket until the server answered. Here cancelling the task closes
