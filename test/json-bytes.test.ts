@@ -2,7 +2,7 @@
 // serialised RecallResult. The check is the compiler's — this file fails to build if it passes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { JsonBytes } from '../src/shared/messages.js';
+import type { JsonBytes } from '../src/shared/protocol/pool.js';
 import type { RecallResult } from '../src/shared/schemas.js';
 import { JsonAnswer } from '../src/http/json-answer.js';
 

@@ -2,7 +2,7 @@
 // SERVICE_MAX_RESPONSE_BYTES that used to be built as objects in the worker, cloned across
 // the thread and serialised again here. REST sends the bytes as they are, a socket-full at a
 // time; MCP, which needs the value for structuredContent, parses them once.
-import type { JsonBytes } from '../shared/messages.js';
+import type { JsonBytes } from '../shared/protocol/pool.js';
 
 const utf8 = new TextDecoder();
 
