@@ -126,7 +126,7 @@ test('recall ranks over the read port alone: the engine loads no database client
 });
 
 test('the use cases know no transport: core/operations loads no http code, neither uWS nor the MCP SDK', () => {
-  // REST and MCP both serve the same answers (core/operations/answer.ts), each in its own way;
+  // REST and MCP both serve the same answers (core/operations/contract.ts), each in its own way;
   // a use case that reached for a transport would answer one of them differently.
   const loaded = [...reachable('core/operations/memory-operations.js')];
   assert.deepEqual(loaded.filter((f) => folderOf(f) === 'http').map((f) => relative(src, f)), []);

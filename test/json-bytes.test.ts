@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { JsonBytes } from '../src/shared/protocol/pool.js';
 import type { RecallResult } from '../src/shared/schemas.js';
-import { serialisedAnswer, valueOf } from '../src/core/operations/answer.js';
+import { serialisedAnswer, valueOf } from '../src/core/operations/contract.js';
 
 test('any Uint8Array is not JsonBytes; branded bytes read back as their value', () => {
   // @ts-expect-error a plain Uint8Array carries no brand

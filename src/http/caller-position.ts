@@ -1,5 +1,5 @@
 // Read-your-writes across nodes and clients (PostgreSQL with replicas). A write's answer names the
-// WAL position of its commit (core/operations/answer.ts); a recall given that position is served
+// WAL position of its commit (core/operations/contract.ts); a recall given that position is served
 // by a replica only once the replica has replayed past it (else by the primary), on whichever node
 // it lands. The caller hands it back beside the input, not in it, so the JSON keeps exactly the
 // spec's shape: over REST in the Memory-Position header, over MCP in the call's `_meta`.

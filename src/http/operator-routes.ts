@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import type { ServiceMetrics } from '../core/metrics.js';
 import type { Logger } from '../shared/logger.js';
-import { answerOf } from '../core/operations/answer.js';
+import { answerOf } from '../core/operations/contract.js';
 import type { Mount } from './mount.js';
 import { MetricsText, OpenApiDocument } from '../shared/schemas.js';
 import { buildOpenApiDocument, type OpenApiOptions } from './openapi.js';

@@ -13,7 +13,7 @@ import { AccessLog } from './access-log.js';
 import { ApiKeyAuth } from './auth.js';
 import { BodyBudget, BodyStream, noBody, parseJson } from './body.js';
 import { captureRequest, headerOf, type Mount } from './mount.js';
-import type { OperationHandlers } from '../core/operations/handlers.js';
+import type { OperationHandlers } from '../core/operations/contract.js';
 import { RateLimiter } from './rate-limit.js';
 import { RawBody, sendError, sendJson, sendRaw } from './respond.js';
 import type { Exchange } from './exchange.js';

@@ -1,5 +1,5 @@
 // The use cases: one handler per declared operation (shared/operations/), independent of
-// transport. Each answers an Answer (answer.ts) that says, beside its JSON, what the surfaces
+// transport. Each answers an Answer (contract.ts) that says, beside its JSON, what the surfaces
 // tell the caller next to it: a cut to the response budget, a write's commit position.
 import type { Config } from '../../shared/config.js';
 import type { Input, Output } from '../../shared/operations/index.js';
@@ -17,8 +17,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { QueryEmbeddingCache } from '../query-embedding-cache.js';
 import { CommitTrail } from '../commit-trail.js';
 import { furthestWalPosition, READ_PRIMARY } from '../../shared/wal-position.js';
-import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer } from './answer.js';
-import type { OperationHandlers, RequestContext } from './handlers.js';
+import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer, type OperationHandlers, type RequestContext } from './contract.js';
 
 export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;

@@ -9,7 +9,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { noBody } from '../body.js';
 import { headerOf, type Mount, type RawRequest } from '../mount.js';
-import type { OperationHandlers } from '../../core/operations/handlers.js';
+import type { OperationHandlers } from '../../core/operations/contract.js';
 import { sendJson } from '../respond.js';
 import type { Exchange } from '../exchange.js';
 import { sendWebResponse, toWebRequest } from './bridge.js';

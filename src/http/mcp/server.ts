@@ -9,8 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import type { OperationHandlers } from '../../core/operations/handlers.js';
-import { jsonText, valueOf } from '../../core/operations/answer.js';
+import { jsonText, valueOf, type OperationHandlers } from '../../core/operations/contract.js';
 import { MEMORY_TOOLS, TOOLS_BY_NAME } from './tools.js';
 import { publicError } from '../public-error.js';
 import { positionReader } from '../caller-position.js';

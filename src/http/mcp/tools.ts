@@ -8,8 +8,7 @@ import {
   OPERATION_NAMES, OPERATIONS, type OperationDeclaration, type OperationName, type PositionUse, type ToolAnnotations,
 } from '../../shared/operations/index.js';
 import { compileValidator, type Validator } from '../../shared/validation.js';
-import type { Answer } from '../../core/operations/answer.js';
-import { invoke, type OperationHandlers, type RequestContext } from '../../core/operations/handlers.js';
+import { invoke, type Answer, type OperationHandlers, type RequestContext } from '../../core/operations/contract.js';
 
 export interface MemoryTool {
   name: string;

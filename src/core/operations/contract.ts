@@ -1,8 +1,12 @@
-// What an operation answers, whichever surface asked. Besides the JSON itself it carries what
-// the transports tell the caller next to the JSON, never inside it (the spec fixes the JSON's
+// The contract between the surfaces (REST, MCP) and the use cases: one handler per declared
+// operation (shared/operations/), named after it and typed from its declaration, so a declaration
+// without its handler does not compile; both surfaces call it through `invoke` with input already
+// validated and defaulted, and serve the same Answer. Besides the JSON itself an Answer carries
+// what the surfaces tell the caller next to the JSON, never inside it (the spec fixes the JSON's
 // shape): that memories were left out to fit the response budget (REST: X-Result-Truncated; MCP:
 // a note in the text content), and the WAL position of the commit that stored a write (REST:
 // the Memory-Position header; MCP: the result's `_meta`), for read-your-writes across nodes.
+import type { Input, OperationName, Output } from '../../shared/operations/index.js';
 import type { JsonBytes } from '../../shared/protocol/pool.js';
 
 interface Beside {
@@ -41,4 +45,24 @@ export function jsonText(answer: Answer<unknown>): string {
 /** The answer's value; `text`: its JSON text when already decoded. */
 export function valueOf<T>(answer: Answer<T>, text?: string): T {
   return answer.json ? (JSON.parse(text ?? utf8.decode(answer.json)) as T) : (answer.value as T);
+}
+
+/** What a request says beside its input, whichever surface it came through. */
+export interface RequestContext {
+  /** The caller's WAL position (pg_lsn text, validated), on operations declared `position: 'accepted'`. */
+  position?: string;
+}
+
+/** Synchronous where the answer is at hand (health: answered before uWS returns), else a promise. */
+export type OperationHandlers = {
+  [K in OperationName]: (input: Input<K>, request: RequestContext) => Answer<Output<K>> | Promise<Answer<Output<K>>>;
+};
+
+const NO_CONTEXT: RequestContext = Object.freeze({});
+
+/** Calls the handler of `name` with input the caller has validated against its declaration. */
+export function invoke(
+  ops: OperationHandlers, name: OperationName, input: unknown, request: RequestContext = NO_CONTEXT,
+): Answer<unknown> | Promise<Answer<unknown>> {
+  return (ops[name] as (input: unknown, request: RequestContext) => Answer<unknown> | Promise<Answer<unknown>>).call(ops, input, request);
 }
