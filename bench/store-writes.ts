@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../src/shared/config.js';
-import type { WriterCommand } from '../src/shared/messages.js';
+import type { WriterCommand } from '../src/shared/protocol/writer.js';
 import { WriterClient } from '../src/core/writer-client.js';
 import { connectReader } from '../src/workers/postgres/client.js';
 import { measureInsertLimits } from './limits.js';

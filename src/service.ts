@@ -8,7 +8,7 @@ import { WriterClient } from './core/writer-client.js';
 import { ReadPool } from './core/pool/read-pool.js';
 import { QueryEmbeddingCache } from './core/query-embedding-cache.js';
 import { embedderIdentity } from './shared/embedder-identity.js';
-import { MemoryOperations } from './http/operations.js';
+import { MemoryOperations } from './core/operations/memory-operations.js';
 import { buildRoutes } from './http/routes.js';
 import { HttpServer } from './http/server.js';
 import { assertNativeUws } from './http/native-check.js';
@@ -112,7 +112,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
   pool.onReplicaFailure = (cause) => log.warn({ cause, replicas: config.postgres?.readLabel },
     'replica unreachable: recall reads the primary (retried every 2 s; said at most once a minute per pool thread)');
   metrics.bind({
-    writer, pool, limiter: server.limiter, stats: () => operations.stats(),
+    writer, pool, limiter: server.limiter, stats: async () => (await operations.stats()).value,
     queryCache,
     embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog' })).count,
     vectorIndex: () => vectorIndexer.status,

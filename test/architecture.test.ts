@@ -125,6 +125,15 @@ test('recall ranks over the read port alone: the engine loads no database client
   assert.deepEqual(loaded.map((f) => relative(src, f)).filter((f) => /(^|\/)(sqlite-read-port|read-store|db)\.js$|\/postgres\//.test(f)), []);
 });
 
+test('the use cases know no transport: core/operations loads no http code, neither uWS nor the MCP SDK', () => {
+  // REST and MCP both serve the same answers (core/operations/contract.ts), each in its own way;
+  // a use case that reached for a transport would answer one of them differently.
+  const loaded = [...reachable('core/operations/memory-operations.js')];
+  assert.deepEqual(loaded.filter((f) => folderOf(f) === 'http').map((f) => relative(src, f)), []);
+  const packages = loaded.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/g)].map((m) => m[1]));
+  assert.deepEqual(packages.filter((p) => p === 'uWebSockets.js' || p.startsWith('@modelcontextprotocol/')), []);
+});
+
 test('the client library loads nothing that needs the server', () => {
   const loaded = [...reachable('client/index.js')].filter((f) => !['client', 'shared'].includes(folderOf(f)));
   assert.deepEqual(loaded.map((f) => relative(src, f)), []);

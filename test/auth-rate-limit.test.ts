@@ -2,7 +2,6 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
 import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
 import { spawnExpectingFailure } from './support/process.js';
 import { ConfigError, loadConfig } from '../src/shared/config.js';
@@ -35,13 +34,9 @@ describe('SERVICE_API_KEYS that is set but lists no key', () => {
 
   test('the service refuses to start with it', async () => {
     const dir = tempDir();
-    try {
-      const { code, output } = await spawnExpectingFailure({ SERVICE_API_KEYS: ',', SERVICE_PATH: join(dir, 'm.db') });
-      assert.equal(code, 1, output);
-      assert.match(output, /invalid configuration: SERVICE_API_KEYS: is set but lists no key/);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    const { code, output } = await spawnExpectingFailure({ SERVICE_API_KEYS: ',', SERVICE_PATH: join(dir, 'm.db') });
+    assert.equal(code, 1, output);
+    assert.match(output, /invalid configuration: SERVICE_API_KEYS: is set but lists no key/);
   });
 });
 

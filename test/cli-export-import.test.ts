@@ -2,9 +2,9 @@
 // column, link and vector; exporting the copy gives the same lines), importing twice changes
 // nothing, a truncated or damaged file is refused with its line number and changes nothing,
 // and export streams to stdout while the service runs.
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { del, get, post, startTestService, tempDir } from './support/service.js';
 import { dump, embedAll, prepareVectorDatabase, runCli, TEST_EMBEDDER, VECTOR_ENV } from './support/cli.js';
@@ -54,7 +54,6 @@ before(async () => {
   }
   exported = readFileSync(out, 'utf8');
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('the export is JSON lines: a header, then entities, episodes and memories with links and vectors', () => {
   const lines = exported.trim().split('\n').map((l) => JSON.parse(l));

@@ -4,7 +4,6 @@
 // into a namespace that already holds memories, and idempotent with --merge.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import { openDatabase } from '../src/shared/db.js';
@@ -53,8 +52,7 @@ describe('memory-runtime migrate: SQLite into PostgreSQL', { skip: unavailable ?
 
   after(async () => {
     await pg?.end();
-    if (sqliteStopped) rmSync(sqliteService.dir, { recursive: true, force: true });
-    else await sqliteService?.close();
+    if (!sqliteStopped) await sqliteService?.close();
     await primary?.stop();
   });
 

@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CLI, runCli, VECTOR_ENV } from './support/cli.js';
@@ -65,39 +65,34 @@ test('serve runs the service like npm start and stops on SIGTERM', async () => {
     assert.equal(child.exitCode, 0);
   } finally {
     child.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
 test('reembed moves every memory to the configured embedder, offline', async () => {
   const dir = tempDir();
   const db = join(dir, 'memory.db');
+  const t = await startTestService({ SERVICE_PATH: db, SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '8' });
+  for (let i = 0; i < 7; i++) await post(t.base, '/v1/remember', { entity: 'rb', fact: `reembed fact ${i}` });
+  await t.service.backfill.idle();
+  await t.service.close();
+
+  const r = await runCli(['reembed', '--db', db], { env: { SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '16' } });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /reembedded 7 memories with hash-16 \(16-d\)/);
+
+  // The service now starts with the new embedder without SERVICE_REEMBED, and has nothing left to embed.
+  const again = await startTestService({ SERVICE_PATH: db, SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '16' });
   try {
-    const t = await startTestService({ SERVICE_PATH: db, SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '8' });
-    for (let i = 0; i < 7; i++) await post(t.base, '/v1/remember', { entity: 'rb', fact: `reembed fact ${i}` });
-    await t.service.backfill.idle();
-    await t.service.close();
-
-    const r = await runCli(['reembed', '--db', db], { env: { SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '16' } });
-    assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stderr, /reembedded 7 memories with hash-16 \(16-d\)/);
-
-    // The service now starts with the new embedder without SERVICE_REEMBED, and has nothing left to embed.
-    const again = await startTestService({ SERVICE_PATH: db, SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '16' });
-    try {
-      const recall = await post(again.base, '/v1/recall', { query: 'reembed fact 4', limit: 1 });
-      assert.equal(recall.body.memories[0].content, 'reembed fact 4');
-      assert.equal(again.service.backfill.embedded, 0, 'nothing was left for the service to embed');
-    } finally {
-      await again.service.close();
-    }
-    const check = openDatabase(db, { readonly: true });
-    const sample = check.prepare('SELECT embedding FROM memory_vectors LIMIT 1').get() as { embedding: Buffer };
-    const count = (check.prepare('SELECT count(*) AS n FROM memory_vectors_rowids').get() as { n: number }).n;
-    check.close();
-    assert.equal(sample.embedding.byteLength, 16 * 4);
-    assert.equal(count, 7);
+    const recall = await post(again.base, '/v1/recall', { query: 'reembed fact 4', limit: 1 });
+    assert.equal(recall.body.memories[0].content, 'reembed fact 4');
+    assert.equal(again.service.backfill.embedded, 0, 'nothing was left for the service to embed');
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await again.service.close();
   }
+  const check = openDatabase(db, { readonly: true });
+  const sample = check.prepare('SELECT embedding FROM memory_vectors LIMIT 1').get() as { embedding: Buffer };
+  const count = (check.prepare('SELECT count(*) AS n FROM memory_vectors_rowids').get() as { n: number }).n;
+  check.close();
+  assert.equal(sample.embedding.byteLength, 16 * 4);
+  assert.equal(count, 7);
 });

@@ -3,7 +3,7 @@
 // snapshot or one of another namespace is refused with one line and changes nothing; the
 // command does not open the file while the service runs. Also `snapshots`.
 import { openDatabase } from '../src/shared/db.js';
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -48,7 +48,6 @@ before(async () => {
   assert.equal((await post(t.base, '/v1/recall', { query: MARKER, entity: 'river-user' })).body.memories.length, 0);
   await t.close();
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('the snapshot carries every vector', () => {
   const snapshot = JSON.parse(readFileSync(join(dir, 'snapshots', `${snapshotId}.json`), 'utf8'));

@@ -4,7 +4,7 @@
 // brings the entity back whole.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { dump, runCli, VECTOR_ENV } from './support/cli.js';
 import { seedEntity } from './support/seed.js';
@@ -43,7 +43,6 @@ test('a large delete runs as many writer commands, and other writes commit while
     assert.equal((await get(t.base, '/v1/stats')).body.semantic_memories, written);
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -72,20 +71,16 @@ test('kill -9 in the middle of a large delete: the snapshot restores the entity 
   } finally {
     service.child.kill('SIGKILL');
   }
-  try {
-    const snapshots = readdirSync(join(dir, 'snapshots'));
-    assert.equal(snapshots.length, 1);
-    const restore = await runCli(['restore', snapshots[0]!.replace(/\.json$/, ''), '--db', db]);
-    assert.equal(restore.code, 0, restore.stderr);
-    const after = dump(db) as { memories: unknown[]; links: unknown[]; vectors: unknown[] };
-    const was = before as typeof after;
-    assert.equal(after.memories.length, total);
-    assert.deepEqual(after.memories, was.memories);
-    assert.deepEqual(after.links, was.links);
-    assert.deepEqual(after.vectors, was.vectors);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const snapshots = readdirSync(join(dir, 'snapshots'));
+  assert.equal(snapshots.length, 1);
+  const restore = await runCli(['restore', snapshots[0]!.replace(/\.json$/, ''), '--db', db]);
+  assert.equal(restore.code, 0, restore.stderr);
+  const after = dump(db) as { memories: unknown[]; links: unknown[]; vectors: unknown[] };
+  const was = before as typeof after;
+  assert.equal(after.memories.length, total);
+  assert.deepEqual(after.memories, was.memories);
+  assert.deepEqual(after.links, was.links);
+  assert.deepEqual(after.vectors, was.vectors);
 });
 
 test('a memory written to the entity after its snapshot was read is kept; the snapshot\'s rows are all deleted', async () => {
@@ -113,6 +108,5 @@ test('a memory written to the entity after its snapshot was read is kept; the sn
     assert.equal(again.body.forgotten_count, 1);
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

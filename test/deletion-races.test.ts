@@ -5,7 +5,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { contentKey } from '../src/shared/text.js';
@@ -58,7 +57,6 @@ test('a fact repeated while its entity is being deleted (after the snapshot) is 
     assert.deepEqual(left.map((m) => m.id), [late.body.id], 'the acknowledged repeated fact was deleted');
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -82,7 +80,6 @@ test('an episode ended while its participant is being deleted stores nothing fro
     assert.deepEqual(left.semantic.map((m) => m.content), [], 'a fact extracted from a deleted turn outlived the delete');
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -112,6 +109,5 @@ test('a consolidation run while the entity is being deleted promotes nothing fro
     assert.equal(run.body.promoted, 0);
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -5,7 +5,7 @@
 // Node's fetch (undici) and over a raw socket (Content-Length and chunked).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { spawnService, exited, type ServiceProcess } from './support/process.js';
 import { rawRequest } from './support/raw-http.js';
@@ -63,7 +63,6 @@ for (const c of CASES) {
     after(async () => {
       svc.child.kill('SIGTERM');
       await exited(svc.child);
-      rmSync(dir, { recursive: true, force: true });
     });
 
     const expectAnswer = (status: number, body: any, label: string) => {
@@ -122,7 +121,6 @@ describe('a client that never stops sending after its answer', () => {
   after(async () => {
     svc.child.kill('SIGTERM');
     await exited(svc.child);
-    rmSync(dir, { recursive: true, force: true });
   });
 
   // uWS cannot close a connection after a response ended, so the answer's terminating chunk is

@@ -6,7 +6,6 @@
 // order they arrived.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { VECTOR_ENV } from './support/cli.js';
 import { seedEntity } from './support/seed.js';
@@ -67,7 +66,6 @@ test('delete during a restore, and restore during a delete, of a large entity: t
     assert.equal(await semanticCount(t.base), TOTAL, 'the later restore brought back every memory');
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -88,7 +86,6 @@ test('one restore runs at a time: 4 more wait, the next is refused with 409 REST
     for (const r of others.filter((r) => r.status === 200)) assert.deepEqual([r.body.restored_count, r.body.already_present_count], [0, TOTAL]);
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -112,7 +109,6 @@ test('a DELETE of an entity that took part in the memories a restore brings back
     assert.equal(await memoryCount(t.base, 'yolanda'), 0, 'nothing yolanda took part in outlived her DELETE');
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -139,6 +135,5 @@ test('a DELETE sent after a restore that still waits in the restore queue runs a
     assert.equal((await big.reply).status, 200);
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

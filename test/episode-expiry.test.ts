@@ -1,7 +1,6 @@
 // Episode expiry with a short TTL: derived from stored timestamps, so it holds across a restart.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
@@ -43,6 +42,5 @@ test('an expired episode refuses messages (404), also after a restart, and can s
     assert.deepEqual(facts, ['ttl-bo has a red bike']);
   } finally {
     await t.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

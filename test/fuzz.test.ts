@@ -5,7 +5,6 @@
 // and FUZZ_SECONDS (default 50: the suite's time bound; the cases stop early when it is up).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { RequestFuzzer, type FuzzCase } from './support/fuzz.js';
@@ -92,6 +91,5 @@ test(`fuzz: ${CASES} seeded cases (seed ${SEED}) over every route and /mcp — n
     agent.destroy();
     service.child.kill('SIGKILL');
     await exited(service.child);
-    rmSync(dir, { recursive: true, force: true });
   }
 });

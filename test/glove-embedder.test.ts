@@ -39,87 +39,67 @@ function writeSource(dir: string, vocabulary = VOCABULARY): string {
 
 test('the table keeps the most frequent words, quantised to within 1% of their largest value', async () => {
   const dir = tempDir();
-  try {
-    const table = await loadGloveTable(ALL - 1, writeSource(dir), [join(dir, 'cache')]);
-    assert.equal(table.dimensions, 4);
-    assert.deepEqual([...table.rank.keys()], VOCABULARY.slice(0, ALL - 1).map(([w]) => w));
-    for (const [word, vector] of VOCABULARY.slice(0, ALL - 1)) {
-      const row = table.rank.get(word)!;
-      const largest = Math.max(...vector.map(Math.abs));
-      vector.forEach((x, d) => assert.ok(Math.abs(table.values[row * 4 + d] * table.scales[row] - x) <= largest / 100, `${word}[${d}]`));
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  const table = await loadGloveTable(ALL - 1, writeSource(dir), [join(dir, 'cache')]);
+  assert.equal(table.dimensions, 4);
+  assert.deepEqual([...table.rank.keys()], VOCABULARY.slice(0, ALL - 1).map(([w]) => w));
+  for (const [word, vector] of VOCABULARY.slice(0, ALL - 1)) {
+    const row = table.rank.get(word)!;
+    const largest = Math.max(...vector.map(Math.abs));
+    vector.forEach((x, d) => assert.ok(Math.abs(table.values[row * 4 + d] * table.scales[row] - x) <= largest / 100, `${word}[${d}]`));
   }
 });
 
 test('the table is built once and then read from the cache, without the source', async () => {
   const dir = tempDir();
-  try {
-    const source = writeSource(dir);
-    const cache = [join(dir, 'read-only-cache-missing'), join(dir, 'cache')];
-    writeFileSync(cache[0], 'a file where a folder should be: not writable as a folder');
-    const first = await loadGloveTable(5, source, cache);
-    assert.deepEqual(readdirSync(cache[1]).filter((f) => !f.endsWith('.tmp')).length, 1);
-    rmSync(source);
-    const second = await loadGloveTable(5, source, cache);
-    assert.deepEqual([...second.values], [...first.values]);
-    assert.deepEqual([...second.rank], [...first.rank]);
-    await assert.rejects(loadGloveTable(6, source, cache));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const source = writeSource(dir);
+  const cache = [join(dir, 'read-only-cache-missing'), join(dir, 'cache')];
+  writeFileSync(cache[0], 'a file where a folder should be: not writable as a folder');
+  const first = await loadGloveTable(5, source, cache);
+  assert.deepEqual(readdirSync(cache[1]).filter((f) => !f.endsWith('.tmp')).length, 1);
+  rmSync(source);
+  const second = await loadGloveTable(5, source, cache);
+  assert.deepEqual([...second.values], [...first.values]);
+  assert.deepEqual([...second.rank], [...first.rank]);
+  await assert.rejects(loadGloveTable(6, source, cache));
 });
 
 test('a source with fewer words than asked for is refused, and nothing is cached', async () => {
   const dir = tempDir();
-  try {
-    await assert.rejects(loadGloveTable(ALL + 1, writeSource(dir), [join(dir, 'cache')]));
-    assert.equal(existsSync(join(dir, 'cache', `glove-6b-100d-${ALL + 1}.i8`)), false);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  await assert.rejects(loadGloveTable(ALL + 1, writeSource(dir), [join(dir, 'cache')]));
+  assert.equal(existsSync(join(dir, 'cache', `glove-6b-100d-${ALL + 1}.i8`)), false);
 });
 
 test('SIF averaging: rare words carry the sentence, unknown words add nothing, vectors are unit length', async () => {
   const dir = tempDir();
-  try {
-    const table = await loadGloveTable(ALL, writeSource(dir), [join(dir, 'cache')]);
-    const embedder = new GloveEmbedder(table, { ...GLOVE_DEFAULTS, words: ALL });
-    const [dog, puppy, violin, theViolin, unknown, blank, accented] = await embedder.embed(
-      ['The dog!', 'a PUPPY', 'violin', 'the the the a violin', 'qwxz unheard-of', '  ', 'Café'],
-    );
-    const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i], 0);
-    assert.ok(cos(dog, puppy) > 0.9, 'synonyms are close despite "the" and "a"');
-    assert.ok(cos(dog, violin) < 0.3);
-    assert.ok(cos(theViolin, violin) > 0.9, 'frequent words barely move the average');
-    for (const v of [dog, puppy, violin, accented]) assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-5);
-    assert.deepEqual([...unknown], [0, 0, 0, 0]);
-    assert.deepEqual([...blank], [0, 0, 0, 0]);
-    assert.ok(cos(accented, Float32Array.from(CAFE).map((x) => x / Math.hypot(...CAFE))) > 0.99);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const table = await loadGloveTable(ALL, writeSource(dir), [join(dir, 'cache')]);
+  const embedder = new GloveEmbedder(table, { ...GLOVE_DEFAULTS, words: ALL });
+  const [dog, puppy, violin, theViolin, unknown, blank, accented] = await embedder.embed(
+    ['The dog!', 'a PUPPY', 'violin', 'the the the a violin', 'qwxz unheard-of', '  ', 'Café'],
+  );
+  const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i], 0);
+  assert.ok(cos(dog, puppy) > 0.9, 'synonyms are close despite "the" and "a"');
+  assert.ok(cos(dog, violin) < 0.3);
+  assert.ok(cos(theViolin, violin) > 0.9, 'frequent words barely move the average');
+  for (const v of [dog, puppy, violin, accented]) assert.ok(Math.abs(Math.hypot(...v) - 1) < 1e-5);
+  assert.deepEqual([...unknown], [0, 0, 0, 0]);
+  assert.deepEqual([...blank], [0, 0, 0, 0]);
+  assert.ok(cos(accented, Float32Array.from(CAFE).map((x) => x / Math.hypot(...CAFE))) > 0.99);
 });
 
 test('removing the common component leaves every vector orthogonal to it; it leans towards frequent words', async () => {
   const dir = tempDir();
-  try {
-    const table = await loadGloveTable(ALL, writeSource(dir), [join(dir, 'cache')]);
-    const plain = new GloveEmbedder(table, { ...GLOVE_DEFAULTS, words: ALL });
-    const removed = new GloveEmbedder(table, { ...GLOVE_DEFAULTS, words: ALL, removeCommon: true });
-    assert.equal(plain.common, null);
-    assert.notEqual(plain.id, removed.id);
-    const common = removed.common!;
-    const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i], 0);
-    const [the] = await plain.embed(['the']);
-    assert.ok(cos(common, the) > 0.9);
-    const [p, r] = [(await plain.embed(['the dog and a café']))[0], (await removed.embed(['the dog and a café']))[0]];
-    assert.ok(Math.abs(cos(p, common)) > 0.05);
-    assert.ok(Math.abs(cos(r, common)) < 1e-5);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const table = await loadGloveTable(ALL, writeSource(dir), [join(dir, 'cache')]);
+  const plain = new GloveEmbedder(table, { ...GLOVE_DEFAULTS, words: ALL });
+  const removed = new GloveEmbedder(table, { ...GLOVE_DEFAULTS, words: ALL, removeCommon: true });
+  assert.equal(plain.common, null);
+  assert.notEqual(plain.id, removed.id);
+  const common = removed.common!;
+  const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i], 0);
+  const [the] = await plain.embed(['the']);
+  assert.ok(cos(common, the) > 0.9);
+  const [p, r] = [(await plain.embed(['the dog and a café']))[0], (await removed.embed(['the dog and a café']))[0]];
+  assert.ok(Math.abs(cos(p, common)) > 0.05);
+  assert.ok(Math.abs(cos(r, common)) < 1e-5);
 });
 
 test('SERVICE_EMBEDDER=glove names its vectors from configuration alone', () => {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,28 +31,24 @@ async function holderProcess(db: string) {
 test('a live holder keeps the service out; once it is killed with SIGKILL the lock is free at once', async () => {
   const dir = tempDir('memrt-lock-');
   const db = join(dir, 'memory.db');
+  const holder = await holderProcess(db);
+  await assert.rejects(startTestService({ SERVICE_PATH: db, ...VECTOR_ENV }), (error: unknown) => {
+    assert.ok(error instanceof LockHeldError);
+    assert.equal(error.holder.pid, holder.pid);
+    return true;
+  });
+  assert.equal(lockHolder(db)?.pid, holder.pid);
+  holder.kill('SIGKILL');
+  await exited(holder);
+  assert.equal(lockHolder(db), null);
+  const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
   try {
-    const holder = await holderProcess(db);
-    await assert.rejects(startTestService({ SERVICE_PATH: db, ...VECTOR_ENV }), (error: unknown) => {
-      assert.ok(error instanceof LockHeldError);
-      assert.equal(error.holder.pid, holder.pid);
-      return true;
-    });
-    assert.equal(lockHolder(db)?.pid, holder.pid);
-    holder.kill('SIGKILL');
-    await exited(holder);
-    assert.equal(lockHolder(db), null);
-    const t = await startTestService({ SERVICE_PATH: db, ...VECTOR_ENV });
-    try {
-      // Held by this process now: a second taker in the same process is refused too.
-      assert.throws(() => acquireLock(db, 'second'), LockHeldError);
-    } finally {
-      await t.close();
-    }
-    acquireLock(db, 'after close').release();
+    // Held by this process now: a second taker in the same process is refused too.
+    assert.throws(() => acquireLock(db, 'second'), LockHeldError);
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    await t.close();
   }
+  acquireLock(db, 'after close').release();
 });
 
 test('a holder killed but not yet reaped (a zombie) holds nothing', async () => {
@@ -90,21 +86,16 @@ test('a holder killed but not yet reaped (a zombie) holds nothing', async () => 
   } finally {
     parent.kill('SIGKILL');
     await exited(parent);
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
 test('a pid-file lock left by an earlier version naming this process (a container restart as the same pid) is replaced', async () => {
   const dir = tempDir('memrt-lock-');
   const db = join(dir, 'memory.db');
-  try {
-    writeFileSync(lockPathFor(db), JSON.stringify({ pid: process.pid, host: hostname(), owner: 'memory-runtime import', since: 'now' }));
-    const lock = acquireLock(db, 'upgraded');
-    assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).owner, 'upgraded');
-    lock.release();
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  writeFileSync(lockPathFor(db), JSON.stringify({ pid: process.pid, host: hostname(), owner: 'memory-runtime import', since: 'now' }));
+  const lock = acquireLock(db, 'upgraded');
+  assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).owner, 'upgraded');
+  lock.release();
 });
 
 test('a pid-file lock of an earlier version still running (another live pid on this host) is not taken over', async () => {
@@ -123,7 +114,6 @@ test('a pid-file lock of an earlier version still running (another live pid on t
     acquireLock(db, 'upgraded').release();
   } finally {
     old.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
   }
 });
 
@@ -136,23 +126,19 @@ test('as pid 1 in its own pid namespace, the service restarts on the same file a
   const dir = tempDir('memrt-pid1-');
   const db = join(dir, 'memory.db');
   const env = { SERVICE_PATH: db, ...VECTOR_ENV };
-  try {
-    for (let run = 1; run <= 3; run++) {
-      const service = await spawnService(env, UNSHARE);
-      try {
-        // The holder record shows the service really is pid 1: the case pid-file locks got wrong.
-        assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).pid, 1);
-        assert.equal((await post(service.base, '/v1/remember', { entity: 'pid1', fact: `fact from run ${run}` })).status, 201);
-        assert.equal((await get(service.base, '/v1/stats')).body.semantic_memories, run);
-        // kill -9 the namespace's init (the service), not the unshare parent.
-        const inner = Number(readFileSync(`/proc/${service.child.pid}/task/${service.child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
-        process.kill(inner, 'SIGKILL');
-        await exited(service.child);
-      } finally {
-        service.child.kill('SIGKILL');
-      }
+  for (let run = 1; run <= 3; run++) {
+    const service = await spawnService(env, UNSHARE);
+    try {
+      // The holder record shows the service really is pid 1: the case pid-file locks got wrong.
+      assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).pid, 1);
+      assert.equal((await post(service.base, '/v1/remember', { entity: 'pid1', fact: `fact from run ${run}` })).status, 201);
+      assert.equal((await get(service.base, '/v1/stats')).body.semantic_memories, run);
+      // kill -9 the namespace's init (the service), not the unshare parent.
+      const inner = Number(readFileSync(`/proc/${service.child.pid}/task/${service.child.pid}/children`, 'utf8').trim().split(/\s+/)[0]);
+      process.kill(inner, 'SIGKILL');
+      await exited(service.child);
+    } finally {
+      service.child.kill('SIGKILL');
     }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
   }
 });

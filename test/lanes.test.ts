@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import { LanePool } from '../src/core/pool/lane-pool.js';
-import { LANE_OF } from '../src/shared/messages.js';
+import { POOL_TASKS } from '../src/shared/protocol/pool.js';
 import type { PriorityChange } from '../src/shared/os-thread.js';
 import { startTestService } from './support/service.js';
 import type { GateTask } from './support/gate-worker.js';
@@ -75,7 +75,7 @@ test('with the background lane saturated, an interactive task starts before the 
 });
 
 test('every client-facing read is interactive, other work a client waits for requested, and every upkeep task background', () => {
-  const lane = (name: string) => Object.entries(LANE_OF).filter(([, l]) => l === name).map(([op]) => op).sort();
+  const lane = (name: string) => Object.entries(POOL_TASKS).filter(([, t]) => t.lane === name).map(([op]) => op).sort();
   assert.deepEqual(lane('interactive'), ['embeddingBacklog', 'inspect', 'listEntities', 'recall', 'recallGrouped', 'stats', 'warmUp']);
   // Snapshot files (and PostgreSQL's snapshot rows) are checked and read a chunk at a time (hundreds of MB for a big entity): never in recall's way.
   assert.deepEqual(lane('requested'), ['checkSnapshot', 'listSnapshots', 'planConsolidation', 'prepareEpisodeEnd', 'readSnapshotMemories', 'readStoredSnapshotMemories', 'snapshotEntity']);

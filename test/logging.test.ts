@@ -1,10 +1,9 @@
 // Logs: one JSON access line per request with a request id, and API keys never appear in the
 // output — not for a valid key, a wrong key, a key in the query string or in X-Request-Id,
 // nor any request body. Runs the service as a child process and captures everything it prints.
-import { after, before, test } from 'node:test';
+import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
 import { exited, spawnService, type ServiceProcess } from './support/process.js';
 import { call, tempDir } from './support/service.js';
 
@@ -39,7 +38,6 @@ before(async () => {
   await exited(svc.child);
   output = svc.output();
 });
-after(() => rmSync(dir, { recursive: true, force: true }));
 
 test('no API key, wrong key or request body appears anywhere in the output', () => {
   for (const secret of [...KEYS, WRONG, BODY_MARKER]) assert.ok(!output.includes(secret), `output contains ${secret}`);

@@ -4,7 +4,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { rmSync } from 'node:fs';
 import { isNativeUws } from '../src/http/native-check.js';
 import { tempDir } from './support/service.js';
 import { spawnExpectingFailure } from './support/process.js';
@@ -18,11 +17,7 @@ test('uWebSockets.js is the native addon, and the check tells it from the fallba
 
 test('the service refuses to start on the JS fallback', async () => {
   const dir = tempDir();
-  try {
-    const { code, output } = await spawnExpectingFailure({ UWS_USE_FALLBACK: '1', SERVICE_PATH: join(dir, 'm.db') });
-    assert.equal(code, 1);
-    assert.match(output, /JavaScript fallback/);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const { code, output } = await spawnExpectingFailure({ UWS_USE_FALLBACK: '1', SERVICE_PATH: join(dir, 'm.db') });
+  assert.equal(code, 1);
+  assert.match(output, /JavaScript fallback/);
 });

@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { join } from 'node:path';
 import { rawRequest } from './support/raw-http.js';
@@ -92,7 +92,6 @@ http {
     nginx?.kill('SIGQUIT');
     if (nginx) await exited(nginx);
     await t?.close();
-    rmSync(prefix, { recursive: true, force: true });
   });
 
   const send = (head: string, expectAnswers = 1) => rawRequest({ port, head, expectAnswers });

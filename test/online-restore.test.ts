@@ -2,7 +2,7 @@
 // a running service, through its writer, while other writes keep coming.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
@@ -206,33 +206,29 @@ test('the CLI restore finds the service by the URL it wrote into the lock (PORT=
 
   // A holder that is not a serving service (an import, say): no online restore, even with a URL given.
   const other = tempDir('memrt-import-holder-');
+  const otherDb = join(other, 'memory.db');
+  prepareVectorDatabase(otherDb);
+  const lock = acquireLock(otherDb, 'memory-runtime import');
   try {
-    const otherDb = join(other, 'memory.db');
-    prepareVectorDatabase(otherDb);
-    const lock = acquireLock(otherDb, 'memory-runtime import');
-    try {
-      const refused = await runCli(['restore', snapshotId, '--db', otherDb, '--url', t.base]);
-      assert.equal(refused.code, 1);
-      assert.match(refused.stderr, /in use.*memory-runtime import/);
-    } finally {
-      lock.release();
-    }
-    // A service that records no URL (an earlier version, during an upgrade): reached with --url only.
-    await rememberMany('lapwing', 1, 'lapwing flight');
-    const again = await deleteEntity('lapwing');
-    const older = acquireLock(otherDb, 'memory-runtime service');
-    try {
-      const unknown = await runCli(['restore', again, '--db', otherDb], { env: { HOST: '127.0.0.1', PORT: '1' } });
-      assert.equal(unknown.code, 1);
-      assert.match(unknown.stderr, /in use/);
-      const through = await runCli(['restore', again, '--db', otherDb, '--url', t.base]);
-      assert.equal(through.code, 0, through.stderr);
-      assert.match(through.stdout, /^restored 3 memories .*through the running service/);
-    } finally {
-      older.release();
-    }
+    const refused = await runCli(['restore', snapshotId, '--db', otherDb, '--url', t.base]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /in use.*memory-runtime import/);
   } finally {
-    rmSync(other, { recursive: true, force: true });
+    lock.release();
+  }
+  // A service that records no URL (an earlier version, during an upgrade): reached with --url only.
+  await rememberMany('lapwing', 1, 'lapwing flight');
+  const again = await deleteEntity('lapwing');
+  const older = acquireLock(otherDb, 'memory-runtime service');
+  try {
+    const unknown = await runCli(['restore', again, '--db', otherDb], { env: { HOST: '127.0.0.1', PORT: '1' } });
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /in use/);
+    const through = await runCli(['restore', again, '--db', otherDb, '--url', t.base]);
+    assert.equal(through.code, 0, through.stderr);
+    assert.match(through.stdout, /^restored 3 memories .*through the running service/);
+  } finally {
+    older.release();
   }
 });
 

@@ -6,7 +6,6 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
@@ -176,7 +175,6 @@ describe('background jobs on a PostgreSQL cluster', { skip: unavailable ? `Postg
   test('a node killed with SIGKILL hands its jobs over: the other embeds and consolidates from then on', async () => {
     const { url, sql } = await database();
     const dir = tempDir();
-    open.push({ close: async () => rmSync(dir, { recursive: true, force: true }) });
     const env = { SERVICE_EMBEDDER: 'hash', SERVICE_DATABASE_URL: url, SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '1' };
     const child: ServiceProcess = await spawnService({ ...env, SERVICE_PATH: join(dir, 'memory.db') });
     open.push({ close: async () => { child.child.kill('SIGKILL'); await exited(child.child); } });
@@ -277,6 +275,5 @@ test('a node whose network dies loses its job-lock session, and the locks, withi
     }
     await primary?.stop();
     await net.remove();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -7,7 +7,6 @@
 // hidden by reading the primary), and the recall must be the replica's.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { exited, spawnService, type ServiceProcess } from './support/process.js';
 import { postgresUnavailable, replicaCaughtUp, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
@@ -52,7 +51,6 @@ describe('a node whose roles hold only the documented privileges (PostgreSQL)', 
     }
     await replica?.stop();
     await primary?.stop();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   test('neither role is a superuser; the owner created the schema and the extension', async () => {

@@ -13,7 +13,6 @@
 //   lack them).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { MemoryClient } from '../src/client/index.js';
 import { PG_LOCK_CLASS } from '../src/shared/postgres-schema.js';
@@ -41,7 +40,6 @@ describe('read-your-writes across nodes and clients (PostgreSQL, paused replica)
   /** A third reader, for positioned calls after node B's own reinforcement commits. */
   let c: ServiceProcess;
   let env: Record<string, string>;
-  const dirs: string[] = [];
   const nodes: ServiceProcess[] = [];
   let words = 0;
   /** A word no other memory holds, so a recall of it finds exactly its fact. */
@@ -49,7 +47,6 @@ describe('read-your-writes across nodes and clients (PostgreSQL, paused replica)
 
   async function startNode(database: Record<string, string>, maxLagMs = MAX_LAG_MS): Promise<ServiceProcess> {
     const dir = tempDir('memrt-ryw-');
-    dirs.push(dir);
     const node = await spawnService({
       ...database, SERVICE_PATH: join(dir, 'memory.db'), SERVICE_POOL_THREADS: '2', SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0',
       SERVICE_EMBEDDER: 'hash', SERVICE_READ_MAX_LAG_MS: String(maxLagMs),
@@ -145,7 +142,6 @@ describe('read-your-writes across nodes and clients (PostgreSQL, paused replica)
     }
     await replica?.stop();
     await primary?.stop();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   test('same node: the recall after a write reads the primary while the replica lacks it, the replica once it has it', async () => {

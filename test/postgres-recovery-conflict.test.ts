@@ -8,7 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { connectReader, type Sql, type Tx } from '../src/workers/postgres/client.js';
 import { ReadSource } from '../src/workers/postgres/replica.js';
-import type { ReadSide, ServedNote } from '../src/shared/messages.js';
+import type { ReadSide, ServedNote } from '../src/shared/protocol/pool.js';
 import { postgresUnavailable, replicaCaughtUp, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
 
 const unavailable = postgresUnavailable();

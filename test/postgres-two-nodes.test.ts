@@ -7,7 +7,6 @@
 // test/postgres-read-your-writes.test.ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { exited, spawnService, type ServiceProcess } from './support/process.js';
 import { postgresUnavailable, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
@@ -37,13 +36,11 @@ describe('two service nodes on one PostgreSQL database', { skip: unavailable ?? 
   let primary: PgCluster;
   let replica: PgCluster;
   let env: Record<string, string>;
-  const dirs: string[] = [];
   const nodes: ServiceProcess[] = [];
 
   /** A node: a service process with a local folder of its own, on the shared database. */
   async function startNode(): Promise<ServiceProcess> {
     const dir = tempDir('memrt-node-');
-    dirs.push(dir);
     const node = await spawnService({ ...env, SERVICE_PATH: join(dir, 'memory.db'), SERVICE_POOL_THREADS: '2', SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0' });
     nodes.push(node);
     return node;
@@ -67,7 +64,6 @@ describe('two service nodes on one PostgreSQL database', { skip: unavailable ?? 
     }
     await replica?.stop();
     await primary?.stop();
-    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
   });
 
   test('200 concurrent creates of one entity across both nodes answer one id', async () => {

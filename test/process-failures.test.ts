@@ -2,7 +2,7 @@
 // a database file SQLite cannot read at start-up.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { rmSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Worker } from 'node:worker_threads';
 import { get, post, startTestService, tempDir } from './support/service.js';
@@ -36,19 +36,15 @@ test('when the writer thread dies, health answers 503, writes fail with 503 and 
 test('a database file SQLite cannot read stops the start with the file, SQLite\'s message and what to do', async () => {
   const dir = tempDir('memrt-corrupt-');
   const db = join(dir, 'memory.db');
-  try {
-    writeFileSync(db, Buffer.alloc(64 * 1024, 0x5a)); // not a database: garbage where the header should be
-    const { code, output, stderr } = await spawnExpectingFailure({ SERVICE_PATH: db, ...VECTOR_ENV });
-    assert.equal(code, 1);
-    // The JSON log, plus one plain line on stderr for whoever started the service by hand.
-    assert.match(stderr, /^memory-runtime: cannot start: .*memory\.db/m);
-    const fatal = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).find((entry) => entry.level === 60);
-    assert.ok(fatal, output);
-    assert.equal(fatal.db, db);
-    assert.equal(fatal.sqliteCode, 'SQLITE_NOTADB');
-    assert.ok(typeof fatal.sqliteMessage === 'string' && fatal.sqliteMessage !== fatal.sqliteCode, 'SQLite\'s own message, not only its code');
-    assert.ok(fatal.msg.includes(db));
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  writeFileSync(db, Buffer.alloc(64 * 1024, 0x5a)); // not a database: garbage where the header should be
+  const { code, output, stderr } = await spawnExpectingFailure({ SERVICE_PATH: db, ...VECTOR_ENV });
+  assert.equal(code, 1);
+  // The JSON log, plus one plain line on stderr for whoever started the service by hand.
+  assert.match(stderr, /^memory-runtime: cannot start: .*memory\.db/m);
+  const fatal = output.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line)).find((entry) => entry.level === 60);
+  assert.ok(fatal, output);
+  assert.equal(fatal.db, db);
+  assert.equal(fatal.sqliteCode, 'SQLITE_NOTADB');
+  assert.ok(typeof fatal.sqliteMessage === 'string' && fatal.sqliteMessage !== fatal.sqliteCode, 'SQLite\'s own message, not only its code');
+  assert.ok(fatal.msg.includes(db));
 });

@@ -5,7 +5,6 @@ import assert from 'node:assert/strict';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { randomUUID } from 'node:crypto';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
 import { prepareVectorDatabase, VECTOR_ENV } from './support/cli.js';
@@ -124,6 +123,5 @@ test('explanations count in the response budget: an explained answer stays withi
     assert.ok(Buffer.byteLength(JSON.stringify(grouped.body)) <= budget + 4096);
   } finally {
     await s.close();
-    rmSync(dir, { recursive: true, force: true });
   }
 });

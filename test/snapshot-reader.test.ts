@@ -1,6 +1,6 @@
 // Reading a line-framed deletion snapshot a bounded chunk at a time (shared/snapshot-reader.ts),
 // the listing's header-and-summary reads, and files written before the framing.
-import { after, test } from 'node:test';
+import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
@@ -12,7 +12,6 @@ import { MAX_EMBEDDING_DIMENSIONS } from '../src/shared/config.js';
 import { tempDir } from './support/service.js';
 
 const dir = tempDir('memrt-snapshot-reader-');
-after(() => rmSync(dir, { recursive: true, force: true }));
 
 function memory(i: number): Record<string, unknown> {
   return {

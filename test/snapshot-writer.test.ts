@@ -2,7 +2,7 @@
 // line, one line per memory, summary line), written in pieces (one memory at a time) so a
 // snapshot larger than V8's longest string can be written, and every byte is written even when
 // writeSync writes less than it was given.
-import { after, afterEach, test, mock } from 'node:test';
+import { afterEach, test, mock } from 'node:test';
 import assert from 'node:assert/strict';
 import fs, { closeSync, openSync, readFileSync, readSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { syncBuiltinESMExports } from 'node:module';
@@ -16,7 +16,6 @@ import { MAX_CONTENT_LENGTH } from '../src/shared/schemas.js';
 import { startTestService, tempDir } from './support/service.js';
 
 const dir = tempDir('memrt-snapshot-');
-after(() => rmSync(dir, { recursive: true, force: true }));
 afterEach(() => {
   mock.restoreAll();
   syncBuiltinESMExports();
@@ -189,6 +188,5 @@ test('the service removes partial snapshot files (.json.tmp) a crash left behind
     assert.equal(statSync(kept.path).nlink, 1);
   } finally {
     await service.close();
-    rmSync(home, { recursive: true, force: true });
   }
 });

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
 import { batchRunner, BatchRolledBack } from '../src/writer/batch.js';
-import type { WriterCommand, WriterRequest } from '../src/shared/messages.js';
+import type { WriterCommand, WriterRequest } from '../src/shared/protocol/writer.js';
 
 function setup() {
   const db = new Database(':memory:');

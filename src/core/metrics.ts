@@ -6,7 +6,8 @@
 // memories per type) are pulled from their owners at scrape time, so they cost nothing
 // between scrapes and are never stale.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ReadSide, WriterBatchReport } from '../shared/messages.js';
+import type { ReadSide } from '../shared/protocol/pool.js';
+import type { WriterBatchReport } from '../shared/protocol/writer.js';
 import { RequestLatencyHistogram } from './request-latency.js';
 import type { StatsResult } from '../shared/schemas.js';
 

@@ -3,7 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { fail, ServiceError } from '../shared/errors.js';
-import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/messages.js';
+import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/protocol/writer.js';
 import type { PriorityChange } from '../shared/os-thread.js';
 import type { CommitTrail } from './commit-trail.js';
 import { NodePosition } from './node-position.js';

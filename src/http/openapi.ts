@@ -38,7 +38,7 @@ const NAMED = new Map<unknown, string>(
 );
 
 /**
- * Memory-Position (answer-position.ts), stated once as components: the header every write that commits answers
+ * Memory-Position (core/operations/contract.ts), stated once as components: the header every write that commits answers
  * with and every replica-served read accepts. Documented on either backend, saying it is
  * PostgreSQL's: the document describes the API, which SQLite serves with the same routes.
  */

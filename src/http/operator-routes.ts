@@ -5,6 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import type { ServiceMetrics } from '../core/metrics.js';
 import type { Logger } from '../shared/logger.js';
+import { answerOf } from '../core/operations/contract.js';
 import type { Mount } from './mount.js';
 import { MetricsText, OpenApiDocument } from '../shared/schemas.js';
 import { buildOpenApiDocument, type OpenApiOptions } from './openapi.js';
@@ -24,7 +25,7 @@ export function withOperatorRoutes(api: Route[], metrics: ServiceMetrics, option
       method: 'get', path: '/v1/openapi.json', status: 200, response: OpenApiDocument,
       summary: 'This OpenAPI 3.1 document',
       // Built on first request: the route table is fixed once the service starts.
-      handle: async () => (document ??= buildOpenApiDocument(routes, options)),
+      handle: async () => answerOf(document ??= buildOpenApiDocument(routes, options)),
     },
   ];
   const routes = [...api, ...operator];

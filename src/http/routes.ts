@@ -8,7 +8,8 @@ import {
   OPERATIONS, REST_BINDINGS, type OperationDeclaration, type OperationName, type PositionUse, type RestBinding,
 } from '../shared/operations/index.js';
 import { compileValidator, type Validator } from '../shared/validation.js';
-import { invoke, type MemoryOperations, type RequestContext } from './operations.js';
+import { invoke, type Answer, type OperationHandlers, type RequestContext } from '../core/operations/contract.js';
+import type { RawBody } from './respond.js';
 
 export interface RouteInput {
   body: any;
@@ -28,8 +29,11 @@ export interface Route {
   body?: Validator<TSchema>;
   /** Status of a successful response. */
   status: 200 | 201;
-  /** A plain value is answered at once; a promise when the operation waits on a thread. */
-  handle(ops: MemoryOperations, input: RouteInput): unknown;
+  /**
+   * An operation's Answer, or a body sent as it is (an operator route's RawBody); at once, or a
+   * promise when the operation waits on a thread.
+   */
+  handle(ops: OperationHandlers, input: RouteInput): RouteResult | Promise<RouteResult>;
   /** One line for the OpenAPI document. */
   summary?: string;
   /** Schema of the success body (OpenAPI; not enforced at run time). */
@@ -47,6 +51,8 @@ export interface Route {
   /** Answers the Memory-Position header ('returned'), or reads it from the request ('accepted'). */
   position?: PositionUse;
 }
+
+export type RouteResult = Answer<unknown> | RawBody;
 
 /** Operations without input (health, stats, consolidate) are handed this. */
 const NO_INPUT = Object.freeze({});

@@ -13,17 +13,15 @@ import { AccessLog } from './access-log.js';
 import { ApiKeyAuth } from './auth.js';
 import { BodyBudget, BodyStream, noBody, parseJson } from './body.js';
 import { captureRequest, headerOf, type Mount } from './mount.js';
-import type { MemoryOperations } from './operations.js';
+import type { OperationHandlers } from '../core/operations/contract.js';
 import { RateLimiter } from './rate-limit.js';
 import { RawBody, sendError, sendJson, sendRaw } from './respond.js';
 import type { Exchange } from './exchange.js';
 import { publicError } from './public-error.js';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
 import { parseQuery } from './query.js';
-import type { Route } from './routes.js';
-import { isTruncated, TRUNCATED_HEADER } from './truncation.js';
-import { JsonAnswer } from './json-answer.js';
-import { positionOf, positionReader, type PositionReader } from './answer-position.js';
+import type { Route, RouteResult } from './routes.js';
+import { positionReader, type PositionReader } from './caller-position.js';
 import { POSITION_HEADER } from '../shared/wal-position.js';
 
 /** Where finished requests are counted (implemented by the Prometheus metrics). */
@@ -71,7 +69,7 @@ export class HttpServer {
 
   constructor(
     private readonly config: Config,
-    private readonly ops: MemoryOperations,
+    private readonly ops: OperationHandlers,
     routes: Route[],
     private readonly log: Logger,
     mounts: Mount[] = [],
@@ -251,11 +249,11 @@ export class HttpServer {
   }
 
   /** Resolves once the answer is written (a large one goes out as the socket takes it). */
-  private send(ex: Exchange, route: Route, result: unknown): Promise<void> | void {
-    const headers = answerHeaders(result);
+  private send(ex: Exchange, route: Route, result: RouteResult): Promise<void> | void {
     if (result instanceof RawBody) return sendRaw(ex, route.status, result);
-    if (result instanceof JsonAnswer) return sendRaw(ex, route.status, new RawBody('application/json', result.bytes), headers);
-    sendJson(ex, route.status, result, headers);
+    const headers = result.truncated ? TRUNCATED_ANSWER : result.position === undefined ? undefined : { [POSITION_HEADER]: result.position };
+    if (result.json) return sendRaw(ex, route.status, new RawBody('application/json', result.json), headers);
+    sendJson(ex, route.status, result.value, headers);
   }
 
   /**
@@ -344,16 +342,10 @@ export class HttpServer {
   }
 }
 
-const TRUNCATED_ANSWER = { [TRUNCATED_HEADER]: 'true' };
+/** A read cut to the response budget says so beside the JSON (workers/response-budget.ts). */
+const TRUNCATED_ANSWER = { 'X-Result-Truncated': 'true' };
 /** uWS hands request headers over by lower-case name. */
 const POSITION_REQUEST_HEADER = POSITION_HEADER.toLowerCase();
-
-/** A read cut to the budget says so; a write names its commit's position (answer-position.ts). */
-function answerHeaders(result: unknown): Record<string, string> | undefined {
-  if (isTruncated(result)) return TRUNCATED_ANSWER;
-  const position = positionOf(result);
-  return position === undefined ? undefined : { [POSITION_HEADER]: position };
-}
 
 /** One path segment, percent-decoded exactly once. */
 function decodeSegment(raw: string): string {

@@ -8,7 +8,7 @@ import type { Db } from '../shared/db.js';
 import type { Config } from '../shared/config.js';
 import { fail } from '../shared/errors.js';
 import { readMeta, vectorFromBlob } from '../shared/meta.js';
-import type { PoolResults } from '../shared/messages.js';
+import type { PoolResults } from '../shared/protocol/pool.js';
 import type { EntityRecord, MemoryType } from '../shared/schemas.js';
 import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from '../shared/snapshot-file.js';
 

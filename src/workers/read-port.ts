@@ -5,7 +5,8 @@
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
 import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../shared/schemas.js';
-import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus, VectorMove } from '../shared/messages.js';
+import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../shared/protocol/pool.js';
+import type { VectorMove } from '../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../shared/file-formats.js';
 import type { SnapshotSummary, StoredSnapshotChunk } from '../shared/snapshot-files.js';
 import type { Centroids } from './ivf/kmeans.js';

@@ -6,7 +6,7 @@
 import { threadId } from 'node:worker_threads';
 import type { Embedder } from './embedding/embedder.js';
 import type { RecallEngine } from './recall/engine.js';
-import type { PoolResults } from '../shared/messages.js';
+import type { PoolResults } from '../shared/protocol/pool.js';
 
 /**
  * Questions of the lengths clients send: tfjs runs the model per input length, so several

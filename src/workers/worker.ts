@@ -3,7 +3,7 @@
 import { workerData } from 'node:worker_threads';
 import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
-import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, ServedNote, StageTimings, TaskNotes, TaskOf } from '../shared/messages.js';
+import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, ServedNote, StageTimings, TaskNotes, TaskOf } from '../shared/protocol/pool.js';
 import type { InspectResult, MemoryType } from '../shared/schemas.js';
 import { openReadPort } from './open-read-port.js';
 import { closeWhenAsked } from '../shared/pool-close.js';

@@ -3,7 +3,7 @@
 import type { Transaction } from 'better-sqlite3';
 import type { Db } from '../shared/db.js';
 import { ServiceError, toWireError, type WireError } from '../shared/errors.js';
-import type { WriterCommand, WriterReply, WriterRequest } from '../shared/messages.js';
+import type { WriterCommand, WriterReply, WriterRequest } from '../shared/protocol/writer.js';
 
 /** Keeps the cause's code (a full disk stays STORAGE_FULL), so every command in the batch reports it. */
 export class BatchRolledBack extends ServiceError {

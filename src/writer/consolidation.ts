@@ -3,7 +3,7 @@
 // a delete in progress), archived or promoted since planning is left alone — and counts only real changes. Runs inside the
 // writer's group-commit transaction like any other command.
 import type { Db } from '../shared/db.js';
-import type { ConsolidationPlan } from '../shared/messages.js';
+import type { ConsolidationPlan } from '../shared/protocol/writer.js';
 import type { ConsolidateResult } from '../shared/schemas.js';
 import { promotionWatermarkKey } from '../shared/sql-schema.js';
 

@@ -4,7 +4,7 @@
 // computed against centroids that were replaced meanwhile lands in the unassigned cell (which
 // every recall scans and the indexer empties) instead of in a cell no query probes.
 import type { Db } from '../shared/db.js';
-import type { CommandOf, WriterResults } from '../shared/messages.js';
+import type { CommandOf, WriterResults } from '../shared/protocol/writer.js';
 import { blobOf } from '../shared/meta.js';
 import { INSERT_VECTOR_SQL, UNASSIGNED_CELL } from '../shared/sql-schema.js';
 

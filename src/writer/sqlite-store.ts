@@ -6,7 +6,7 @@ import { dirname } from 'node:path';
 import type { Config } from '../shared/config.js';
 import { openDatabase, type Db } from '../shared/db.js';
 import { embedderIdentity } from '../shared/embedder-identity.js';
-import type { CommandOf, WriterCommandType, WriterRequest, WriterResults } from '../shared/messages.js';
+import type { CommandOf, WriterCommandType, WriterRequest, WriterResults } from '../shared/protocol/writer.js';
 import { batchRunner } from './batch.js';
 import { ensureNamespace, migrate } from './migrate.js';
 import { WriteStore } from './store.js';

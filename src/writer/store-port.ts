@@ -4,7 +4,7 @@
 // its neighbours commit) and answers one reply per command, in order, only once COMMIT returned.
 // Two adapters: SQLite (sqlite-store.ts, synchronous inside BEGIN IMMEDIATE — the embedded
 // default, unchanged) and PostgreSQL (postgres/, asynchronous). Both pass test/store-contract.
-import type { WriterCommandType, CommandOf, WriterReply, WriterRequest, WriterResults } from '../shared/messages.js';
+import type { WriterCommandType, CommandOf, WriterReply, WriterRequest, WriterResults } from '../shared/protocol/writer.js';
 import type { MemoryType } from '../shared/schemas.js';
 
 /** How a memory is linked to an entity: about it, said in its episode, or naming it. */

@@ -8,7 +8,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Config } from '../shared/config.js';
 import { fail } from '../shared/errors.js';
 import { INITIAL_DIFFICULTY, initialStability, reinforcedStability } from '../shared/fsrs.js';
-import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messages.js';
+import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/protocol/writer.js';
 import { FIRST_USE_KIND, type EntityKind, type EntityRecord, type MemoryType } from '../shared/schemas.js';
 import { contentKey } from '../shared/text.js';
 import { blobOf } from '../shared/meta.js';

@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { toWireError } from '../shared/errors.js';
-import type { WriterBatchReport, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/messages.js';
+import type { WriterBatchReport, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/protocol/writer.js';
 import { openSqliteWriteStore } from './sqlite-store.js';
 import { openPostgresWriteStore } from './postgres/adapter.js';
 import type { BatchOutcome, WriteStorePort } from './store-port.js';

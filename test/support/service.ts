@@ -16,8 +16,21 @@ export interface TestService {
   close(): Promise<void>;
 }
 
+/** Every folder tempDir made in this process; removed when the process exits. */
+const made = new Set<string>();
+process.once('exit', () => {
+  for (const dir of made) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
+ * A fresh temp folder, removed when the test process exits (`node --test` runs each file in a
+ * process of its own) rather than by the test: every folder goes, whether its test passed or
+ * threw, and never while a service, child process or `after` hook of the file still uses it.
+ */
 export function tempDir(prefix = 'memrt-'): string {
-  return mkdtempSync(join(tmpdir(), prefix));
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  made.add(dir);
+  return dir;
 }
 
 export async function startTestService(env: Record<string, string> = {}, hooks: ServiceHooks = {}): Promise<TestService> {
@@ -45,7 +58,9 @@ export async function startTestService(env: Record<string, string> = {}, hooks: 
     service,
     async close() {
       await service.close();
+      // At once rather than at exit: a file may start dozens of services.
       rmSync(dir, { recursive: true, force: true });
+      made.delete(dir);
     },
   };
 }

@@ -6,7 +6,7 @@
 import type { Logger } from '../../shared/logger.js';
 import type { WriterClient } from '../writer-client.js';
 import type { ReadPool } from '../pool/read-pool.js';
-import type { VectorIndexStatus } from '../../shared/messages.js';
+import type { VectorIndexStatus } from '../../shared/protocol/pool.js';
 import { SerialJob } from './serial-job.js';
 import { LOCAL_JOB_LOCKS, type JobLocks } from './job-locks.js';
 

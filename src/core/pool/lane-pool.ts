@@ -9,7 +9,7 @@
 // normal priority: at the idle one a DELETE or an episode end took seconds under recall load
 // and waited out whole IVF training runs. Main-thread side.
 import { Piscina } from 'piscina';
-import type { Lane } from '../../shared/messages.js';
+import type { Lane } from '../../shared/protocol/pool.js';
 
 export type { Lane };
 

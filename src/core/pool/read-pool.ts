@@ -1,11 +1,11 @@
-// Main-thread side of the read/CPU pool: every task goes to its lane (LANE_OF), interactive,
+// Main-thread side of the read/CPU pool: every task goes to its lane (POOL_TASKS), interactive,
 // requested or background (lane-pool.ts). Workers are long-lived: each opens its read-only connection
 // and prepares its statements once.
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../shared/config.js';
 import { ServiceError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { LANE_OF, type PoolOp, type PoolReply, type PoolResults, type PoolWorkerData, type ReadSide, type StageTimings, type TaskOf } from '../../shared/messages.js';
+import { POOL_TASKS, type PoolOp, type PoolReply, type PoolResults, type PoolWorkerData, type ReadSide, type StageTimings, type TaskOf } from '../../shared/protocol/pool.js';
 import { askThreadsToClose } from '../../shared/pool-close.js';
 import { LanePool } from './lane-pool.js';
 
@@ -78,7 +78,7 @@ export class ReadPool {
 
   async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
     // Piscina's answers are untyped; the worker's `handle` answers a TaskOf<T> with a PoolReply<T>.
-    const result = (await this.lanes.run(LANE_OF[task.op], task)) as PoolReply<T>;
+    const result = (await this.lanes.run(POOL_TASKS[task.op].lane, task)) as PoolReply<T>;
     if (!result.ok) throw ServiceError.fromWire(result.error);
     if (result.timings) this.onStageTimings?.(task.op, result.timings);
     if (result.readSide) this.onReadSide?.(result.readSide);

@@ -9,7 +9,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { noBody } from '../body.js';
 import { headerOf, type Mount, type RawRequest } from '../mount.js';
-import type { MemoryOperations } from '../operations.js';
+import type { OperationHandlers } from '../../core/operations/contract.js';
 import { sendJson } from '../respond.js';
 import type { Exchange } from '../exchange.js';
 import { sendWebResponse, toWebRequest } from './bridge.js';
@@ -20,7 +20,7 @@ export const MCP_PATH = '/mcp';
 
 export interface McpMountOptions {
   config: Config;
-  ops: MemoryOperations;
+  ops: OperationHandlers;
   log: Logger;
   name: string;
   version: string;

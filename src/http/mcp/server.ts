@@ -9,12 +9,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import type { MemoryOperations } from '../operations.js';
+import { jsonText, valueOf, type OperationHandlers } from '../../core/operations/contract.js';
 import { MEMORY_TOOLS, TOOLS_BY_NAME } from './tools.js';
-import { isTruncated } from '../truncation.js';
 import { publicError } from '../public-error.js';
-import { JsonAnswer } from '../json-answer.js';
-import { positionOf, positionReader } from '../answer-position.js';
+import { positionReader } from '../caller-position.js';
 import { POSITION_META_KEY } from '../../shared/wal-position.js';
 
 /**
@@ -32,11 +30,11 @@ const TEXT_COPY_MAX_BYTES = 1024 * 1024;
 const TRUNCATED_NOTE = 'Some memories were left out to keep the answer within the response budget; lower limit or narrow the query.';
 
 export interface McpServerOptions {
-  /** The backend decides whether a recall's position in `_meta` is read (answer-position.ts). */
+  /** The backend decides whether a recall's position in `_meta` is read (caller-position.ts). */
   config: Pick<Config, 'postgres'>;
   name: string;
   version: string;
-  ops: MemoryOperations;
+  ops: OperationHandlers;
   log: Logger;
 }
 
@@ -77,7 +75,7 @@ const POSITION_META_FIELD = `_meta["${POSITION_META_KEY}"]`;
  * Runs one tool. Bad arguments and domain failures (unknown episode, …) are tool results with
  * `isError: true` carrying the REST error message, so the model can read and correct them;
  * an unknown tool name is a protocol error, as the MCP spec asks. `meta`: the call's `_meta`,
- * where a recall finds the position it must read at (answer-position.ts) — the agent's MCP
+ * where a recall finds the position it must read at (caller-position.ts) — the agent's MCP
  * client passes on what a write's result carried in its own `_meta`.
  */
 export async function callTool(options: McpServerOptions, name: string, args: unknown, meta?: Record<string, unknown>): Promise<CallToolResult> {
@@ -85,16 +83,15 @@ export async function callTool(options: McpServerOptions, name: string, args: un
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; available: ${[...TOOLS_BY_NAME.keys()].join(', ')}`);
   try {
     const position = tool.position === 'accepted' ? positionReader(options.config)(meta?.[POSITION_META_KEY], POSITION_META_FIELD) : undefined;
-    const result = await tool.run(options.ops, tool.input.parse(args), position === undefined ? undefined : { position });
+    const answer = await tool.run(options.ops, tool.input.parse(args), position === undefined ? undefined : { position });
     // An answer the pool serialised is parsed once, here, and its JSON reused as the text.
-    const json = result instanceof JsonAnswer ? result.text() : JSON.stringify(result);
-    const bytes = result instanceof JsonAnswer ? result.bytes.byteLength : Buffer.byteLength(json);
-    const structuredContent = (result instanceof JsonAnswer ? result.value(json) : result) as Record<string, unknown>;
-    const written = positionOf(result);
+    const json = jsonText(answer);
+    const bytes = answer.json ? answer.json.byteLength : Buffer.byteLength(json);
+    const structuredContent = valueOf(answer, json) as Record<string, unknown>;
     return {
-      content: contentOf(json, bytes, isTruncated(result)),
+      content: contentOf(json, bytes, answer.truncated === true),
       structuredContent,
-      ...(written === undefined ? {} : { _meta: { [POSITION_META_KEY]: written } }),
+      ...(answer.position === undefined ? {} : { _meta: { [POSITION_META_KEY]: answer.position } }),
     };
   } catch (thrown) {
     const error = publicError(thrown, options.log, { tool: name }, 'MCP tool failed');

@@ -8,7 +8,7 @@ import {
   OPERATION_NAMES, OPERATIONS, type OperationDeclaration, type OperationName, type PositionUse, type ToolAnnotations,
 } from '../../shared/operations/index.js';
 import { compileValidator, type Validator } from '../../shared/validation.js';
-import { invoke, type MemoryOperations, type RequestContext } from '../operations.js';
+import { invoke, type Answer, type OperationHandlers, type RequestContext } from '../../core/operations/contract.js';
 
 export interface MemoryTool {
   name: string;
@@ -19,7 +19,7 @@ export interface MemoryTool {
   annotations: ToolAnnotations;
   /** Names its commit's position in the result's `_meta` ('returned'), or reads one from the call's ('accepted'). */
   position?: PositionUse;
-  run(ops: MemoryOperations, args: unknown, request?: RequestContext): unknown;
+  run(ops: OperationHandlers, args: unknown, request?: RequestContext): Answer<unknown> | Promise<Answer<unknown>>;
 }
 
 function toolOf(operation: OperationName): MemoryTool[] {

@@ -7,7 +7,7 @@
 //     Counted in `archived` only.
 // The port selects just the rows a run can change, so a large healthy store costs one index scan.
 import { DAY_MS, lapsedDifficulty, lapsedStability, retrievability } from '../../shared/fsrs.js';
-import type { ConsolidationPlan } from '../../shared/messages.js';
+import type { ConsolidationPlan } from '../../shared/protocol/writer.js';
 import type { ReadPort } from '../read-port.js';
 
 /** The read decay needs (the read port's). */

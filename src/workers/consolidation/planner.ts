@@ -1,7 +1,7 @@
 // A consolidation run's read side, in the pool: promotion clusters and decay steps computed
 // from this worker's read port (either backend). The writer applies the plan as one command.
 import type { Config } from '../../shared/config.js';
-import type { ConsolidationPlan } from '../../shared/messages.js';
+import type { ConsolidationPlan } from '../../shared/protocol/writer.js';
 import type { Embedder } from '../embedding/index.js';
 import type { ReadPort } from '../read-port.js';
 import { DecayPlanner } from './decay.js';

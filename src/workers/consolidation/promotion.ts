@@ -4,7 +4,7 @@
 // participant, else the first participant — the entity `end` extracts facts about).
 // Only entities with a candidate newer than the last run's watermark are clustered: the
 // others' statements were compared before and did not repeat.
-import type { ConsolidationPlan } from '../../shared/messages.js';
+import type { ConsolidationPlan } from '../../shared/protocol/writer.js';
 import type { Embedder } from '../embedding/index.js';
 import type { ReadPort } from '../read-port.js';
 import { clusterRepeats, representative, type Statement } from './cluster.js';

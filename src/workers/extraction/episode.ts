@@ -2,7 +2,8 @@
 // the deterministic rules when it fails (tier 1). Storing, de-duplication against what the
 // entity already holds and counting happen in the writer (WriteStore.endEpisode).
 import { fail } from '../../shared/errors.js';
-import type { ExtractedMemory, PoolResults } from '../../shared/messages.js';
+import type { PoolResults } from '../../shared/protocol/pool.js';
+import type { ExtractedMemory } from '../../shared/protocol/writer.js';
 import type { EntityRecord, Outcome } from '../../shared/schemas.js';
 import type { ReadPort } from '../read-port.js';
 import type { LlmExtractor } from './llm.js';

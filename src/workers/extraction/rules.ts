@@ -1,7 +1,7 @@
 // Tier-1 extraction: deterministic rules over clear first-person statements (the table is in
 // fact-rules.ts) and how-to steps. It is the fallback whenever the LLM extractor is
 // unavailable, so it must never throw.
-import type { ExtractedMemory } from '../../shared/messages.js';
+import type { ExtractedMemory } from '../../shared/protocol/writer.js';
 import type { Outcome } from '../../shared/schemas.js';
 import { contentKey } from '../../shared/text.js';
 import { FACT_RULES } from './fact-rules.js';

@@ -8,7 +8,7 @@
 // the vectors, for a small loss of recall measured by `npm run bench:scale`.
 
 /** `count` centroids of `dimensions` each, row after row, every row unit length. */
-import type { Centroids } from '../../shared/messages.js';
+import type { Centroids } from '../../shared/protocol/writer.js';
 export type { Centroids };
 
 /** Cells for a namespace of `vectors` vectors: √N/2 (cells of ~2√N vectors), within bounds. */

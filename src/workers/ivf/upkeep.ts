@@ -4,7 +4,8 @@
 // results (src/writer/ivf-generations.ts). The main thread's VectorIndexer (src/core/jobs/ivf-upkeep.ts) decides what runs.
 import type { Db } from '../../shared/db.js';
 import { float32FromBlob } from '../../shared/meta.js';
-import type { VectorIndexStatus, VectorMove } from '../../shared/messages.js';
+import type { VectorIndexStatus } from '../../shared/protocol/pool.js';
+import type { VectorMove } from '../../shared/protocol/writer.js';
 export type { VectorIndexStatus };
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { VectorCells } from './cells.js';

@@ -6,7 +6,7 @@
 // snapshot replicates with the delete.
 import { randomUUID } from 'node:crypto';
 import { fail } from '../../shared/errors.js';
-import type { PoolResults } from '../../shared/messages.js';
+import type { PoolResults } from '../../shared/protocol/pool.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 import { SNAPSHOT_FORMAT_VERSION } from '../../shared/snapshot-file.js';
 import type { Sql } from './client.js';

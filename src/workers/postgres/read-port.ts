@@ -2,7 +2,7 @@
 // recall's snapshot is one REPEATABLE READ, READ ONLY transaction on one connection, so the IVF
 // cells probed and the vectors scanned agree, as in SQLite's read transaction.
 import type { EntityRecord, StatsResult, ValidatedListEntities } from '../../shared/schemas.js';
-import type { VectorMove } from '../../shared/messages.js';
+import type { VectorMove } from '../../shared/protocol/writer.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { storableText } from '../../shared/postgres-text.js';

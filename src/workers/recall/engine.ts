@@ -20,7 +20,7 @@ import { liftedByNeighbours } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { queryTerms } from './query-text.js';
 import type { CandidateRow, Proposal, RecallContext } from './signals.js';
-import type { StageTimings } from '../../shared/messages.js';
+import type { StageTimings } from '../../shared/protocol/pool.js';
 import { timed, timedAsync } from './timing.js';
 import { ResponseBudget, type Budgeted } from '../response-budget.js';
 export interface RecallRequest {

@@ -21,7 +21,7 @@ export interface RecallContext {
   depth: number;
   now: number;
   /** Per-stage milliseconds: a signal may record sub-stages here (e.g. `embed`, `knn`) with timed(). */
-  timings?: import('../../shared/messages.js').StageTimings;
+  timings?: import('../../shared/protocol/pool.js').StageTimings;
 }
 
 /** A candidate a signal proposes, with the signal's raw score (higher is better). */

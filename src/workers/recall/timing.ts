@@ -1,7 +1,7 @@
 // Stage timing for the recall pipeline: each stage (a signal by its name, hydration, fusion)
 // adds its wall time to a per-task record that the pool hands back to the main thread for
 // the recall_stage_duration_seconds histogram. Repeated names accumulate.
-import type { StageTimings } from '../../shared/messages.js';
+import type { StageTimings } from '../../shared/protocol/pool.js';
 
 export function timed<T>(timings: StageTimings, stage: string, work: () => T): T {
   const started = performance.now();

@@ -5,7 +5,7 @@
 import type { Config } from '../../shared/config.js';
 import { embedderIdentity } from '../../shared/embedder-identity.js';
 import { toWireError } from '../../shared/errors.js';
-import type { CommandOf, WriterCommand, WriterCommandType, WriterReply, WriterRequest, WriterResults } from '../../shared/messages.js';
+import type { CommandOf, WriterCommand, WriterCommandType, WriterReply, WriterRequest, WriterResults } from '../../shared/protocol/writer.js';
 import { PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
 import type { BatchOutcome, WriteCommandSet, WriteStorePort } from '../store-port.js';
 import { applyConsolidation } from './consolidation.js';

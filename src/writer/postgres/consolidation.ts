@@ -1,6 +1,6 @@
 // The write side of a consolidation run on PostgreSQL (twin of ../consolidation.ts): applies the
 // pool's plan, re-checking each item against the row as it is now, and counts only real changes.
-import type { ConsolidationPlan } from '../../shared/messages.js';
+import type { ConsolidationPlan } from '../../shared/protocol/writer.js';
 import type { ConsolidateResult } from '../../shared/schemas.js';
 import { promotionWatermarkKey } from '../../shared/sql-schema.js';
 import type { Tx } from './connect.js';

@@ -4,7 +4,7 @@
 // transaction that deletes them, so a row is never gone without its copy, and both replicate.
 // Open deletes (forgetBegin … forgetEnd) are this node's: another node's writer does not see them.
 import { fail } from '../../shared/errors.js';
-import type { CommandOf, WriterResults } from '../../shared/messages.js';
+import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import { vectorFromBlob } from '../../shared/meta.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { MemoryType } from '../../shared/schemas.js';

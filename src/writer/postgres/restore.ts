@@ -4,7 +4,7 @@
 // namespace is a conflict (ids are global).
 import { randomUUID } from 'node:crypto';
 import { fail } from '../../shared/errors.js';
-import type { CommandOf, WriterResults } from '../../shared/messages.js';
+import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { Tx } from './connect.js';

@@ -4,7 +4,7 @@
 // (an episode id, the entity a delete names) cannot name anything stored here: that is SQLite's
 // answer for an unknown key, not found.
 import { fail, type ServiceError } from '../../shared/errors.js';
-import type { WriterCommand } from '../../shared/messages.js';
+import type { WriterCommand } from '../../shared/protocol/writer.js';
 import { storableText } from '../../shared/postgres-text.js';
 
 /** character_not_in_repertoire (text) and untranslatable_character (jsonb). */

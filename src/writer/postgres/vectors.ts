@@ -2,7 +2,7 @@
 // ../ivf-generations.ts. A vector is a float32 bytea row in memory_vectors with its IVF cell;
 // every cell the pool proposes is checked against the namespace's newest generation, and a vector
 // computed against replaced centroids lands in the unassigned cell instead.
-import type { CommandOf, WriterResults } from '../../shared/messages.js';
+import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import { blobOf } from '../../shared/meta.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { Tx } from './connect.js';

@@ -1,45 +1,23 @@
-// The handlers of the declared operations (shared/operations/), independent of transport: one
-// method per operation, named after it and typed from its declaration, so a declaration without
-// its handler does not compile. REST routes and MCP tools both call these with input already
-// validated and defaulted, so the two surfaces cannot drift apart.
-import type { Config } from '../shared/config.js';
-import type { Input, OperationName, Output } from '../shared/operations/index.js';
-import type { WriterClient } from '../core/writer-client.js';
-import type { ReadPool } from '../core/pool/read-pool.js';
-import { fail, ServiceError } from '../shared/errors.js';
-import { markTruncated } from './truncation.js';
-import { JsonAnswer } from './json-answer.js';
-import type { EmbeddingBackfill } from '../core/jobs/embedding-backfill.js';
-import type { Reinforcer } from '../core/reinforcement.js';
-import type { Consolidator } from '../core/jobs/consolidator.js';
-import { EntityDeletion } from '../core/entity-deletion.js';
-import { SnapshotRestore } from '../core/snapshot-restore.js';
-import { DeleteRestoreTurns } from '../core/take-turns.js';
-import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from '../core/cluster-turns.js';
-import type { Logger } from '../shared/logger.js';
-import type { QueryEmbeddingCache } from '../core/query-embedding-cache.js';
-import { CommitTrail } from '../core/commit-trail.js';
-import { furthestWalPosition, READ_PRIMARY } from '../shared/wal-position.js';
-import { withPosition } from './answer-position.js';
-
-/**
- * One handler per declared operation. It answers the output, or — recall, recall_grouped,
- * inspect — the output the pool worker already serialised (JsonAnswer), which REST sends as is.
- * A write declared `position: 'returned'` marks its answer with its commit's position
- * (answer-position.ts).
- */
-export type OperationHandlers = {
-  [K in OperationName]: (input: Input<K>, request: RequestContext) => Answer<Output<K>> | Promise<Answer<Output<K>>>;
-};
-type Answer<T> = T | JsonAnswer<T>;
-
-/** What a request says beside its input, whichever surface it came through. */
-export interface RequestContext {
-  /** The caller's WAL position (pg_lsn text, validated), on operations declared `position: 'accepted'`. */
-  position?: string;
-}
-
-const NO_CONTEXT: RequestContext = Object.freeze({});
+// The use cases: one handler per declared operation (shared/operations/), independent of
+// transport. Each answers an Answer (contract.ts) that says, beside its JSON, what the surfaces
+// tell the caller next to it: a cut to the response budget, a write's commit position.
+import type { Config } from '../../shared/config.js';
+import type { Input, Output } from '../../shared/operations/index.js';
+import type { WriterClient } from '../writer-client.js';
+import type { ReadPool } from '../pool/read-pool.js';
+import { fail, ServiceError } from '../../shared/errors.js';
+import type { EmbeddingBackfill } from '../jobs/embedding-backfill.js';
+import type { Reinforcer } from '../reinforcement.js';
+import type { Consolidator } from '../jobs/consolidator.js';
+import { EntityDeletion } from '../entity-deletion.js';
+import { SnapshotRestore } from '../snapshot-restore.js';
+import { DeleteRestoreTurns } from '../take-turns.js';
+import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from '../cluster-turns.js';
+import type { Logger } from '../../shared/logger.js';
+import type { QueryEmbeddingCache } from '../query-embedding-cache.js';
+import { CommitTrail } from '../commit-trail.js';
+import { furthestWalPosition, READ_PRIMARY } from '../../shared/wal-position.js';
+import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer, type OperationHandlers, type RequestContext } from './contract.js';
 
 export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;
@@ -68,12 +46,13 @@ export class MemoryOperations implements OperationHandlers {
   onExtraction: ((extractor: 'llm' | 'rules' | 'none', fallbackReason?: string) => void) | null = null;
 
   /**
-   * A write's answer, marked with the position of the commit of its last writer command (the
-   * trail `write` hands to each), so a recall given it, on any node, sees the write.
+   * A write's answer, with the position of the commit of its last writer command (the trail
+   * `write` hands to each), so a recall given it, on any node, sees the write.
    */
-  private async written<T extends object>(write: (trail: CommitTrail) => Promise<T>): Promise<T> {
+  private async written<T>(write: (trail: CommitTrail) => Promise<T>): Promise<ValueAnswer<T>> {
     const trail = new CommitTrail();
-    return withPosition(await write(trail), trail.position);
+    const value = await write(trail);
+    return answerOf(value, trail.position);
   }
 
   /** New memory rows need vectors; the backfill embeds them off the request path. */
@@ -96,36 +75,36 @@ export class MemoryOperations implements OperationHandlers {
    * Synchronous, so it is answered before uWS returns. Fails (503) once the writer thread has
    * died: the service cannot store anything.
    */
-  health(): Output<'health'> {
+  health(): ValueAnswer<Output<'health'>> {
     const failed = this.writer.failed;
     if (failed) throw failed;
-    return { status: 'ok', version: this.version };
+    return { value: { status: 'ok', version: this.version } };
   }
 
-  createEntity(input: Input<'createEntity'>): Promise<Output<'createEntity'>> {
+  createEntity(input: Input<'createEntity'>): Promise<ValueAnswer<Output<'createEntity'>>> {
     return this.written((trail) => this.writer.send({ type: 'ensureEntity', name: input.name, kind: input.kind }, trail));
   }
 
-  remember(input: Input<'remember'>): Promise<Output<'remember'>> {
+  remember(input: Input<'remember'>): Promise<ValueAnswer<Output<'remember'>>> {
     return this.written((trail) =>
       this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence }, trail)));
   }
 
-  async recall(input: Input<'recall'>, request: RequestContext): Promise<JsonAnswer<Output<'recall'>>> {
+  async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
     const queryVector = this.queryCache.get(input.query);
     const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector, after: this.readAfter(request) });
     if (embedded) this.queryCache.set(input.query, embedded);
     this.reinforcer.record(rowids);
-    return markTruncated(new JsonAnswer(answer), truncated);
+    return serialisedAnswer(answer, truncated);
   }
 
-  async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<JsonAnswer<Output<'recallGrouped'>>> {
+  async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recallGrouped'>>> {
     try {
       const queryVector = this.queryCache.get(input.query);
       const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector, after: this.readAfter(request) });
       if (embedded) this.queryCache.set(input.query, embedded);
       this.reinforcer.record(rowids);
-      return markTruncated(new JsonAnswer(answer), truncated);
+      return serialisedAnswer(answer, truncated);
     } catch (error) {
       // The spec names this failure: the recall pipeline failed → 500 with {error}. Its cause
       // can name files or SQL, so it goes to the log and the client gets the fixed message.
@@ -136,17 +115,17 @@ export class MemoryOperations implements OperationHandlers {
     }
   }
 
-  startEpisode(input: Input<'startEpisode'>): Promise<Output<'startEpisode'>> {
+  startEpisode(input: Input<'startEpisode'>): Promise<ValueAnswer<Output<'startEpisode'>>> {
     return this.written((trail) => this.writer.send({ type: 'startEpisode', participants: input.participants }, trail));
   }
 
-  addMessage(input: Input<'addMessage'>): Promise<Output<'addMessage'>> {
+  addMessage(input: Input<'addMessage'>): Promise<ValueAnswer<Output<'addMessage'>>> {
     return this.written((trail) =>
       this.stored(this.writer.send({ type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content }, trail)));
   }
 
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
-  async endEpisode(input: Input<'endEpisode'>): Promise<Output<'endEpisode'>> {
+  async endEpisode(input: Input<'endEpisode'>): Promise<ValueAnswer<Output<'endEpisode'>>> {
     const { episode_id: episodeId, outcome } = input;
     const { memories, extractor, fallbackReason, sourceIds } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
     this.onExtraction?.(extractor, fallbackReason);
@@ -154,41 +133,36 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   /** Snapshot in the pool, then delete in time-bounded chunks (core/entity-deletion.ts). */
-  forget(input: Input<'forget'>): Promise<Output<'forget'>> {
+  forget(input: Input<'forget'>): Promise<ValueAnswer<Output<'forget'>>> {
     return this.written((trail) => this.deletion.forget(input.entity_name, trail));
   }
 
   /** Deletion snapshots beside the database, oldest first, as `memory-runtime snapshots --json` lists them. */
-  async listSnapshots(): Promise<Output<'listSnapshots'>> {
-    return { snapshots: await this.restoration.problems.addTo(await this.pool.run({ op: 'listSnapshots' })) };
+  async listSnapshots(): Promise<ValueAnswer<Output<'listSnapshots'>>> {
+    return answerOf({ snapshots: await this.restoration.problems.addTo(await this.pool.run({ op: 'listSnapshots' })) });
   }
 
   /** Online restore: file read in the pool, memories put back by the writer in bounded chunks. */
-  restoreSnapshot(input: Input<'restoreSnapshot'>): Promise<Output<'restoreSnapshot'>> {
+  restoreSnapshot(input: Input<'restoreSnapshot'>): Promise<ValueAnswer<Output<'restoreSnapshot'>>> {
     return this.written((trail) => this.restoration.restore(input.snapshot_id, trail));
   }
 
   /** The namespace's entities by name, a page at a time (the console's entity list). */
-  listEntities(input: Input<'listEntities'>): Promise<Output<'listEntities'>> {
-    return this.pool.run({ op: 'listEntities', input });
+  async listEntities(input: Input<'listEntities'>): Promise<ValueAnswer<Output<'listEntities'>>> {
+    return answerOf(await this.pool.run({ op: 'listEntities', input }));
   }
 
-  async inspect(input: Input<'inspect'>): Promise<JsonAnswer<Output<'inspect'>>> {
+  async inspect(input: Input<'inspect'>): Promise<SerialisedAnswer<Output<'inspect'>>> {
     const { answer, truncated } = await this.pool.run({ op: 'inspect', input });
-    return markTruncated(new JsonAnswer(answer), truncated);
+    return serialisedAnswer(answer, truncated);
   }
 
-  stats(): Promise<Output<'stats'>> {
-    return this.pool.run({ op: 'stats' });
+  async stats(): Promise<ValueAnswer<Output<'stats'>>> {
+    return answerOf(await this.pool.run({ op: 'stats' }));
   }
 
   /** Promotion, decay and archiving: planned in the pool, written by the writer, one run at a time. */
-  consolidate(): Promise<Output<'consolidate'>> {
+  consolidate(): Promise<ValueAnswer<Output<'consolidate'>>> {
     return this.written((trail) => this.consolidator.run(trail));
   }
-}
-
-/** Calls the handler of `name` with input the caller has validated against its declaration. */
-export function invoke(ops: OperationHandlers, name: OperationName, input: unknown, request: RequestContext = NO_CONTEXT): unknown {
-  return (ops[name] as (input: unknown, request: RequestContext) => unknown).call(ops, input, request);
 }

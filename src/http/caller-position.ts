@@ -1,24 +1,11 @@
 // Read-your-writes across nodes and clients (PostgreSQL with replicas). A write's answer names the
-// WAL position of its commit; a recall given that position is served by a replica only once the
-// replica has replayed past it (else by the primary), on whichever node it lands. The position
-// travels beside the result, not in it, so the JSON keeps exactly the spec's shape: REST carries
-// it in the Memory-Position header, MCP in `_meta` (as truncation.ts does for its flag).
+// WAL position of its commit (core/operations/contract.ts); a recall given that position is served
+// by a replica only once the replica has replayed past it (else by the primary), on whichever node
+// it lands. The caller hands it back beside the input, not in it, so the JSON keeps exactly the
+// spec's shape: over REST in the Memory-Position header, over MCP in the call's `_meta`.
 import type { Config } from '../shared/config.js';
 import { fail } from '../shared/errors.js';
 import { parseWalPosition } from '../shared/wal-position.js';
-
-const positions = new WeakMap<object, string>();
-
-/** `result`, marked with the position of the commit that stored it (none: nothing to mark). */
-export function withPosition<T extends object>(result: T, position: string | undefined): T {
-  if (position !== undefined) positions.set(result, position);
-  return result;
-}
-
-/** The position a write's result was marked with. */
-export function positionOf(result: unknown): string | undefined {
-  return typeof result === 'object' && result !== null ? positions.get(result) : undefined;
-}
 
 /**
  * A caller's position (`field` names where it came from, for the error): undefined when absent

@@ -1,0 +1,182 @@
+// The writer protocol: the commands the main thread (and the pool, through it) sends to the one
+// writer thread, their results, and the thread's own reports. Requests carry an id; replies carry
+// the same id; errors cross as a plain WireError.
+import type { WireError } from '../errors.js';
+import type { SnapshotFileT, SnapshotHeaderT } from '../file-formats.js';
+import type { PriorityChange } from '../os-thread.js';
+import type {
+  ConsolidateResult, EndEpisodeResult, EntityKind, EntityRecord, MemoryType, Outcome, StartEpisodeResult, StoredFactRecord,
+} from '../schemas.js';
+
+/** A memory produced by extraction, ready for the writer to store. */
+export interface ExtractedMemory {
+  content: string;
+  memory_type: Exclude<MemoryType, 'episodic'>;
+  confidence: number;
+  /** 1 = rule-based, 2 = LLM. */
+  extraction_tier: number;
+  /** Entity names the memory is about; the first is its owner. */
+  entities: string[];
+}
+
+/** Writes, handled by the single writer thread. Each maps to its result in WriterResults. */
+export type WriterCommand =
+  | { type: 'ensureEntity'; name: string; kind: EntityKind }
+  | { type: 'remember'; entity: string; fact: string; confidence: number }
+  | { type: 'startEpisode'; participants: string[] }
+  | { type: 'addMessage'; episodeId: string; role: string; content: string }
+  | {
+      type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[];
+      /** Ids of the turns extraction read: if any is gone by now (deleted), nothing is stored. */
+      sourceIds: string[];
+    }
+  | {
+      /**
+       * Opens a delete of `entity`: until forgetEnd, the entity's memories with a rowid up to the
+       * returned `maxRowid` (the rows its snapshot will hold) count as deleted for de-duplication
+       * and for extraction, so no write acknowledged meanwhile lands on a row about to go.
+       */
+      type: 'forgetBegin';
+      deletionId: number;
+      entity: string;
+    }
+  | { type: 'forgetEnd'; deletionId: number }
+  | {
+      type: 'forgetRows';
+      /** [rowid, id] pairs from an fsynced deletion snapshot; the id guards against a reused rowid. */
+      rows: [number, string][];
+      /**
+       * PostgreSQL only (required there): the snapshot each row is copied into, in the same
+       * transaction that deletes it (tables, not a file). SQLite leaves it out: its snapshot file
+       * was fsynced before the first chunk.
+       */
+      snapshot?: SnapshotHeaderT;
+    }
+  | {
+      /**
+       * Puts back part of a deletion snapshot (src/core/snapshot-restore.ts): as many of `memories`
+       * as fit the writer's time budget; the reply says how many were handled.
+       */
+      type: 'restoreRows';
+      snapshot: SnapshotHeaderT;
+      memories: SnapshotFileT['memories'];
+    }
+  | { type: 'attachVectors'; items: EmbeddedMemory[]; unembeddable?: number[] }
+  | { type: 'reinforce'; rowids: number[]; at: number }
+  | { type: 'consolidate'; plan: ConsolidationPlan }
+  | { type: 'installVectorGeneration'; trainedOn: number; centroids: Centroids }
+  | { type: 'moveVectors'; moves: VectorMove[] }
+  | { type: 'retireVectorGenerations' };
+
+/** A stale vector and the cell of the newest IVF generation it belongs in. */
+export interface VectorMove {
+  rowid: number;
+  cell: number;
+}
+
+/**
+ * What a consolidation run will change, computed in the pool from a read snapshot. The writer
+ * re-checks each item against the current row (it may have been recalled, deleted or promoted
+ * meanwhile) and counts only what it really changed.
+ */
+export interface ConsolidationPlan {
+  at: number;
+  /** Episodic rowids up to this one have been considered for promotion (stored by the writer). */
+  watermark: number;
+  /** Near-duplicate episodic memories of one entity that become one semantic memory. */
+  promote: { ownerId: string; content: string; confidence: number; episodeId: string | null; members: number[] }[];
+  /** FSRS state after decay; `lastAccessAt` is what the planner saw (unchanged = still applies). */
+  decay: { rowid: number; lastAccessAt: number; stability: number; difficulty: number; decayed: boolean; archive: boolean }[];
+}
+
+/** A vector computed in the pool for a stored memory, plus entities its text mentions. */
+export interface EmbeddedMemory {
+  rowid: number;
+  vector: Float32Array;
+  /** IVF cell the pool chose (the writer checks it is still current); 0 = unassigned. */
+  cell: number;
+  mentionedEntityIds: string[];
+}
+
+/** An IVF generation's centroids, row-major (`count` × `dimensions`), computed in the pool. */
+export interface Centroids {
+  readonly count: number;
+  readonly dimensions: number;
+  readonly data: Float32Array;
+}
+
+export interface WriterResults {
+  ensureEntity: EntityRecord;
+  remember: StoredFactRecord;
+  startEpisode: StartEpisodeResult;
+  addMessage: { status: 'ok' };
+  endEpisode: EndEpisodeResult;
+  forgetBegin: { maxRowid: number };
+  forgetEnd: { status: 'ok' };
+  /**
+   * `processed`: how many of `rows` were handled (the rest did not fit the time budget).
+   * `copied` (PostgreSQL): the removed rows copied into the snapshot, by memory type — the
+   * snapshot's counts are these, not the listing's (a row listed may be gone by the time its
+   * chunk runs). SQLite's snapshot is the file, written whole before the first chunk.
+   */
+  forgetRows: { processed: number; removed: number; copied?: Record<MemoryType, number> };
+  /** `processed`: how many of `memories` were handled; `restored` + `present` = processed. */
+  restoreRows: { processed: number; restored: number; present: number };
+  attachVectors: { attached: number };
+  reinforce: { reinforced: number };
+  consolidate: ConsolidateResult;
+  installVectorGeneration: { generation: number; cells: number };
+  moveVectors: { moved: number; repaired: number };
+  retireVectorGenerations: { retired: number };
+}
+
+export type WriterCommandType = WriterCommand['type'];
+export type CommandOf<T extends WriterCommandType> = Extract<WriterCommand, { type: T }>;
+
+/**
+ * The writer thread's dispatch table: one handler per command, returning that command's result.
+ * A command without a handler, or a handler returning the wrong shape, fails to compile.
+ */
+export type WriterHandlers = { [K in WriterCommandType]: (command: CommandOf<K>) => WriterResults[K] };
+
+export interface WriterRequest {
+  id: number;
+  command: WriterCommand;
+}
+
+export type WriterReply =
+  /**
+   * `position` (PostgreSQL): the WAL position at or past the commit of the batch this command was
+   * in, when it could be read — what the answer to the write carries (Memory-Position).
+   */
+  | { id: number; ok: true; result: unknown; position?: string }
+  | { id: number; ok: false; error: WireError };
+
+/** Sent by the writer after each committed transaction (for metrics and tests). */
+export interface WriterBatchReport {
+  type: 'batch';
+  commands: number;
+  commitMs: number;
+  /**
+   * PostgreSQL: the WAL position at or past the commit (see BatchOutcome in writer/store-port.ts);
+   * null when the batch committed but its position could not be read. Absent on SQLite, and when
+   * the flush committed nothing.
+   */
+  position?: string | null;
+}
+
+/** Sent instead of WriterReady when the file could not be opened or migrated. */
+export interface WriterStartFailed {
+  type: 'startFailed';
+  /** SQLite's or the file system's code, e.g. SQLITE_CORRUPT, SQLITE_NOTADB, EACCES. */
+  code: string;
+  message: string;
+}
+
+/** Sent once by the writer when its connection is open and migrated. */
+export interface WriterReady {
+  type: 'ready';
+  namespaceId: number;
+  /** Whether the writer could lower its OS priority below the process's (logged once if not). */
+  priority: PriorityChange;
+}
