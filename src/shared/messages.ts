@@ -156,6 +156,12 @@ export interface WriterBatchReport {
   position?: string | null;
 }
 
+/** PostgreSQL: the writer lost the primary (writes answer DATABASE_UNAVAILABLE), or found it again. */
+export interface WriterDatabaseState {
+  type: 'database';
+  available: boolean;
+}
+
 /** Sent instead of WriterReady when the file could not be opened or migrated. */
 export interface WriterStartFailed {
   type: 'startFailed';
@@ -190,6 +196,8 @@ export interface ServedNote {
   replicaFailure?: string;
   /** The replica cancelled the snapshot on a recovery conflict and the primary ran it again (counted). */
   recoveryConflict?: boolean;
+  /** The primary did not answer (a failover) and a replica served what it had replayed: the cause, logged. */
+  primaryFailure?: string;
 }
 
 /** What a task notes beside its result for the main thread's metrics. */

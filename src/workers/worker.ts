@@ -197,6 +197,7 @@ export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise
       ...(notes.readSide ? { readSide: notes.readSide } : {}),
       ...(notes.replicaFailure ? { replicaFailure: notes.replicaFailure } : {}),
       ...(notes.recoveryConflict ? { recoveryConflict: true } : {}),
+      ...(notes.primaryFailure ? { primaryFailure: notes.primaryFailure } : {}),
     };
     // Inside the try: a handler resolving null or a primitive must come back as a wire error,
     // not escape as a raw Piscina rejection.

@@ -37,6 +37,8 @@ export class ReadPool {
   onReplicaFailure: ((cause: string) => void) | null = null;
   /** Called when a replica cancelled a recall's snapshot on a recovery conflict and the primary ran it (metrics hook). */
   onRecoveryConflict: (() => void) | null = null;
+  /** A recall was served by a replica alone because the primary did not answer (PostgreSQL failover). */
+  onPrimaryFailure: ((cause: string) => void) | null = null;
 
   constructor(config: Config, namespaceId: number, log: Logger) {
     this.closeChannel = config.postgres ? `memory-runtime-pool-close-${randomUUID()}` : null;
@@ -81,6 +83,7 @@ export class ReadPool {
     if (result.readSide) this.onReadSide?.(result.readSide);
     if (result.replicaFailure) this.onReplicaFailure?.(result.replicaFailure);
     if (result.recoveryConflict) this.onRecoveryConflict?.();
+    if (result.primaryFailure) this.onPrimaryFailure?.(result.primaryFailure);
     return result.value;
   }
 
