@@ -9,11 +9,17 @@ import { connectReader } from './postgres/client.js';
 import { PostgresReadPort } from './postgres/read-port.js';
 import { replicaConnectMs } from '../shared/postgres-url.js';
 import { ReplaceableSql } from '../shared/replaceable-sql.js';
+import { isConnectionFailure } from '../shared/postgres-errors.js';
 import { PrimaryWatch, primaryOrReplica } from './postgres/primary-watch.js';
 
 export interface OpenedReadPort {
   port: ReadPort;
   close(): Promise<void>;
+  /**
+   * PostgreSQL with replicas: whether `error` is the primary lost (a failover), after which the
+   * port's reads go to the replicas, so the task can run again there.
+   */
+  primaryLost?: (error: unknown) => boolean;
 }
 
 export function openReadPort(config: Config, namespaceId: number): OpenedReadPort {
@@ -26,12 +32,17 @@ export function openReadPort(config: Config, namespaceId: number): OpenedReadPor
     // connect_timeout when it sets one), then the primary serves (postgres/replica.ts).
     const connectMs = replicaConnectMs(pg.readUrl ?? pg.url);
     let watch: PrimaryWatch | null = null;
-    const primary = new ReplaceableSql((onClose) => connectReader(pg.url, { max: pg.poolConnections, onClose }), () => watch?.suspect());
+    // With replicas, the primary's connects are bounded too: while it is gone, reads move to them.
+    const primary = new ReplaceableSql((onClose) => connectReader(pg.url, {
+      max: pg.poolConnections, onClose, ...(pg.readUrl ? { connectTimeoutSeconds: connectMs / 1000 } : {}),
+    }), () => watch?.suspect());
     const replica = pg.readUrl
       ? new ReplaceableSql((onClose) => connectReader(pg.readUrl!, { max: pg.poolConnections, connectTimeoutSeconds: connectMs / 1000, onClose }))
       : null;
     // With replicas, reads go on from them while the primary does not answer (a failover).
-    watch = replica ? new PrimaryWatch(primary.sql, connectMs) : null;
+    // Once the primary is found gone, its client is replaced: queries waiting on it in the client's
+    // reconnect loop fail at once (and run again on the replicas) instead of at the connect bound.
+    watch = replica ? new PrimaryWatch(primary.sql, connectMs, () => primary.replace('primary lost')) : null;
     const sql = replica && watch ? primaryOrReplica(primary.sql, replica.sql, watch) : primary.sql;
     const port = new PostgresReadPort(sql, namespaceId, config.namespace, {
       minSimilarity,
@@ -42,6 +53,11 @@ export function openReadPort(config: Config, namespaceId: number): OpenedReadPor
     });
     return {
       port,
+      primaryLost: (error) => {
+        if (!watch || !isConnectionFailure(error)) return false;
+        watch.suspect(error);
+        return true;
+      },
       close: async () => {
         watch?.close();
         await Promise.all([primary.end({ timeout: 1 }), replica?.end({ timeout: 1 })]);

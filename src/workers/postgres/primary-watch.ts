@@ -16,12 +16,19 @@ export class PrimaryWatch {
   private looking = false;
   private closed = false;
 
-  constructor(private readonly primary: Sql, private readonly connectMs: number) {}
+  /** `onDown`: the primary was found gone (its client is replaced: queries stuck in it fail now). */
+  constructor(private readonly primary: Sql, private readonly connectMs: number, private readonly onDown: () => void = () => {}) {}
 
   /** A primary connection closed, or a read on it failed for want of a connection. */
   suspect(error?: unknown): void {
-    if (error !== undefined && isConnectionFailure(error)) this.down ??= failureCause(error);
+    if (error !== undefined && isConnectionFailure(error)) this.markDown(failureCause(error));
     void this.look();
+  }
+
+  private markDown(cause: string): void {
+    const wasUp = this.down === null;
+    this.down = cause;
+    if (wasUp) this.onDown();
   }
 
   close(): void {
@@ -34,7 +41,8 @@ export class PrimaryWatch {
     try {
       for (;;) {
         const cause = await this.ask();
-        this.down = cause;
+        if (cause === null) this.down = null;
+        else this.markDown(cause);
         if (cause === null || this.closed) return;
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
       }

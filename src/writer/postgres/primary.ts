@@ -16,6 +16,12 @@ import { connectWriter, type Sql } from './connect.js';
 
 /** Pause between looks for the primary while it is missing. */
 const RETRY_MS = 100;
+/**
+ * Longest one look waits for an answer. The client, given several hosts, keeps cycling through
+ * them with a growing backoff while none is a primary; a new client after this long tries them
+ * afresh, so a promotion is found within about this much.
+ */
+const LOOK_MS = 1_000;
 
 /** The database went away (with why) or came back. */
 export type DatabaseState = (available: boolean, cause?: string) => void;
@@ -33,6 +39,8 @@ export class PrimaryConnection {
   /** The current connection answered that it is the primary, and has not closed since. */
   private checked = false;
   private available = true;
+  /** When a flush first found no checked primary (null while there is one). */
+  private missingSince: number | null = null;
   /** The one look in progress (flushes and the background search share it). */
   private looking: Promise<string | null> | null = null;
   private searching = false;
@@ -54,12 +62,17 @@ export class PrimaryConnection {
     return this.client.sql;
   }
 
-  /** Resolves once the connection is to a primary; throws DATABASE_UNAVAILABLE after waitMs without one. */
+  /**
+   * Resolves once the connection is to a primary; throws DATABASE_UNAVAILABLE without one. The
+   * wait is waitMs from when the primary was found missing, not from each flush: flushes queued
+   * behind a waiting one do not wait again; past it, a flush gets one look (at most LOOK_MS).
+   */
   async ready(): Promise<void> {
     if (this.checked) return;
-    const deadline = performance.now() + this.waitMs;
+    const deadline = Math.max((this.missingSince ?? performance.now()) + this.waitMs, performance.now() + RETRY_MS);
+    this.missingSince ??= performance.now();
     for (;;) {
-      const cause = await this.lookOnce(deadline - performance.now());
+      const cause = await this.lookOnce(Math.min(LOOK_MS, deadline - performance.now()));
       if (cause === null) return;
       if (performance.now() + RETRY_MS >= deadline) {
         this.wentAway(cause);
@@ -72,6 +85,7 @@ export class PrimaryConnection {
   /** A flush lost the connection or met a standby: the next one starts on a new, checked connection. */
   lost(error: unknown): void {
     this.checked = false;
+    this.missingSince ??= performance.now();
     this.client.replace(failureCause(error));
     this.wentAway(failureCause(error));
   }
@@ -96,6 +110,7 @@ export class PrimaryConnection {
       const answer = await Promise.race([asked, timedOut]);
       if (answer !== 'timeout' && !answer[0]!.standby) {
         this.checked = true;
+        this.missingSince = null;
         this.cameBack();
         return null;
       }
@@ -136,7 +151,7 @@ export class PrimaryConnection {
           this.cameBack();
           break;
         }
-        await this.lookOnce(this.waitMs).catch(() => {});
+        await this.lookOnce(LOOK_MS).catch(() => {});
         if (!this.checked) await sleep(RETRY_MS);
       }
     } finally {
