@@ -116,6 +116,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     primaryFailureLoggedAt = performance.now();
     log.warn({ cause, db: config.postgres?.label }, 'primary unreachable: recall serves what the replicas have replayed (writes acknowledged since may be missing)');
   };
+  pool.onThreadLost = (error) => log.warn({ err: error }, 'a pool thread ended on the postgres client\'s null-socket write; its read ran again on another thread');
   writer.onDatabaseState = (available) => {
     if (available) log.info({ db: config.postgres?.label }, 'primary found again: writes resume');
     else log.warn({ db: config.postgres?.label, waitMs: config.postgres?.writeWaitMs }, 'primary lost: writes answer 503 DATABASE_UNAVAILABLE until one answers');
