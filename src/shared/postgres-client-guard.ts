@@ -29,6 +29,8 @@ export function isNullSocketWrite(error: unknown): boolean {
 /** A client the guard can replace: it says whether it lost a connection since it was made. */
 export interface GuardedClient {
   readonly lostConnection: boolean;
+  /** Its sessions hold nothing between queries (reads): replacing it loses nothing but connections. */
+  readonly stateless: boolean;
   replace(reason: string): void;
 }
 
@@ -64,10 +66,12 @@ function installGuard(): void {
     }
     caught++;
     // The failing connection is one that closed; which client owns it the stack cannot tell, so
-    // every client that lost a connection is replaced. One whose connections all stand is left
-    // alone: replacing it would drop what its session holds (advisory locks, a transaction).
-    for (const client of clients) {
-      if (client.lostConnection) client.replace('the postgres client failed writing to a closed connection');
+    // every client that lost a connection is replaced. The client does not report every close
+    // (one that closes while connecting reconnects without a word), so should none say so, the
+    // stateless ones (reads) are replaced; one holding session state (advisory locks) is left.
+    const lost = [...clients].filter((client) => client.lostConnection);
+    for (const client of lost.length > 0 ? lost : [...clients].filter((c) => c.stateless)) {
+      client.replace('the postgres client failed writing to a closed connection');
     }
   };
   process.on('uncaughtException', installed);

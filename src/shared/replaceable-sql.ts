@@ -26,7 +26,8 @@ export class ReplaceableSql<S extends postgres.Sql<any>> implements GuardedClien
   /** Called after a replacement (the owner drops what it knew of the old sessions). */
   onReplaced: (() => void) | null = null;
 
-  constructor(private readonly open: OpenClient<S>, private readonly onClose: () => void = () => {}) {
+  /** `stateless`: its sessions hold nothing between queries (the guard may replace it unasked). */
+  constructor(private readonly open: OpenClient<S>, private readonly onClose: () => void = () => {}, readonly stateless = false) {
     this.current = this.make();
     const self = this;
     this.sql = new Proxy(function stand() {} as unknown as S, {

@@ -35,9 +35,9 @@ export function openReadPort(config: Config, namespaceId: number): OpenedReadPor
     // With replicas, the primary's connects are bounded too: while it is gone, reads move to them.
     const primary = new ReplaceableSql((onClose) => connectReader(pg.url, {
       max: pg.poolConnections, onClose, ...(pg.readUrl ? { connectTimeoutSeconds: connectMs / 1000 } : {}),
-    }), () => watch?.suspect());
+    }), () => watch?.suspect(), true);
     const replica = pg.readUrl
-      ? new ReplaceableSql((onClose) => connectReader(pg.readUrl!, { max: pg.poolConnections, connectTimeoutSeconds: connectMs / 1000, onClose }))
+      ? new ReplaceableSql((onClose) => connectReader(pg.readUrl!, { max: pg.poolConnections, connectTimeoutSeconds: connectMs / 1000, onClose }), () => {}, true)
       : null;
     // With replicas, reads go on from them while the primary does not answer (a failover).
     // Once the primary is found gone, its client is replaced: queries waiting on it in the client's

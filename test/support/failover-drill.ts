@@ -4,6 +4,9 @@
 // database still holds afterwards.
 import { get, post } from './service.js';
 
+/** A request unanswered this long counts as no answer (status 0): a hang fails the drill instead of stalling it. */
+const NO_ANSWER_MS = 20_000;
+
 export interface Answer {
   node: number;
   /** performance.now() when the answer (or the failure to get one) arrived. */
@@ -48,7 +51,7 @@ export class Drill {
   private async writeLoop(base: string, node: number, writer: number): Promise<void> {
     for (let i = 0; this.running; i++) {
       const started = performance.now();
-      const answer = await post(base, '/v1/remember', { entity: `drill-${node}-${writer}`, fact: `Drill fact n${node}w${writer}i${i}q` })
+      const answer = await post(base, '/v1/remember', { entity: `drill-${node}-${writer}`, fact: `Drill fact n${node}w${writer}i${i}q` }, {}, AbortSignal.timeout(NO_ANSWER_MS))
         .catch(() => null);
       const at = performance.now();
       const status = answer?.status ?? 0;
@@ -61,7 +64,7 @@ export class Drill {
   private async recallLoop(base: string, node: number): Promise<void> {
     while (this.running) {
       const started = performance.now();
-      const answer = await post(base, '/v1/recall', { query: 'Drill fact', limit: 5 }).catch(() => null);
+      const answer = await post(base, '/v1/recall', { query: 'Drill fact', limit: 5 }, {}, AbortSignal.timeout(NO_ANSWER_MS)).catch(() => null);
       const at = performance.now();
       this.recalls.push({ node, at, status: answer?.status ?? 0, ms: at - started, retryAfter: answer?.headers.get('retry-after') ?? null, code: answer?.body?.code });
       await pause(20);
