@@ -109,6 +109,18 @@ export async function startService(config: Config, log: Logger = createLogger(),
   pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);
   pool.onReadSide = (side) => metrics.countRecallSnapshot(side);
   pool.onRecoveryConflict = () => metrics.countRecallRecoveryConflict();
+  // Rate-limited here, not per thread: every recall of an outage would otherwise say it.
+  let primaryFailureLoggedAt = -Infinity;
+  pool.onPrimaryFailure = (cause) => {
+    if (performance.now() - primaryFailureLoggedAt < 10_000) return;
+    primaryFailureLoggedAt = performance.now();
+    log.warn({ cause, db: config.postgres?.label }, 'primary unreachable: recall serves what the replicas have replayed (writes acknowledged since may be missing)');
+  };
+  pool.onThreadLost = (error) => log.warn({ err: error }, 'a pool thread ended on the postgres client\'s null-socket write; its read ran again on another thread');
+  writer.onDatabaseState = (available) => {
+    if (available) log.info({ db: config.postgres?.label }, 'primary found again: writes resume');
+    else log.warn({ db: config.postgres?.label, waitMs: config.postgres?.writeWaitMs }, 'primary lost: writes answer 503 DATABASE_UNAVAILABLE until one answers');
+  };
   pool.onReplicaFailure = (cause) => log.warn({ cause, replicas: config.postgres?.readLabel },
     'replica unreachable: recall reads the primary (retried every 2 s; said at most once a minute per pool thread)');
   metrics.bind({

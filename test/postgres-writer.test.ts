@@ -121,7 +121,7 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
   });
 
   test('a flush whose WAL position cannot be read after COMMIT keeps its replies, its position reported unknown (null)', async () => {
-    const store = opened.store as unknown as { sql: postgres.Sql & Record<string, unknown> };
+    const store = (opened.store as unknown as { store: { sql: postgres.Sql & Record<string, unknown> } }).store;
     const real = store.sql;
     // The connection drops right after COMMIT (a failover): the position query fails.
     const dropped = Object.assign(() => Promise.reject(Object.assign(new Error('connection ended'), { code: 'CONNECTION_ENDED' })),

@@ -14,6 +14,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
+import { ReplaceableSql } from '../shared/replaceable-sql.js';
 import { fail } from '../shared/errors.js';
 import { storableText } from '../shared/postgres-text.js';
 import type { Logger } from '../shared/logger.js';
@@ -52,7 +53,8 @@ export class PostgresClusterTurns implements ClusterTurns {
 
   constructor(url: string, private readonly namespaceId: number, private readonly log: Logger,
     private readonly waitMs = CLUSTER_TURN_WAIT_MS) {
-    this.sql = postgres(url, { max: 1, idle_timeout: 60, onnotice: () => {}, connection: { application_name: 'memory-runtime turns' } });
+    // Replaceable: a connection the client spoils in a failover is replaced (shared/postgres-client-guard.ts).
+    this.sql = new ReplaceableSql((onclose) => postgres(url, { max: 1, idle_timeout: 60, onclose, onnotice: () => {}, connection: { application_name: 'memory-runtime turns' } })).sql;
   }
 
   async take(entity: string | null): Promise<ClusterTurn> {

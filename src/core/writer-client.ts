@@ -3,7 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { fail, ServiceError } from '../shared/errors.js';
-import type { CommandOf, WriterBatchReport, WriterCommandType, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/protocol/writer.js';
+import type { CommandOf, WriterBatchReport, WriterCommandType, WriterDatabaseState, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/protocol/writer.js';
 import type { PriorityChange } from '../shared/os-thread.js';
 import type { CommitTrail } from './commit-trail.js';
 import { NodePosition } from './node-position.js';
@@ -32,6 +32,10 @@ export class WriterClient {
    * (read-your-writes) — or the primary does, while the last commit's position is unknown.
    */
   readonly position = new NodePosition();
+  /** PostgreSQL: the writer has no primary now (writes answer DATABASE_UNAVAILABLE; health says degraded). */
+  databaseUnavailable = false;
+  /** Called when the writer loses the primary or finds it again (logged). */
+  onDatabaseState: ((available: boolean) => void) | null = null;
   /** Called after every committed transaction (metrics hook). */
   onBatch: ((report: WriterBatchReport) => void) | null = null;
   /**
@@ -46,8 +50,11 @@ export class WriterClient {
     /** Whether the writer runs below the process's priority (see writer/thread.ts). */
     readonly priority: PriorityChange,
   ) {
-    worker.on('message', (message: WriterReply | WriterBatchReport) => {
-      if ('type' in message) this.recordBatch(message);
+    worker.on('message', (message: WriterReply | WriterBatchReport | WriterDatabaseState) => {
+      if ('type' in message && message.type === 'database') {
+        this.databaseUnavailable = !message.available;
+        this.onDatabaseState?.(message.available);
+      } else if ('type' in message) this.recordBatch(message);
       else this.settle(message);
     });
     worker.on('error', (error) => this.died(`uncaught error in the writer thread: ${error.message}`));

@@ -37,6 +37,8 @@ export interface PostgresConfig {
   readonly poolConnections: number;
   /** How long start-up retries a database it cannot connect to before exiting. */
   readonly startTimeoutMs: number;
+  /** How long a write waits for a primary (a failover) before it answers 503 DATABASE_UNAVAILABLE. */
+  readonly writeWaitMs: number;
 }
 
 export interface Config {
@@ -190,6 +192,7 @@ function postgresConfig(env: Env): PostgresConfig | null {
     readMaxLagMs: integer(env, 'SERVICE_READ_MAX_LAG_MS', 250, 0, 60_000),
     poolConnections: integer(env, 'SERVICE_DATABASE_POOL_SIZE', 4, 1, 100),
     startTimeoutMs: integer(env, 'SERVICE_DATABASE_START_TIMEOUT_MS', 15_000, 0, 600_000),
+    writeWaitMs: integer(env, 'SERVICE_DATABASE_WRITE_WAIT_MS', 3_000, 0, 60_000),
   };
 }
 

@@ -3,6 +3,7 @@
 // sends, and — in `fail` — every message the service composes. A failure is a ServiceError with
 // one of these codes; it crosses threads as a plain {code, message} (structured clone drops class
 // identity) and leaves the HTTP layer as {error, code}.
+import { isConnectionFailure, isReadOnlyServer } from './postgres-errors.js';
 
 interface CodeEntry {
   readonly status: number;
@@ -38,6 +39,8 @@ export const ERROR_CODES = {
   WRITER_UNAVAILABLE: { status: 503, when: 'the writer thread died and the process is restarting (see Retry-After)', retryAfter: 5 },
   // A consolidation run asked for waited SERVICE_CONSOLIDATE_WAIT_SECONDS behind another run (here or on another node).
   CONSOLIDATION_BUSY: { status: 503, when: 'another consolidation run (scheduled, requested, or on another node) did not end within SERVICE_CONSOLIDATE_WAIT_SECONDS; see Retry-After', retryAfter: 10 },
+  // PostgreSQL: no primary answered within SERVICE_DATABASE_WRITE_WAIT_MS (a failover, an outage); nothing was stored.
+  DATABASE_UNAVAILABLE: { status: 503, when: 'PostgreSQL: no primary database answered within SERVICE_DATABASE_WRITE_WAIT_MS (a failover or an outage) or the connection was lost during the write; the write was not acknowledged (see Retry-After)', retryAfter: 2 },
   SERVER_BUSY: { status: 503, when: 'the in-flight request or body caps are reached (see Retry-After)', retryAfter: 1 },
   // The disk holding the database or the snapshots is full: nothing was stored.
   STORAGE_FULL: { status: 507, when: 'the disk is full: nothing was stored; see Retry-After (seconds)', retryAfter: 60 },
@@ -85,11 +88,14 @@ export class ServiceError extends Error {
   /**
    * Anything thrown that is not a ServiceError is an internal fault (its text is kept for logs),
    * except a full disk: SQLite's SQLITE_FULL, PostgreSQL's 53100 or the file system's
-   * ENOSPC/EDQUOT is the operator's to fix, and the client's to retry, so it gets its own code.
+   * ENOSPC/EDQUOT is the operator's to fix, and the client's to retry, so it gets its own code;
+   * and a PostgreSQL connection failure, which is DATABASE_UNAVAILABLE (503 with Retry-After).
    */
   static from(error: unknown): ServiceError {
     if (error instanceof ServiceError) return error;
     if (isDiskFull(error)) return fail.storageFull();
+    // A lost database connection, or a standby refusing a write, is an outage to retry, not a fault.
+    if (isConnectionFailure(error) || isReadOnlyServer(error)) return fail.databaseUnavailable();
     const message = error instanceof Error ? error.message : String(error);
     return new ServiceError('INTERNAL', message);
   }
@@ -128,6 +134,7 @@ export const fail = {
   tooManyBodies: () => error('SERVER_BUSY', 'too many request bodies in flight; retry shortly'),
   consolidationBusy: (waitedSeconds: number) => error('CONSOLIDATION_BUSY',
     `another consolidation run is in progress and did not end within ${waitedSeconds} s; retry later`),
+  databaseUnavailable: () => error('DATABASE_UNAVAILABLE', 'writes are unavailable: no primary database answers (a failover or an outage); retry shortly'),
   writerStopped: () => error('WRITER_UNAVAILABLE', 'writes are unavailable: the writer thread stopped and the service is restarting'),
   // The operations.
   entityNotFound: (entity: string) => error('NOT_FOUND', `entity '${entity}' not found`),

@@ -42,6 +42,11 @@ export function isConnectionFailure(error: unknown): boolean {
   return code !== null && (CLIENT_CODES.has(code) || SOCKET_CODES.has(code) || transientState(code));
 }
 
+/** SQLSTATE read_only_sql_transaction: the server is a standby (in recovery), not the primary. */
+export function isReadOnlyServer(error: unknown): boolean {
+  return codeOf(error) === '25006';
+}
+
 /**
  * A hot standby cancelled the statement so that replay could go on ("canceling statement due to
  * conflict with recovery"): 40001 when replay had to remove row versions the statement's snapshot

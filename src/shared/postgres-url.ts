@@ -194,3 +194,17 @@ function connectTimeoutOf(url: string): number | null {
   const value = query < 0 ? null : new URLSearchParams(url.slice(query + 1)).get('connect_timeout');
   return value && /^\d+$/.test(value) && Number(value) > 0 ? Number(value) : null;
 }
+
+/**
+ * The canonical `url` (as parsePostgresUrl writes it) with its host list started at host
+ * `start` (modulo their number), the others following in order: a new client then tries that
+ * host first. The client starts every new client at the first listed host; libpq-like host
+ * selection moves on from a host that answered but was the wrong kind (a standby).
+ */
+export function startingAtHost(url: string, start: number): string {
+  const match = /^(postgres:\/\/(?:[^@/]*@)?)([^/]*)(\/.*)$/s.exec(url);
+  if (!match) return url;
+  const hosts = match[2]!.split(',');
+  const first = ((start % hosts.length) + hosts.length) % hosts.length;
+  return `${match[1]}${[...hosts.slice(first), ...hosts.slice(0, first)].join(',')}${match[3]}`;
+}

@@ -234,7 +234,10 @@ export const RestoreResponse = Type.Object({
   already_present_count: Type.Integer({ minimum: 0 }),
 });
 
-export const HealthResponse = Type.Object({ status: Type.String(), version: Type.String() });
+export const HealthResponse = Type.Object({
+  status: Type.String({ description: "'ok'; 'degraded' while no PostgreSQL primary answers (writes answer 503 DATABASE_UNAVAILABLE, recall serves from replicas)" }),
+  version: Type.String(),
+});
 export const ErrorResponse = Type.Object({ error: Type.String(), code: Type.Optional(Type.String()) });
 
 // Operator endpoints (GET /metrics, GET /v1/openapi.json).

@@ -26,7 +26,7 @@ const { config, namespaceId, lane, closeChannel } = workerData as PoolWorkerData
 nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 // Every read of storage goes through the port; the engine ranks over whichever adapter it is.
-const { port: store, close: closeStore } = openReadPort(config, namespaceId);
+const { port: store, close: closeStore, primaryLost } = openReadPort(config, namespaceId);
 // Before the pool terminates this thread: its sessions end with a goodbye, not a dropped socket.
 if (closeChannel) closeWhenAsked(closeChannel, closeStore);
 const engine = new RecallEngine(store);
@@ -201,13 +201,16 @@ export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise
     const timings: StageTimings = {};
     const notes: TaskNotes = {};
     // TypeScript does not narrow `task.op` to K by itself; the handler map's type guarantees it.
-    const value = await handlers[task.op as K](task, timings, notes);
+    // Reads only: one that met a lost primary (a failover) runs once more, on the replicas.
+    const run = async () => handlers[task.op as K](task, timings, notes);
+    const value = await run().catch((error: unknown) => (primaryLost?.(error) ? run() : Promise.reject(error)));
     const reply: PoolReply<K> = {
       ok: true, value,
       ...(Object.keys(timings).length > 0 ? { timings } : {}),
       ...(notes.readSide ? { readSide: notes.readSide } : {}),
       ...(notes.replicaFailure ? { replicaFailure: notes.replicaFailure } : {}),
       ...(notes.recoveryConflict ? { recoveryConflict: true } : {}),
+      ...(notes.primaryFailure ? { primaryFailure: notes.primaryFailure } : {}),
     };
     // Inside the try: a handler resolving null or a primitive must come back as a wire error,
     // not escape as a raw Piscina rejection.

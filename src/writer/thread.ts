@@ -8,7 +8,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { toWireError } from '../shared/errors.js';
-import type { WriterBatchReport, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/protocol/writer.js';
+import type { WriterBatchReport, WriterDatabaseState, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/protocol/writer.js';
 import { openSqliteWriteStore } from './sqlite-store.js';
 import { openPostgresWriteStore } from './postgres/adapter.js';
 import type { BatchOutcome, WriteStorePort } from './store-port.js';
@@ -39,7 +39,9 @@ const priority = lowerThreadPriorityBy(WRITER_NICE_STEP);
  */
 async function open(): Promise<WriteStorePort> {
   try {
-    return config.postgres ? await openPostgresWriteStore(config.postgres.url, config) : openSqliteWriteStore(config);
+    return config.postgres
+      ? await openPostgresWriteStore(config.postgres.url, config, undefined, (available) => port.postMessage({ type: 'database', available } satisfies WriterDatabaseState))
+      : openSqliteWriteStore(config);
   } catch (error) {
     const { code, message } = error as { code?: string; message?: string };
     port.postMessage({ type: 'startFailed', code: code ?? 'UNKNOWN', message: message ?? String(error) } satisfies WriterStartFailed);

@@ -26,6 +26,10 @@ export interface PgCluster {
   halt(): Promise<void>;
   /** Starts a halted server again, on the same port. */
   restart(): Promise<void>;
+  /** kill -9 of the postmaster alone, as a machine's failure looks (its backends then exit on their own). */
+  crash(): Promise<void>;
+  /** Promotes a standby to primary (pg_ctl promote, waiting until it accepts writes). */
+  promote(): Promise<void>;
   /** Makes `role` log in over TCP with its password (scram-sha-256) instead of trust. */
   requirePassword(role: string): Promise<void>;
   stop(): Promise<void>;
@@ -120,6 +124,22 @@ function cluster(dir: string, dataDir: string, port: number, where: PrimaryOptio
     async restart() {
       await startServer(dataDir, dir, port, where);
     },
+    async crash() {
+      const pid = Number(readFileSync(join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      process.kill(pid, 'SIGKILL');
+      // Gone once signal 0 finds no such process.
+      for (;;) {
+        try {
+          process.kill(pid, 0);
+        } catch {
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+    },
+    async promote() {
+      await pgCommand('pg_ctl', ['-D', dataDir, '-w', '-t', '60', 'promote']);
+    },
     async requirePassword(role) {
       const hba = join(dataDir, 'pg_hba.conf');
       // First match wins: this line goes before initdb's trust lines.
@@ -145,11 +165,19 @@ export async function startPrimary(where: PrimaryOptions = {}): Promise<PgCluste
   return cluster(dir, dataDir, port, where);
 }
 
-/** A streaming replica of `primary`, as `pg_basebackup -R` makes one (standby.signal + primary_conninfo). */
-export async function startReplica(primary: PgCluster): Promise<PgCluster> {
+/**
+ * A streaming replica of `primary`, as `pg_basebackup -R` makes one (standby.signal + primary_conninfo).
+ * `name`: its application_name on the primary (what synchronous_standby_names lists).
+ */
+export async function startReplica(primary: PgCluster, { name }: { name?: string } = {}): Promise<PgCluster> {
   const dir = privateDir();
   const dataDir = join(dir, 'data');
   await pgCommand('pg_basebackup', ['-h', '127.0.0.1', '-p', String(primary.port), '-U', SUPERUSER, '-D', dataDir, '-R', '-X', 'stream', '--no-sync', '--checkpoint=fast']);
+  if (name) {
+    // A later line wins: the same connection, under the standby's name.
+    appendFileSync(join(dataDir, 'postgresql.auto.conf'),
+      `primary_conninfo = 'host=127.0.0.1 port=${primary.port} user=${SUPERUSER} application_name=${name}'\n`);
+  }
   const port = await freePort();
   await startServer(dataDir, dir, port);
   return cluster(dir, dataDir, port);

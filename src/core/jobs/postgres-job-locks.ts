@@ -23,6 +23,7 @@
 //     issued on the `postgres` client between a reset socket's 'error' and its 'close' is never
 //     answered (measured with 3.4.9: it waits forever), so the old client cannot be trusted.
 import postgres from 'postgres';
+import { ReplaceableSql } from '../../shared/replaceable-sql.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fail } from '../../shared/errors.js';
 import { isConnectionFailure } from '../../shared/postgres-errors.js';
@@ -40,8 +41,10 @@ type LockSql = postgres.Sql;
 
 /** The session's settings: its name in pg_stat_activity, and the server-side dead-peer bounds above. */
 function connect(url: string): LockSql {
-  return postgres(url, {
+  // Replaceable: a connection the client spoils in a failover is replaced (shared/postgres-client-guard.ts).
+  return new ReplaceableSql((onclose) => postgres(url, {
     max: 1,
+    onclose,
     // 0: never recycled or closed for idleness (either would drop the locks).
     max_lifetime: 0,
     idle_timeout: 0,
@@ -56,7 +59,7 @@ function connect(url: string): LockSql {
       // Milliseconds data the server sent may stay unacknowledged (a lock reply into a dead network).
       tcp_user_timeout: (KEEPALIVE.idle + KEEPALIVE.interval * KEEPALIVE.count) * 1000,
     },
-  });
+  })).sql;
 }
 
 export class PostgresJobLocks implements JobLocks {

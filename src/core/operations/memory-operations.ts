@@ -73,12 +73,13 @@ export class MemoryOperations implements OperationHandlers {
 
   /**
    * Synchronous, so it is answered before uWS returns. Fails (503) once the writer thread has
-   * died: the service cannot store anything.
+   * died: the service cannot store anything. 'degraded' while the PostgreSQL primary is missing
+   * (a failover): the process is up, recall serves, writes answer DATABASE_UNAVAILABLE.
    */
   health(): ValueAnswer<Output<'health'>> {
     const failed = this.writer.failed;
     if (failed) throw failed;
-    return { value: { status: 'ok', version: this.version } };
+    return { value: { status: this.writer.databaseUnavailable ? 'degraded' : 'ok', version: this.version } };
   }
 
   createEntity(input: Input<'createEntity'>): Promise<ValueAnswer<Output<'createEntity'>>> {

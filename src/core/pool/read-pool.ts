@@ -7,6 +7,7 @@ import { ServiceError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { POOL_TASKS, type PoolOp, type PoolReply, type PoolResults, type PoolWorkerData, type ReadSide, type StageTimings, type TaskOf } from '../../shared/protocol/pool.js';
 import { askThreadsToClose } from '../../shared/pool-close.js';
+import { isNullSocketWrite } from '../../shared/postgres-client-guard.js';
 import { LanePool } from './lane-pool.js';
 
 /**
@@ -37,6 +38,10 @@ export class ReadPool {
   onReplicaFailure: ((cause: string) => void) | null = null;
   /** Called when a replica cancelled a recall's snapshot on a recovery conflict and the primary ran it (metrics hook). */
   onRecoveryConflict: (() => void) | null = null;
+  /** A pool thread ended on the postgres client's null-socket write and its read ran again (logged). */
+  onThreadLost: ((error: Error) => void) | null = null;
+  /** A recall was served by a replica alone because the primary did not answer (PostgreSQL failover). */
+  onPrimaryFailure: ((cause: string) => void) | null = null;
 
   private readonly interactiveThreads: number;
 
@@ -78,12 +83,19 @@ export class ReadPool {
 
   async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
     // Piscina's answers are untyped; the worker's `handle` answers a TaskOf<T> with a PoolReply<T>.
-    const result = (await this.lanes.run(POOL_TASKS[task.op].lane, task)) as PoolReply<T>;
+    // A thread that the postgres client's null-socket write still ended (shared/postgres-client-guard.ts
+    // contains it where it can) is replaced by Piscina; the read runs once more on another thread.
+    const result = (await this.lanes.run(POOL_TASKS[task.op].lane, task).catch((error: unknown) => {
+      if (!isNullSocketWrite(error)) throw error;
+      this.onThreadLost?.(error as Error);
+      return this.lanes.run(POOL_TASKS[task.op].lane, task);
+    })) as PoolReply<T>;
     if (!result.ok) throw ServiceError.fromWire(result.error);
     if (result.timings) this.onStageTimings?.(task.op, result.timings);
     if (result.readSide) this.onReadSide?.(result.readSide);
     if (result.replicaFailure) this.onReplicaFailure?.(result.replicaFailure);
     if (result.recoveryConflict) this.onRecoveryConflict?.();
+    if (result.primaryFailure) this.onPrimaryFailure?.(result.primaryFailure);
     return result.value;
   }
 

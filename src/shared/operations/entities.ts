@@ -11,7 +11,7 @@ export const createEntity = declareOperation({
   input: CreateEntityBody,
   output: Entity,
   position: 'returned',
-  errors: ['STORAGE_FULL'],
+  errors: ['STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
   rest: [{ method: 'post', path: '/v1/entities', status: 201, summary: 'Create an entity, or return the existing one of that name' }],
   mcp: {
     name: 'create_entity',
@@ -29,7 +29,7 @@ export const forget = declareOperation({
   input: ForgetParams,
   output: ForgetResponse,
   position: 'returned',
-  errors: ['NOT_FOUND', 'ENTITY_BUSY', 'SNAPSHOT_FAILED', 'STORAGE_FULL'],
+  errors: ['NOT_FOUND', 'ENTITY_BUSY', 'SNAPSHOT_FAILED', 'STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
   rest: [{
     method: 'delete', path: '/v1/entities/:entity_name', body: null, params: { entity_name: 'entity_name' }, query: ForgetQuery,
     summary: "Delete an entity's memories after writing a recovery snapshot",

@@ -20,7 +20,7 @@ export const startEpisode = declareOperation({
   input: StartEpisodeBody,
   output: StartEpisodeResponse,
   position: 'returned',
-  errors: ['STORAGE_FULL'],
+  errors: ['STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
   rest: [{ method: 'post', path: '/v1/episodes/start', summary: 'Start an episode between participants' }],
   mcp: {
     name: 'episode_start',
@@ -38,7 +38,7 @@ export const addMessage = declareOperation({
   input: EpisodeMessageByBody,
   output: StatusResponse,
   position: 'returned',
-  errors: ['NOT_FOUND', 'STORAGE_FULL'],
+  errors: ['NOT_FOUND', 'STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
   rest: byEpisodeId('message', EpisodeMessageBody, 'Add a message to an active episode'),
   mcp: {
     name: 'episode_message',
@@ -57,7 +57,7 @@ export const endEpisode = declareOperation({
   input: EndEpisodeByBody,
   output: EndEpisodeResponse,
   position: 'returned',
-  errors: ['NOT_FOUND', 'STORAGE_FULL'],
+  errors: ['NOT_FOUND', 'STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
   rest: byEpisodeId('end', EndEpisodeBody, 'End an episode and extract memories from it'),
   mcp: {
     name: 'episode_end',

@@ -11,7 +11,7 @@ export const remember = declareOperation({
   input: RememberBody,
   output: StoredFact,
   position: 'returned',
-  errors: ['STORAGE_FULL'],
+  errors: ['STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
   rest: [{ method: 'post', path: '/v1/remember', status: 201, summary: 'Store a semantic memory (fact) about an entity' }],
   mcp: {
     name: 'remember',
@@ -75,7 +75,7 @@ export const consolidate = declareOperation({
   input: EmptyBody,
   output: ConsolidateResponse,
   position: 'returned',
-  errors: ['STORAGE_FULL', 'CONSOLIDATION_BUSY'],
+  errors: ['STORAGE_FULL', 'DATABASE_UNAVAILABLE', 'CONSOLIDATION_BUSY'],
   rest: [{ method: 'post', path: '/v1/consolidate', body: null, summary: 'Promote repeated episodes, apply decay, archive weak memories' }],
   mcp: {
     name: 'consolidate',

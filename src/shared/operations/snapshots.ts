@@ -20,7 +20,7 @@ export const restoreSnapshot = declareOperation({
   input: SnapshotParams,
   output: RestoreResponse,
   position: 'returned',
-  errors: ['SNAPSHOT_NOT_FOUND', 'SNAPSHOT_CONFLICT', 'SNAPSHOT_UNUSABLE', 'RESTORE_INTERRUPTED', 'RESTORE_BUSY', 'STORAGE_FULL'],
+  errors: ['SNAPSHOT_NOT_FOUND', 'SNAPSHOT_CONFLICT', 'SNAPSHOT_UNUSABLE', 'RESTORE_INTERRUPTED', 'RESTORE_BUSY', 'STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
   rest: [{
     method: 'post', path: '/v1/snapshots/:snapshot_id/restore', body: null,
     summary: "Put a deleted entity's memories back from its snapshot; memories already present are skipped",

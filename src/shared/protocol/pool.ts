@@ -136,6 +136,8 @@ export interface ServedNote {
   replicaFailure?: string;
   /** The replica cancelled the snapshot on a recovery conflict and the primary ran it again (counted). */
   recoveryConflict?: boolean;
+  /** The primary did not answer (a failover) and a replica served what it had replayed: the cause, logged. */
+  primaryFailure?: string;
 }
 
 /** What a task notes beside its result for the main thread's metrics. */

@@ -165,6 +165,12 @@ export interface WriterBatchReport {
   position?: string | null;
 }
 
+/** PostgreSQL: the writer lost the primary (writes answer DATABASE_UNAVAILABLE), or found it again. */
+export interface WriterDatabaseState {
+  type: 'database';
+  available: boolean;
+}
+
 /** Sent instead of WriterReady when the file could not be opened or migrated. */
 export interface WriterStartFailed {
   type: 'startFailed';

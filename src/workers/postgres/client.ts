@@ -14,11 +14,14 @@ export interface ReaderOptions {
   max?: number;
   /** Bound on opening a connection (the client's default is 30 s). */
   connectTimeoutSeconds?: number;
+  /** Called when one of the client's connections closes. */
+  onClose?: () => void;
 }
 
-export function connectReader(url: string, { max = 4, connectTimeoutSeconds }: ReaderOptions = {}): Sql {
+export function connectReader(url: string, { max = 4, connectTimeoutSeconds, onClose }: ReaderOptions = {}): Sql {
   return postgres(url, {
     max,
+    ...(onClose ? { onclose: onClose } : {}),
     ...(connectTimeoutSeconds ? { connect_timeout: connectTimeoutSeconds } : {}),
     types: { bigint: bigintAsNumber },
     // Notices (e.g. "text-search query contains only stop words") are not errors of the recall.

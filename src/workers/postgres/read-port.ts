@@ -20,6 +20,7 @@ import { ReadSource, type ReplicaOptions } from './replica.js';
 import { checkSnapshotRows, listSnapshotRows, readSnapshotRows, snapshotMemoryRows } from './snapshots.js';
 import { decayCandidates, newestEpisodicRowid, promotionCandidates, promotionWatermark } from './consolidation.js';
 import { listDeletion } from './deletion-snapshot.js';
+import type { PrimaryWatch } from './primary-watch.js';
 
 export interface PostgresReadOptions {
   minSimilarity: number;
@@ -28,6 +29,10 @@ export interface PostgresReadOptions {
   vectorCacheBytes?: number;
   /** Recall on replicas with read-your-writes (replica.ts); absent = every read on `sql`. */
   replica?: ReplicaOptions;
+  /** The primary itself, when `sql` falls back to the replicas while it does not answer (primary-watch.ts); default `sql`. */
+  primary?: Sql;
+  /** Whether the primary answers (recall snapshots go to the replicas while it does not). */
+  watch?: PrimaryWatch | null;
 }
 
 const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id';
@@ -40,7 +45,7 @@ export class PostgresReadPort implements ReadPort {
   /** `sql`: the primary (target_session_attrs=primary); every read but recall snapshots goes there. */
   constructor(private readonly sql: Sql, private readonly namespaceId: number, readonly namespace: string, options: PostgresReadOptions) {
     this.vectors = new PostgresVectors(namespaceId, options.minSimilarity, options.vectorProbes, options.vectorCacheBytes);
-    this.source = new ReadSource(sql, options.replica ?? null);
+    this.source = new ReadSource(options.primary ?? sql, options.replica ?? null, options.watch ?? null);
   }
 
   async snapshot<T>(work: (reads: RecallReads) => Promise<T>, options: SnapshotOptions = {}): Promise<T> {

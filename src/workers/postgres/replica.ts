@@ -19,6 +19,7 @@ import { REPLICA_CONNECT_MS } from '../../shared/postgres-url.js';
 import { READ_PRIMARY } from '../../shared/wal-position.js';
 import type { OnServed } from '../read-port.js';
 import type { Sql, Tx } from './client.js';
+import type { PrimaryWatch } from './primary-watch.js';
 
 type ReservedSql = Reserved<{ bigint: number }>;
 
@@ -49,7 +50,7 @@ export class ReadSource {
   /** A failure not yet reported (it goes with the next primary snapshot's onServed). */
   private unreported: string | undefined;
 
-  constructor(private readonly primary: Sql, private readonly replica: ReplicaOptions | null) {}
+  constructor(private readonly primary: Sql, private readonly replica: ReplicaOptions | null, private readonly watch: PrimaryWatch | null = null) {}
 
   /**
    * Runs `work` in one read-only snapshot that sees `after` (a pg_lsn, e.g. '0/16B3748'; READ_PRIMARY:
@@ -61,6 +62,11 @@ export class ReadSource {
    * and the answer is the primary's as if the replica had never been asked.
    */
   async snapshot<T>(after: string | undefined, work: (tx: Tx) => Promise<T>, onServed?: OnServed): Promise<T> {
+    const primaryDown = this.watch?.down;
+    if (this.replica && primaryDown) {
+      const served = await this.withoutPrimary(this.replica, work, primaryDown, onServed);
+      if (served) return served.value;
+    }
     let recoveryConflict = false;
     if (this.replica && after !== READ_PRIMARY && performance.now() >= this.replicaDownUntil) {
       const done = await this.onReplica(this.replica, after, work);
@@ -82,7 +88,28 @@ export class ReadSource {
         ...(recoveryConflict ? { recoveryConflict } : {}),
       });
     }
-    return this.primary.begin(SNAPSHOT, work) as Promise<T>;
+    try {
+      return await (this.primary.begin(SNAPSHOT, work) as Promise<T>);
+    } catch (error) {
+      if (!this.replica || !isConnectionFailure(error)) throw error;
+      this.watch?.suspect(error);
+      const served = await this.withoutPrimary(this.replica, work, failureCause(error), onServed);
+      if (!served) throw error;
+      return served.value;
+    }
+  }
+
+  /**
+   * The primary does not answer (a failover): the replica serves what it has replayed, whatever
+   * position the recall asked for — the writes it may lack cannot be read anywhere now — and the
+   * recall reports that the primary could not be read. null when the replica fails too.
+   */
+  private async withoutPrimary<T>(replica: ReplicaOptions, work: (tx: Tx) => Promise<T>, cause: string, onServed?: OnServed): Promise<{ value: T } | null> {
+    const done = await this.onReplica(replica, undefined, work).catch(() => null);
+    if (!done || done === RECOVERY_CONFLICT) return null;
+    this.served.replica++;
+    onServed?.('replica', { primaryFailure: cause });
+    return done;
   }
 
   /**

@@ -9,9 +9,11 @@ import type { CommandOf, WriterCommand, WriterCommandType, WriterReply, WriterRe
 import { PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
 import type { BatchOutcome, WriteCommandSet, WriteStorePort } from '../store-port.js';
 import { applyConsolidation } from './consolidation.js';
-import { connectWriter, type Sql, type Tx } from './connect.js';
+import { type Sql, type Tx } from './connect.js';
 import { OpenDeletes } from './deletion.js';
 import { ensurePostgresNamespace, migratePostgres } from './migrate.js';
+import { PrimaryConnection, lostPrimary, type DatabaseState } from './primary.js';
+import { PrimaryWriteStore } from './primary-store.js';
 import { PgSnapshotRestore } from './restore.js';
 import { PgMemoryWriter } from './store.js';
 import { unstorableText } from './unstorable.js';
@@ -128,7 +130,8 @@ export class PostgresWriteStore implements WriteStorePort {
             out.push(await this.inSavepoint(tx, request));
             continue;
           }
-          const result = await this.execute(request.command as WriterCommand, tx).catch((cause: unknown) => { throw new NeedsSavepoints(index, cause); });
+          // A lost connection or a standby fails the whole flush: rerunning it there cannot help.
+          const result = await this.execute(request.command as WriterCommand, tx).catch((cause: unknown) => { throw lostPrimary(cause) ? cause : new NeedsSavepoints(index, cause); });
           out.push({ id: request.id, ok: true, result });
         }
         return out;
@@ -155,6 +158,7 @@ export class PostgresWriteStore implements WriteStorePort {
       return { id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp)) };
     } catch (error) {
       this.deletes.restore(before);
+      if (lostPrimary(error)) throw error;
       if (!retried && isForeignKeyViolation(error)) {
         this.memories.forgetEntities();
         return this.inSavepoint(tx, request, true);
@@ -173,15 +177,19 @@ export class PostgresWriteStore implements WriteStorePort {
   }
 }
 
-/** Connects to the primary, migrates, checks the embedder and makes sure the namespace exists. */
-export async function openPostgresWriteStore(url: string, config: Config, now?: () => number): Promise<PostgresWriteStore> {
+/**
+ * Connects to the primary, migrates, checks the embedder and makes sure the namespace exists.
+ * `onState` is told when the primary goes away and comes back (primary.ts).
+ */
+export async function openPostgresWriteStore(url: string, config: Config, now?: () => number, onState?: DatabaseState): Promise<WriteStorePort> {
   let store: PostgresWriteStore | null = null;
-  const sql = connectWriter(url, () => store?.connectionClosed());
+  const primary = new PrimaryConnection(url, config.postgres?.writeWaitMs ?? 3_000, () => store?.connectionClosed(), onState);
+  const { sql } = primary;
   try {
     await migratePostgres(sql);
     await preparePostgresVectors(sql, embedderIdentity(config), config.reembedOnChange);
     store = new PostgresWriteStore(sql, config, await ensurePostgresNamespace(sql, config.namespace), now);
-    return store;
+    return new PrimaryWriteStore(store, primary);
   } catch (error) {
     await sql.end({ timeout: 1 }).catch(() => {});
     throw error;
