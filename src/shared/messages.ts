@@ -101,7 +101,8 @@ export interface WriterResults {
   remember: StoredFactRecord;
   startEpisode: StartEpisodeResult;
   addMessage: { status: 'ok' };
-  endEpisode: EndEpisodeResult;
+  /** The tier is added by the caller: the pool, not the writer, knows which extractor ran. */
+  endEpisode: Omit<EndEpisodeResult, 'extraction_tier'>;
   /** `processed`: how many of `rows` were handled (the rest did not fit the time budget). */
   forgetBegin: { maxRowid: number };
   forgetEnd: { status: 'ok' };

@@ -157,7 +157,12 @@ export const Group = Type.Object({
 export const RecallGroupedResponse = Type.Object({ groups: Type.Array(Group) });
 export const StartEpisodeResponse = Type.Object({ episode_id: Type.String({ format: 'uuid' }) });
 export const StatusResponse = Type.Object({ status: Type.Literal('ok') });
-export const EndEpisodeResponse = Type.Object({ memories_created: Type.Integer({ minimum: 0 }) });
+export const EndEpisodeResponse = Type.Object({
+  memories_created: Type.Integer({ minimum: 0 }),
+  extraction_tier: Type.Union([Type.Literal(1), Type.Literal(2)], {
+    description: 'Which extractor produced the memories: 1 the offline rules (no LLM endpoint answered), 2 the LLM endpoint',
+  }),
+});
 
 export const DeletionSnapshot = Type.Object({
   snapshot_id: Type.String({ format: 'uuid' }),

@@ -73,7 +73,9 @@ export function extractByRules(turns: TranscriptTurn[], participants: EntityReco
       if (fromAgent || speaker === null || sentence.some((t) => t.text === '?')) continue;
       for (const clause of clausesOf(sentence)) {
         const fact = factOf(clause, { speaker, addressee });
-        if (!fact || fact.content.split(' ').length > MAX_FACT_WORDS) continue;
+        // What a speaker says about themselves and the listener ("I'm proud of you", "I'll keep
+        // you posted") is about the conversation, not a standing fact about the speaker.
+        if (!fact || fact.mentions.length > 0 || fact.content.split(' ').length > MAX_FACT_WORDS) continue;
         add({ content: fact.content, memory_type: 'semantic', confidence: FACT_CONFIDENCE, extraction_tier: 1, entities: [speaker, ...fact.mentions] });
       }
     }

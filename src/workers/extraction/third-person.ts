@@ -31,6 +31,7 @@ const HYPOTHETICAL = new Set(['would', "'d", 'could', 'should', 'might', 'may', 
 const UNRESOLVABLE = new Set(['we', 'us', 'ours', 'ourselves', "y'all", 'yall', "we're", "we've", "we'll", "we'd", "let's"]);
 const FIRST_PERSON = new Set(['i', "i'm", "i've", "i'll", 'me', 'myself', 'my', 'mine', 'our']);
 const CONTENT_POS = new Set(['NOUN', 'PROPN', 'NUM', 'ADJ', 'VERB']);
+const PARTS_OF_DAY = /^(?:morning|afternoon|evening|night|weekend)s?$/;
 const TIME_ENTITIES = new Set(['DATE', 'TIME', 'DURATION']);
 
 /** The third person singular present: "drive" → "drives", "go" → "goes", "try" → "tries". */
@@ -73,6 +74,8 @@ function trimOpening(clause: Token[]): { body: Token[]; time: Token[] } {
     } else if (t.entity && TIME_ENTITIES.has(t.entity) && time.length === 0) {
       let j = i;
       while (j < clause.length && clause[j].entity === t.entity) j++;
+      // "Tuesday nights", "Sunday mornings": the part of the day belongs to the time phrase.
+      while (j < clause.length && PARTS_OF_DAY.test(clause[j].lower)) j++;
       time = clause.slice(i, j);
       i = j;
       moved = true;
@@ -95,7 +98,10 @@ function nextVerb(tokens: Token[], i: number): number {
 
 function agree(token: Token): string {
   switch (token.lower) {
-    case 'am': case "'m": return 'is';
+    case 'am': case "'m": case 'are': case "'re": return 'is';
+    case 'were': return 'was';
+    case 'wanna': return 'wants to';
+    case 'gotta': return 'has to';
     case 'have': case "'ve": return 'has';
     case 'do': return 'does';
     case "'ll": return 'will';
@@ -173,10 +179,15 @@ export function render(body: Token[], voices: { speaker: string | null; addresse
       case 'me': case 'myself': say(speaker!); continue;
       case 'my': case 'mine': case 'our': say(possessive(speaker!)); continue;
       case "n't": say('not', true); continue;
-      case 'you': case 'yourself': case 'your': case 'yours': {
+      case 'you': case 'ya': case 'u': case 'yourself': case 'your': case 'yours': {
         if (!voices.addressee) return null;
         mentions.add(voices.addressee);
         say(t.lower.startsWith('your') && t.lower !== 'yourself' ? possessive(voices.addressee) : voices.addressee);
+        // "you're", "you use": the verb agrees with the name, as after "I".
+        if (t.lower === 'you' || t.lower === 'ya' || t.lower === 'u') {
+          const v = nextVerb(body, i);
+          if (v === i + 1 || (v > i + 1 && body[i + 1].pos === 'ADV')) agreeAt.add(v);
+        }
         continue;
       }
       case 'ca': case 'wo': case 'sha':
@@ -192,6 +203,12 @@ export function render(body: Token[], voices: { speaker: string | null; addresse
     while (words.length > 0 && /^[.!?,;:…\-–—"')]+$/.test(words[words.length - 1].text)) words.pop();
   };
   closing();
+  // The listener called by name (or a short form of it) after a comma is not part of the fact.
+  const last = words[words.length - 1]?.text.toLowerCase() ?? '';
+  if (words.length > 2 && words[words.length - 2].text === ',' && last.length >= 2 && voices.addressee?.toLowerCase().startsWith(last)) {
+    words.length -= 2;
+    closing();
+  }
   time.forEach((t, i) => words.push({ text: i === 0 ? lowerTimeWord(t.text) : t.text, spaced: true }));
   closing();
   const content = words.map((w, i) => (i > 0 && w.spaced ? ` ${w.text}` : w.text)).join('').replace(/\s+/g, ' ').trim();
