@@ -32,8 +32,9 @@ function stepVerbAt(s: Token[]): number {
     return i;
   } else if (s[i]?.lower === 'do' && s[i + 1]?.lower === "n't") {
     return i;
-  } else if (s[i]?.lower === 'to' && isImperativeVerb(s[i + 1])) {
-    // "To reset the router, hold …": the instruction follows the comma.
+  } else if (s[i]?.lower === 'to' && /^[a-z]+$/.test(s[i + 1]?.lower ?? '')) {
+    // "To reset the router, hold …": the instruction follows the comma. The word after "to"
+    // is not asked to be a verb: the tagger reads "reset the router" as a noun phrase.
     const comma = s.findIndex((t, j) => j > i && t.text === ',');
     if (comma < 0) return -1;
     return isImperativeVerb(s[comma + 1]) ? comma + 1 : -1;

@@ -23,6 +23,7 @@ const FACT_CONFIDENCE = 0.7;
 const PROCEDURE_CONFIDENCE = 0.7;
 /** Longer clauses are mostly run-on chat; what they state is not reliably one fact. */
 const MAX_FACT_WORDS = 40;
+const CONDITIONAL = new Set(['if', 'unless']);
 
 /** Procedural confidence follows the episode's outcome: what worked is trusted more. */
 export function outcomeAdjusted(confidence: number, outcome: Outcome | null): number {
@@ -70,7 +71,9 @@ export function extractByRules(turns: TranscriptTurn[], participants: EntityReco
         continue;
       }
       // What the agent says about itself is narration, not a memory of the person it serves.
-      if (fromAgent || speaker === null || sentence.some((t) => t.text === '?')) continue;
+      if (fromAgent || speaker === null) continue;
+      // A question asks, a condition supposes: no clause of either states a fact.
+      if (sentence.some((t) => t.text === '?' || CONDITIONAL.has(t.lower))) continue;
       for (const clause of clausesOf(sentence)) {
         const fact = factOf(clause, { speaker, addressee });
         // What a speaker says about themselves and the listener ("I'm proud of you", "I'll keep
