@@ -189,11 +189,17 @@ export const InspectedEpisodicMemory = Type.Object({
   seq: Type.Optional(Type.Integer({ description: 'Position of the turn in its episode (0-based)' })),
 });
 
+/** A semantic or procedural memory in inspect also says what wrote it (the console shows it on each card). */
+export const InspectedFact = Type.Object({
+  ...Memory.properties,
+  extraction_tier: Type.Integer({ description: '1: the offline extraction rules, or a fact stored directly (remember); 2: the LLM extractor' }),
+});
+
 export const InspectResponse = Type.Object({
   entity: Type.String(),
   episodic: Type.Array(InspectedEpisodicMemory),
-  semantic: Type.Array(Memory),
-  procedural: Type.Array(Memory),
+  semantic: Type.Array(InspectedFact),
+  procedural: Type.Array(InspectedFact),
 });
 
 export const StatsResponse = Type.Object({
