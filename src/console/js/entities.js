@@ -122,7 +122,7 @@ export function entityView(root, name) {
 }
 
 /** What wrote an extracted memory: the offline rules (or a direct remember) or the LLM extractor. */
-const TIER_LABELS = { 1: 'tier 1 · rules', 2: 'tier 2 · LLM' };
+const TIER_LABELS = { 1: 'tier 1 (rules or direct)', 2: 'tier 2 (LLM)' };
 
 function memorySection(title, type, memories) {
   return h('section', { class: 'memories', 'data-type': type },
