@@ -102,8 +102,16 @@ export async function startService(config: Config, log: Logger = createLogger(),
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
   const server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log, { auth: config.apiKeys.length > 0 })], metrics);
   writer.onBatch = (report) => metrics.observeBatch(report);
+  // Offline (the default install) every `end` uses the rules: said once here, so the log
+  // explains tier-1 memories before the first per-call fallback warning does.
+  log.info('extraction will use the offline rules (tier 1) until the LLM extraction endpoint answers');
+  let llmAnswered = false;
   operations.onExtraction = (extractor, fallbackReason) => {
     metrics.observeExtraction(extractor);
+    if (extractor === 'llm' && !llmAnswered) {
+      llmAnswered = true;
+      log.info('the LLM extraction endpoint answered: extraction uses it (tier 2)');
+    }
     if (fallbackReason) log.warn({ reason: fallbackReason }, 'LLM extraction unavailable; used rule-based extraction');
   };
   pool.onStageTimings = (_op, timings) => metrics.observeRecallStages(timings);

@@ -113,6 +113,7 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
     const semantic = page.locator('[data-type=semantic]');
     await semantic.getByText('Alice lives in Berlin').waitFor();
     assert.match(await semantic.innerText(), /confidence 0\.9/);
+    assert.match(await semantic.innerText(), /tier 1 \(rules or direct\)/, 'each card says what wrote the memory');
     const episodes = page.locator('[data-type=episodic] .episode');
     assert.equal(await episodes.count(), 2);
     for (let i = 0; i < 2; i++) {

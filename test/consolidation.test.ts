@@ -43,9 +43,9 @@ describe('promotion', () => {
   test('repeated episodic memories of an entity become one semantic memory, once', async () => {
     const ids = [];
     for (const text of ['I go climbing every Sunday.', 'i go climbing every sunday', 'I go climbing every Sunday!']) {
-      ids.push(await say(['co-ann', 'co-bot'], [['user', text], ['assistant', 'Sounds fun!']]));
+      ids.push(await say(['co-ann', 'co-bot'], [['user', text], ['assistant', 'Sounds fun!']], false));
     }
-    await say(['co-ann', 'co-bot'], [['user', 'I bought new climbing shoes'], ['assistant', 'Sounds fun!']]);
+    await say(['co-ann', 'co-bot'], [['user', 'I bought new climbing shoes'], ['assistant', 'Sounds fun!']], false);
     await t.service.backfill.idle();
 
     const before = (await get(t.base, '/v1/stats')).body;

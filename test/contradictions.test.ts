@@ -9,7 +9,7 @@ function fact(content: string, entity = 'e1', memory_type: MemoryRow['memory_typ
   const rowid = next++;
   return {
     rowid, id: `id-${rowid}`, content, memory_type, confidence: 0.8, stability: 1, last_access_at: 0,
-    created_at: 0, episode_id: null, seq: null, role: null, entity_id: entity,
+    created_at: 0, episode_id: null, seq: null, role: null, entity_id: entity, extraction_tier: 1,
   };
 }
 

@@ -26,7 +26,7 @@ test('an expired episode refuses messages (404), also after a restart, and can s
     assert.equal(late.status, 404);
     assert.equal(typeof late.body.error, 'string');
     const end = await post(t.base, `/v1/episodes/${early}/end`, { outcome: 'partial' });
-    assert.deepEqual([end.status, end.body], [200, { memories_created: 1 }], 'end extracts from an expired episode');
+    assert.deepEqual([end.status, end.body], [200, { memories_created: 1, extraction_tier: 1 }], 'end extracts from an expired episode');
     assert.equal((await post(t.base, `/v1/episodes/${early}/end`, {})).status, 404, 'and ends it only once');
 
     // This one expires while the service is down: no timer survives a restart, only timestamps.
@@ -37,7 +37,7 @@ test('an expired episode refuses messages (404), also after a restart, and can s
     const afterRestart = await post(t.base, `/v1/episodes/${beforeRestart}/message`, { role: 'user', content: 'hello again' });
     assert.equal(afterRestart.status, 404);
     const ended = await post(t.base, `/v1/episodes/${beforeRestart}/end`, {});
-    assert.deepEqual([ended.status, ended.body], [200, { memories_created: 1 }]);
+    assert.deepEqual([ended.status, ended.body], [200, { memories_created: 1, extraction_tier: 1 }]);
     const facts = (await post(t.base, '/v1/inspect', { entity: 'ttl-bo' })).body.semantic.map((m: any) => m.content);
     assert.deepEqual(facts, ['ttl-bo has a red bike']);
   } finally {

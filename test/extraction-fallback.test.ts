@@ -35,6 +35,7 @@ async function endsWithRules(t: TestService, name: string): Promise<void> {
   const end = await post(t.base, `/v1/episodes/${id}/end`, { outcome: 'success' });
   assert.equal(end.status, 200);
   assert.equal(end.body.memories_created, 3);
+  assert.equal(end.body.extraction_tier, 1);
   const after = (await get(t.base, '/v1/stats')).body;
   assert.equal(after.semantic_memories - before.semantic_memories, 2);
   assert.equal(after.procedural_memories - before.procedural_memories, 1);
@@ -43,7 +44,7 @@ async function endsWithRules(t: TestService, name: string): Promise<void> {
   assert.deepEqual(rows.map((r) => r.content).sort(), [
     `${name} is allergic to peanuts`,
     `${name} lives in Ghent`,
-    'To reset my thermostat, hold the power button for ten seconds',
+    `To reset ${name}'s thermostat, hold the power button for ten seconds`,
   ].sort());
 }
 

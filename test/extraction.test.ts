@@ -51,6 +51,7 @@ describe('LLM extraction', () => {
     assert.equal(end.status, 200);
     const after = (await get(t.base, '/v1/stats')).body;
     assert.equal(end.body.memories_created, 2);
+    assert.equal(end.body.extraction_tier, 2);
     assert.equal(stored(after) - stored(before), 2);
 
     const rows = extractedRows(t, id);
@@ -133,7 +134,7 @@ describe('LLM extraction', () => {
     llm.reply = { kind: 'memories', memories: [] };
     const id = await episode(['ex-walt'], [['user', 'I live in Oslo']]);
     const end = await post(t.base, `/v1/episodes/${id}/end`, {});
-    assert.deepEqual([end.status, end.body], [200, { memories_created: 0 }]);
+    assert.deepEqual([end.status, end.body], [200, { memories_created: 0, extraction_tier: 2 }]);
   });
 
   test('a failed episode lowers procedural confidence', async () => {
@@ -147,7 +148,8 @@ describe('LLM extraction', () => {
     const id = await episode(['ex-yuri'], []);
     const count = llm.requests.length;
     const end = await post(t.base, `/v1/episodes/${id}/end`, { outcome: 'partial' });
-    assert.deepEqual([end.status, end.body], [200, { memories_created: 0 }]);
+    // No model was asked: the answer says tier 1, as when the endpoint is down.
+    assert.deepEqual([end.status, end.body], [200, { memories_created: 0, extraction_tier: 1 }]);
     assert.equal(llm.requests.length, count);
   });
 
@@ -165,6 +167,6 @@ describe('LLM extraction', () => {
     assert.equal(recall.status, 200);
     assert.equal(settled, 0, 'recall was answered while every end still waited');
     llm.release({ kind: 'memories', memories: [{ content: 'Lives in the Baltics', memory_type: 'semantic', confidence: 0.9 }] });
-    for (const end of await Promise.all(ends)) assert.deepEqual([end.status, end.body], [200, { memories_created: 1 }]);
+    for (const end of await Promise.all(ends)) assert.deepEqual([end.status, end.body], [200, { memories_created: 1, extraction_tier: 2 }]);
   });
 });

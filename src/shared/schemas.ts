@@ -157,7 +157,12 @@ export const Group = Type.Object({
 export const RecallGroupedResponse = Type.Object({ groups: Type.Array(Group) });
 export const StartEpisodeResponse = Type.Object({ episode_id: Type.String({ format: 'uuid' }) });
 export const StatusResponse = Type.Object({ status: Type.Literal('ok') });
-export const EndEpisodeResponse = Type.Object({ memories_created: Type.Integer({ minimum: 0 }) });
+export const EndEpisodeResponse = Type.Object({
+  memories_created: Type.Integer({ minimum: 0 }),
+  extraction_tier: Type.Union([Type.Literal(1), Type.Literal(2)], {
+    description: 'Which extractor produced the memories: 1 the offline rules (no LLM endpoint answered), 2 the LLM endpoint',
+  }),
+});
 
 export const DeletionSnapshot = Type.Object({
   snapshot_id: Type.String({ format: 'uuid' }),
@@ -184,11 +189,17 @@ export const InspectedEpisodicMemory = Type.Object({
   seq: Type.Optional(Type.Integer({ description: 'Position of the turn in its episode (0-based)' })),
 });
 
+/** A semantic or procedural memory in inspect also says what wrote it (the console shows it on each card). */
+export const InspectedFact = Type.Object({
+  ...Memory.properties,
+  extraction_tier: Type.Integer({ description: '1: the offline extraction rules, or a fact stored directly (remember); 2: the LLM extractor' }),
+});
+
 export const InspectResponse = Type.Object({
   entity: Type.String(),
   episodic: Type.Array(InspectedEpisodicMemory),
-  semantic: Type.Array(Memory),
-  procedural: Type.Array(Memory),
+  semantic: Type.Array(InspectedFact),
+  procedural: Type.Array(InspectedFact),
 });
 
 export const StatsResponse = Type.Object({

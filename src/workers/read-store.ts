@@ -17,10 +17,12 @@ export interface MemoryRow {
   seq: number | null;
   role: string | null;
   entity_id: string | null;
+  /** 1 rules or direct, 2 LLM: inspect shows it on extracted memories (the console's tier). */
+  extraction_tier: number;
 }
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
-  m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id`;
+  m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier`;
 
 export interface EpisodeRow {
   id: string;

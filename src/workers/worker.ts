@@ -85,7 +85,8 @@ async function inspect(entityName: string, limit: number): Promise<PoolResults['
   const { kept, truncated } = withinBudget(await store.entityMemories(entity.id, limit, config.maxResponseBytes), (row) => row.content, config.maxResponseBytes);
   for (const row of kept) {
     const memory = toMemory(row, null);
-    result[row.memory_type].push(row.memory_type === 'episodic' && row.episode_id !== null ? { ...memory, episode_id: row.episode_id, ...(row.seq === null ? {} : { seq: row.seq }) } : memory);
+    if (row.memory_type !== 'episodic') result[row.memory_type].push({ ...memory, extraction_tier: row.extraction_tier });
+    else result.episodic.push(row.episode_id !== null ? { ...memory, episode_id: row.episode_id, ...(row.seq === null ? {} : { seq: row.seq }) } : memory);
   }
   return { answer: encoded(result), truncated };
 }

@@ -121,6 +121,9 @@ export function entityView(root, name) {
   void load();
 }
 
+/** What wrote an extracted memory: the offline rules (or a direct remember) or the LLM extractor. */
+const TIER_LABELS = { 1: 'tier 1 (rules or direct)', 2: 'tier 2 (LLM)' };
+
 function memorySection(title, type, memories) {
   return h('section', { class: 'memories', 'data-type': type },
     h('h3', {}, `${title} `, h('span', { class: 'count' }, `(${memories.length})`)),
@@ -130,7 +133,8 @@ function memorySection(title, type, memories) {
 function memoryCard(memory, lead = null) {
   return h('li', { class: 'card' },
     h('p', { class: 'content' }, lead ? h('span', { class: 'role' }, lead) : null, memory.content),
-    h('p', { class: 'meta' }, `confidence ${num(memory.confidence, 2)} · stability ${num(memory.stability, 2)}`));
+    h('p', { class: 'meta' }, `confidence ${num(memory.confidence, 2)} · stability ${num(memory.stability, 2)}`,
+      memory.extraction_tier === undefined ? '' : ` · ${TIER_LABELS[memory.extraction_tier] ?? `tier ${memory.extraction_tier}`}`));
 }
 
 /** Turns regrouped by episode, each in conversation order; episodes newest first (as inspect lists). */

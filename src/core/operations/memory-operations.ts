@@ -130,7 +130,11 @@ export class MemoryOperations implements OperationHandlers {
     const { episode_id: episodeId, outcome } = input;
     const { memories, extractor, fallbackReason, sourceIds } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
     this.onExtraction?.(extractor, fallbackReason);
-    return this.written((trail) => this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories, sourceIds }, trail)));
+    const extraction_tier = extractor === 'llm' ? 2 : 1;
+    return this.written(async (trail) => ({
+      ...(await this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories, sourceIds }, trail))),
+      extraction_tier,
+    }));
   }
 
   /** Snapshot in the pool, then delete in time-bounded chunks (core/entity-deletion.ts). */

@@ -64,8 +64,8 @@ export const endEpisode = declareOperation({
     title: 'End an episode',
     description:
       'Close an episode and extract lasting memories (facts and procedures) from its messages. Optional outcome: ' +
-      '"success", "failure" or "partial". Returns {memories_created}: how many semantic/procedural memories the ' +
-      'extraction stored. Fails with "not found" when the episode is unknown or was already ended.',
+      '"success", "failure" or "partial". Returns {memories_created, extraction_tier}: how many semantic/procedural ' +
+      'memories the extraction stored, and which extractor ran (1 offline rules, 2 the LLM endpoint). Fails with "not found" when the episode is unknown or was already ended.',
     annotations: WRITES,
   },
 });

@@ -110,7 +110,8 @@ export interface WriterResults {
   remember: StoredFactRecord;
   startEpisode: StartEpisodeResult;
   addMessage: { status: 'ok' };
-  endEpisode: EndEpisodeResult;
+  /** The tier is added by the caller: the pool, not the writer, knows which extractor ran. */
+  endEpisode: Omit<EndEpisodeResult, 'extraction_tier'>;
   forgetBegin: { maxRowid: number };
   forgetEnd: { status: 'ok' };
   /**

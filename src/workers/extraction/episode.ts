@@ -4,15 +4,11 @@
 import { fail } from '../../shared/errors.js';
 import type { PoolResults } from '../../shared/protocol/pool.js';
 import type { ExtractedMemory } from '../../shared/protocol/writer.js';
-import type { EntityRecord, Outcome } from '../../shared/schemas.js';
+import type { Outcome } from '../../shared/schemas.js';
 import type { ReadPort } from '../read-port.js';
 import type { LlmExtractor } from './llm.js';
 import { extractByRules, outcomeAdjusted } from './rules.js';
-
-/** Who extracted facts are about: the first human participant, else the first participant. */
-export function subjectOf(participants: EntityRecord[]): EntityRecord | undefined {
-  return participants.find((p) => p.kind === 'user') ?? participants[0];
-}
+import { subjectOf } from './speakers.js';
 
 export async function extractEpisode(
   store: Pick<ReadPort, 'episode' | 'participants' | 'transcript'>,
@@ -32,7 +28,7 @@ export async function extractEpisode(
 
   const reply = await llm.extract({ subject: subject.name, participants: participants.map((p) => p.name), outcome, turns });
   if (!reply.ok) {
-    return { memories: extractByRules(turns, subject.name, outcome), extractor: 'rules', fallbackReason: reply.reason, sourceIds };
+    return { memories: extractByRules(turns, participants, outcome), extractor: 'rules', fallbackReason: reply.reason, sourceIds };
   }
   const memories = reply.items.map((item): ExtractedMemory => ({
     content: item.content,

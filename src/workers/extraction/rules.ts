@@ -1,60 +1,29 @@
-// Tier-1 extraction: deterministic rules over clear first-person statements (the table is in
-// fact-rules.ts) and how-to steps. It is the fallback whenever the LLM extractor is
-// unavailable, so it must never throw.
+// Tier-1 extraction: facts each participant states about themselves, and marked how-to steps,
+// read with an NLP library (nlp.ts) rather than matched as strings. Each turn's "I" and "you"
+// are resolved to people (speakers.ts); each sentence is cut into clauses (clauses.ts) and a
+// clause the rules understand becomes a third-person fact (third-person.ts). Precision comes
+// before coverage: what is not understood is not stored. It is the fallback whenever the LLM
+// extractor is unavailable, so it must never throw.
 import type { ExtractedMemory } from '../../shared/protocol/writer.js';
-import type { Outcome } from '../../shared/schemas.js';
+import type { EntityRecord, Outcome } from '../../shared/schemas.js';
 import { contentKey } from '../../shared/text.js';
-import { FACT_RULES } from './fact-rules.js';
+import { clausesOf } from './clauses.js';
+import { analyse, type Token } from './nlp.js';
+import { procedureOf } from './procedures.js';
+import { voicesOf } from './speakers.js';
+import { factOf, render } from './third-person.js';
 
 export interface TranscriptTurn {
   role: string;
   content: string;
 }
 
-/** How-to steps: imperative sentences that say how something is done, and numbered steps. */
-const PROCEDURE = new RegExp([
-  String.raw`^(?:to [^,]{3,80}, |first,? |then,? |next,? |finally,? |afterwards,? |always |never |make sure |remember to |don't forget to )`,
-  String.raw`^step \d+[:.)]? `,
-  String.raw`^\d{1,2}[.)] +\S`,
-  String.raw`^(?:here's |here is )?how to [^:]{3,80}: `,
-  String.raw`^the (?:trick|fix|solution|way to [^,]{3,60}) is (?:to )?`,
-].join('|'), 'i');
-
-const AGENT_ROLES = new Set(['assistant', 'agent', 'system', 'tool', 'bot']);
-
-/** Openers that carry no content: "Well, I live in …", "Hi! I'm …". */
-const LEAD_IN = /^(?:well|also|oh|and|so|btw|by the way|actually|anyway|yes|yeah|yep|no|nope|hi|hello|hey|ok|okay|um|fyi|just so you know|oh and|plus|honestly)\b[,!.]?\s+/i;
-
-/**
- * Sentences of a turn, lines first. A sentence break needs end punctuation and a space, but
- * not after a list number ("1. Open settings" stays one step).
- */
-export function sentences(text: string): string[] {
-  return text
-    .replace(/[\u2018\u2019]/g, "'")
-    .split(/\n+|(?<=[.!?])(?<!(?:^|\s)\d{1,2}\.)\s+/)
-    .map((s) => {
-      let sentence = s.trim().replace(/^[-*•]\s+/, '');
-      for (let previous = ''; previous !== sentence; ) {
-        previous = sentence;
-        sentence = sentence.replace(LEAD_IN, '');
-      }
-      return sentence;
-    })
-    .filter(Boolean);
-}
-
-/**
- * The template with `$S` and `$1`.. filled in, in one pass and through a function, so the
- * subject's name and the captured text are inserted literally: a name like "A$&B" or "Bob$1"
- * is neither a replacement pattern nor a placeholder for a later pass.
- */
-function fill(template: string, subject: string, groups: string[]): string {
-  return template
-    .replace(/\$(S|\d)/g, (_, key: string) => (key === 'S' ? subject : (groups[Number(key) - 1] ?? '').trim()))
-    .replace(/\s+/g, ' ')
-    .trim();
-}
+/** Facts are stored at this confidence: a rule read them, nobody confirmed them. */
+const FACT_CONFIDENCE = 0.7;
+const PROCEDURE_CONFIDENCE = 0.7;
+/** Longer clauses are mostly run-on chat; what they state is not reliably one fact. */
+const MAX_FACT_WORDS = 40;
+const CONDITIONAL = new Set(['if', 'unless']);
 
 /** Procedural confidence follows the episode's outcome: what worked is trusted more. */
 export function outcomeAdjusted(confidence: number, outcome: Outcome | null): number {
@@ -62,25 +31,57 @@ export function outcomeAdjusted(confidence: number, outcome: Outcome | null): nu
   return Math.min(1, Math.round(confidence * factor * 1000) / 1000);
 }
 
-export function extractByRules(turns: TranscriptTurn[], subject: string, outcome: Outcome | null): ExtractedMemory[] {
-  const out = new Map<string, ExtractedMemory>();
-  const add = (memory: Omit<ExtractedMemory, 'extraction_tier' | 'entities'>) => {
-    const key = contentKey(memory.content);
-    if (key.length > 0 && !out.has(key)) out.set(key, { ...memory, extraction_tier: 1, entities: [subject] });
-  };
-  for (const turn of turns) {
-    const fromAgent = AGENT_ROLES.has(turn.role.toLowerCase());
-    for (const sentence of sentences(turn.content)) {
-      if (PROCEDURE.test(sentence) && sentence.length <= 300) {
-        add({ content: sentence.replace(/[.!]+$/, ''), memory_type: 'procedural', confidence: outcomeAdjusted(0.7, outcome) });
+/** Sentences of a turn, one line at a time; a list number on its own joins the line it numbers. */
+function sentencesOf(content: string): Token[][] {
+  const out: Token[][] = [];
+  for (const line of content.split(/\n+/)) {
+    let pending: Token[] = [];
+    for (const sentence of analyse(line)) {
+      if (sentence.every((t) => t.pos === 'NUM' || t.pos === 'PUNCT')) {
+        pending = pending.concat(sentence);
         continue;
       }
-      if (fromAgent) continue; // first-person facts are only taken from the non-agent side
-      const rule = FACT_RULES.find((r) => r.pattern.test(sentence));
-      if (!rule) continue;
-      const groups = sentence.match(rule.pattern)!.slice(1);
-      add({ content: fill(rule.template, subject, groups), memory_type: 'semantic', confidence: rule.confidence });
+      out.push(pending.concat(sentence));
+      pending = [];
     }
   }
+  return out;
+}
+
+export function extractByRules(turns: TranscriptTurn[], participants: EntityRecord[], outcome: Outcome | null): ExtractedMemory[] {
+  const out = new Map<string, ExtractedMemory>();
+  const add = (memory: ExtractedMemory) => {
+    const key = contentKey(memory.content);
+    if (key.length > 0 && !out.has(key)) out.set(key, memory);
+  };
+  const voices = voicesOf(turns, participants);
+  turns.forEach((turn, i) => {
+    const { speaker, addressee, fromAgent } = voices[i];
+    for (const sentence of sentencesOf(turn.content)) {
+      const step = procedureOf(sentence);
+      if (step) {
+        const written = render(step, { speaker, addressee });
+        const owner = speaker ?? addressee;
+        if (written && owner) {
+          add({
+            content: written.content, memory_type: 'procedural', confidence: outcomeAdjusted(PROCEDURE_CONFIDENCE, outcome),
+            extraction_tier: 1, entities: [owner, ...written.mentions.filter((m) => m !== owner)],
+          });
+        }
+        continue;
+      }
+      // What the agent says about itself is narration, not a memory of the person it serves.
+      if (fromAgent || speaker === null) continue;
+      // A question asks, a condition supposes: no clause of either states a fact.
+      if (sentence.some((t) => t.text === '?' || CONDITIONAL.has(t.lower))) continue;
+      for (const clause of clausesOf(sentence)) {
+        const fact = factOf(clause, { speaker, addressee });
+        // What a speaker says about themselves and the listener ("I'm proud of you", "I'll keep
+        // you posted") is about the conversation, not a standing fact about the speaker.
+        if (!fact || fact.mentions.length > 0 || fact.content.split(' ').length > MAX_FACT_WORDS) continue;
+        add({ content: fact.content, memory_type: 'semantic', confidence: FACT_CONFIDENCE, extraction_tier: 1, entities: [speaker, ...fact.mentions] });
+      }
+    }
+  });
   return [...out.values()];
 }

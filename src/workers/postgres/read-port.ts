@@ -35,7 +35,7 @@ export interface PostgresReadOptions {
   watch?: PrimaryWatch | null;
 }
 
-const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id';
+const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier';
 
 export class PostgresReadPort implements ReadPort {
   private readonly vectors: PostgresVectors;
