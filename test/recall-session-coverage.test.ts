@@ -26,16 +26,19 @@ describe('session evidence', () => {
 
   test('a session is scored by its best turns together, relative to the best session', () => {
     const bonus = sessionEvidence(rows, scores, 0.2, 3);
-    // A: 0.5 + 0.4 + 0.3 = 1.2 (the best); B: 0.9; the fact alone: 0.6.
-    assert.equal(bonus.get(1), 0.2);
-    assert.equal(bonus.get(3), 0.2, 'every turn of a session gains the same');
-    assert.ok(Math.abs(bonus.get(4)! - 0.2 * 0.9 / 1.2) < 1e-12);
-    assert.ok(Math.abs(bonus.get(5)! - 0.2 * 0.9 / 1.2) < 1e-12, 'a turn no signal matched is lifted by its session');
-    assert.ok(Math.abs(bonus.get(6)! - 0.2 * 0.6 / 1.2) < 1e-12, 'a fact is a session of one');
+    // A: 0.5 + 0.4 + 0.3 = 1.2; B: 0.9 + 0 = 0.9; the fact: 3 × 0.6 = 1.8 (the best).
+    assert.equal(bonus.get(1), bonus.get(3), 'every turn of a session gains the same');
+    assert.ok(Math.abs(bonus.get(4)! - 0.2 * 0.9 / 1.8) < 1e-12);
+    assert.ok(Math.abs(bonus.get(5)! - 0.2 * 0.9 / 1.8) < 1e-12, 'a turn no signal matched is lifted by its session');
+    assert.ok(Math.abs(bonus.get(6)! - 0.2 * 1.8 / 1.8) < 1e-12 && Math.abs(bonus.get(1)! - 0.2 * 1.2 / 1.8) < 1e-12,
+      'a fact stands for a session of three turns as good as it (0.6 × 3 = 1.8, now the best)');
   });
 
   test('only the best few turns count, so a long session is not favoured for its length', () => {
-    const bonus = sessionEvidence(rows, scores, 0.2, 1);
+    const turnsOnly = new Map([...scores].filter(([rowid]) => rowid !== 6));
+    const three = sessionEvidence(rows, turnsOnly, 0.2, 3);
+    assert.ok(three.get(1)! > three.get(4)!, 'three matching turns (1.2) beat one strong one (0.9)');
+    const bonus = sessionEvidence(rows, turnsOnly, 0.2, 1);
     // With one turn each: B's 0.9 now beats A's 0.5.
     assert.equal(bonus.get(4), 0.2);
     assert.ok(Math.abs(bonus.get(1)! - 0.2 * 0.5 / 0.9) < 1e-12);

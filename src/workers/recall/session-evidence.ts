@@ -3,8 +3,10 @@
 // one where a single turn happens to share a word, and the answer's own turn is often a weak
 // match ("Lisbon, finally!") beside strong ones. So each episode is scored as a whole — the sum
 // of its best few candidate turns' fused scores — and every candidate turn gains a fraction of
-// its episode's score, relative to the best episode's. A memory outside any episode (a fact) is
-// a session of one: it competes on the same footing as a one-turn session.
+// its episode's score, relative to the best episode's. A memory outside any episode (a fact,
+// distilled from a session) stands for a session whose best turns are all as good as it: so in a
+// recall of every type a fact is not pushed below the turns of a talkative session, and among
+// facts alone the stage is a monotone lift that changes no order.
 import type { CandidateRow } from './signals.js';
 
 /** An episode's score is the sum of its best this-many turns (a session is judged by its best evidence, not its length). */
@@ -29,7 +31,7 @@ export function sessionEvidence(rows: Map<number, CandidateRow>, scores: Map<num
   const groupScore = new Map<string, number>();
   let best = 0;
   for (const [group, list] of byGroup) {
-    const sum = list.sort((a, b) => b - a).slice(0, topTurns).reduce((a, b) => a + b, 0);
+    const sum = group.startsWith('m') ? topTurns * list[0] : list.sort((a, b) => b - a).slice(0, topTurns).reduce((a, b) => a + b, 0);
     groupScore.set(group, sum);
     best = Math.max(best, sum);
   }
