@@ -63,6 +63,7 @@ export interface EngineOptions {
 
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
 const NOTHING = (): number => 0;
+const NO_BONUS: ReadonlyMap<number, number> = new Map();
 
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
@@ -206,7 +207,7 @@ export class RecallEngine {
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
     let lifted = fused;
-    let session = new Map<number, number>();
+    let session: ReadonlyMap<number, number> = NO_BONUS;
     let prior: (rowid: number) => number = NOTHING;
     let tieBreak: (row: CandidateRow) => number = NOTHING;
     const ranked = timed(timings, 'fusion', () => {

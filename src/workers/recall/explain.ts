@@ -19,7 +19,7 @@ export interface RankingTrace {
   fused: Map<number, number>;
   lifted: Map<number, number>;
   /** Each candidate's share of its session's score (session-evidence.ts). */
-  session: Map<number, number>;
+  session: ReadonlyMap<number, number>;
   prior: (rowid: number) => number;
   tieBreak: (rowid: number) => number;
   weights: { adjacent: number; session: number; entity: number; strength: number };
