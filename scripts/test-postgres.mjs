@@ -45,6 +45,7 @@ const LEFT_OUT = {
   'recall-engine': 'builds recall fixtures with better-sqlite3 (PG side: read-port-contract)',
   'recall-explain': 'writes rows into the SQLite file',
   'recall-fusion': 'builds recall fixtures with better-sqlite3 (PG side: read-port-contract)',
+  'recall-session-coverage': 'ranks the SQLite file with the engine directly (PG side: read-port-contract; the stage reads only positions)',
   'restore-file-changes': 'restore from snapshot files; seeds the SQLite file',
   'snapshot-writer': 'deletion snapshot files (PostgreSQL keeps snapshots in tables)',
   'sqlite-read-port': 'the SQLite read adapter itself',

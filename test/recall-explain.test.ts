@@ -24,7 +24,7 @@ before(async () => {
 });
 after(() => t.close());
 
-const SIGNALS = ['lexical', 'vector', 'adjacent', 'entity', 'tie_break'];
+const SIGNALS = ['lexical', 'vector', 'adjacent', 'session', 'entity', 'tie_break'];
 
 interface Explained {
   id: string;

@@ -17,7 +17,7 @@ import { prepareVectorTable } from '../src/writer/vector-table.js';
 import { WriteStore } from '../src/writer/store.js';
 import { loadConfig } from '../src/shared/config.js';
 import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
-import { RecallEngine, type EngineOptions } from '../src/workers/recall/engine.js';
+import { RecallEngine, SIGNAL_WEIGHTS, type EngineOptions } from '../src/workers/recall/engine.js';
 import { fuseScores } from '../src/workers/recall/fuse.js';
 import { memoryInserter, unit } from './support/rows.js';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
@@ -58,8 +58,9 @@ describe('a memory without a vector', () => {
     assert.equal(lexical[0], 'fresh', 'the fixture: lexical alone ranks the unembedded memory first');
     const fused = await engineOn(db).recall(request);
     assert.equal(fused[0].row.id, 'fresh');
-    // Its score is its lexical score alone (the best, scaled to 1), not a mean with a missing vector.
-    assert.ok(Math.abs(fused[0].score - 1) < 0.05, `score ${fused[0].score}`);
+    // Its score is its lexical score alone (the best, scaled to 1), not a mean with a missing
+    // vector; plus the session stage's full weight, as the best "session" (a fact stands for one).
+    assert.ok(Math.abs(fused[0].score - 1 - SIGNAL_WEIGHTS.session) < 0.05, `score ${fused[0].score}`);
   });
 });
 

@@ -5,7 +5,7 @@
 // 2. every candidate is scored on every signal that knows it (cosine by point lookup), scores
 //    normalised per signal and fused by a weighted mean over the signals that know the memory;
 // 3. conversation context: the best candidates' adjacent turns join, and each turn is lifted
-//    by a fraction of its best neighbour's score;
+//    by a fraction of its best neighbour's score and by its session's score as a whole;
 // 4. entity links as a small prior; strength and recency only break near-ties.
 // Nothing here reads last access or stability: recalling never changes what a recall returns.
 // Filters (namespace, archived, entity, types) are applied inside each candidate query.
@@ -18,6 +18,7 @@ import type { OnServed, ReadPort, RecallReads } from '../read-port.js';
 import { fuseScores, type SignalScores } from './fuse.js';
 import { liftedByNeighbours } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
+import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import type { CandidateRow, Proposal, RecallContext } from './signals.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -47,9 +48,10 @@ export interface RecallHit {
 /**
  * Fusion weights, tuned on the LoCoMo dev conversations (bench:quality), each on a flat optimum:
  * bm25 and vector are the weighted mean's weights; adjacent: fraction of the best neighbouring
- * turn's score a turn gains; entity: the entity prior; strength: the tie-break.
+ * turn's score a turn gains; session: what a turn of the best-scoring session gains (session-evidence.ts);
+ * entity: the entity prior; strength: the tie-break.
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -61,6 +63,7 @@ export interface EngineOptions {
 
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
 const NOTHING = (): number => 0;
+const NO_BONUS: ReadonlyMap<number, number> = new Map();
 
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
@@ -204,21 +207,23 @@ export class RecallEngine {
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
     let lifted = fused;
+    let session: ReadonlyMap<number, number> = NO_BONUS;
     let prior: (rowid: number) => number = NOTHING;
     let tieBreak: (row: CandidateRow) => number = NOTHING;
     const ranked = timed(timings, 'fusion', () => {
       lifted = liftedByNeighbours(rows, fused, w.adjacent);
+      session = sessionEvidence(rows, fused, w.session);
       // 4. Entity prior and tie-break.
       prior = entityPrior(candidates, linkedToNamed, w.entity);
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
-        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
+        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
         .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
         .slice(0, request.limit);
     });
     if (!request.explain) return ranked;
     const explanations = explainScores(ranked.map((r) => r.rowid), {
-      lexical, nearest, cosine, signals, fused, lifted, prior, weights: w,
+      lexical, nearest, cosine, signals, fused, lifted, session, prior, weights: w,
       tieBreak: (rowid) => tieBreak(rows.get(rowid)!),
     });
     return ranked.map((r, i) => ({ ...r, explanation: explanations[i] }));

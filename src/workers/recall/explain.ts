@@ -3,7 +3,7 @@
 // ranking already computed (no stage is re-run), for the `limit` memories returned; the
 // default path does none of this. The contributions add up to the score the ranking used:
 // lexical + vector are the two terms of the weighted mean (fuse.ts), then the adjacent-turn
-// lift, the entity prior and the tie-break are added to it (engine.ts).
+// lift, the session's share, the entity prior and the tie-break are added to it (engine.ts).
 import type { Explanation } from '../../shared/schemas.js';
 import { normalised, type SignalScores } from './fuse.js';
 import type { Proposal } from './signals.js';
@@ -18,9 +18,11 @@ export interface RankingTrace {
   signals: SignalScores[];
   fused: Map<number, number>;
   lifted: Map<number, number>;
+  /** Each candidate's share of its session's score (session-evidence.ts). */
+  session: ReadonlyMap<number, number>;
   prior: (rowid: number) => number;
   tieBreak: (rowid: number) => number;
-  weights: { adjacent: number; entity: number; strength: number };
+  weights: { adjacent: number; session: number; entity: number; strength: number };
 }
 
 /** One explanation per rowid, in the given order. */
@@ -42,6 +44,7 @@ export function explainScores(rowids: number[], trace: RankingTrace): Explanatio
     };
     const fused = trace.fused.get(rowid) ?? 0;
     const adjacent = (trace.lifted.get(rowid) ?? fused) - fused;
+    const session = trace.session.get(rowid) ?? 0;
     const entity = trace.prior(rowid);
     const tieBreak = trace.tieBreak(rowid);
     const lexicalRaw = lexical.signal.scores.get(rowid);
@@ -50,10 +53,12 @@ export function explainScores(rowids: number[], trace: RankingTrace): Explanatio
       { signal: 'vector' as const, rank: rankIn(trace.nearest, rowid), raw: trace.cosine.get(rowid) ?? null, weight: vector.signal.weight, contribution: meanTerm(vector) },
       // raw: the best neighbouring turn's fused score, which the lift is a fraction of.
       { signal: 'adjacent' as const, rank: null, raw: trace.weights.adjacent > 0 ? adjacent / trace.weights.adjacent : null, weight: trace.weights.adjacent, contribution: adjacent },
+      // raw: the session's score as a share of the best session's.
+      { signal: 'session' as const, rank: null, raw: trace.weights.session > 0 ? session / trace.weights.session : null, weight: trace.weights.session, contribution: session },
       { signal: 'entity' as const, rank: null, raw: null, weight: trace.weights.entity, contribution: entity },
       // raw: confidence × recency among the candidates.
       { signal: 'tie_break' as const, rank: null, raw: trace.weights.strength > 0 ? tieBreak / trace.weights.strength : null, weight: trace.weights.strength, contribution: tieBreak },
     ];
-    return { score: fused + adjacent + entity + tieBreak, signals: parts };
+    return { score: fused + adjacent + session + entity + tieBreak, signals: parts };
   });
 }

@@ -1,0 +1,105 @@
+// Tuning loop for recall ranking on the LoCoMo dev split, without HTTP: each conversation is
+// written once through the service's real write path (as locomo.ts does over HTTP: one episode
+// per session, each turn "Speaker: text"), embedded, and kept in a cache folder; then the recall
+// engine runs directly on the files, once per weight setting, all settings in one process.
+// The published figures come from bench:quality (locomo.ts, through HTTP); this is for sweeps.
+//
+//   node dist/bench/recall-quality/locomo-tune.js [--cache <dir>] 'session=0' 'session=0.2' ...
+//
+// Each argument is a weight setting (comma-separated name=value, see SIGNAL_WEIGHTS); '' is the
+// defaults. Prints R@1/5/10, MRR and R@10 per category per setting, and the engine's ranking
+// latency (query embedding and HTTP excluded: they do not depend on the weights), the settings
+// asked alternately, two passes. Only aggregates.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/shared/config.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { openDatabase } from '../../src/shared/db.js';
+import { startService } from '../../src/service.js';
+import { SqliteReadPort } from '../../src/workers/sqlite-read-port.js';
+import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
+import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
+import { loadLocomo, type Conversation } from './locomo-data.js';
+import { percentile, scoreRankings } from './scoring.js';
+
+const flag = process.argv.indexOf('--cache');
+const cache = flag >= 0 ? process.argv[flag + 1] : join('/tmp', `locomo-tune-${process.env.USER ?? 'bench'}`);
+const settings = process.argv.slice(2).filter((a, i, all) => a !== '--cache' && all[i - 1] !== '--cache');
+if (settings.length === 0) settings.push('');
+
+const conversations = loadLocomo();
+if (!conversations) throw new Error('no LoCoMo data (BENCH_LOCOMO_DIR)');
+mkdirSync(cache, { recursive: true });
+
+/** Writes one conversation into its own store (once) and returns memory id → dia id. */
+async function stored(conversation: Conversation): Promise<{ dbPath: string; diaOf: Map<string, string> }> {
+  const dbPath = join(cache, `${conversation.id}.db`);
+  const mapPath = join(cache, `${conversation.id}.json`);
+  if (existsSync(mapPath)) return { dbPath, diaOf: new Map(JSON.parse(readFileSync(mapPath, 'utf8')) as [string, string][]) };
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: dbPath, SERVICE_RATE_LIMIT: '0' });
+  const service = await startService(config, createLogger('silent'));
+  const episodes: string[] = [];
+  for (const session of conversation.sessions) {
+    const { episode_id } = await service.operations.startEpisode({ participants: conversation.speakers });
+    episodes.push(episode_id);
+    for (const turn of session) await service.operations.addMessage({ episode_id, role: 'user', content: `${turn.speaker}: ${turn.text}` });
+  }
+  await service.backfill.idle();
+  await service.close();
+  const db = openDatabase(dbPath, { readonly: true });
+  const sessionOf = new Map(episodes.map((id, i) => [id, i]));
+  const diaOf = new Map<string, string>();
+  for (const row of db.prepare("SELECT id, episode_id, seq FROM memories WHERE memory_type = 'episodic'").all() as { id: string; episode_id: string; seq: number }[]) {
+    const turn = conversation.sessions[sessionOf.get(row.episode_id)!]?.[row.seq];
+    if (turn) diaOf.set(row.id, turn.diaId);
+  }
+  db.close();
+  writeFileSync(mapPath, JSON.stringify([...diaOf]));
+  return { dbPath, diaOf };
+}
+
+const parse = (setting: string) => Object.fromEntries(setting.split(',').filter(Boolean)
+  .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName, number>>;
+
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db') });
+const embedder = await createEmbedder(config);
+const minSimilarity = embedderIdentity(config).minSimilarity;
+const ranked = settings.map(() => new Map<string, string[]>());
+const evidence = new Map<string, Set<string>>();
+const category = new Map<string, number>();
+const latencies = settings.map((): number[] => []);
+const PASSES = 2;
+for (const conversation of conversations) {
+  const { dbPath, diaOf } = await stored(conversation);
+  const db = openDatabase(dbPath, { readonly: true });
+  const namespaceId = (db.prepare('SELECT id FROM namespaces WHERE name = ?').get(config.namespace) as { id: number }).id;
+  const vectors = await embedder.embed(conversation.questions.map((q) => q.text));
+  for (const q of conversation.questions) {
+    evidence.set(`${conversation.id}#${q.index}`, new Set(q.evidence));
+    category.set(`${conversation.id}#${q.index}`, q.category);
+  }
+  const now = Date.now();
+  const engines = settings.map((setting) => new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights: parse(setting) }));
+  // Settings take turns question by question (the first to go rotates), so load drifts on a
+  // shared machine hit every setting alike: the latency columns compare ranking cost.
+  for (let pass = 0; pass < PASSES; pass++) {
+    for (const [i, q] of conversation.questions.entries()) {
+      for (let k = 0; k < settings.length; k++) {
+        const s = (i + k) % settings.length;
+        const started = performance.now();
+        const hits = await engines[s].recall({ query: q.text, entity: null, types: ['episodic'], limit: 10, queryVector: vectors[i] }, now);
+        latencies[s].push(performance.now() - started);
+        if (pass === 0) ranked[s].set(`${conversation.id}#${q.index}`, hits.map((h) => diaOf.get(h.row.id) ?? h.row.id));
+      }
+    }
+  }
+  db.close();
+}
+const only = (c: number) => new Map([...evidence].filter(([q]) => category.get(q) === c));
+const p = (x: number) => (x * 100).toFixed(1).padStart(5);
+console.log(`${'setting'.padEnd(44)}  R@1   R@5  R@10   MRR | multi temp open single (R@10) | ranking p50 p95 ms`);
+for (const [s, setting] of settings.entries()) {
+  const all = scoreRankings(ranked[s], evidence);
+  const cat = [1, 2, 3, 4].map((c) => p(scoreRankings(ranked[s], only(c)).recall[10]));
+  console.log(`${(setting || '(defaults)').padEnd(44)} ${p(all.recall[1])} ${p(all.recall[5])} ${p(all.recall[10])} ${all.mrr.toFixed(3)} | ${cat.join(' ')} | ${percentile(latencies[s], 50).toFixed(2)} ${percentile(latencies[s], 95).toFixed(2)}`);
+}
