@@ -40,7 +40,7 @@ async function stored(conversation: Conversation): Promise<{ dbPath: string; dia
   const service = await startService(config, createLogger('silent'));
   const episodes: string[] = [];
   for (const session of conversation.sessions) {
-    const { episode_id } = await service.operations.startEpisode({ participants: conversation.speakers });
+    const { episode_id } = (await service.operations.startEpisode({ participants: conversation.speakers })).value;
     episodes.push(episode_id);
     for (const turn of session) await service.operations.addMessage({ episode_id, role: 'user', content: `${turn.speaker}: ${turn.text}` });
   }
