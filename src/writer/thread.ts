@@ -9,7 +9,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { toWireError } from '../shared/errors.js';
 import type { WriterBatchReport, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/messages.js';
-import { openSqliteWriteStore } from './sqlite-store.js';
+import { openSqliteWriteStore } from './sqlite/adapter.js';
 import { openPostgresWriteStore } from './postgres/adapter.js';
 import type { BatchOutcome, WriteStorePort } from './store-port.js';
 import { lowerThreadPriorityBy, nameThread } from '../shared/os-thread.js';

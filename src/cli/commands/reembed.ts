@@ -6,8 +6,8 @@ import { RESET_VECTOR_INDEX_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema
 import { sqliteConfigFrom, type Command } from '../args.js';
 import { openForWriting } from '../storage/offline-db.js';
 import { progressBar } from '../progress.js';
-import { prepareVectorTable } from '../../writer/vector-table.js';
-import { WriteStore } from '../../writer/store.js';
+import { prepareVectorTable } from '../../writer/sqlite/vector-table.js';
+import { WriteStore } from '../../writer/sqlite/store.js';
 import { createEmbedder, embedderIdentity } from '../../workers/embedding/index.js';
 import { EntityMatcher } from '../../workers/entity-mentions.js';
 import { embeddingInput } from '../../workers/embedding/embedder.js';

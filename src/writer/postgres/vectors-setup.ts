@@ -3,7 +3,7 @@
 // index is created for the dimension (postgresVectorIndexSql).
 import type { EmbedderIdentity } from '../../shared/embedder-identity.js';
 import { postgresVectorIndexSql } from '../../shared/postgres-schema.js';
-import { EmbedderMismatchError } from '../vector-table.js';
+import { EmbedderMismatchError } from '../sqlite/vector-table.js';
 import type { Sql } from './connect.js';
 
 type Identity = Pick<EmbedderIdentity, 'id' | 'dimensions'>;

@@ -1,18 +1,18 @@
 // The write side of the database. Every method runs inside the writer's group-commit
 // transaction (see thread.ts) and may throw a ServiceError, which rolls back only that
 // command's savepoint.
-import type { MemoryRow, NewMemory } from './store-port.js';
+import type { MemoryRow, NewMemory } from '../store-port.js';
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../shared/db.js';
+import type { Db } from '../../shared/db.js';
 import type { Statement } from 'better-sqlite3';
-import type { Config } from '../shared/config.js';
-import { fail } from '../shared/errors.js';
-import { INITIAL_DIFFICULTY, initialStability, reinforcedStability } from '../shared/fsrs.js';
-import type { CommandOf, ExtractedMemory, WriterResults } from '../shared/messages.js';
-import { FIRST_USE_KIND, type EntityKind, type EntityRecord, type MemoryType } from '../shared/schemas.js';
-import { contentKey } from '../shared/text.js';
-import { blobOf } from '../shared/meta.js';
-import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL } from '../shared/sql-schema.js';
+import type { Config } from '../../shared/config.js';
+import { fail } from '../../shared/errors.js';
+import { INITIAL_DIFFICULTY, initialStability, reinforcedStability } from '../../shared/fsrs.js';
+import type { CommandOf, ExtractedMemory, WriterResults } from '../../shared/messages.js';
+import { FIRST_USE_KIND, type EntityKind, type EntityRecord, type MemoryType } from '../../shared/schemas.js';
+import { contentKey } from '../../shared/text.js';
+import { blobOf } from '../../shared/meta.js';
+import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL } from '../../shared/sql-schema.js';
 import { ConsolidationWriter } from './consolidation.js';
 import { VectorIndexWriter } from './ivf-generations.js';
 import { IdConflictError } from './row-writer.js';

@@ -1,11 +1,11 @@
 // The vector table is created for the configured embedder's dimension, and the embedder's
 // id is recorded beside it. Vectors from different embedders are not comparable, so a
 // change either re-embeds everything (SERVICE_REEMBED=true) or stops start-up.
-import type { Db } from '../shared/db.js';
-import { RESET_VECTOR_INDEX_SQL, vectorTableSql } from '../shared/sql-schema.js';
-import { readMeta, writeMeta } from '../shared/meta.js';
+import type { Db } from '../../shared/db.js';
+import { RESET_VECTOR_INDEX_SQL, vectorTableSql } from '../../shared/sql-schema.js';
+import { readMeta, writeMeta } from '../../shared/meta.js';
 
-type EmbedderIdentity = Pick<import('../shared/embedder-identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
+type EmbedderIdentity = Pick<import('../../shared/embedder-identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
 
 export class EmbedderMismatchError extends Error {
   constructor(stored: EmbedderIdentity, configured: EmbedderIdentity) {

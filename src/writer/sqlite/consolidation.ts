@@ -2,10 +2,10 @@
 // item against the row as it is now — a memory recalled (last access moved), deleted (or held by
 // a delete in progress), archived or promoted since planning is left alone — and counts only real changes. Runs inside the
 // writer's group-commit transaction like any other command.
-import type { Db } from '../shared/db.js';
-import type { ConsolidationPlan } from '../shared/messages.js';
-import type { ConsolidateResult } from '../shared/schemas.js';
-import { promotionWatermarkKey } from '../shared/sql-schema.js';
+import type { Db } from '../../shared/db.js';
+import type { ConsolidationPlan } from '../../shared/messages.js';
+import type { ConsolidateResult } from '../../shared/schemas.js';
+import { promotionWatermarkKey } from '../../shared/sql-schema.js';
 
 /** Stores a promoted memory through the writer's usual de-duplicating path. */
 export type StorePromoted = (promotion: ConsolidationPlan['promote'][number]) => { rowid: number; created: boolean };

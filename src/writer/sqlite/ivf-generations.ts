@@ -3,10 +3,10 @@
 // Every cell the pool proposes is checked here against the newest generation, so a vector
 // computed against centroids that were replaced meanwhile lands in the unassigned cell (which
 // every recall scans and the indexer empties) instead of in a cell no query probes.
-import type { Db } from '../shared/db.js';
-import type { CommandOf, WriterResults } from '../shared/messages.js';
-import { blobOf } from '../shared/meta.js';
-import { INSERT_VECTOR_SQL, UNASSIGNED_CELL } from '../shared/sql-schema.js';
+import type { Db } from '../../shared/db.js';
+import type { CommandOf, WriterResults } from '../../shared/messages.js';
+import { blobOf } from '../../shared/meta.js';
+import { INSERT_VECTOR_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 
 export class VectorIndexWriter {
   private readonly s;

@@ -3,14 +3,14 @@
 // one BEGIN IMMEDIATE transaction (batch.ts) over the WriteStore's commands.
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { Config } from '../shared/config.js';
-import { openDatabase, type Db } from '../shared/db.js';
-import { embedderIdentity } from '../shared/embedder-identity.js';
-import type { CommandOf, WriterCommandType, WriterRequest, WriterResults } from '../shared/messages.js';
+import type { Config } from '../../shared/config.js';
+import { openDatabase, type Db } from '../../shared/db.js';
+import { embedderIdentity } from '../../shared/embedder-identity.js';
+import type { CommandOf, WriterCommandType, WriterRequest, WriterResults } from '../../shared/messages.js';
 import { batchRunner } from './batch.js';
 import { ensureNamespace, migrate } from './migrate.js';
 import { WriteStore } from './store.js';
-import type { BatchOutcome, WriteCommandSet, WriteStorePort } from './store-port.js';
+import type { BatchOutcome, WriteCommandSet, WriteStorePort } from '../store-port.js';
 import { prepareVectorTable } from './vector-table.js';
 
 /** The WriteStore's methods as the command set (no context: the store holds its connection). */
