@@ -17,7 +17,7 @@ import { blobOf, float32FromBlob } from '../../src/shared/meta.js';
 import { INSERT_VECTOR_SQL, UNASSIGNED_CELL } from '../../src/shared/sql-schema.js';
 import { VectorCells } from '../../src/workers/ivf/cells.js';
 import { trainIndex } from '../../src/workers/ivf/kmeans.js';
-import { VectorIndexWriter } from '../../src/writer/sqlite/ivf-generations.js';
+import { SqliteCommands } from '../../src/writer/sqlite/adapter.js';
 import { Corpus } from './corpus.js';
 import { note, progress } from './progress.js';
 
@@ -165,7 +165,7 @@ function placeInCells(db: Db, ns: number, label: string): void {
     const blob = staged.get(rowid);
     return blob ? float32FromBlob(blob) : null;
   });
-  db.transaction(() => new VectorIndexWriter(db, ns).install({ type: 'installVectorGeneration', trainedOn, centroids }))();
+  db.transaction(() => new SqliteCommands(db, { episodeTtlMs: 0 }, ns).run({ type: 'installVectorGeneration', trainedOn, centroids }))();
   note(`IVF ${label}: ${centroids.count} cells trained on ${trainedOn.toLocaleString('en')} vectors in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const total = trainedOn;
   const show = progress(`place ${label} vectors in IVF cells`.replace('  ', ' '), total);

@@ -11,7 +11,7 @@ import { toWireError } from '../shared/errors.js';
 import type { WriterBatchReport, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/messages.js';
 import { openSqliteWriteStore } from './sqlite/adapter.js';
 import { openPostgresWriteStore } from './postgres/adapter.js';
-import type { BatchOutcome, WriteStorePort } from './store-port.js';
+import type { BatchOutcome, WriteStorePort } from './commands/store-port.js';
 import { lowerThreadPriorityBy, nameThread } from '../shared/os-thread.js';
 
 /** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */

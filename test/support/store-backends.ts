@@ -9,7 +9,7 @@ import { loadConfig, type Config } from '../../src/shared/config.js';
 import { openDatabase, type Db } from '../../src/shared/db.js';
 import type { WriterCommand, WriterReply, WriterResults } from '../../src/shared/messages.js';
 import { openSqliteWriteStore } from '../../src/writer/sqlite/adapter.js';
-import type { BatchOutcome, WriteStorePort } from '../../src/writer/store-port.js';
+import type { BatchOutcome, WriteStorePort } from '../../src/writer/commands/store-port.js';
 import { openPostgresWriteStore } from '../../src/writer/postgres/adapter.js';
 import { postgresUnavailable, startPrimary, type PgCluster } from './postgres.js';
 

@@ -6,7 +6,7 @@ import { parsePostgresUrl, PostgresUrlError } from '../../shared/postgres-url.js
 import { connectWriter } from '../../writer/postgres/connect.js';
 import { migratePostgres } from '../../writer/postgres/migrate.js';
 import { preparePostgresVectors } from '../../writer/postgres/vectors-setup.js';
-import { EmbedderMismatchError } from '../../writer/sqlite/vector-table.js';
+import { EmbedderMismatchError } from '../../writer/commands/embedder-mismatch.js';
 import { VectorRows } from '../../writer/sqlite/vector-rows.js';
 import { CliError, configFrom, UsageError, type Command } from '../args.js';
 import { progressBar } from '../progress.js';

@@ -1,48 +1,47 @@
 // The SQLite adapter of the store port: the embedded default. Opens and migrates the file,
 // prepares the vector table for the configured embedder, and runs each flush synchronously in
-// one BEGIN IMMEDIATE transaction (batch.ts) over the WriteStore's commands.
+// one BEGIN IMMEDIATE transaction (batch.ts), each command's rule (../commands/) straight
+// through over the SQLite rows (rows.ts).
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Config } from '../../shared/config.js';
 import { openDatabase, type Db } from '../../shared/db.js';
 import { embedderIdentity } from '../../shared/embedder-identity.js';
-import type { CommandOf, WriterCommandType, WriterRequest, WriterResults } from '../../shared/messages.js';
+import type { CommandOf, WriterCommand, WriterCommandType, WriterRequest, WriterResults } from '../../shared/messages.js';
+import type { RuleContext } from '../commands/context.js';
+import { ruleFor } from '../commands/index.js';
+import { OpenDeletes } from '../commands/open-deletes.js';
+import { runNow } from '../commands/run.js';
+import type { BatchOutcome, WriteStorePort } from '../commands/store-port.js';
 import { batchRunner } from './batch.js';
 import { ensureNamespace, migrate } from './migrate.js';
-import { WriteStore } from './store.js';
-import type { BatchOutcome, WriteCommandSet, WriteStorePort } from '../store-port.js';
+import { SqliteRows } from './rows.js';
 import { prepareVectorTable } from './vector-table.js';
 
-/** The WriteStore's methods as the command set (no context: the store holds its connection). */
-function commandSet(store: WriteStore): WriteCommandSet<void, false> {
-  return {
-    ensureEntity: (command) => store.ensureEntity(command),
-    remember: (command) => store.remember(command),
-    startEpisode: (command) => store.startEpisode(command),
-    addMessage: (command) => store.addMessage(command),
-    endEpisode: (command) => store.endEpisode(command),
-    forgetBegin: (command) => store.forgetBegin(command),
-    forgetEnd: (command) => store.forgetEnd(command),
-    forgetRows: (command) => store.forgetRows(command),
-    restoreRows: (command) => store.restoreRows(command),
-    attachVectors: (command) => store.attachVectors(command),
-    reinforce: (command) => store.reinforce(command),
-    consolidate: (command) => store.consolidate(command),
-    installVectorGeneration: (command) => store.vectorIndex.install(command),
-    moveVectors: (command) => store.vectorIndex.move(command),
-    retireVectorGenerations: () => store.vectorIndex.retire(),
-  };
+/** The rules' context over a SQLite connection (the service's writer, the offline CLI, tests). */
+export function sqliteRuleContext(db: Db, namespaceId: number, config: Pick<Config, 'episodeTtlMs'>, now: () => number = Date.now): RuleContext {
+  return { rows: new SqliteRows(db, namespaceId, now), namespaceId, now, episodeTtlMs: config.episodeTtlMs, deletes: new OpenDeletes() };
+}
+
+/** Runs commands one at a time, synchronously, in whatever transaction the caller holds. */
+export class SqliteCommands {
+  readonly context: RuleContext;
+
+  constructor(db: Db, config: Pick<Config, 'episodeTtlMs'>, namespaceId: number, now?: () => number) {
+    this.context = sqliteRuleContext(db, namespaceId, config, now);
+  }
+
+  run<K extends WriterCommandType>(command: CommandOf<K>): WriterResults[K] {
+    return runNow(ruleFor(command, this.context));
+  }
 }
 
 export class SqliteWriteStore implements WriteStorePort {
   private readonly run;
 
   constructor(private readonly db: Db, config: Config, readonly namespaceId: number, now?: () => number) {
-    const handlers = commandSet(new WriteStore(db, config, namespaceId, now));
-    // TypeScript does not narrow `command.type` to K by itself; the command set's type guarantees it.
-    const execute = <K extends WriterCommandType>(command: CommandOf<K>): WriterResults[K] =>
-      handlers[command.type as K](command);
-    this.run = batchRunner(db, execute);
+    const commands = new SqliteCommands(db, config, namespaceId, now);
+    this.run = batchRunner(db, (command: WriterCommand) => commands.run(command));
   }
 
   runBatch(batch: WriterRequest[]): BatchOutcome {

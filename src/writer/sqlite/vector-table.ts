@@ -4,20 +4,9 @@
 import type { Db } from '../../shared/db.js';
 import { RESET_VECTOR_INDEX_SQL, vectorTableSql } from '../../shared/sql-schema.js';
 import { readMeta, writeMeta } from '../../shared/meta.js';
+import { EmbedderMismatchError } from '../commands/embedder-mismatch.js';
 
 type EmbedderIdentity = Pick<import('../../shared/embedder-identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
-
-export class EmbedderMismatchError extends Error {
-  constructor(stored: EmbedderIdentity, configured: EmbedderIdentity) {
-    super(
-      `the database holds vectors from embedder ${stored.id} (${stored.dimensions}-d) but ${configured.id} ` +
-        `(${configured.dimensions}-d) is configured: set SERVICE_EMBEDDER back, or start once with ` +
-        'SERVICE_REEMBED=true to re-embed every memory with the new embedder',
-    );
-    this.name = 'EmbedderMismatchError';
-  }
-}
-
 
 /** Returns true when every memory must be (re-)embedded. */
 export function prepareVectorTable(db: Db, configured: EmbedderIdentity, reembedOnChange: boolean): boolean {
