@@ -120,7 +120,7 @@ test('recall ranks over the read port alone: the engine loads no database client
   // The same engine ranks over SQLite and PostgreSQL (src/workers/read-port.ts); storage code
   // reached from it would tie ranking to one backend.
   const loaded = [...reachable('workers/recall/engine.js')];
-  const packages = loaded.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/g)].map((m) => m[1]));
+  const packages = loaded.flatMap(packagesOf);
   assert.deepEqual(packages.filter((p) => ['better-sqlite3', 'sqlite-vec', 'postgres'].includes(p)), []);
   assert.deepEqual(loaded.map((f) => relative(src, f)).filter((f) => /(^|\/)(sqlite-read-port|read-store|db)\.js$|\/postgres\//.test(f)), []);
 });
@@ -130,8 +130,71 @@ test('the use cases know no transport: core/operations loads no http code, neith
   // a use case that reached for a transport would answer one of them differently.
   const loaded = [...reachable('core/operations/memory-operations.js')];
   assert.deepEqual(loaded.filter((f) => folderOf(f) === 'http').map((f) => relative(src, f)), []);
-  const packages = loaded.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/g)].map((m) => m[1]));
+  const packages = loaded.flatMap(packagesOf);
   assert.deepEqual(packages.filter((p) => p === 'uWebSockets.js' || p.startsWith('@modelcontextprotocol/')), []);
+});
+
+/** Packages a compiled module imports (bare specifiers). */
+function packagesOf(file: string): string[] {
+  return [...readFileSync(file, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/g)].map((m) => m[1]);
+}
+
+/** The folder a module sits in, under src (e.g. 'writer/sqlite'); modules at a thread folder's root count as that folder. */
+const subfolderOf = (file: string) => dirname(relative(src, file));
+
+test('no writer folder imports a folder that imports it back (type-only imports count)', () => {
+  // Folder-level arrows, e.g. writer -> writer/sqlite -> writer/commands: a cycle between folders
+  // means neither can be read, moved or tested without the other.
+  const edges = new Map<string, Set<string>>();
+  for (const file of modulesUnder(sources)) {
+    const from = subfolderOf(file);
+    for (const target of importsOf(file, { runtimeOnly: false })) {
+      if (!target.startsWith(src)) continue;
+      const to = subfolderOf(target);
+      if (to !== from) (edges.get(from) ?? edges.set(from, new Set()).get(from)!).add(to);
+    }
+  }
+  const cycles: string[] = [];
+  const state = new Map<string, 'visiting' | 'done'>();
+  const path: string[] = [];
+  const visit = (folder: string) => {
+    state.set(folder, 'visiting');
+    path.push(folder);
+    for (const next of edges.get(folder) ?? []) {
+      if (state.get(next) === 'visiting') cycles.push([...path.slice(path.indexOf(next)), next].join(' -> '));
+      else if (!state.has(next)) visit(next);
+    }
+    path.pop();
+    state.set(folder, 'done');
+  };
+  for (const folder of edges.keys()) if (!state.has(folder)) visit(folder);
+  // The writer's folders (thread, rules, adapters) point one way; the pool's and the CLI's do
+  // not yet (workers/recall still reaches workers' SQLite readers).
+  assert.deepEqual(cycles.filter((cycle) => cycle.startsWith('writer')), []);
+});
+
+test('each write rule is written once, against the row port: writer/commands loads no backend', () => {
+  // writer/commands holds every writer command's rule and the ports they are written against;
+  // writer/sqlite (better-sqlite3, synchronous) and writer/postgres (the postgres client) are
+  // sibling adapters that run the same rules. Neither adapter reaches into the other.
+  const rules = modulesUnder(join(sources, 'writer/commands'));
+  assert.ok(rules.some((f) => f.endsWith('writer/commands/remember.js')));
+  for (const file of rules) {
+    assert.deepEqual(packagesOf(file).filter((p) => ['better-sqlite3', 'sqlite-vec', 'postgres'].includes(p)), [], relative(src, file));
+    const wrong = importsOf(file, { runtimeOnly: false }).filter((t) => t.startsWith(src) && folderOf(t) === 'writer' && subfolderOf(t) !== 'writer/commands');
+    assert.deepEqual(wrong.map((t) => relative(src, t)), [], relative(src, file));
+  }
+  for (const [adapter, other] of [['writer/sqlite', 'writer/postgres'], ['writer/postgres', 'writer/sqlite']] as const) {
+    for (const file of modulesUnder(join(sources, adapter))) {
+      const wrong = importsOf(file, { runtimeOnly: false }).filter((t) => subfolderOf(t) === other);
+      assert.deepEqual(wrong.map((t) => relative(src, t)), [], relative(src, file));
+    }
+  }
+  // The PostgreSQL client is loaded by writer code only under writer/postgres.
+  const writerFiles = modulesUnder(join(sources, 'writer'));
+  assert.deepEqual(writerFiles.filter((f) => packagesOf(f).includes('postgres') && subfolderOf(f) !== 'writer/postgres').map((f) => relative(src, f)), []);
+  // Every writer command has its rule file's export in the rule set (a missing one fails to compile: commands/index.ts).
+  assert.ok(readSource(resolve(src, 'writer/commands/index.js')).includes('export const RULES'));
 });
 
 test('the client library loads nothing that needs the server', () => {
@@ -143,6 +206,6 @@ test('the client library loads neither the validator nor TypeBox (importing it s
   const loaded = [...reachable('client/index.js')];
   assert.ok(!loaded.some((f) => f.endsWith('shared/validation.js')), 'client loads shared/validation.js');
   // TypeBox alone is ~380 modules: the client takes only types from the declarations.
-  const packages = loaded.flatMap((f) => [...readFileSync(f, 'utf8').matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/g)].map((m) => m[1]));
+  const packages = loaded.flatMap(packagesOf);
   assert.deepEqual(packages.filter((p) => p.startsWith('typebox')), []);
 });

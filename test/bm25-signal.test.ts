@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
-import { ensureNamespace, migrate } from '../src/writer/migrate.js';
+import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
 import { Bm25Signal } from '../src/workers/recall/bm25-signal.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
 import type { RecallContext } from '../src/workers/recall/signals.js';

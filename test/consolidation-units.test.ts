@@ -5,8 +5,11 @@ import Database from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clusterRepeats, representative, type Statement } from '../src/workers/consolidation/cluster.js';
 import { promotedConfidence } from '../src/workers/consolidation/promotion.js';
-import { ConsolidationWriter } from '../src/writer/consolidation.js';
-import { ensureNamespace, migrate } from '../src/writer/migrate.js';
+import { applyPlan } from '../src/writer/commands/consolidate.js';
+import { runNow } from '../src/writer/commands/run.js';
+import { sqliteRuleContext } from '../src/writer/sqlite/adapter.js';
+import type { ConsolidationPlan } from '../src/shared/protocol/writer.js';
+import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
 import { Consolidator } from '../src/core/jobs/consolidator.js';
 import { createLogger } from '../src/shared/logger.js';
 import { contentKey } from '../src/shared/text.js';
@@ -15,6 +18,17 @@ import { contentKey } from '../src/shared/text.js';
 function at(rowid: number, content: string, angle: number | null): Statement {
   const rad = ((angle ?? 0) * Math.PI) / 180;
   return { rowid, content, key: contentKey(content), vector: angle === null ? null : Float32Array.from([Math.cos(rad), Math.sin(rad)]) };
+}
+
+/** The consolidate rule's plan application over SQLite, with the promotion store given. */
+class ConsolidationWriter {
+  private readonly ctx;
+  constructor(db: Database.Database, ns: number) {
+    this.ctx = sqliteRuleContext(db, ns, { episodeTtlMs: 0 });
+  }
+  apply(plan: ConsolidationPlan, put: (p: ConsolidationPlan['promote'][number]) => { rowid: number; created: boolean }) {
+    return runNow(applyPlan(this.ctx, plan, function* (p) { return put(p); }));
+  }
 }
 
 describe('clustering', () => {

@@ -12,9 +12,9 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
 import { blobOf } from '../src/shared/meta.js';
 import { INSERT_VECTOR_SQL, MIGRATIONS } from '../src/shared/sql-schema.js';
-import { ensureNamespace, migrate } from '../src/writer/migrate.js';
-import { prepareVectorTable } from '../src/writer/vector-table.js';
-import { WriteStore } from '../src/writer/store.js';
+import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
+import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
+import { SqliteCommands } from '../src/writer/sqlite/adapter.js';
 import { loadConfig } from '../src/shared/config.js';
 import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
 import { RecallEngine, SIGNAL_WEIGHTS, type EngineOptions } from '../src/workers/recall/engine.js';
@@ -230,14 +230,14 @@ describe('forgetting a turn', () => {
     try {
       migrate(db);
       prepareVectorTable(db, { id: 'hash-4', dimensions: 4 }, false);
-      const store = new WriteStore(db, loadConfig({}), ensureNamespace(db, 'default'));
-      const { episode_id: episodeId } = store.startEpisode({ type: 'startEpisode', participants: ['Ann', 'Bob'] });
+      const store = new SqliteCommands(db, loadConfig({}), ensureNamespace(db, 'default'));
+      const { episode_id: episodeId } = store.run({ type: 'startEpisode', participants: ['Ann', 'Bob'] });
       for (const content of ['Ann: my locker code is 4417', 'Bob: noted', 'Ann: thanks'])
-        store.addMessage({ type: 'addMessage', episodeId, role: 'user', content });
+        store.run({ type: 'addMessage', episodeId, role: 'user', content });
       const turn = (seq: number) => db.prepare('SELECT rowid, id, context FROM memories WHERE episode_id = ? AND seq = ?').get(episodeId, seq) as any;
       assert.equal(turn(1).context, 'Ann: my locker code is 4417', 'the fixture: the next turn holds it as context');
       // A message added while an entity's deletion ran is kept (written after its snapshot); the turns the snapshot listed go.
-      store.forgetRows({ type: 'forgetRows', rows: [[turn(0).rowid, turn(0).id]] });
+      store.run({ type: 'forgetRows', rows: [[turn(0).rowid, turn(0).id]] });
       assert.equal(turn(1).context, '');
       assert.deepEqual(db.prepare("SELECT rowid FROM memories_fts WHERE memories_fts MATCH '4417'").pluck().all(), []);
       assert.equal(turn(2).context, 'Bob: noted');

@@ -9,9 +9,12 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
 import { blobOf } from '../src/shared/meta.js';
 import { INSERT_VECTOR_SQL } from '../src/shared/sql-schema.js';
-import { ensureNamespace, migrate } from '../src/writer/migrate.js';
-import { prepareVectorTable } from '../src/writer/vector-table.js';
-import { VectorIndexWriter } from '../src/writer/ivf-generations.js';
+import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
+import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
+import { SqliteCommands } from '../src/writer/sqlite/adapter.js';
+import { cellFor } from '../src/writer/commands/vectors.js';
+import { runNow } from '../src/writer/commands/run.js';
+import type { CommandOf } from '../src/shared/protocol/writer.js';
 import { cellCountFor, nearestCentroid, nearestCentroids, probeCountFor, sampleIndexes, trainCentroids } from '../src/workers/ivf/kmeans.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { VectorCells } from '../src/workers/ivf/cells.js';
@@ -97,7 +100,17 @@ describe('IVF maths', () => {
 describe('writer: generations and moves', () => {
   let db: Db;
   let ns: number;
-  let index: VectorIndexWriter;
+  /** The IVF commands' rules over SQLite, and the cell check they share. */
+  const vectorIndexWriter = (db: Db, ns: number) => {
+    const commands = new SqliteCommands(db, { episodeTtlMs: 0 }, ns);
+    return {
+      install: (command: CommandOf<'installVectorGeneration'>) => commands.run(command),
+      move: (command: CommandOf<'moveVectors'>) => commands.run(command),
+      retire: () => commands.run({ type: 'retireVectorGenerations' }),
+      cellFor: (namespaceId: number, cell: number) => runNow(cellFor(commands.context, namespaceId, cell)),
+    };
+  };
+  let index: ReturnType<typeof vectorIndexWriter>;
   const dir = tempDir('memrt-ivf-');
 
   before(() => {
@@ -105,7 +118,7 @@ describe('writer: generations and moves', () => {
     migrate(db);
     prepareVectorTable(db, { id: 'hash-2', dimensions: 2 }, false);
     ns = ensureNamespace(db, 'default');
-    index = new VectorIndexWriter(db, ns);
+    index = vectorIndexWriter(db, ns);
     const insertMemory = memoryInserter(db, ns);
     const insertVector = db.prepare(INSERT_VECTOR_SQL);
     for (let i = 1; i <= 4; i++) {

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { batchRunner, BatchRolledBack } from '../src/writer/batch.js';
+import { batchRunner, BatchRolledBack } from '../src/writer/sqlite/batch.js';
 import type { WriterCommand, WriterRequest } from '../src/shared/protocol/writer.js';
 
 function setup() {

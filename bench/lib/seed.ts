@@ -9,15 +9,15 @@ import { dirname } from 'node:path';
 import { openDatabase, type Db } from '../../src/shared/db.js';
 import { INITIAL_DIFFICULTY, DAY_MS, initialStability } from '../../src/shared/fsrs.js';
 import { contentKey } from '../../src/shared/text.js';
-import { ensureNamespace, migrate } from '../../src/writer/migrate.js';
-import { prepareVectorTable } from '../../src/writer/vector-table.js';
+import { ensureNamespace, migrate } from '../../src/writer/sqlite/migrate.js';
+import { prepareVectorTable } from '../../src/writer/sqlite/vector-table.js';
 import { HashingEmbedder } from '../../src/workers/embedding/hashing.js';
 import { DEFAULT_VECTOR_INDEX_MIN } from '../../src/shared/config.js';
 import { blobOf, float32FromBlob } from '../../src/shared/meta.js';
 import { INSERT_VECTOR_SQL, UNASSIGNED_CELL } from '../../src/shared/sql-schema.js';
 import { VectorCells } from '../../src/workers/ivf/cells.js';
 import { trainIndex } from '../../src/workers/ivf/kmeans.js';
-import { VectorIndexWriter } from '../../src/writer/ivf-generations.js';
+import { SqliteCommands } from '../../src/writer/sqlite/adapter.js';
 import { Corpus } from './corpus.js';
 import { note, progress } from './progress.js';
 
@@ -165,7 +165,7 @@ function placeInCells(db: Db, ns: number, label: string): void {
     const blob = staged.get(rowid);
     return blob ? float32FromBlob(blob) : null;
   });
-  db.transaction(() => new VectorIndexWriter(db, ns).install({ type: 'installVectorGeneration', trainedOn, centroids }))();
+  db.transaction(() => new SqliteCommands(db, { episodeTtlMs: 0 }, ns).run({ type: 'installVectorGeneration', trainedOn, centroids }))();
   note(`IVF ${label}: ${centroids.count} cells trained on ${trainedOn.toLocaleString('en')} vectors in ${((performance.now() - started) / 1000).toFixed(1)} s`);
   const total = trainedOn;
   const show = progress(`place ${label} vectors in IVF cells`.replace('  ', ' '), total);

@@ -9,9 +9,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { toWireError } from '../shared/errors.js';
 import type { WriterBatchReport, WriterDatabaseState, WriterReady, WriterReply, WriterRequest, WriterStartFailed } from '../shared/protocol/writer.js';
-import { openSqliteWriteStore } from './sqlite-store.js';
+import { openSqliteWriteStore } from './sqlite/adapter.js';
 import { openPostgresWriteStore } from './postgres/adapter.js';
-import type { BatchOutcome, WriteStorePort } from './store-port.js';
+import type { BatchOutcome, WriteStorePort } from './commands/store-port.js';
 import { lowerThreadPriorityBy, nameThread } from '../shared/os-thread.js';
 
 /** Upper bound on commands per transaction, so one huge burst cannot hold the lock for long. */

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { openDatabase, type Db } from '../../src/shared/db.js';
 import { vectorTableSql } from '../../src/shared/sql-schema.js';
-import { ensureNamespace, migrate } from '../../src/writer/migrate.js';
+import { ensureNamespace, migrate } from '../../src/writer/sqlite/migrate.js';
 
 export const CLI = fileURLToPath(new URL('../../src/cli/index.js', import.meta.url));
 

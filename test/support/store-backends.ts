@@ -8,8 +8,8 @@ import postgres from 'postgres';
 import { loadConfig, type Config } from '../../src/shared/config.js';
 import { openDatabase, type Db } from '../../src/shared/db.js';
 import type { WriterCommand, WriterReply, WriterResults } from '../../src/shared/protocol/writer.js';
-import { openSqliteWriteStore } from '../../src/writer/sqlite-store.js';
-import type { BatchOutcome, WriteStorePort } from '../../src/writer/store-port.js';
+import { openSqliteWriteStore } from '../../src/writer/sqlite/adapter.js';
+import type { BatchOutcome, WriteStorePort } from '../../src/writer/commands/store-port.js';
 import { openPostgresWriteStore } from '../../src/writer/postgres/adapter.js';
 import { postgresUnavailable, startPrimary, type PgCluster } from './postgres.js';
 

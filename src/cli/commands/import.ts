@@ -1,7 +1,7 @@
 // `import <file|->`: loads an export into the database (offline, one transaction).
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { IdConflictError } from '../../writer/row-writer.js';
+import { IdConflictError } from '../../writer/sqlite/row-writer.js';
 import { CliError, sqliteConfigFrom, type Command } from '../args.js';
 import { openForWriting } from '../storage/offline-db.js';
 import { importNamespace, ImportLineError } from '../storage/namespace-import.js';

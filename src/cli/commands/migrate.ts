@@ -6,8 +6,8 @@ import { parsePostgresUrl, PostgresUrlError } from '../../shared/postgres-url.js
 import { connectWriter } from '../../writer/postgres/connect.js';
 import { migratePostgres } from '../../writer/postgres/migrate.js';
 import { preparePostgresVectors } from '../../writer/postgres/vectors-setup.js';
-import { EmbedderMismatchError } from '../../writer/vector-table.js';
-import { VectorRows } from '../../writer/vector-rows.js';
+import { EmbedderMismatchError } from '../../writer/commands/embedder-mismatch.js';
+import { VectorRows } from '../../writer/sqlite/vector-rows.js';
 import { CliError, configFrom, UsageError, type Command } from '../args.js';
 import { progressBar } from '../progress.js';
 import { namespaceIdOf, openLockedForReading } from '../storage/offline-db.js';

@@ -6,8 +6,8 @@ import { RESET_VECTOR_INDEX_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema
 import { sqliteConfigFrom, type Command } from '../args.js';
 import { openForWriting } from '../storage/offline-db.js';
 import { progressBar } from '../progress.js';
-import { prepareVectorTable } from '../../writer/vector-table.js';
-import { WriteStore } from '../../writer/store.js';
+import { prepareVectorTable } from '../../writer/sqlite/vector-table.js';
+import { SqliteCommands } from '../../writer/sqlite/adapter.js';
 import { createEmbedder, embedderIdentity } from '../../workers/embedding/index.js';
 import { EntityMatcher } from '../../workers/entity-mentions.js';
 import { embeddingInput } from '../../workers/embedding/embedder.js';
@@ -45,14 +45,14 @@ Options:
         'SELECT rowid, content, namespace_id FROM memories WHERE embedded = 0 ORDER BY rowid LIMIT ?');
       const total = (db.prepare('SELECT count(*) AS n FROM memories WHERE embedded = 0').get() as { n: number }).n;
       const embedder = await createEmbedder(config);
-      const store = new WriteStore(db, config, target.namespaceId(config.namespace));
+      const store = new SqliteCommands(db, config, target.namespaceId(config.namespace));
       const matchers = new Map<number, EntityMatcher>();
       const matcher = (ns: number) => matchers.get(ns) ?? matchers.set(ns, new EntityMatcher(db, ns)).get(ns)!;
       const progress = progressBar('reembed', total, Boolean(values.quiet));
       let done = 0;
       for (let rows = pending.all(BATCH); rows.length > 0; rows = pending.all(BATCH)) {
         const vectors = await embedder.embed(rows.map((r) => embeddingInput(r.content)));
-        db.transaction(() => store.attachVectors({
+        db.transaction(() => store.run({
           type: 'attachVectors',
           // Unassigned: the service's vector indexer places them in IVF cells when it starts.
           items: rows.map((r, i) => ({

@@ -1,9 +1,9 @@
 // `restore <snapshot_id>`: re-inserts a deletion snapshot's memories into the database.
-import { IdConflictError } from '../../writer/row-writer.js';
+import { IdConflictError } from '../../writer/sqlite/row-writer.js';
 import { CliError, configFrom, type Command } from '../args.js';
 import { snapshotPath } from '../../shared/snapshot-file.js';
 import { openForWriting } from '../storage/offline-db.js';
-import { restoreSnapshot } from '../../writer/restore-snapshot.js';
+import { restoreSnapshot } from '../../writer/sqlite/restore-snapshot.js';
 import { openSnapshot, resolveSnapshot } from '../storage/snapshot-files.js';
 import { existsSync } from 'node:fs';
 import type { Config } from '../../shared/config.js';

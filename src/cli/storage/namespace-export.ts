@@ -4,7 +4,7 @@
 // gives the same lines again. Internal row ids and namespace ids are left out: they are local
 // to a database file.
 import type { Db } from '../../shared/db.js';
-import { VectorRows } from '../../writer/vector-rows.js';
+import { VectorRows } from '../../writer/sqlite/vector-rows.js';
 import { EXPORT_FORMAT, EXPORT_FORMAT_VERSION, type ExportHeaderT } from '../../shared/file-formats.js';
 
 type Row = Record<string, unknown>;

@@ -3,8 +3,8 @@
 // the header) rolls back completely. Rows already present (same id, same namespace) are kept
 // as they are, so importing the same file twice changes nothing.
 import type { Db } from '../../shared/db.js';
-import { RowWriter, type RefResolver } from '../../writer/row-writer.js';
-import { VectorRows } from '../../writer/vector-rows.js';
+import { RowWriter, type RefResolver } from '../../writer/sqlite/row-writer.js';
+import { VectorRows } from '../../writer/sqlite/vector-rows.js';
 import { validators, type ExportHeaderT } from '../../shared/file-formats.js';
 
 export interface ImportResult {

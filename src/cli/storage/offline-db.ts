@@ -7,8 +7,8 @@ import { dirname } from 'node:path';
 import type { Config } from '../../shared/config.js';
 import { openDatabase, type Db } from '../../shared/db.js';
 import { acquireLock, LockHeldError } from '../../shared/instance-lock.js';
-import { ensureNamespace, migrate } from '../../writer/migrate.js';
-import { addCellPartition } from '../../writer/vector-table.js';
+import { ensureNamespace, migrate } from '../../writer/sqlite/migrate.js';
+import { addCellPartition } from '../../writer/sqlite/vector-table.js';
 import { CliError } from '../args.js';
 
 export interface WritableDb {

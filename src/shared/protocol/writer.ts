@@ -159,7 +159,7 @@ export interface WriterBatchReport {
   commands: number;
   commitMs: number;
   /**
-   * PostgreSQL: the WAL position at or past the commit (see BatchOutcome in writer/store-port.ts);
+   * PostgreSQL: the WAL position at or past the commit (see BatchOutcome in writer/commands/store-port.ts);
    * null when the batch committed but its position could not be read. Absent on SQLite, and when
    * the flush committed nothing.
    */

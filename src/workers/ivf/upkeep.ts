@@ -1,7 +1,7 @@
 // The pool's half of IVF index upkeep: how far the index is from the vectors (status),
 // training a new generation of centroids from a sample (train), and choosing cells for stale
 // vectors (staleMoves). All reads on the pool's read-only connection; the writer applies the
-// results (src/writer/ivf-generations.ts). The main thread's VectorIndexer (src/core/jobs/ivf-upkeep.ts) decides what runs.
+// results (src/writer/sqlite/ivf-generations.ts). The main thread's VectorIndexer (src/core/jobs/ivf-upkeep.ts) decides what runs.
 import type { Db } from '../../shared/db.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import type { VectorIndexStatus } from '../../shared/protocol/pool.js';

@@ -1,50 +1,26 @@
 // The PostgreSQL adapter of the store port. One flush = one transaction that first takes
 // pg_advisory_xact_lock(write, namespace) — so a namespace's batches serialise across nodes and
-// its rowids follow commit order — then runs each command in its own savepoint, commits, and
-// reports a WAL position at or past the commit (read-your-writes on replicas).
+// its rowids follow commit order — then runs each command's rule (../commands/) over this
+// transaction's rows (rows.ts), in a savepoint when a command failed, commits, and reports a
+// WAL position at or past the commit (read-your-writes on replicas).
 import type { Config } from '../../shared/config.js';
 import { embedderIdentity } from '../../shared/embedder-identity.js';
 import { toWireError } from '../../shared/errors.js';
-import type { CommandOf, WriterCommand, WriterCommandType, WriterReply, WriterRequest, WriterResults } from '../../shared/protocol/writer.js';
+import type { WriterCommand, WriterReply, WriterRequest } from '../../shared/protocol/writer.js';
 import { PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
-import type { BatchOutcome, WriteCommandSet, WriteStorePort } from '../store-port.js';
-import { applyConsolidation } from './consolidation.js';
+import type { RuleContext } from '../commands/context.js';
+import { ruleFor } from '../commands/index.js';
+import { OpenDeletes } from '../commands/open-deletes.js';
+import { runAwaiting } from '../commands/run.js';
+import type { BatchOutcome, WriteStorePort } from '../commands/store-port.js';
 import { type Sql, type Tx } from './connect.js';
-import { OpenDeletes } from './deletion.js';
 import { ensurePostgresNamespace, migratePostgres } from './migrate.js';
 import { PrimaryConnection, lostPrimary, type DatabaseState } from './primary.js';
 import { PrimaryWriteStore } from './primary-store.js';
-import { PgSnapshotRestore } from './restore.js';
-import { PgMemoryWriter } from './store.js';
+import { PgRowState } from './row-state.js';
+import { PgRows } from './rows.js';
 import { unstorableText } from './unstorable.js';
-import { PgVectorWriter } from './vectors.js';
 import { preparePostgresVectors } from './vectors-setup.js';
-
-function commandSet(memories: PgMemoryWriter, deletes: OpenDeletes, namespaceId: number, dimensions: number, now: () => number): WriteCommandSet<Tx, true> {
-  const vectors = new PgVectorWriter(namespaceId, dimensions, now);
-  const restore = new PgSnapshotRestore(namespaceId, now);
-  return {
-    ensureEntity: (command, tx) => memories.ensureEntity(command, tx),
-    remember: (command, tx) => memories.remember(command, tx),
-    startEpisode: (command, tx) => memories.startEpisode(command, tx),
-    addMessage: (command, tx) => memories.addMessage(command, tx),
-    endEpisode: (command, tx) => memories.endEpisode(command, tx),
-    forgetBegin: (command, tx) => deletes.forgetBegin(command, tx),
-    forgetEnd: async (command) => deletes.forgetEnd(command),
-    forgetRows: (command, tx) => deletes.forgetRows(command, tx),
-    restoreRows: (command, tx) => restore.restoreRows(command, tx),
-    attachVectors: (command, tx) => vectors.attachVectors(command, tx),
-    reinforce: (command, tx) => memories.reinforce(command, tx),
-    // A promotion from rows an open delete holds would outlive the delete (as on SQLite).
-    consolidate: (command, tx) => applyConsolidation(tx, namespaceId, command.plan, async (p) => memories.storeOwned(tx, p.ownerId, {
-      type: 'semantic', content: p.content, confidence: p.confidence, tier: 1,
-      ownerId: p.ownerId, episodeId: p.episodeId, seq: null, role: null, links: [],
-    }), (members) => deletes.anyRowHeld(tx, members)),
-    installVectorGeneration: (command, tx) => vectors.install(command, tx),
-    moveVectors: (command, tx) => vectors.move(command, tx),
-    retireVectorGenerations: (_command, tx) => vectors.retire(tx),
-  };
-}
 
 /** SQLSTATE foreign_key_violation: a cached entity may be gone from the database. */
 const FOREIGN_KEY_VIOLATION = '23503';
@@ -62,19 +38,24 @@ class NeedsSavepoints extends Error {
 }
 
 export class PostgresWriteStore implements WriteStorePort {
-  private readonly handlers: WriteCommandSet<Tx, true>;
-  private readonly memories: PgMemoryWriter;
-  private readonly deletes: OpenDeletes;
+  private readonly memories: PgRowState;
+  private readonly deletes = new OpenDeletes();
+  private readonly episodeTtlMs: number;
+  private readonly now: () => number;
 
   constructor(private readonly sql: Sql, config: Config, readonly namespaceId: number, now: () => number = Date.now) {
-    this.deletes = new OpenDeletes(namespaceId);
-    this.memories = new PgMemoryWriter(config, namespaceId, this.deletes, now);
-    this.handlers = commandSet(this.memories, this.deletes, namespaceId, embedderIdentity(config).dimensions, now);
+    this.memories = new PgRowState(namespaceId, embedderIdentity(config).dimensions, now);
+    this.episodeTtlMs = config.episodeTtlMs;
+    this.now = now;
   }
 
-  private execute<K extends WriterCommandType>(command: CommandOf<K>, tx: Tx): Promise<WriterResults[K]> {
-    // TypeScript does not narrow `command.type` to K by itself; the command set's type guarantees it.
-    return this.handlers[command.type as K](command, tx);
+  /** The command's rule over this transaction's (or savepoint's) rows. */
+  private execute(command: WriterCommand, tx: Tx): Promise<unknown> {
+    const ctx: RuleContext = {
+      rows: new PgRows(tx, this.memories), namespaceId: this.namespaceId, now: this.now,
+      episodeTtlMs: this.episodeTtlMs, deletes: this.deletes,
+    };
+    return runAwaiting(ruleFor(command, ctx));
   }
 
   /**

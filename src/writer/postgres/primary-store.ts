@@ -4,7 +4,7 @@
 // next flush a new connection to check.
 import { fail } from '../../shared/errors.js';
 import type { WriterRequest } from '../../shared/protocol/writer.js';
-import type { BatchOutcome, WriteStorePort } from '../store-port.js';
+import type { BatchOutcome, WriteStorePort } from '../commands/store-port.js';
 import { lostPrimary, type PrimaryConnection } from './primary.js';
 
 export class PrimaryWriteStore implements WriteStorePort {

@@ -1,9 +1,9 @@
-// The PostgreSQL twin of vector-table.ts: the embedder's id and dimension are recorded in meta;
+// The PostgreSQL counterpart of ../sqlite/vector-table.ts: the embedder's id and dimension are recorded in meta;
 // a change either re-embeds everything (SERVICE_REEMBED=true) or stops start-up, and the IVF scan
 // index is created for the dimension (postgresVectorIndexSql).
 import type { EmbedderIdentity } from '../../shared/embedder-identity.js';
 import { postgresVectorIndexSql } from '../../shared/postgres-schema.js';
-import { EmbedderMismatchError } from '../vector-table.js';
+import { EmbedderMismatchError } from '../commands/embedder-mismatch.js';
 import type { Sql } from './connect.js';
 
 type Identity = Pick<EmbedderIdentity, 'id' | 'dimensions'>;

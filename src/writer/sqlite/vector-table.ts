@@ -1,23 +1,12 @@
 // The vector table is created for the configured embedder's dimension, and the embedder's
 // id is recorded beside it. Vectors from different embedders are not comparable, so a
 // change either re-embeds everything (SERVICE_REEMBED=true) or stops start-up.
-import type { Db } from '../shared/db.js';
-import { RESET_VECTOR_INDEX_SQL, vectorTableSql } from '../shared/sql-schema.js';
-import { readMeta, writeMeta } from '../shared/meta.js';
+import type { Db } from '../../shared/db.js';
+import { RESET_VECTOR_INDEX_SQL, vectorTableSql } from '../../shared/sql-schema.js';
+import { readMeta, writeMeta } from '../../shared/meta.js';
+import { EmbedderMismatchError } from '../commands/embedder-mismatch.js';
 
-type EmbedderIdentity = Pick<import('../shared/embedder-identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
-
-export class EmbedderMismatchError extends Error {
-  constructor(stored: EmbedderIdentity, configured: EmbedderIdentity) {
-    super(
-      `the database holds vectors from embedder ${stored.id} (${stored.dimensions}-d) but ${configured.id} ` +
-        `(${configured.dimensions}-d) is configured: set SERVICE_EMBEDDER back, or start once with ` +
-        'SERVICE_REEMBED=true to re-embed every memory with the new embedder',
-    );
-    this.name = 'EmbedderMismatchError';
-  }
-}
-
+type EmbedderIdentity = Pick<import('../../shared/embedder-identity.js').EmbedderIdentity, 'id' | 'dimensions'>;
 
 /** Returns true when every memory must be (re-)embedded. */
 export function prepareVectorTable(db: Db, configured: EmbedderIdentity, reembedOnChange: boolean): boolean {

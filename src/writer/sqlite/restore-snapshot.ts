@@ -5,10 +5,10 @@
 // the running service's writer restores it a time-bounded chunk per command (WriteStore.restoreRows),
 // so other writes commit between chunks. Both go through SnapshotRestorer, one memory at a time.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../shared/db.js';
+import type { Db } from '../../shared/db.js';
 import { RowWriter, type RefResolver } from './row-writer.js';
 import { VectorRows } from './vector-rows.js';
-import type { SnapshotFileT, SnapshotHeaderT } from '../shared/file-formats.js';
+import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
 
 export interface RestoreResult {
   inserted: number;

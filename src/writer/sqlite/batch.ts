@@ -1,9 +1,9 @@
 // One group-commit transaction: every command in its own savepoint, so a command that fails
 // is undone alone and its neighbours still commit.
 import type { Transaction } from 'better-sqlite3';
-import type { Db } from '../shared/db.js';
-import { ServiceError, toWireError, type WireError } from '../shared/errors.js';
-import type { WriterCommand, WriterReply, WriterRequest } from '../shared/protocol/writer.js';
+import type { Db } from '../../shared/db.js';
+import { ServiceError, toWireError, type WireError } from '../../shared/errors.js';
+import type { WriterCommand, WriterReply, WriterRequest } from '../../shared/protocol/writer.js';
 
 /** Keeps the cause's code (a full disk stays STORAGE_FULL), so every command in the batch reports it. */
 export class BatchRolledBack extends ServiceError {

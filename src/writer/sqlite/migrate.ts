@@ -1,6 +1,6 @@
 // Applies pending schema migrations and makes sure the configured namespace exists.
-import type { Db } from '../shared/db.js';
-import { MIGRATIONS } from '../shared/sql-schema.js';
+import type { Db } from '../../shared/db.js';
+import { MIGRATIONS } from '../../shared/sql-schema.js';
 
 export function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;

@@ -5,8 +5,8 @@
 // A row whose id is already in this namespace is left alone, which makes both commands
 // idempotent; an id that belongs to another namespace is a conflict (ids are global).
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../shared/db.js';
-import { TURN_CONTENT_SQL } from '../shared/sql-schema.js';
+import type { Db } from '../../shared/db.js';
+import { TURN_CONTENT_SQL } from '../../shared/sql-schema.js';
 
 type Row = Record<string, unknown>;
 type Table = 'entities' | 'episodes' | 'memories';

@@ -3,10 +3,10 @@
 // The table exists only once an embedder has run, so every path copes with its absence.
 // Vectors from a different embedder than the database's are skipped, never mixed in: they
 // would be compared in the wrong space. sqlite-vec wants BigInt for integer columns.
-import { readMeta, vectorFromBlob } from '../shared/meta.js';
+import { readMeta, vectorFromBlob } from '../../shared/meta.js';
 import type { Statement } from 'better-sqlite3';
-import type { Db } from '../shared/db.js';
-import { INSERT_VECTOR_SQL, UNASSIGNED_CELL, vectorTableSql } from '../shared/sql-schema.js';
+import type { Db } from '../../shared/db.js';
+import { INSERT_VECTOR_SQL, UNASSIGNED_CELL, vectorTableSql } from '../../shared/sql-schema.js';
 import { vectorTableShape } from './vector-table.js';
 
 export interface VectorReport {

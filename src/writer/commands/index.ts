@@ -1,0 +1,37 @@
+// Every writer command's rule, once: what it reads, decides and writes, against the row port
+// (../rows.ts). Both adapters run this set; a command without a rule fails to compile.
+import type { CommandOf, WriterCommandType, WriterResults } from '../../shared/protocol/writer.js';
+import type { Step } from './rows.js';
+import type { RuleContext } from './context.js';
+import { consolidate } from './consolidate.js';
+import { forgetBegin, forgetEnd, forgetRows } from './deletes.js';
+import { ensureEntity } from './entities.js';
+import { addMessage, endEpisode, startEpisode } from './episodes.js';
+import { reinforce } from './reinforce.js';
+import { remember } from './remember.js';
+import { attachVectors, installVectorGeneration, moveVectors, retireVectorGenerations } from './vectors.js';
+
+export type Rule<K extends WriterCommandType> = (command: CommandOf<K>, ctx: RuleContext) => Step<WriterResults[K]>;
+
+export const RULES: { [K in WriterCommandType]: Rule<K> } = {
+  ensureEntity,
+  remember,
+  startEpisode,
+  addMessage,
+  endEpisode,
+  forgetBegin,
+  forgetEnd,
+  forgetRows,
+  restoreRows: (command, ctx) => ctx.rows.restoreRows(command),
+  attachVectors,
+  reinforce,
+  consolidate,
+  installVectorGeneration,
+  moveVectors,
+  retireVectorGenerations,
+};
+
+/** The rule of this command (TypeScript does not narrow `command.type` to K by itself). */
+export function ruleFor<K extends WriterCommandType>(command: CommandOf<K>, ctx: RuleContext): Step<WriterResults[K]> {
+  return (RULES[command.type as K] as Rule<K>)(command, ctx);
+}

@@ -1,0 +1,36 @@
+// A memory as the writer creates it: a fresh id, the FSRS starting state, its entity links.
+import { randomUUID } from 'node:crypto';
+import { INITIAL_DIFFICULTY, initialStability } from '../../shared/fsrs.js';
+import type { MemoryType } from '../../shared/schemas.js';
+import { contentKey } from '../../shared/text.js';
+import type { MemoryRow, Relation, Step } from './rows.js';
+import type { RuleContext } from './context.js';
+
+export interface NewMemory {
+  type: MemoryType;
+  content: string;
+  confidence: number;
+  tier: number;
+  ownerId: string | null;
+  episodeId: string | null;
+  seq: number | null;
+  role: string | null;
+  /** Episodic turns: the previous turn's text, indexed as context (see migration 6). */
+  context?: string;
+  links: { entityId: string; relation: Relation }[];
+}
+
+export function* insertMemory(ctx: RuleContext, memory: NewMemory): Step<MemoryRow> {
+  const id = randomUUID();
+  const stability = initialStability(memory.type, memory.confidence);
+  const rowid = yield* ctx.rows.insertMemory({
+    id, type: memory.type, content: memory.content, contentKey: contentKey(memory.content),
+    confidence: memory.confidence, stability, difficulty: INITIAL_DIFFICULTY, at: ctx.now(), tier: memory.tier,
+    ownerId: memory.ownerId, episodeId: memory.episodeId, seq: memory.seq, role: memory.role,
+    context: memory.context ?? '', links: memory.links,
+  });
+  return {
+    rowid, id, memory_type: memory.type, content: memory.content,
+    confidence: memory.confidence, stability, extraction_tier: memory.tier,
+  };
+}

@@ -1,0 +1,168 @@
+// The row-level write port: the reads and writes of rows the writer's commands are made of, one
+// adapter per backend (sqlite/rows.ts, postgres/rows.ts). The rules in commands/ decide; the
+// adapters only store and fetch, each in its own dialect.
+//
+// Every operation is a generator (`Step<T>`), run inside a rule with `yield*`: the SQLite
+// adapter's operations return at once without suspending, so a rule runs synchronously inside
+// BEGIN IMMEDIATE (run.ts `runNow`); the PostgreSQL adapter's yield their query, which
+// `runAwaiting` awaits. Measured against straight-line code with bench/rule-driver.ts.
+import type { SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
+import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
+
+/** One storage step of a rule; `yield*` it. */
+export type Step<T> = Generator<unknown, T, unknown>;
+
+/** How a memory is linked to an entity: about it, said in its episode, or naming it. */
+export type Relation = 'owner' | 'participant' | 'mention';
+
+/** A memory row as a rule inserts it (the adapter adds the namespace). */
+export interface MemoryInsert {
+  id: string;
+  type: MemoryType;
+  content: string;
+  contentKey: string;
+  confidence: number;
+  stability: number;
+  difficulty: number;
+  at: number;
+  tier: number;
+  ownerId: string | null;
+  episodeId: string | null;
+  seq: number | null;
+  role: string | null;
+  context: string;
+  links: { entityId: string; relation: Relation }[];
+}
+
+/** A stored memory as a rule reads it back for de-duplication and answers. */
+export interface MemoryRow {
+  rowid: number;
+  id: string;
+  memory_type: MemoryType;
+  content: string;
+  confidence: number;
+  stability: number;
+  extraction_tier: number;
+}
+
+export interface EpisodeState {
+  last_activity_at: number;
+  ended_at: number | null;
+  message_count: number;
+}
+
+export interface ReviewState {
+  rowid: number;
+  stability: number;
+  difficulty: number;
+  last_access_at: number;
+}
+
+/** An open delete: the entity's memories up to `maxRowid` are about to go. */
+export interface Hold {
+  entityId: string;
+  maxRowid: number;
+}
+
+/** A removed memory, as the rule needs it (the next turn's context; the snapshot's counts). */
+export interface Removed {
+  episode_id: string | null;
+  seq: number | null;
+  memory_type: MemoryType;
+}
+
+export interface DecayUpdate {
+  rowid: number;
+  lastAccessAt: number;
+  stability: number;
+  difficulty: number;
+  decayed: boolean;
+  archive: boolean;
+  at: number;
+}
+
+export interface Generation {
+  generation: number;
+  /** The generation's first cell (cells only grow). */
+  first: number;
+}
+
+export interface WriteRows {
+  // entities
+  entityByName(name: string): Step<EntityRecord | undefined>;
+  /** Inserts it; a row of that name inserted meanwhile by another node wins and is returned. */
+  insertEntity(entity: EntityRecord, createdAt: number): Step<EntityRecord>;
+
+  // memories
+  /** A live memory of the entity with this content key and type, above `aboveRowid`. */
+  ownedDuplicate(ownerId: string, contentKey: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined>;
+  raiseConfidence(rowid: number, confidence: number, at: number): Step<void>;
+  /** The row and its entity links; answers the new rowid. */
+  insertMemory(memory: MemoryInsert): Step<number>;
+  /** An episode's turn's text by position. */
+  turnContent(episodeId: string, seq: number): Step<string | undefined>;
+  /** How many of these memory ids exist (any namespace). */
+  countIds(ids: string[]): Step<number>;
+  /** Rowids only grow: every memory written later is above this. */
+  maxRowid(): Step<number>;
+  /** Some of these memories (by id) are owned by or said in an episode of the hold's entity, at or below its rowid. */
+  sourcesHeld(ids: string[], hold: Hold): Step<boolean>;
+  /** The same by rowid. */
+  rowsHeld(rowids: number[], hold: Hold): Step<boolean>;
+  /** Live (unarchived) memories' review state; missing ones are absent. */
+  reviewStates(rowids: number[]): Step<ReviewState[]>;
+  review(rowid: number, stability: number, lastAccessAt: number): Step<void>;
+  /**
+   * Removes these memories ([rowid, id]: the id guards against a reused rowid), their links and
+   * vectors; ones already gone are skipped. `snapshot` (PostgreSQL): each row is copied into it
+   * in the same transaction. Answers what was removed.
+   */
+  removeMemories(rows: [number, string][], snapshot: SnapshotHeaderT | undefined): Step<Removed[]>;
+  /** How many rows one removeMemories call should get (the rule checks its time budget between calls). */
+  readonly removeRound: number;
+  /** removeMemories copies each row into the snapshot (PostgreSQL), rather than the snapshot being a file written before. */
+  readonly snapshotsInDatabase: boolean;
+  /** These turns (episode, seq) lose their context text. */
+  clearContext(turns: { episodeId: string; seq: number }[]): Step<void>;
+
+  // episodes
+  insertEpisode(id: string, at: number): Step<void>;
+  insertParticipant(episodeId: string, entityId: string, position: number): Step<void>;
+  episode(id: string): Step<EpisodeState | undefined>;
+  participants(episodeId: string): Step<string[]>;
+  touchEpisode(id: string, at: number): Step<void>;
+  endEpisode(id: string, at: number, outcome: string | null): Step<void>;
+
+  // consolidation
+  /** How many of these rowids are live episodic memories not promoted yet. */
+  countPromotable(rowids: number[]): Step<number>;
+  markPromoted(rowids: number[], into: number): Step<void>;
+  /** Applies it when the row is live and unread since planning; answers whether it changed. */
+  decay(update: DecayUpdate): Step<boolean>;
+  setMeta(key: string, value: string): Step<void>;
+
+  // vectors
+  /** The memory's namespace when it exists and has no vector yet (locked for the update). */
+  unembedded(rowid: number): Step<number | undefined>;
+  putVector(rowid: number, namespaceId: number, cell: number, vector: Float32Array): Step<void>;
+  markEmbedded(rowid: number, cell: number): Step<void>;
+  linkMentions(rowid: number, entityIds: string[]): Step<void>;
+  markUnembeddable(rowids: number[]): Step<void>;
+  newestGeneration(namespaceId: number): Step<Generation | undefined>;
+  isCellOf(cell: number, generation: number): Step<boolean>;
+  insertGeneration(trainedOn: number, at: number): Step<number>;
+  insertCell(generation: number, centroid: Float32Array): Step<void>;
+  /** An embedded memory of this namespace: its cell, and whether its vector row exists. */
+  placement(rowid: number): Step<{ vector_cell: number; has_vector: boolean } | undefined>;
+  moveVector(rowid: number, cell: number): Step<void>;
+  /** Back to the embedding backlog (marked embedded, but no vector row). */
+  unembed(rowid: number): Step<void>;
+  /** Some embedded memory of this namespace still lives in a cell below `first`. */
+  olderCellsInUse(first: number): Step<boolean>;
+  /** Drops the generations below this one (and their cells); answers how many. */
+  retireGenerationsBelow(generation: number): Step<number>;
+
+  // restore: not a row-level rule yet (SQLite shares its restorer with the offline CLI)
+  restoreRows(command: CommandOf<'restoreRows'>): Step<WriterResults['restoreRows']>;
+}

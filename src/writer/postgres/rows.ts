@@ -1,0 +1,400 @@
+// The PostgreSQL adapter of the row port (../commands/rows.ts): each operation yields its query
+// (run in the flush's transaction or the command's savepoint) and hands its rows back to the
+// rule. One instance per command, over that command's transaction; what outlives a command
+// (the entity cache, the restore's column list) is in PgRowState.
+import { randomUUID } from 'node:crypto';
+import { fail } from '../../shared/errors.js';
+import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
+import { blobOf, vectorFromBlob } from '../../shared/meta.js';
+import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
+import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
+import { CHUNK_BUDGET_MS } from '../commands/deletes.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, MemoryInsert, MemoryRow, Removed, ReviewState, Step, WriteRows } from '../commands/rows.js';
+import type { Tx } from './connect.js';
+import type { PgRowState } from './row-state.js';
+
+/** Rows copied and deleted per statement round. */
+const ROUND_ROWS = 250;
+/** Columns the restore never copies: this database's own (identity, generated, vector state). */
+const OWN_COLUMNS = new Set(['rowid', 'search', 'vector_cell', 'embedded']);
+
+type Table = 'entities' | 'episodes' | 'memories';
+type SnapshotMemory = SnapshotFileT['memories'][number];
+
+/** One query, its rows handed back to the rule by the driver (commands/run.ts runAwaiting). */
+function* query<T>(pending: PromiseLike<T>): Step<T> {
+  return (yield pending) as T;
+}
+
+export class PgRows implements WriteRows {
+  readonly removeRound = ROUND_ROWS;
+  readonly snapshotsInDatabase = true;
+  private readonly ns: number;
+
+  constructor(private readonly tx: Tx, private readonly state: PgRowState) {
+    this.ns = state.namespaceId;
+  }
+
+  /** The cache first: entities are never changed or deleted once created (see PgRowState). */
+  *entityByName(name: string): Step<EntityRecord | undefined> {
+    const cached = this.state.cachedEntity(name);
+    if (cached) return cached;
+    const [found] = yield* query(this.tx<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${this.ns} AND name = ${name}`);
+    if (found) this.state.metEntity(found);
+    return found;
+  }
+
+  /** ON CONFLICT keeps it one row per name even outside the namespace lock (another node). */
+  *insertEntity(entity: EntityRecord, createdAt: number): Step<EntityRecord> {
+    const tx = this.tx;
+    const [created] = yield* query(tx<EntityRecord[]>`INSERT INTO entities (id, namespace_id, name, kind, created_at)
+      VALUES (${entity.id}, ${this.ns}, ${entity.name}, ${entity.kind}, ${createdAt})
+      ON CONFLICT (namespace_id, name) DO NOTHING RETURNING id, name, kind`);
+    const stored = created ?? (yield* query(tx<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${this.ns} AND name = ${entity.name}`))[0]!;
+    this.state.metEntity(stored);
+    return stored;
+  }
+
+  /** md5(content_key) is what memories_by_entity indexes (migration 3); the text comparison decides. */
+  *ownedDuplicate(ownerId: string, key: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined> {
+    const [row] = yield* query(this.tx<MemoryRow[]>`SELECT rowid, id, memory_type, content, confidence, stability, extraction_tier
+      FROM memories WHERE entity_id = ${ownerId} AND md5(content_key) = md5(${key}) AND content_key = ${key} AND memory_type = ${type}
+        AND archived = 0 AND rowid > ${aboveRowid} LIMIT 1`);
+    return row;
+  }
+
+  *raiseConfidence(rowid: number, confidence: number, at: number): Step<void> {
+    yield* query(this.tx`UPDATE memories SET confidence = greatest(confidence, ${confidence}), last_access_at = ${at} WHERE rowid = ${rowid}`);
+  }
+
+  /** The row and its entity links in one statement (one round trip). */
+  *insertMemory(m: MemoryInsert): Step<number> {
+    const [inserted] = yield* query(this.tx<{ rowid: number }[]>`WITH m AS (INSERT INTO memories
+        (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
+         last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context)
+      VALUES (${m.id}, ${this.ns}, ${m.type}, ${m.content}, ${m.contentKey},
+        ${m.confidence}, ${m.stability}, ${m.difficulty}, ${m.at}, ${m.at}, ${m.tier},
+        ${m.ownerId}, ${m.episodeId}, ${m.seq}, ${m.role}, ${m.context})
+      ON CONFLICT (id) DO NOTHING RETURNING rowid),
+      links AS (INSERT INTO memory_entities (memory_rowid, entity_id, relation)
+        SELECT m.rowid, l.entity_id, l.relation FROM m,
+          unnest(${m.links.map((l) => l.entityId)}::text[], ${m.links.map((l) => l.relation)}::text[]) AS l(entity_id, relation)
+        ON CONFLICT DO NOTHING)
+      SELECT rowid FROM m`);
+    return inserted!.rowid;
+  }
+
+  *turnContent(episodeId: string, seq: number): Step<string | undefined> {
+    const [turn] = yield* query(this.tx<{ content: string }[]>`SELECT content FROM memories
+      WHERE episode_id = ${episodeId} AND seq = ${seq} AND memory_type = 'episodic'`);
+    return turn?.content;
+  }
+
+  *countIds(ids: string[]): Step<number> {
+    const [row] = yield* query(this.tx<{ n: number }[]>`SELECT count(*)::int AS n FROM memories WHERE id = ANY(${ids}::text[])`);
+    return row!.n;
+  }
+
+  *maxRowid(): Step<number> {
+    const [row] = yield* query(this.tx<{ n: number }[]>`SELECT coalesce(max(rowid), 0) AS n FROM memories`);
+    return row!.n;
+  }
+
+  *sourcesHeld(ids: string[], hold: Hold): Step<boolean> {
+    const [hit] = yield* query(this.tx`SELECT 1 FROM memories m JOIN memory_entities me ON me.memory_rowid = m.rowid
+      WHERE m.id = ANY(${ids}::text[]) AND m.rowid <= ${hold.maxRowid}
+        AND me.entity_id = ${hold.entityId} AND me.relation IN ('owner', 'participant') LIMIT 1`);
+    return hit !== undefined;
+  }
+
+  *rowsHeld(rowids: number[], hold: Hold): Step<boolean> {
+    const [hit] = yield* query(this.tx`SELECT 1 FROM memory_entities WHERE memory_rowid = ANY(${rowids}::bigint[])
+      AND memory_rowid <= ${hold.maxRowid} AND entity_id = ${hold.entityId} AND relation IN ('owner', 'participant') LIMIT 1`);
+    return hit !== undefined;
+  }
+
+  *reviewStates(rowids: number[]): Step<ReviewState[]> {
+    return yield* query(this.tx<ReviewState[]>`SELECT rowid, stability, difficulty, last_access_at FROM memories
+      WHERE rowid = ANY(${rowids}::bigint[]) AND archived = 0`);
+  }
+
+  *review(rowid: number, stability: number, lastAccessAt: number): Step<void> {
+    yield* query(this.tx`UPDATE memories SET stability = ${stability}, last_access_at = ${lastAccessAt},
+      access_count = access_count + 1 WHERE rowid = ${rowid}`);
+  }
+
+  /**
+   * The snapshot is not a file here: the rows still there are copied — every column, their links
+   * and vectors, in the snapshot file's memory shape — into deletion_snapshot_memories in the
+   * transaction that deletes them, so a row is never gone without its copy, and both replicate.
+   */
+  *removeMemories(rows: [number, string][], snapshot: SnapshotHeaderT | undefined): Step<Removed[]> {
+    // Without its snapshot a delete could not be undone: refuse rather than delete.
+    if (!snapshot) throw fail.internal();
+    const tx = this.tx;
+    const found = yield* query(tx<Record<string, unknown>[]>`SELECT to_jsonb(m) - 'search' AS memory, v.embedding,
+        coalesce((SELECT jsonb_agg(jsonb_build_object('entity_id', me.entity_id, 'relation', me.relation))
+          FROM memory_entities me WHERE me.memory_rowid = m.rowid), '[]'::jsonb) AS links
+      FROM memories m LEFT JOIN memory_vectors v ON v.rowid = m.rowid
+      WHERE (m.rowid, m.id) IN (SELECT * FROM unnest(${rows.map((r) => r[0])}::bigint[], ${rows.map((r) => r[1])}::text[]))
+        AND m.namespace_id = ${this.ns}
+      FOR UPDATE OF m`);
+    // Rows gone already (another delete took them) leave nothing: a snapshot header is written
+    // with the first row it holds, so a delete that removes nothing leaves no empty snapshot.
+    if (found.length === 0) return [];
+    yield* query(tx`INSERT INTO deletion_snapshots (snapshot_id, namespace_id, captured_at, entity, embedder)
+      VALUES (${snapshot.snapshot_id}, ${this.ns}, ${snapshot.captured_at}, ${tx.json(snapshot.entity)}, ${snapshot.embedder})
+      ON CONFLICT (snapshot_id) DO NOTHING`);
+    const copies = found.map((row) => {
+      const memory = row.memory as Record<string, unknown>;
+      const embedding = row.embedding as Buffer | null;
+      return {
+        snapshot_id: snapshot.snapshot_id,
+        memory_rowid: memory.rowid as number,
+        memory: tx.json({ ...memory, links: row.links, embedding: embedding ? vectorFromBlob(embedding) : null } as never),
+      };
+    });
+    yield* query(tx`INSERT INTO deletion_snapshot_memories ${tx(copies)} ON CONFLICT DO NOTHING`);
+    return yield* query(tx<Removed[]>`DELETE FROM memories
+      WHERE rowid = ANY(${copies.map((c) => c.memory_rowid)}::bigint[]) RETURNING episode_id, seq, memory_type`);
+  }
+
+  *clearContext(turns: { episodeId: string; seq: number }[]): Step<void> {
+    yield* query(this.tx`UPDATE memories SET context = '' FROM unnest(${turns.map((t) => t.episodeId)}::text[], ${turns.map((t) => t.seq)}::int[]) AS n(episode_id, seq)
+      WHERE memories.episode_id = n.episode_id AND memories.seq = n.seq AND memories.memory_type = 'episodic' AND memories.context != ''`);
+  }
+
+  *insertEpisode(id: string, at: number): Step<void> {
+    yield* query(this.tx`INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (${id}, ${this.ns}, ${at}, ${at})
+      ON CONFLICT (id) DO NOTHING`);
+  }
+
+  *insertParticipant(episodeId: string, entityId: string, position: number): Step<void> {
+    yield* query(this.tx`INSERT INTO episode_participants (episode_id, entity_id, position) VALUES (${episodeId}, ${entityId}, ${position})
+      ON CONFLICT DO NOTHING`);
+  }
+
+  *episode(id: string): Step<EpisodeState | undefined> {
+    const [row] = yield* query(this.tx<EpisodeState[]>`SELECT last_activity_at, ended_at, message_count FROM episodes
+      WHERE id = ${id} AND namespace_id = ${this.ns}`);
+    return row;
+  }
+
+  *participants(episodeId: string): Step<string[]> {
+    const rows = yield* query(this.tx<{ entity_id: string }[]>`SELECT entity_id FROM episode_participants
+      WHERE episode_id = ${episodeId} ORDER BY position`);
+    return rows.map((r) => r.entity_id);
+  }
+
+  *touchEpisode(id: string, at: number): Step<void> {
+    yield* query(this.tx`UPDATE episodes SET last_activity_at = ${at}, message_count = message_count + 1 WHERE id = ${id}`);
+  }
+
+  *endEpisode(id: string, at: number, outcome: string | null): Step<void> {
+    yield* query(this.tx`UPDATE episodes SET ended_at = ${at}, outcome = ${outcome} WHERE id = ${id}`);
+  }
+
+  *countPromotable(rowids: number[]): Step<number> {
+    const [row] = yield* query(this.tx<{ n: number }[]>`SELECT count(*)::int AS n FROM memories WHERE rowid = ANY(${rowids}::bigint[])
+      AND memory_type = 'episodic' AND archived = 0 AND promoted_into IS NULL`);
+    return row!.n;
+  }
+
+  *markPromoted(rowids: number[], into: number): Step<void> {
+    yield* query(this.tx`UPDATE memories SET promoted_into = ${into} WHERE rowid = ANY(${rowids}::bigint[])`);
+  }
+
+  *decay(u: DecayUpdate): Step<boolean> {
+    const changed = yield* query(this.tx`UPDATE memories SET stability = ${u.stability}, difficulty = ${u.difficulty},
+        decayed_at = CASE WHEN ${u.decayed} THEN ${u.at}::bigint ELSE decayed_at END, archived = ${u.archive ? 1 : 0}
+      WHERE rowid = ${u.rowid} AND archived = 0 AND last_access_at = ${u.lastAccessAt}`);
+    return changed.count > 0;
+  }
+
+  *setMeta(key: string, value: string): Step<void> {
+    yield* query(this.tx`INSERT INTO meta (key, value) VALUES (${key}, ${value}) ON CONFLICT (key) DO UPDATE SET value = excluded.value`);
+  }
+
+  *unembedded(rowid: number): Step<number | undefined> {
+    const [row] = yield* query(this.tx<{ namespace_id: number }[]>`SELECT namespace_id FROM memories WHERE rowid = ${rowid} AND embedded = 0 FOR UPDATE`);
+    return row?.namespace_id;
+  }
+
+  *putVector(rowid: number, namespaceId: number, cell: number, vector: Float32Array): Step<void> {
+    // SQLite's vec0 column refuses another length, failing the command: so does this.
+    const { dimensions } = this.state;
+    if (vector.length !== dimensions) throw new RangeError(`vector of ${vector.length} dimensions; the store holds ${dimensions}`);
+    yield* query(this.tx`INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding)
+      VALUES (${rowid}, ${namespaceId}, ${cell}, ${blobOf(vector)})
+      ON CONFLICT (rowid) DO UPDATE SET cell = excluded.cell, embedding = excluded.embedding`);
+  }
+
+  *markEmbedded(rowid: number, cell: number): Step<void> {
+    yield* query(this.tx`UPDATE memories SET embedded = 1, vector_cell = ${cell} WHERE rowid = ${rowid}`);
+  }
+
+  *linkMentions(rowid: number, entityIds: string[]): Step<void> {
+    yield* query(this.tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation)
+      SELECT ${rowid}, e, 'mention' FROM unnest(${entityIds}::text[]) AS e ON CONFLICT DO NOTHING`);
+  }
+
+  *markUnembeddable(rowids: number[]): Step<void> {
+    yield* query(this.tx`UPDATE memories SET embedded = -1 WHERE rowid = ANY(${rowids}::bigint[]) AND embedded = 0`);
+  }
+
+  *newestGeneration(namespaceId: number): Step<Generation | undefined> {
+    const [row] = yield* query(this.tx<Generation[]>`
+      SELECT g.generation, (SELECT min(cell) FROM vector_cells c WHERE c.generation = g.generation) AS first
+      FROM vector_generations g WHERE g.namespace_id = ${namespaceId} ORDER BY g.generation DESC LIMIT 1`);
+    return row;
+  }
+
+  *isCellOf(cell: number, generation: number): Step<boolean> {
+    const [row] = yield* query(this.tx`SELECT 1 FROM vector_cells WHERE cell = ${cell} AND generation = ${generation}`);
+    return row !== undefined;
+  }
+
+  *insertGeneration(trainedOn: number, at: number): Step<number> {
+    const [created] = yield* query(this.tx<{ generation: number }[]>`INSERT INTO vector_generations (namespace_id, trained_on, created_at)
+      VALUES (${this.ns}, ${trainedOn}, ${at}) RETURNING generation`);
+    return created!.generation;
+  }
+
+  *insertCell(generation: number, centroid: Float32Array): Step<void> {
+    yield* query(this.tx`INSERT INTO vector_cells (generation, centroid) VALUES (${generation}, ${blobOf(centroid)})`);
+  }
+
+  *placement(rowid: number): Step<{ vector_cell: number; has_vector: boolean } | undefined> {
+    const [row] = yield* query(this.tx<{ vector_cell: number; has_vector: boolean }[]>`SELECT m.vector_cell, v.rowid IS NOT NULL AS has_vector
+      FROM memories m LEFT JOIN memory_vectors v ON v.rowid = m.rowid
+      WHERE m.rowid = ${rowid} AND m.namespace_id = ${this.ns} AND m.embedded = 1`);
+    return row;
+  }
+
+  *moveVector(rowid: number, cell: number): Step<void> {
+    yield* query(this.tx`UPDATE memory_vectors SET cell = ${cell} WHERE rowid = ${rowid}`);
+    yield* query(this.tx`UPDATE memories SET vector_cell = ${cell} WHERE rowid = ${rowid}`);
+  }
+
+  *unembed(rowid: number): Step<void> {
+    yield* query(this.tx`UPDATE memories SET embedded = 0, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ${rowid}`);
+  }
+
+  *olderCellsInUse(first: number): Step<boolean> {
+    const [row] = yield* query(this.tx`SELECT 1 FROM memories WHERE namespace_id = ${this.ns} AND embedded = 1
+      AND vector_cell > 0 AND vector_cell < ${first} LIMIT 1`);
+    return row !== undefined;
+  }
+
+  /** Cells go with their generation (ON DELETE CASCADE). */
+  *retireGenerationsBelow(generation: number): Step<number> {
+    const retired = yield* query(this.tx`DELETE FROM vector_generations WHERE namespace_id = ${this.ns} AND generation < ${generation}`);
+    return retired.count;
+  }
+
+  // ------------------------------------------------------------------ restore (not a shared rule yet)
+
+  /**
+   * Puts back a deletion snapshot's memories, for at most CHUNK_BUDGET_MS: same ids and every
+   * column, their entity links and vectors. A memory already in this namespace is left alone
+   * (restoring twice changes nothing); an id held by another namespace is a conflict.
+   */
+  *restoreRows(cmd: CommandOf<'restoreRows'>): Step<WriterResults['restoreRows']> {
+    const started = performance.now();
+    const ownerId = yield* this.ownerEntity(cmd.snapshot);
+    const vectors = yield* this.vectorSpace();
+    let processed = 0;
+    let restored = 0;
+    for (const memory of cmd.memories) {
+      if (processed > 0 && performance.now() - started > CHUNK_BUDGET_MS) break;
+      processed++;
+      if (yield* this.put(memory, cmd.snapshot, ownerId, vectors)) restored++;
+    }
+    return { processed, restored, present: processed - restored };
+  }
+
+  private *put(memory: SnapshotMemory, snapshot: SnapshotHeaderT, ownerId: string,
+    vectors: { dimensions: number | null; embedder: string | null }): Step<boolean> {
+    const tx = this.tx;
+    if (yield* this.present('memories', memory.id)) return false;
+    const { links, embedding, ...row } = memory as SnapshotMemory & Record<string, unknown>;
+    const self = this;
+    function* entity(id: string): Step<string | null> {
+      return id === snapshot.entity.id ? ownerId : (yield* self.isHere('entities', id)) ? id : null;
+    }
+    const episodeId = row.episode_id == null ? null : (yield* this.isHere('episodes', String(row.episode_id))) ? String(row.episode_id) : null;
+    const values: Record<string, unknown> = {
+      ...row, namespace_id: this.ns, episode_id: episodeId,
+      entity_id: row.entity_id == null ? null : yield* entity(String(row.entity_id)),
+    };
+    if (!('context' in row)) values.context = yield* this.previousTurn(row, episodeId);
+    const columns = (yield* this.columns()).filter((c) => c in values);
+    const [inserted] = yield* query(tx<{ rowid: number }[]>`INSERT INTO memories ${tx(values as Record<string, never>, columns)}
+      ON CONFLICT (id) DO NOTHING RETURNING rowid`);
+    if (!inserted) return false;
+    for (const link of links) {
+      const entityId = yield* entity(link.entity_id);
+      if (entityId !== null) {
+        yield* query(tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (${inserted.rowid}, ${entityId}, ${link.relation})
+          ON CONFLICT DO NOTHING`);
+      }
+    }
+    // A vector from another embedder or dimension is not mixed in: the backfill re-embeds the row.
+    const fits = embedding !== null && (vectors.dimensions === null || embedding.length === vectors.dimensions)
+      && (vectors.embedder === null || snapshot.embedder === null || vectors.embedder === snapshot.embedder);
+    if (embedding !== null && fits) {
+      yield* query(tx`INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding)
+        VALUES (${inserted.rowid}, ${this.ns}, ${UNASSIGNED_CELL}, ${Buffer.from(new Float32Array(embedding).buffer)})`);
+      yield* query(tx`UPDATE memories SET embedded = 1, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ${inserted.rowid}`);
+    }
+    return true;
+  }
+
+  /** The snapshot's entity in this namespace: found by name, else recreated (its own id unless taken). */
+  private *ownerEntity(snapshot: SnapshotHeaderT): Step<string> {
+    const tx = this.tx;
+    const [existing] = yield* query(tx<{ id: string }[]>`SELECT id FROM entities WHERE namespace_id = ${this.ns} AND name = ${snapshot.entity.name}`);
+    if (existing) return existing.id;
+    const [taken] = yield* query(tx`SELECT 1 FROM entities WHERE id = ${snapshot.entity.id}`);
+    const id = taken ? randomUUID() : snapshot.entity.id;
+    yield* query(tx`INSERT INTO entities (id, namespace_id, name, kind, created_at)
+      VALUES (${id}, ${this.ns}, ${snapshot.entity.name}, ${snapshot.entity.kind}, ${this.state.now()})`);
+    return id;
+  }
+
+  private *vectorSpace(): Step<{ dimensions: number | null; embedder: string | null }> {
+    const meta = new Map((yield* query(this.tx<{ key: string; value: string }[]>`SELECT key, value FROM meta
+      WHERE key IN ('embedder', 'embedding_dimensions')`)).map((r) => [r.key, r.value]));
+    const dims = meta.get('embedding_dimensions');
+    return { dimensions: dims === undefined ? null : Number(dims), embedder: meta.get('embedder') ?? null };
+  }
+
+  /** True when the row is in this namespace; a conflict when another namespace holds the id. */
+  private *present(table: Table, id: string): Step<boolean> {
+    const tx = this.tx;
+    const [owner] = yield* query(tx<{ ns: number; name: string }[]>`SELECT t.namespace_id AS ns, n.name FROM ${tx(table)} t
+      JOIN namespaces n ON n.id = t.namespace_id WHERE t.id = ${id}`);
+    if (!owner) return false;
+    if (owner.ns !== this.ns) {
+      throw fail.snapshotIdsTaken(`${table} id ${id} already exists in namespace '${owner.name}' (ids are global: restore or import into that namespace, or into a fresh database)`);
+    }
+    return true;
+  }
+
+  private *isHere(table: Table, id: string): Step<boolean> {
+    const [row] = yield* query(this.tx`SELECT 1 FROM ${this.tx(table)} WHERE id = ${id} AND namespace_id = ${this.ns}`);
+    return row !== undefined;
+  }
+
+  private *previousTurn(row: Record<string, unknown>, episodeId: string | null): Step<string> {
+    if (row.memory_type !== 'episodic' || episodeId === null || typeof row.seq !== 'number' || row.seq <= 0) return '';
+    return (yield* this.turnContent(episodeId, row.seq - 1)) ?? '';
+  }
+
+  private *columns(): Step<string[]> {
+    this.state.memoryColumns ??= (yield* query(this.tx<{ column_name: string }[]>`SELECT column_name FROM information_schema.columns
+      WHERE table_name = 'memories' AND table_schema = current_schema()`)).map((c) => c.column_name).filter((c) => !OWN_COLUMNS.has(c));
+    return this.state.memoryColumns;
+  }
+}

@@ -1,0 +1,70 @@
+// The SQLite adapter of the store port: the embedded default. Opens and migrates the file,
+// prepares the vector table for the configured embedder, and runs each flush synchronously in
+// one BEGIN IMMEDIATE transaction (batch.ts), each command's rule (../commands/) straight
+// through over the SQLite rows (rows.ts).
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Config } from '../../shared/config.js';
+import { openDatabase, type Db } from '../../shared/db.js';
+import { embedderIdentity } from '../../shared/embedder-identity.js';
+import type { CommandOf, WriterCommand, WriterCommandType, WriterRequest, WriterResults } from '../../shared/protocol/writer.js';
+import type { RuleContext } from '../commands/context.js';
+import { ruleFor } from '../commands/index.js';
+import { OpenDeletes } from '../commands/open-deletes.js';
+import { runNow } from '../commands/run.js';
+import type { BatchOutcome, WriteStorePort } from '../commands/store-port.js';
+import { batchRunner } from './batch.js';
+import { ensureNamespace, migrate } from './migrate.js';
+import { SqliteRows } from './rows.js';
+import { prepareVectorTable } from './vector-table.js';
+
+/** The rules' context over a SQLite connection (the service's writer, the offline CLI, tests). */
+export function sqliteRuleContext(db: Db, namespaceId: number, config: Pick<Config, 'episodeTtlMs'>, now: () => number = Date.now): RuleContext {
+  return { rows: new SqliteRows(db, namespaceId, now), namespaceId, now, episodeTtlMs: config.episodeTtlMs, deletes: new OpenDeletes() };
+}
+
+/** Runs commands one at a time, synchronously, in whatever transaction the caller holds. */
+export class SqliteCommands {
+  readonly context: RuleContext;
+
+  constructor(db: Db, config: Pick<Config, 'episodeTtlMs'>, namespaceId: number, now?: () => number) {
+    this.context = sqliteRuleContext(db, namespaceId, config, now);
+  }
+
+  run<K extends WriterCommandType>(command: CommandOf<K>): WriterResults[K] {
+    return runNow(ruleFor(command, this.context));
+  }
+}
+
+export class SqliteWriteStore implements WriteStorePort {
+  private readonly run;
+
+  constructor(private readonly db: Db, config: Config, readonly namespaceId: number, now?: () => number) {
+    const commands = new SqliteCommands(db, config, namespaceId, now);
+    this.run = batchRunner(db, (command: WriterCommand) => commands.run(command));
+  }
+
+  runBatch(batch: WriterRequest[]): BatchOutcome {
+    return { replies: this.run.immediate(batch) };
+  }
+
+  close(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.db.close();
+  }
+}
+
+/** Opens (creating the folder and file when new) and migrates the configured database file. */
+export function openSqliteWriteStore(config: Config): SqliteWriteStore {
+  let db: Db | null = null;
+  try {
+    mkdirSync(dirname(config.dbPath), { recursive: true });
+    db = openDatabase(config.dbPath, { readonly: false, synchronous: config.synchronous });
+    migrate(db);
+    prepareVectorTable(db, embedderIdentity(config), config.reembedOnChange);
+    return new SqliteWriteStore(db, config, ensureNamespace(db, config.namespace));
+  } catch (error) {
+    db?.close();
+    throw error;
+  }
+}

@@ -1,0 +1,307 @@
+// The SQLite adapter of the row port (../commands/rows.ts): prepared statements, made once, run
+// synchronously. Every operation returns without suspending, so a rule runs straight through
+// inside the flush's BEGIN IMMEDIATE transaction.
+import type { Db } from '../../shared/db.js';
+import { fail } from '../../shared/errors.js';
+import type { SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
+import { blobOf } from '../../shared/meta.js';
+import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
+import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
+import { CHUNK_BUDGET_MS } from '../commands/deletes.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, MemoryInsert, MemoryRow, Removed, ReviewState, Step, WriteRows } from '../commands/rows.js';
+import { SnapshotRestorer } from './restore-snapshot.js';
+import { IdConflictError } from './row-writer.js';
+
+function statements(db: Db) {
+  return {
+    entityByName: db.prepare<[number, string], EntityRecord>('SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
+    insertEntity: db.prepare('INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES (?, ?, ?, ?, ?)'),
+    insertMemory: db.prepare(`INSERT INTO memories
+      (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
+       last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context)
+      VALUES (@id, @ns, @type, @content, @key, @confidence, @stability, @difficulty,
+       @now, @now, @tier, @owner, @episode, @seq, @role, @context)`),
+    turnContent: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
+    link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
+    ownedDuplicate: db.prepare<[string, string, string, number], MemoryRow>(`SELECT rowid, id, memory_type, content,
+      confidence, stability, extraction_tier FROM memories
+      WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 AND rowid > ? LIMIT 1`),
+    raiseConfidence: db.prepare('UPDATE memories SET confidence = max(confidence, ?), last_access_at = ? WHERE rowid = ?'),
+    insertEpisode: db.prepare('INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (?, ?, ?, ?)'),
+    insertParticipant: db.prepare('INSERT OR IGNORE INTO episode_participants (episode_id, entity_id, position) VALUES (?, ?, ?)'),
+    episode: db.prepare<[string, number], EpisodeState>(
+      'SELECT last_activity_at, ended_at, message_count FROM episodes WHERE id = ? AND namespace_id = ?'),
+    participants: db.prepare<[string], string>('SELECT entity_id FROM episode_participants WHERE episode_id = ? ORDER BY position').pluck(),
+    touchEpisode: db.prepare('UPDATE episodes SET last_activity_at = ?, message_count = message_count + 1 WHERE id = ?'),
+    endEpisode: db.prepare('UPDATE episodes SET ended_at = ?, outcome = ? WHERE id = ?'),
+    countIds: db.prepare<[string], number>('SELECT count(*) FROM memories WHERE id IN (SELECT value FROM json_each(?))').pluck(),
+    maxRowid: db.prepare<[], number>('SELECT coalesce(max(rowid), 0) FROM memories').pluck(),
+    sourcesHeld: db.prepare<[string, number, string], number>(`SELECT count(*) FROM memories m
+      JOIN memory_entities me ON me.memory_rowid = m.rowid
+      WHERE m.id IN (SELECT value FROM json_each(?)) AND m.rowid <= ?
+        AND me.entity_id = ? AND me.relation IN ('owner', 'participant')`).pluck(),
+    rowsHeld: db.prepare<[string, number, string], number>(`SELECT count(*) FROM memory_entities
+      WHERE memory_rowid IN (SELECT value FROM json_each(?)) AND memory_rowid <= ?
+        AND entity_id = ? AND relation IN ('owner', 'participant')`).pluck(),
+    deleteMemoryWithId: db.prepare<[number, string], Removed>(
+      'DELETE FROM memories WHERE rowid = ? AND id = ? RETURNING episode_id, seq, memory_type'),
+    clearContext: db.prepare(
+      "UPDATE memories SET context = '' WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic' AND context != ''"),
+    unembedded: db.prepare<[number], number>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0').pluck(),
+    markEmbedded: db.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?'),
+    markUnembeddable: db.prepare('UPDATE memories SET embedded = -1 WHERE rowid = ? AND embedded = 0'),
+    reviewState: db.prepare<[number], ReviewState>(
+      'SELECT rowid, stability, difficulty, last_access_at FROM memories WHERE rowid = ? AND archived = 0'),
+    review: db.prepare('UPDATE memories SET stability = ?, last_access_at = ?, access_count = access_count + 1 WHERE rowid = ?'),
+    setMeta: db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+    countPromotable: db.prepare<[string], number>(`SELECT count(*) FROM memories
+      WHERE rowid IN (SELECT value FROM json_each(?))
+        AND memory_type = 'episodic' AND archived = 0 AND promoted_into IS NULL`).pluck(),
+    markPromoted: db.prepare('UPDATE memories SET promoted_into = ? WHERE rowid IN (SELECT value FROM json_each(?))'),
+    decay: db.prepare(`UPDATE memories SET stability = @stability, difficulty = @difficulty,
+        decayed_at = CASE WHEN @decayed THEN @at ELSE decayed_at END, archived = @archive
+      WHERE rowid = @rowid AND archived = 0 AND last_access_at = @lastAccessAt`),
+    newest: db.prepare<[number], Generation>(`
+      SELECT g.generation, (SELECT min(cell) FROM vector_cells c WHERE c.generation = g.generation) AS first
+      FROM vector_generations g WHERE g.namespace_id = ? ORDER BY g.generation DESC LIMIT 1`),
+    cellIn: db.prepare<[number, number], { cell: number }>('SELECT cell FROM vector_cells WHERE cell = ? AND generation = ?'),
+    insertGeneration: db.prepare('INSERT INTO vector_generations (namespace_id, trained_on, created_at) VALUES (?, ?, ?)'),
+    insertCell: db.prepare('INSERT INTO vector_cells (generation, centroid) VALUES (?, ?)'),
+    placement: db.prepare<[number, number], { vector_cell: number }>(
+      'SELECT vector_cell FROM memories WHERE rowid = ? AND namespace_id = ? AND embedded = 1'),
+    setCell: db.prepare('UPDATE memories SET vector_cell = ? WHERE rowid = ?'),
+    unembed: db.prepare(`UPDATE memories SET embedded = 0, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ?`),
+    olderInUse: db.prepare<[number, number], number>(`SELECT count(*) FROM memories
+      WHERE namespace_id = ? AND embedded = 1 AND vector_cell > 0 AND vector_cell < ?`).pluck(),
+    retireCells: db.prepare('DELETE FROM vector_cells WHERE generation IN (SELECT generation FROM vector_generations WHERE namespace_id = ? AND generation < ?)'),
+    retireGenerations: db.prepare('DELETE FROM vector_generations WHERE namespace_id = ? AND generation < ?'),
+  };
+}
+
+function vectorStatements(db: Db) {
+  return {
+    deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
+    insertVector: db.prepare(INSERT_VECTOR_SQL),
+    embedding: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
+  };
+}
+
+export class SqliteRows implements WriteRows {
+  private readonly s;
+  /** One row a call: the rule checks its time budget between rows, as the row deletes are cheap. */
+  readonly removeRound = 1;
+  readonly snapshotsInDatabase = false;
+  /** The vector table's statements, prepared on first use: vec0's table is made for the embedder after migration. */
+  private vectorStatements?: ReturnType<typeof vectorStatements>;
+
+  constructor(private readonly db: Db, private readonly namespaceId: number, private readonly now: () => number) {
+    this.s = statements(db);
+  }
+
+  private get v() {
+    return (this.vectorStatements ??= vectorStatements(this.db));
+  }
+
+  *entityByName(name: string): Step<EntityRecord | undefined> {
+    return this.s.entityByName.get(this.namespaceId, name);
+  }
+
+  *insertEntity(entity: EntityRecord, createdAt: number): Step<EntityRecord> {
+    this.s.insertEntity.run(entity.id, this.namespaceId, entity.name, entity.kind, createdAt);
+    return entity;
+  }
+
+  *ownedDuplicate(ownerId: string, contentKey: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined> {
+    return this.s.ownedDuplicate.get(ownerId, contentKey, type, aboveRowid);
+  }
+
+  *raiseConfidence(rowid: number, confidence: number, at: number): Step<void> {
+    this.s.raiseConfidence.run(confidence, at, rowid);
+  }
+
+  *insertMemory(m: MemoryInsert): Step<number> {
+    const info = this.s.insertMemory.run({
+      id: m.id, ns: this.namespaceId, type: m.type, content: m.content, key: m.contentKey,
+      confidence: m.confidence, stability: m.stability, difficulty: m.difficulty, now: m.at,
+      tier: m.tier, owner: m.ownerId, episode: m.episodeId, seq: m.seq, role: m.role, context: m.context,
+    });
+    const rowid = Number(info.lastInsertRowid);
+    for (const link of m.links) this.s.link.run(rowid, link.entityId, link.relation);
+    return rowid;
+  }
+
+  *turnContent(episodeId: string, seq: number): Step<string | undefined> {
+    return this.s.turnContent.get(episodeId, seq);
+  }
+
+  *countIds(ids: string[]): Step<number> {
+    return this.s.countIds.get(JSON.stringify(ids))!;
+  }
+
+  *maxRowid(): Step<number> {
+    return this.s.maxRowid.get()!;
+  }
+
+  *sourcesHeld(ids: string[], hold: Hold): Step<boolean> {
+    return this.s.sourcesHeld.get(JSON.stringify(ids), hold.maxRowid, hold.entityId)! > 0;
+  }
+
+  *rowsHeld(rowids: number[], hold: Hold): Step<boolean> {
+    return this.s.rowsHeld.get(JSON.stringify(rowids), hold.maxRowid, hold.entityId)! > 0;
+  }
+
+  *reviewStates(rowids: number[]): Step<ReviewState[]> {
+    const states: ReviewState[] = [];
+    for (const rowid of rowids) {
+      const state = this.s.reviewState.get(rowid);
+      if (state) states.push(state);
+    }
+    return states;
+  }
+
+  *review(rowid: number, stability: number, lastAccessAt: number): Step<void> {
+    this.s.review.run(stability, lastAccessAt, rowid);
+  }
+
+  /** The snapshot is the file the pool fsynced before the first chunk: nothing to copy here. */
+  *removeMemories(rows: [number, string][], _snapshot: SnapshotHeaderT | undefined): Step<Removed[]> {
+    const removed: Removed[] = [];
+    for (const [rowid, id] of rows) {
+      const gone = this.s.deleteMemoryWithId.get(rowid, id);
+      if (!gone) continue;
+      this.v.deleteVector.run(BigInt(rowid));
+      removed.push(gone);
+    }
+    return removed;
+  }
+
+  *clearContext(turns: { episodeId: string; seq: number }[]): Step<void> {
+    for (const turn of turns) this.s.clearContext.run(turn.episodeId, turn.seq);
+  }
+
+  *insertEpisode(id: string, at: number): Step<void> {
+    this.s.insertEpisode.run(id, this.namespaceId, at, at);
+  }
+
+  *insertParticipant(episodeId: string, entityId: string, position: number): Step<void> {
+    this.s.insertParticipant.run(episodeId, entityId, position);
+  }
+
+  *episode(id: string): Step<EpisodeState | undefined> {
+    return this.s.episode.get(id, this.namespaceId);
+  }
+
+  *participants(episodeId: string): Step<string[]> {
+    return this.s.participants.all(episodeId);
+  }
+
+  *touchEpisode(id: string, at: number): Step<void> {
+    this.s.touchEpisode.run(at, id);
+  }
+
+  *endEpisode(id: string, at: number, outcome: string | null): Step<void> {
+    this.s.endEpisode.run(at, outcome, id);
+  }
+
+  *countPromotable(rowids: number[]): Step<number> {
+    return this.s.countPromotable.get(JSON.stringify(rowids))!;
+  }
+
+  *markPromoted(rowids: number[], into: number): Step<void> {
+    this.s.markPromoted.run(into, JSON.stringify(rowids));
+  }
+
+  *decay(u: DecayUpdate): Step<boolean> {
+    return this.s.decay.run({
+      rowid: u.rowid, lastAccessAt: u.lastAccessAt, stability: u.stability, difficulty: u.difficulty,
+      decayed: u.decayed ? 1 : 0, archive: u.archive ? 1 : 0, at: u.at,
+    }).changes > 0;
+  }
+
+  *setMeta(key: string, value: string): Step<void> {
+    this.s.setMeta.run(key, value);
+  }
+
+  *unembedded(rowid: number): Step<number | undefined> {
+    return this.s.unembedded.get(rowid);
+  }
+
+  *putVector(rowid: number, namespaceId: number, cell: number, vector: Float32Array): Step<void> {
+    this.v.insertVector.run(BigInt(rowid), BigInt(namespaceId), BigInt(cell), blobOf(vector));
+  }
+
+  *markEmbedded(rowid: number, cell: number): Step<void> {
+    this.s.markEmbedded.run(cell, rowid);
+  }
+
+  *linkMentions(rowid: number, entityIds: string[]): Step<void> {
+    for (const entityId of entityIds) this.s.link.run(rowid, entityId, 'mention');
+  }
+
+  *markUnembeddable(rowids: number[]): Step<void> {
+    for (const rowid of rowids) this.s.markUnembeddable.run(rowid);
+  }
+
+  *newestGeneration(namespaceId: number): Step<Generation | undefined> {
+    return this.s.newest.get(namespaceId);
+  }
+
+  *isCellOf(cell: number, generation: number): Step<boolean> {
+    return this.s.cellIn.get(cell, generation) !== undefined;
+  }
+
+  *insertGeneration(trainedOn: number, at: number): Step<number> {
+    return Number(this.s.insertGeneration.run(this.namespaceId, trainedOn, at).lastInsertRowid);
+  }
+
+  *insertCell(generation: number, centroid: Float32Array): Step<void> {
+    this.s.insertCell.run(generation, blobOf(centroid));
+  }
+
+  *placement(rowid: number): Step<{ vector_cell: number; has_vector: boolean } | undefined> {
+    const placed = this.s.placement.get(rowid, this.namespaceId);
+    return placed && { vector_cell: placed.vector_cell, has_vector: this.v.embedding.get(BigInt(rowid)) !== undefined };
+  }
+
+  /** vec0 keeps a row's cell as a partition key: the vector moves by delete and re-insert. */
+  *moveVector(rowid: number, cell: number): Step<void> {
+    const key = BigInt(rowid);
+    const stored = this.v.embedding.get(key)!;
+    this.v.deleteVector.run(key);
+    this.v.insertVector.run(key, BigInt(this.namespaceId), BigInt(cell), stored.embedding);
+    this.s.setCell.run(cell, rowid);
+  }
+
+  *unembed(rowid: number): Step<void> {
+    this.s.unembed.run(rowid);
+  }
+
+  *olderCellsInUse(first: number): Step<boolean> {
+    return this.s.olderInUse.get(this.namespaceId, first)! > 0;
+  }
+
+  *retireGenerationsBelow(generation: number): Step<number> {
+    this.s.retireCells.run(this.namespaceId, generation);
+    return this.s.retireGenerations.run(this.namespaceId, generation).changes;
+  }
+
+  /** The offline restore's code (SnapshotRestorer), for at most CHUNK_BUDGET_MS; present memories are counted and left alone. */
+  *restoreRows(cmd: CommandOf<'restoreRows'>): Step<WriterResults['restoreRows']> {
+    const started = performance.now();
+    const restorer = new SnapshotRestorer(this.db, this.namespaceId, cmd.snapshot, this.now());
+    let processed = 0;
+    try {
+      for (const memory of cmd.memories) {
+        if (processed > 0 && performance.now() - started > CHUNK_BUDGET_MS) break;
+        processed++;
+        restorer.put(memory);
+      }
+    } catch (error) {
+      if (error instanceof IdConflictError) throw fail.snapshotIdsTaken(error.message);
+      throw error;
+    }
+    const { inserted, present } = restorer.result;
+    return { processed, restored: inserted, present };
+  }
+}
