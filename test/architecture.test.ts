@@ -59,7 +59,7 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   http: ['http', 'core', 'shared'],
   client: ['client', 'shared'],
   // Generators of files from the declarations (the standalone client, the API reference).
-  codegen: ['codegen', 'http', 'shared'],
+  codegen: ['codegen', 'http', 'core', 'shared'],
   // The offline CLI is its own process: it opens the database as the writer would, and embeds as
   // the pool would, and talks to a running service through the client library (restore while it runs).
   cli: ['cli', 'writer', 'workers', 'shared', 'client'],
