@@ -11,7 +11,8 @@ export const API_REFERENCE_PATH = 'docs/api.md';
 /** The configuration the reference describes: the defaults (auth off, rate limit on). */
 export const REFERENCE_OPTIONS = { auth: false, rateLimited: true } as const;
 
-const anchor = (name: string) => name.toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
+// GitHub's heading ids: lower case, punctuation but '-' and '_' dropped, spaces as '-'.
+const anchor = (name: string) => name.toLowerCase().replace(/[^a-z0-9 _-]/g, '').replace(/ /g, '-');
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /** A schema in a few words: a link for a named one, its type with its bounds otherwise. */
