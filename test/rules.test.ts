@@ -78,8 +78,8 @@ describe('tier-1 rules', () => {
 });
 
 describe('extraction prompt and reply parsing', () => {
-  test('the README documents the system prompt verbatim', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  test('the extraction docs give the system prompt verbatim', () => {
+    const readme = readFileSync(new URL('../../docs/recall-extraction-consolidation.md', import.meta.url), 'utf8');
     const documented = SYSTEM_PROMPT.split('\n').map((line) => (line ? `  ${line}` : '')).join('\n');
     assert.ok(readme.includes(documented));
   });
