@@ -10,7 +10,7 @@ import { postgresUnavailable, startPrimary, startReplica } from '../dist/test/su
 
 /** Backend-agnostic: each uses only the HTTP/MCP API, through startTestService. */
 const FILES = [
-  'auth-rate-limit', 'client', 'concurrency', 'console-assets', 'console-metrics', 'embedding-retry',
+  'ai-tools', 'auth-rate-limit', 'client', 'concurrency', 'console-assets', 'console-metrics', 'embedding-retry',
   'delete-during-end', 'endpoints', 'entity-list', 'episode-expiry', 'errors', 'http-edges', 'lanes', 'mcp', 'memory-position', 'metrics',
   'nginx-proxy', 'openapi', 'python-client', 'query-cache',
 ];
@@ -19,6 +19,9 @@ const FILES = [
 
 /** Test files that start a service but stay on SQLite only, each with why. */
 const LEFT_OUT = {
+  'api-reference': 'the OpenAPI document is the same on either backend',
+  'client-package': 'packs and installs the client; the client itself runs on both backends (client, ai-tools)',
+  'example-ai-sdk': 'runs the example as a process; its tools run on both backends (ai-tools)',
   'cli-export-import': 'the CLI exports/imports the SQLite file offline',
   'cli-misc': 'the CLI reads and writes the SQLite file offline',
   'cli-restore': 'offline restore into the SQLite file',

@@ -58,6 +58,8 @@ const MAY_IMPORT: Record<string, readonly string[]> = {
   core: ['core', 'shared'],
   http: ['http', 'core', 'shared'],
   client: ['client', 'shared'],
+  // Generators of files from the declarations (the standalone client, the API reference).
+  codegen: ['codegen', 'http', 'core', 'shared'],
   // The offline CLI is its own process: it opens the database as the writer would, and embeds as
   // the pool would, and talks to a running service through the client library (restore while it runs).
   cli: ['cli', 'writer', 'workers', 'shared', 'client'],
@@ -197,15 +199,18 @@ test('each write rule is written once, against the row port: writer/commands loa
   assert.ok(readSource(resolve(src, 'writer/commands/index.js')).includes('export const RULES'));
 });
 
-test('the client library loads nothing that needs the server', () => {
-  const loaded = [...reachable('client/index.js')].filter((f) => !['client', 'shared'].includes(folderOf(f)));
+// The client is its own package (clients/typescript), compiled here beside the server: what it
+// loads must all be inside it, or it would not install alone.
+const clientPackage = resolve(src, '../clients/typescript/src');
+
+test('the client library loads nothing outside its own package (it installs alone)', () => {
+  const loaded = [...reachable('client/index.js'), ...reachable('../clients/typescript/src/ai.js')]
+    .filter((f) => f !== resolve(src, 'client/index.js') && !f.startsWith(`${clientPackage}/`));
   assert.deepEqual(loaded.map((f) => relative(src, f)), []);
 });
 
-test('the client library loads neither the validator nor TypeBox (importing it stays fast)', () => {
-  const loaded = [...reachable('client/index.js')];
-  assert.ok(!loaded.some((f) => f.endsWith('shared/validation.js')), 'client loads shared/validation.js');
-  // TypeBox alone is ~380 modules: the client takes only types from the declarations.
-  const packages = loaded.flatMap(packagesOf);
-  assert.deepEqual(packages.filter((p) => p.startsWith('typebox')), []);
+test('the client library loads no package but the AI SDK, and that only from its /ai entry', () => {
+  // node: built-ins load lazily (import()) for the one request fetch cannot send.
+  assert.deepEqual([...reachable('client/index.js')].flatMap(packagesOf), []);
+  assert.deepEqual([...reachable('../clients/typescript/src/ai.js')].flatMap(packagesOf), ['ai']);
 });

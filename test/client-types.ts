@@ -27,12 +27,27 @@ export async function calls(): Promise<void> {
   await memoryClient.recallGrouped(grouped);
   await memoryClient.remember(memory);
   // The query string is typed from the declaration: forget takes hard_delete, a boolean…
-  await memoryClient.call('forget', { entity_name: 'ada' }, { hard_delete: true });
+  await memoryClient.call('forget', { entity_name: 'ada', hard_delete: true });
+  await memoryClient.forget({ entity_name: 'ada', hard_delete: true });
   // @ts-expect-error -- …not a string
-  await memoryClient.call('forget', { entity_name: 'ada' }, { hard_delete: 'yes' });
+  await memoryClient.call('forget', { entity_name: 'ada', hard_delete: 'yes' });
   // @ts-expect-error -- and recall takes no query string at all
-  await memoryClient.call('recall', { query: 'tea' }, { limit: 3 });
+  await memoryClient.call('recall', { query: 'tea', hard_delete: true });
 }
 
 export const used = [entity, memory, started, message, ended, inspected, request];
 export type { NoRequest };
+
+// The standalone client's generated types are the declarations' types: each operation's request,
+// query string and answer accept exactly what the server's schemas do (both ways), so a declaration
+// changed without `npm run generate` fails the build here.
+import type {
+  OperationName as DeclaredName, OperationQuery as DeclaredQuery, OperationRequest as DeclaredRequest, Output as DeclaredOutput,
+} from '../src/shared/operations/index.js';
+
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Agreement = {
+  [K in DeclaredName]: [Same<client.OperationRequest<K>, DeclaredRequest<K>>, Same<client.OperationQuery<K>, DeclaredQuery<K>>, Same<client.Output<K>, DeclaredOutput<K>>]
+};
+export const sameOperations: Same<client.OperationName, DeclaredName> = true;
+export const sameTypes: { [K in DeclaredName]: [true, true, true] } = null as unknown as Agreement;

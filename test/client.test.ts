@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer, type Server, type Socket } from 'node:net';
 import { DEFAULT_TIMEOUT_MS, MemoryClient, MemoryServiceError, MemoryTimeoutError } from '../src/client/index.js';
 import { startTestService, type TestService } from './support/service.js';
-import { CLIENT_ROUTES, DEFAULT_RECALL_LIMIT } from '../src/client/routes.js';
+import { DEFAULT_RECALL_LIMIT, ROUTES as CLIENT_ROUTES } from '../src/client/index.js';
 import { OPERATION_NAMES, OPERATIONS, type OperationDeclaration, type RestBinding } from '../src/shared/operations/index.js';
 import { defaultOf } from '../src/shared/defaults.js';
 import { RecallBody } from '../src/shared/schemas.js';
@@ -41,19 +41,19 @@ describe('MemoryClient', () => {
       assert.equal(e.code, 'INVALID_VALUE');
       return true;
     });
-    await assert.rejects(client.inspect('nobody'), (e: unknown) => e instanceof MemoryServiceError && e.status === 404);
+    await assert.rejects(client.inspect({ entity: 'nobody' }), (e: unknown) => e instanceof MemoryServiceError && e.status === 404);
   });
 
   test('every call works end to end', async () => {
     const client = new MemoryClient({ baseUrl: t.base + '/', apiKey: 'client-key' });
-    const entity = await client.createEntity('cl-team', 'team');
+    const entity = await client.createEntity({ name: 'cl-team', kind: 'team' });
     assert.equal(entity.kind, 'team');
-    const { episode_id } = await client.startEpisode(['cl-team']);
-    assert.deepEqual(await client.addMessage(episode_id, 'user', 'I like hiking'), { status: 'ok' });
-    assert.equal((await client.endEpisode(episode_id, 'success')).memories_created, 1);
+    const { episode_id } = await client.startEpisode({ participants: ['cl-team'] });
+    assert.deepEqual(await client.addMessage({ episode_id, role: 'user', content: 'I like hiking' }), { status: 'ok' });
+    assert.equal((await client.endEpisode({ episode_id, outcome: 'success' })).memories_created, 1);
     const grouped = await client.recallGrouped({ query: 'hiking' });
     assert.equal(grouped.groups[0].session_id, episode_id);
-    const inspect = await client.inspect('cl-team', 10);
+    const inspect = await client.inspect({ entity: 'cl-team', limit: 10 });
     assert.equal(inspect.semantic.length, 1);
     assert.equal((await client.stats()).namespace, 'default');
     assert.deepEqual(Object.keys(await client.consolidate()).sort(), ['archived', 'decayed', 'promoted']);
@@ -63,8 +63,8 @@ describe('MemoryClient', () => {
     const client = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
     await client.remember({ entity: 'cl/soft', fact: 'a' });
     await client.remember({ entity: 'cl/hard', fact: 'b' });
-    const soft = await client.forget('cl/soft');
-    const hard = await client.forget('cl/hard', true);
+    const soft = await client.forget({ entity_name: 'cl/soft' });
+    const hard = await client.forget({ entity_name: 'cl/hard', hard_delete: true });
     for (const r of [soft, hard]) {
       assert.equal(r.forgotten_count, 1);
       assert.equal(r.snapshot?.memory_count, 1);
@@ -75,18 +75,18 @@ describe('MemoryClient', () => {
     const client = new MemoryClient({ baseUrl: t.base, apiKey: 'client-key' });
     for (const name of ['.', '..', '...', './..', '%2E']) await client.remember({ entity: name, fact: `fact of ${name}` });
     for (const name of ['.', '..', '...', './..', '%2E']) {
-      const r = await client.forget(name);
+      const r = await client.forget({ entity_name: name });
       assert.equal(r.forgotten_count, 1, name);
-      assert.equal((await client.forget(name)).forgotten_count, 0, `${name} is gone`);
+      assert.equal((await client.forget({ entity_name: name })).forgotten_count, 0, `${name} is gone`);
     }
     // Episode ids in the path: "." and ".." reach the episode routes (404 unknown episode), not
     // the compatibility routes /v1/episodes/message or /v1/episodes/end.
     for (const id of ['.', '..']) {
-      await assert.rejects(client.addMessage(id, 'user', 'hi'), (e: unknown) => e instanceof MemoryServiceError && e.status === 404, id);
-      await assert.rejects(client.endEpisode(id), (e: unknown) => e instanceof MemoryServiceError && e.status === 404, id);
+      await assert.rejects(client.addMessage({ episode_id: id, role: 'user', content: 'hi' }), (e: unknown) => e instanceof MemoryServiceError && e.status === 404, id);
+      await assert.rejects(client.endEpisode({ episode_id: id }), (e: unknown) => e instanceof MemoryServiceError && e.status === 404, id);
     }
     // The verbatim path keeps the client conventions: Bearer key and error mapping.
-    await assert.rejects(new MemoryClient({ baseUrl: t.base }).forget('.'), (e: unknown) => e instanceof MemoryServiceError && e.status === 401);
+    await assert.rejects(new MemoryClient({ baseUrl: t.base }).forget({ entity_name: '.' }), (e: unknown) => e instanceof MemoryServiceError && e.status === 401);
   });
 
   test('times out after timeoutMs', async () => {
@@ -100,7 +100,7 @@ describe('MemoryClient', () => {
       const started = Date.now();
       await assert.rejects(client.health(), (e: unknown) => e instanceof MemoryTimeoutError && e.timeoutMs === 150);
       // …also when the path has a dot segment and goes out through node:http
-      await assert.rejects(client.forget('..'), (e: unknown) => e instanceof MemoryTimeoutError && e.timeoutMs === 150);
+      await assert.rejects(client.forget({ entity_name: '..' }), (e: unknown) => e instanceof MemoryTimeoutError && e.timeoutMs === 150);
       assert.ok(Date.now() - started < 5000);
     } finally {
       for (const socket of sockets) socket.destroy();
@@ -116,9 +116,10 @@ describe('the client route table', () => {
       const route = CLIENT_ROUTES[name];
       assert.equal(route.method, declared.method.toUpperCase(), name);
       assert.equal(route.path, declared.path, name);
-      assert.deepEqual(route.params ?? {}, declared.params ?? {}, name);
+      assert.deepEqual('params' in route ? route.params : {}, declared.params ?? {}, name);
       assert.equal(route.body, declared.body !== null, name);
-      assert.equal(route.position, (OPERATIONS[name] as OperationDeclaration).position, `${name}: position`);
+      assert.equal('position' in route ? route.position : undefined, (OPERATIONS[name] as OperationDeclaration).position, `${name}: position`);
+      assert.deepEqual('query' in route ? route.query : [], Object.keys(declared.query?.properties ?? {}), `${name}: query`);
     }
     assert.deepEqual(Object.keys(CLIENT_ROUTES).sort(), [...OPERATION_NAMES].sort());
     assert.equal(DEFAULT_RECALL_LIMIT, defaultOf(RecallBody, 'limit'));

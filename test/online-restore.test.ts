@@ -98,7 +98,7 @@ test('restoring twice changes nothing; the listing shows the snapshot with its c
 
   const client = new MemoryClient({ baseUrl: t.base });
   assert.deepEqual((await client.listSnapshots()).snapshots, listed.body.snapshots);
-  const first = await client.restoreSnapshot(snapshotId);
+  const first = await client.restoreSnapshot({ snapshot_id: snapshotId });
   assert.deepEqual([first.restored_count, first.already_present_count], [3, 0]);
   const stats = (await get(t.base, '/v1/stats')).body;
   const second = await restore(snapshotId);

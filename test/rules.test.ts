@@ -155,8 +155,8 @@ test('thirdPerson agrees a base form with a third-person subject', () => {
 });
 
 describe('extraction prompt and reply parsing', () => {
-  test('the README documents the system prompt verbatim', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  test('the extraction docs give the system prompt verbatim', () => {
+    const readme = readFileSync(new URL('../../docs/recall-extraction-consolidation.md', import.meta.url), 'utf8');
     const documented = SYSTEM_PROMPT.split('\n').map((line) => (line ? `  ${line}` : '')).join('\n');
     assert.ok(readme.includes(documented));
   });

@@ -30,7 +30,7 @@ export async function restoreThroughService(address: ServiceAddress, holder: Loc
   }
   const client = new MemoryClient({ baseUrl: address.url, apiKey: address.apiKey, timeoutMs: 10 * 60_000 });
   try {
-    return await client.restoreSnapshot(snapshotId);
+    return await client.restoreSnapshot({ snapshot_id: snapshotId });
   } catch (error) {
     if (error instanceof MemoryServiceError) {
       throw new CliError(`restore through the service at ${address.url} failed (HTTP ${error.status}${error.code ? ` ${error.code}` : ''}): ${error.errorText}`);
