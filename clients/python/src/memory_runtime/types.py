@@ -13,7 +13,7 @@ MemoryType = Literal["episodic", "semantic", "procedural"]
 EntityKind = Literal["agent", "user", "team", "tool"]
 Outcome = Literal["success", "failure", "partial"]
 GroupOrder = Literal["chronological", "relevance"]
-ExplainedSignal = Literal["lexical", "vector", "adjacent", "entity", "tie_break"]
+ExplainedSignal = Literal["lexical", "vector", "adjacent", "session", "entity", "tie_break"]
 
 
 class HealthResponse(TypedDict):
@@ -73,6 +73,11 @@ class InspectedEpisodicMemory(Memory, total=False):
     seq: int
 
 
+class InspectedFact(Memory):
+    #: 1: the offline extraction rules, or a fact stored directly (remember); 2: the LLM extractor.
+    extraction_tier: int
+
+
 class Contradiction(TypedDict):
     description: str
 
@@ -103,6 +108,8 @@ class StatusResponse(TypedDict):
 
 class EndEpisodeResponse(TypedDict):
     memories_created: int
+    #: Which extractor produced the memories: 1 the offline rules (no LLM endpoint answered), 2 the LLM endpoint.
+    extraction_tier: Literal[1, 2]
 
 
 class DeletionSnapshot(TypedDict):
@@ -127,8 +134,8 @@ class ForgetResponse(_ForgetFields, total=False):
 class InspectResponse(TypedDict):
     entity: str
     episodic: List[InspectedEpisodicMemory]
-    semantic: List[Memory]
-    procedural: List[Memory]
+    semantic: List[InspectedFact]
+    procedural: List[InspectedFact]
 
 
 class StatsResponse(TypedDict):
