@@ -26,4 +26,15 @@ describe('tier-1 extraction: speakers', () => {
     assert.equal(ended.extraction_tier, 1);
     assert.deepEqual(await facts('spk-ana'), ['spk-ana lives in Porto']);
   });
+
+  test('chat spelling "ur" is the second person: it is resolved to the addressee or the fact is dropped, never stored as "ur"', async () => {
+    await post(s.base, '/v1/entities', { name: 'spk-helper', kind: 'agent' });
+    const id = (await post(s.base, '/v1/episodes/start', { participants: ['spk-cy', 'spk-helper'] })).body.episode_id;
+    await post(s.base, `/v1/episodes/${id}/message`, { role: 'user', content: 'I love ur cooking.' });
+    await post(s.base, `/v1/episodes/${id}/message`, { role: 'assistant', content: '1. Open ur settings.' });
+    await post(s.base, `/v1/episodes/${id}/end`, {});
+    const inspected = (await post(s.base, '/v1/inspect', { entity: 'spk-cy' })).body;
+    const stored = [...inspected.semantic, ...inspected.procedural].map((m: { content: string }) => m.content).sort();
+    assert.deepEqual(stored, ["1. Open spk-cy's settings"]);
+  });
 });
