@@ -2,11 +2,14 @@
 // people "I" and "you" stand for. A role that names a participant is that participant (two
 // people talking: role "Caroline"); a generic human role ("user") is the first user-kind
 // participant; an agent role is the agent side, whose narration is never a fact about anyone.
+// Any other role is someone the episode does not name: "I" in their turn is nobody we know.
 // The addressee is the one other participant, else whoever spoke last before this turn;
 // when neither is known, "you" stays unresolved and the rules drop what uses it.
 import type { EntityRecord } from '../../shared/schemas.js';
 
 export const AGENT_ROLES = new Set(['assistant', 'agent', 'system', 'tool', 'bot', 'ai', 'model']);
+/** Roles that stand for the human side without naming anyone: they speak as the first human participant. */
+const HUMAN_ROLES = new Set(['user', 'human']);
 
 export interface TurnVoices {
   /** The person "I" stands for; null for the agent side and for roles nobody answers to. */
@@ -29,6 +32,7 @@ export function voicesOf(turns: { role: string }[], participants: EntityRecord[]
     const named = byName.get(role.trim().toLowerCase());
     if (named) return { name: named.name, fromAgent: named.kind === 'agent' };
     if (AGENT_ROLES.has(role.trim().toLowerCase())) return { name: agent?.name ?? null, fromAgent: true };
+    if (!HUMAN_ROLES.has(role.trim().toLowerCase())) return { name: null, fromAgent: false };
     return { name: subject && subject.kind !== 'agent' ? subject.name : null, fromAgent: false };
   };
   const identities = turns.map((turn) => identity(turn.role));

@@ -179,10 +179,11 @@ export function render(body: Token[], voices: { speaker: string | null; addresse
       case 'me': case 'myself': say(speaker!); continue;
       case 'my': case 'mine': case 'our': say(possessive(speaker!)); continue;
       case "n't": say('not', true); continue;
-      case 'you': case 'ya': case 'u': case 'yourself': case 'your': case 'yours': {
+      // "ur" is chat spelling of "your" ("ur cooking"); read as "you're" it would still name the addressee.
+      case 'you': case 'ya': case 'u': case 'yourself': case 'your': case 'yours': case 'ur': {
         if (!voices.addressee) return null;
         mentions.add(voices.addressee);
-        say(t.lower.startsWith('your') && t.lower !== 'yourself' ? possessive(voices.addressee) : voices.addressee);
+        say((t.lower.startsWith('your') && t.lower !== 'yourself') || t.lower === 'ur' ? possessive(voices.addressee) : voices.addressee);
         // "you're", "you use": the verb agrees with the name, as after "I".
         if (t.lower === 'you' || t.lower === 'ya' || t.lower === 'u') {
           const v = nextVerb(body, i);
