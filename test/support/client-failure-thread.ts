@@ -9,6 +9,10 @@ import { connectReader } from '../../src/workers/postgres/client.js';
 import { ReplaceableSql } from '../../src/shared/replaceable-sql.js';
 import { nullSocketWritesCaught } from '../../src/shared/postgres-client-guard.js';
 
+// `node --test dist/test/` also runs every module under test/ as a file of tests: run that way,
+// without a parent, there is no scenario to play.
+if (!parentPort) process.exit(0);
+
 const { url, scenario } = workerData as { url: string; scenario: 'reserved' | 'transaction' | 'unrelated' };
 const client = new ReplaceableSql((onClose) => connectReader(url, { max: 2, onClose }));
 const { sql } = client;
