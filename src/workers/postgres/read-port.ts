@@ -84,7 +84,7 @@ export class PostgresReadPort implements ReadPort {
 
   /** Rows while the content before them fits the budget (raw bytes never exceed their JSON), cut exactly by the caller. */
   async entityMemories(entityId: string, limit: number, budgetBytes: number): Promise<Iterable<MemoryRow>> {
-    return this.sql<MemoryRow[]>`SELECT rowid, id, content, memory_type, confidence, stability, last_access_at, created_at, episode_id, seq, role, entity_id
+    return this.sql<MemoryRow[]>`SELECT rowid, id, content, memory_type, confidence, stability, last_access_at, created_at, episode_id, seq, role, entity_id, extraction_tier
       FROM (SELECT ${this.sql.unsafe(MEMORY_COLUMNS)}, sum(octet_length(m.content)) OVER (ORDER BY m.created_at DESC, m.rowid DESC) - octet_length(m.content) AS before
         FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ${entityId} AND relation IN ('owner', 'participant'))
