@@ -16,7 +16,7 @@ import { PostgresVectors } from '../src/workers/postgres/vectors.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
 import type { RecallContext } from '../src/workers/recall/signals.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { applyPostgresSchema, mirrorIntoPostgres } from '../test/support/pg-mirror.js';
 import { postgresUnavailable, startPrimary } from '../test/support/postgres.js';
 import { Corpus } from './lib/corpus.js';

@@ -124,7 +124,7 @@ test('recall ranks over the read port alone: the engine loads no database client
   const loaded = [...reachable('workers/recall/engine.js')];
   const packages = loaded.flatMap(packagesOf);
   assert.deepEqual(packages.filter((p) => ['better-sqlite3', 'sqlite-vec', 'postgres'].includes(p)), []);
-  assert.deepEqual(loaded.map((f) => relative(src, f)).filter((f) => /(^|\/)(sqlite-read-port|read-store|db)\.js$|\/postgres\//.test(f)), []);
+  assert.deepEqual(loaded.map((f) => relative(src, f)).filter((f) => /(^|\/)db\.js$|\/sqlite\/|\/postgres\//.test(f)), []);
 });
 
 test('the use cases know no transport: core/operations loads no http code, neither uWS nor the MCP SDK', () => {

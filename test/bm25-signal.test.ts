@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
-import { Bm25Signal } from '../src/workers/recall/bm25-signal.js';
+import { Bm25Signal } from '../src/workers/sqlite/lexical.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
 import type { RecallContext } from '../src/workers/recall/signals.js';
 import type { MemoryType } from '../src/shared/schemas.js';

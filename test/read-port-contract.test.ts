@@ -15,7 +15,7 @@ import { RecallEngine } from '../src/workers/recall/engine.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
 import { MATCH_BUDGET } from '../src/workers/recall/term-selection.js';
 import type { RecallContext } from '../src/workers/recall/signals.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { cellCountFor } from '../src/workers/ivf/kmeans.js';
 import { DAY_MS } from '../src/shared/fsrs.js';
 import { postgresUnavailable, startPrimary, type PgCluster } from './support/postgres.js';

@@ -21,7 +21,7 @@ import { VectorCells } from '../src/workers/ivf/cells.js';
 import { loadConfig } from '../src/shared/config.js';
 import { openForWriting } from '../src/cli/storage/offline-db.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { memoryInserter, unit } from './support/rows.js';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
 

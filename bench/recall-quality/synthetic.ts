@@ -9,7 +9,7 @@ import { loadConfig } from '../../src/shared/config.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
-import { SqliteReadPort } from '../../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../../src/workers/sqlite/read-port.js';
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
 import { queryTerms, ftsMatchExpression } from '../../src/workers/recall/query-text.js';
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';

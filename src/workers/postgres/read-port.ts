@@ -9,7 +9,7 @@ import { storableText } from '../../shared/postgres-text.js';
 import { nameCandidates } from '../entity-mentions.js';
 import { cellFor } from '../ivf/cells.js';
 import { trainIndex, trainingSample } from '../ivf/kmeans.js';
-import type { EpisodeRow, MemoryRow } from '../read-store.js';
+import type { EpisodeRow, MemoryRow } from '../sqlite/read-store.js';
 import type { ReadPort, RecallReads, SnapshotOptions } from '../read-port.js';
 import type { CandidateRow } from '../recall/signals.js';
 import type { Sql, Tx } from './client.js';

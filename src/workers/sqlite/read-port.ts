@@ -1,21 +1,21 @@
 // The read port over the SQLite file: the statements the pool has always run (ReadStore, the
 // recall signals, the IVF cells), unchanged and still synchronous inside. Each method settles
 // at once; a recall's snapshot is one read transaction on this thread's read-only connection.
-import type { Db } from '../shared/db.js';
-import type { Config } from '../shared/config.js';
-import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById } from '../shared/snapshot-files.js';
-import { SqliteConsolidationReads } from './consolidation/sqlite-reads.js';
+import type { Db } from '../../shared/db.js';
+import type { Config } from '../../shared/config.js';
+import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById } from '../../shared/snapshot-files.js';
+import { SqliteConsolidationReads } from './consolidation.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
-import { EntityMatcher } from './entity-mentions.js';
-import { VectorCells } from './ivf/cells.js';
-import { VectorIndexMaintenance } from './ivf/upkeep.js';
+import { EntityMatcher } from '../entity-mentions.js';
+import { VectorCells } from '../ivf/cells.js';
+import { VectorIndexMaintenance } from './ivf-upkeep.js';
 import { MEMORY_COLUMNS, ReadStore, type MemoryRow } from './read-store.js';
-import type { ReadPort, RecallReads } from './read-port.js';
-import { Bm25Signal } from './recall/bm25-signal.js';
-import { TurnNeighbours } from './recall/conversation.js';
-import { EntityLinks } from './recall/entity-prior.js';
-import type { CandidateFilter, CandidateRow, RecallContext } from './recall/signals.js';
-import { VectorSignal } from './recall/vector-signal.js';
+import type { ReadPort, RecallReads } from '../read-port.js';
+import { Bm25Signal } from './lexical.js';
+import { TurnNeighbours } from '../recall/conversation.js';
+import { EntityLinks } from '../recall/entity-prior.js';
+import type { CandidateFilter, CandidateRow, RecallContext } from '../recall/signals.js';
+import { VectorSignal } from './vectors.js';
 
 export interface SqliteReadOptions {
   /** Cosine similarity from which a vector match counts on its own (embedder calibration). */

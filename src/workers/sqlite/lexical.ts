@@ -14,9 +14,9 @@
 //   entity with more than LARGE_ENTITY memories (a one-user store's user) is a filter on the
 //   path above instead.
 import type { Db } from '../../shared/db.js';
-import { ftsMatchExpression } from './query-text.js';
-import { MATCH_BUDGET, selectTerms } from './term-selection.js';
-import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
+import { ftsMatchExpression } from '../recall/query-text.js';
+import { MATCH_BUDGET, selectTerms } from '../recall/term-selection.js';
+import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from '../recall/signals.js';
 
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;

@@ -4,13 +4,13 @@
 // while a large entity's snapshot is written. The writer then deletes exactly the rows listed
 // here (entity-deletion.ts), never a row the fsynced file does not hold.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../shared/db.js';
-import type { Config } from '../shared/config.js';
-import { fail } from '../shared/errors.js';
-import { readMeta, vectorFromBlob } from '../shared/meta.js';
-import type { PoolResults } from '../shared/protocol/pool.js';
-import type { EntityRecord, MemoryType } from '../shared/schemas.js';
-import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from '../shared/snapshot-file.js';
+import type { Db } from '../../shared/db.js';
+import type { Config } from '../../shared/config.js';
+import { fail } from '../../shared/errors.js';
+import { readMeta, vectorFromBlob } from '../../shared/meta.js';
+import type { PoolResults } from '../../shared/protocol/pool.js';
+import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
+import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from '../../shared/snapshot-file.js';
 
 /** Rows read per query: bounds memory to one page of rows (with vectors) at a time. */
 const PAGE_ROWS = 500;
