@@ -15,7 +15,7 @@ import { RecallEngine } from '../src/workers/recall/engine.js';
 import { fuseScores, type SignalScores } from '../src/workers/recall/fuse.js';
 import { ftsMatchExpression, queryTerms } from '../src/workers/recall/query-text.js';
 import { Bm25Signal } from '../src/workers/sqlite/lexical.js';
-import type { RecallContext } from '../src/workers/recall/signals.js';
+import type { RecallContext } from '../src/workers/port/candidates.js';
 import { VectorSignal } from '../src/workers/sqlite/vectors.js';
 import { Corpus } from './lib/corpus.js';
 import { note } from './lib/progress.js';

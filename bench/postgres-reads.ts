@@ -15,7 +15,7 @@ import { PostgresReadPort } from '../src/workers/postgres/read-port.js';
 import { PostgresVectors } from '../src/workers/postgres/vectors.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
-import type { RecallContext } from '../src/workers/recall/signals.js';
+import type { RecallContext } from '../src/workers/port/candidates.js';
 import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { applyPostgresSchema, mirrorIntoPostgres } from '../test/support/pg-mirror.js';
 import { postgresUnavailable, startPrimary } from '../test/support/postgres.js';

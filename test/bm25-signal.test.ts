@@ -9,7 +9,7 @@ import { openDatabase, type Db } from '../src/shared/db.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
 import { Bm25Signal } from '../src/workers/sqlite/lexical.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
-import type { RecallContext } from '../src/workers/recall/signals.js';
+import type { RecallContext } from '../src/workers/port/candidates.js';
 import type { MemoryType } from '../src/shared/schemas.js';
 import { memoryInserter } from './support/rows.js';
 import { tempDir } from './support/service.js';

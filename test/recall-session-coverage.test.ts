@@ -11,7 +11,7 @@ import { openDatabase, type Db } from '../src/shared/db.js';
 import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { RecallEngine, SIGNAL_WEIGHTS } from '../src/workers/recall/engine.js';
 import { sessionEvidence } from '../src/workers/recall/session-evidence.js';
-import type { CandidateRow } from '../src/workers/recall/signals.js';
+import type { CandidateRow } from '../src/workers/port/candidates.js';
 import { post, startTestService, type TestService } from './support/service.js';
 
 const turn = (rowid: number, episode: string, seq: number): CandidateRow =>

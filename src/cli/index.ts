@@ -2,7 +2,7 @@
 // The operator CLI (`memory-runtime <command>`, the package's bin). Each command lives in
 // commands/; this file only picks one, and turns every failure into one line on stderr and
 // a non-zero exit code.
-import { CliError, parseCommand, UsageError, type Command } from './args.js';
+import { CliError, parseCommand, UsageError, type Command } from './terminal/args.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
 import { migrateCommand } from './commands/migrate.js';

@@ -3,7 +3,7 @@
 import type { Config } from '../shared/config.js';
 import { openDatabase } from '../shared/db.js';
 import { embedderIdentity } from './embedding/index.js';
-import type { ReadPort } from './read-port.js';
+import type { ReadPort } from './port/read-port.js';
 import { SqliteReadPort } from './sqlite/read-port.js';
 import { connectReader } from './postgres/client.js';
 import { PostgresReadPort } from './postgres/read-port.js';

@@ -15,7 +15,7 @@ import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
 import { createEmbedder } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
-import { withinBudget, type Budgeted } from './response-budget.js';
+import { withinBudget, type Budgeted } from './port/response-budget.js';
 import { warmUp } from './warm-up.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
 import { checkSnapshotById, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';

@@ -1,6 +1,6 @@
 // `restore <snapshot_id>`: re-inserts a deletion snapshot's memories into the database.
 import { IdConflictError } from '../../writer/sqlite/row-writer.js';
-import { CliError, configFrom, type Command } from '../args.js';
+import { CliError, configFrom, type Command } from '../terminal/args.js';
 import { snapshotPath } from '../../shared/snapshot-file.js';
 import { openForWriting } from '../storage/offline-db.js';
 import { restoreSnapshot } from '../../writer/sqlite/restore-snapshot.js';
@@ -11,7 +11,7 @@ import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { SNAPSHOT_ID, type SnapshotMemoryT } from '../../shared/snapshot-reader.js';
 import type { RestoreResult } from '../../shared/schemas.js';
 import { LockHeldError, lockHolder, lockPathFor, SERVICE_OWNER } from '../../shared/instance-lock.js';
-import { restoreThroughService, serviceAddress } from '../online-restore.js';
+import { restoreThroughService, serviceAddress } from './online-restore.js';
 
 export const restoreCommand: Command = {
   name: 'restore',

@@ -5,7 +5,7 @@ import { fail } from '../../shared/errors.js';
 import type { PoolResults } from '../../shared/protocol/pool.js';
 import type { ExtractedMemory } from '../../shared/protocol/writer.js';
 import type { Outcome } from '../../shared/schemas.js';
-import type { ReadPort } from '../read-port.js';
+import type { ReadPort } from '../port/read-port.js';
 import type { LlmExtractor } from './llm.js';
 import { extractByRules, outcomeAdjusted } from './rules.js';
 import { subjectOf } from './speakers.js';

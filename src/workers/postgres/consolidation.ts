@@ -3,7 +3,7 @@
 import { DAY_MS } from '../../shared/fsrs.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { promotionWatermarkKey } from '../../shared/sql-schema.js';
-import type { DecayCandidate, PromotionCandidate } from '../read-port.js';
+import type { DecayCandidate, PromotionCandidate } from '../port/read-port.js';
 import type { Sql } from './client.js';
 
 export async function promotionWatermark(sql: Sql, namespaceId: number): Promise<number> {

@@ -17,7 +17,7 @@ import type { ReservedSql as Reserved } from 'postgres';
 import { failureCause, isConnectionFailure, isRecoveryConflict } from '../../shared/postgres-errors.js';
 import { REPLICA_CONNECT_MS } from '../../shared/postgres-url.js';
 import { READ_PRIMARY } from '../../shared/wal-position.js';
-import type { OnServed } from '../read-port.js';
+import type { OnServed } from '../port/read-port.js';
 import type { Sql, Tx } from './client.js';
 import type { PrimaryWatch } from './primary-watch.js';
 

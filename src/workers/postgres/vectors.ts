@@ -7,7 +7,7 @@
 // not noticed until its cell changes.
 import { LRUCache } from 'lru-cache';
 import { float32FromBlob } from '../../shared/meta.js';
-import type { Proposal, RecallContext } from '../recall/signals.js';
+import type { Proposal, RecallContext } from '../port/candidates.js';
 import { graded, WEAK_SIMILARITY } from '../sqlite/vectors.js';
 import { probedCells, group, type CellRow, type Generation } from '../ivf/cells.js';
 import type { Tx } from './client.js';

@@ -5,8 +5,8 @@
 // join the candidates, even when no signal proposed them. (The previous turn's words are
 // also indexed with each turn, as a down-weighted FTS column: see migration 6.)
 import type { Db } from '../../shared/db.js';
-import type { CandidateRow } from './signals.js';
-import { FILTER_SQL, filterParams, type CandidateFilter } from './signals.js';
+import type { CandidateRow } from '../port/candidates.js';
+import { FILTER_SQL, filterParams, type CandidateFilter } from '../port/candidates.js';
 
 export class TurnNeighbours {
   private readonly adjacentRows;

@@ -15,8 +15,8 @@
 //   path above instead.
 import type { Db } from '../../shared/db.js';
 import { ftsMatchExpression } from '../recall/query-text.js';
-import { MATCH_BUDGET, selectTerms } from '../recall/term-selection.js';
-import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from '../recall/signals.js';
+import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
+import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from '../port/candidates.js';
 
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;

@@ -6,15 +6,15 @@ import type { Config } from '../../shared/config.js';
 import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById } from '../../shared/snapshot-files.js';
 import { SqliteConsolidationReads } from './consolidation.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
-import { EntityMatcher } from '../entity-mentions.js';
+import { EntityMatcher } from '../port/entity-mentions.js';
 import { VectorCells } from '../ivf/cells.js';
 import { VectorIndexMaintenance } from './ivf-upkeep.js';
 import { MEMORY_COLUMNS, ReadStore, type MemoryRow } from './read-store.js';
-import type { ReadPort, RecallReads } from '../read-port.js';
+import type { ReadPort, RecallReads } from '../port/read-port.js';
 import { Bm25Signal } from './lexical.js';
 import { TurnNeighbours } from '../recall/conversation.js';
 import { EntityLinks } from '../recall/entity-prior.js';
-import type { CandidateFilter, CandidateRow, RecallContext } from '../recall/signals.js';
+import type { CandidateFilter, CandidateRow, RecallContext } from '../port/candidates.js';
 import { VectorSignal } from './vectors.js';
 
 export interface SqliteReadOptions {

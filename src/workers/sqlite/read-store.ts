@@ -1,7 +1,7 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
 import type { Db } from '../../shared/db.js';
 import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, MemoryType, StatsResult } from '../../shared/schemas.js';
-import { ResponseBudget } from '../response-budget.js';
+import { ResponseBudget } from '../port/response-budget.js';
 
 /** A memory row as the recall and inspect paths need it. */
 export interface MemoryRow {

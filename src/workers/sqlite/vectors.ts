@@ -13,7 +13,7 @@ import type { Db } from '../../shared/db.js';
 import { blobOf } from '../../shared/meta.js';
 import type { VectorCells } from '../ivf/cells.js';
 import { timed } from '../recall/timing.js';
-import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from '../recall/signals.js';
+import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from '../port/candidates.js';
 
 /** Faintest similarity still worth proposing (as a weak candidate). */
 export const WEAK_SIMILARITY = 0.15;

@@ -4,14 +4,14 @@
 // synchronous statements as before and hands back settled promises, one per signal or lookup,
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
-import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../shared/schemas.js';
-import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../shared/protocol/pool.js';
-import type { VectorMove } from '../shared/protocol/writer.js';
-import type { SnapshotFileT, SnapshotHeaderT } from '../shared/file-formats.js';
-import type { SnapshotSummary, StoredSnapshotChunk } from '../shared/snapshot-files.js';
-import type { Centroids } from './ivf/kmeans.js';
-import type { EpisodeRow, MemoryRow } from './sqlite/read-store.js';
-import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './recall/signals.js';
+import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../../shared/schemas.js';
+import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../../shared/protocol/pool.js';
+import type { VectorMove } from '../../shared/protocol/writer.js';
+import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { SnapshotSummary, StoredSnapshotChunk } from '../../shared/snapshot-files.js';
+import type { Centroids } from '../ivf/kmeans.js';
+import type { EpisodeRow, MemoryRow } from '../sqlite/read-store.js';
+import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './candidates.js';
 
 /**
  * The reads of one recall, all from one consistent snapshot (so the IVF cells probed and the

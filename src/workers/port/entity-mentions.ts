@@ -1,7 +1,7 @@
 // Finds the entities a text names: every run of 1–4 words (split on spaces, and on
 // non-letters) is looked up by case-insensitive name. Used for the entity prior (entities in
 // a query) and to link stored memories to the entities they mention.
-import type { Db } from '../shared/db.js';
+import type { Db } from '../../shared/db.js';
 
 const MAX_WORDS = 4;
 const MAX_GRAMS = 400;

@@ -3,11 +3,11 @@
 // /v1/snapshots/{id}/restore) instead of opening the file. The service is found at --url, else
 // MEMORY_RUNTIME_URL, else the URL the service wrote into the lock's holder file when it began
 // listening; the key is --api-key, else MEMORY_RUNTIME_API_KEY, else the first of SERVICE_API_KEYS.
-import type { Config } from '../shared/config.js';
-import type { LockInfo } from '../shared/instance-lock.js';
-import type { RestoreResult } from '../shared/schemas.js';
-import { MemoryClient, MemoryServiceError } from '../client/index.js';
-import { CliError } from './args.js';
+import type { Config } from '../../shared/config.js';
+import type { LockInfo } from '../../shared/instance-lock.js';
+import type { RestoreResult } from '../../shared/schemas.js';
+import { MemoryClient, MemoryServiceError } from '../../client/index.js';
+import { CliError } from '../terminal/args.js';
 
 export interface ServiceAddress {
   url: string | null;
