@@ -2,7 +2,7 @@
 // (honouring the filter); fusion (fuse.ts) combines the scores of every candidate.
 import type { Db } from '../../shared/db.js';
 import type { MemoryType } from '../../shared/schemas.js';
-import type { MemoryRow } from '../sqlite/read-store.js';
+import type { MemoryRow } from './rows.js';
 
 export interface CandidateFilter {
   entityId: string | null;

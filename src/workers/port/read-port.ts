@@ -10,7 +10,7 @@ import type { VectorMove } from '../../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { SnapshotSummary, StoredSnapshotChunk } from '../../shared/snapshot-files.js';
 import type { Centroids } from '../ivf/kmeans.js';
-import type { EpisodeRow, MemoryRow } from '../sqlite/read-store.js';
+import type { EpisodeRow, MemoryRow } from './rows.js';
 import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './candidates.js';
 
 /**

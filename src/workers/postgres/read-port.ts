@@ -9,7 +9,7 @@ import { storableText } from '../../shared/postgres-text.js';
 import { nameCandidates } from '../port/entity-mentions.js';
 import { cellFor } from '../ivf/cells.js';
 import { trainIndex, trainingSample } from '../ivf/kmeans.js';
-import type { EpisodeRow, MemoryRow } from '../sqlite/read-store.js';
+import type { EpisodeRow, MemoryRow } from '../port/rows.js';
 import type { ReadPort, RecallReads, SnapshotOptions } from '../port/read-port.js';
 import type { CandidateRow } from '../port/candidates.js';
 import type { Sql, Tx } from './client.js';

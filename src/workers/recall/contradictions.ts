@@ -7,7 +7,7 @@
 // Multi-valued attributes (likes, has, is allergic to) never conflict by value alone, so
 // "likes tea" and "likes coffee" raise nothing.
 import type { ContradictionRecord } from '../../shared/schemas.js';
-import type { MemoryRow } from '../sqlite/read-store.js';
+import type { MemoryRow } from '../port/rows.js';
 
 interface Claim {
   row: MemoryRow;

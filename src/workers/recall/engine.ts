@@ -13,7 +13,7 @@
 // the SQLite file and over PostgreSQL.
 import type { Explanation, MemoryRecord, MemoryType } from '../../shared/schemas.js';
 import { explainScores } from './explain.js';
-import type { MemoryRow } from '../sqlite/read-store.js';
+import type { MemoryRow } from '../port/rows.js';
 import type { OnServed, ReadPort, RecallReads } from '../port/read-port.js';
 import { fuseScores, type SignalScores } from './fuse.js';
 import { liftedByNeighbours } from './conversation.js';

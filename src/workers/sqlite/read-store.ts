@@ -1,35 +1,11 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
 import type { Db } from '../../shared/db.js';
-import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, MemoryType, StatsResult } from '../../shared/schemas.js';
+import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, StatsResult } from '../../shared/schemas.js';
 import { ResponseBudget } from '../port/response-budget.js';
-
-/** A memory row as the recall and inspect paths need it. */
-export interface MemoryRow {
-  rowid: number;
-  id: string;
-  content: string;
-  memory_type: MemoryType;
-  confidence: number;
-  stability: number;
-  last_access_at: number;
-  created_at: number;
-  episode_id: string | null;
-  seq: number | null;
-  role: string | null;
-  entity_id: string | null;
-  /** 1 rules or direct, 2 LLM: inspect shows it on extracted memories (the console's tier). */
-  extraction_tier: number;
-}
+import type { EpisodeRow, MemoryRow } from '../port/rows.js';
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
   m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier`;
-
-export interface EpisodeRow {
-  id: string;
-  started_at: number;
-  last_activity_at: number;
-  ended_at: number | null;
-}
 
 export class ReadStore {
   private readonly s;
