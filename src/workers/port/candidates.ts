@@ -1,6 +1,6 @@
-// Recall signals. A *retrieval* signal proposes scored candidates from the whole namespace
-// (honouring the filter); fusion (fuse.ts) combines the scores of every candidate.
-import type { Db } from '../../shared/db.js';
+// What the read port's candidate reads take and give (RecallReads, read-port.ts): one recall's
+// filter and context, the candidates a retrieval proposes from the whole namespace with its raw
+// score, and what ranking reads of each; fusion (recall/fuse.ts) combines the scores.
 import type { MemoryType } from '../../shared/schemas.js';
 import type { MemoryRow } from './rows.js';
 
@@ -32,36 +32,11 @@ export interface Proposal {
   weak?: boolean;
 }
 
-export interface RetrievalSignal {
-  readonly name: string;
-  /** Candidates, best first. An empty list means the signal has nothing to say for this query. */
-  retrieve(ctx: RecallContext): Proposal[];
-}
-
-/** The SQL that every candidate query shares: namespace, active only, types and entity filters. */
-export const FILTER_SQL = `m.namespace_id = @ns AND m.archived = 0
-  AND (@types IS NULL OR m.memory_type IN (SELECT value FROM json_each(@types)))
-  AND (@entity IS NULL OR EXISTS (SELECT 1 FROM memory_entities fe
-        WHERE fe.memory_rowid = m.rowid AND fe.entity_id = @entity AND fe.relation IN ('owner', 'participant')))`;
-// (EXISTS, a key lookup per row: an IN list would be built from all of the entity's links,
-// every query, and a one-user store's user owns every memory.)
-
 /**
  * Past this many memories an entity is no longer "few": signals stop walking its links and
  * search the namespace with the entity as a filter instead.
  */
 export const LARGE_ENTITY = 4000;
-
-/** Counts an entity's memories (owner or participant), stopping at LARGE_ENTITY + 1. */
-export function entitySize(db: Db): (entityId: string) => number {
-  const count = db.prepare<[string, number], number>(`SELECT count(*) FROM (SELECT 1 FROM memory_entities
-    WHERE entity_id = ? AND relation IN ('owner', 'participant') LIMIT ?)`).pluck();
-  return (entityId) => count.get(entityId, LARGE_ENTITY + 1)!;
-}
-
-export function filterParams(namespaceId: number, filter: CandidateFilter) {
-  return { ns: namespaceId, types: filter.types ? JSON.stringify(filter.types) : null, entity: filter.entityId };
-}
 
 /** The columns ranking reads of every candidate (no content: that is read for the returned few). */
 export type CandidateRow = Pick<MemoryRow, 'rowid' | 'memory_type' | 'episode_id' | 'seq' | 'confidence' | 'created_at'>;

@@ -6,7 +6,8 @@
 // also indexed with each turn, as a down-weighted FTS column: see migration 6.)
 import type { Db } from '../../shared/db.js';
 import type { CandidateRow } from '../port/candidates.js';
-import { FILTER_SQL, filterParams, type CandidateFilter } from '../port/candidates.js';
+import type { CandidateFilter } from '../port/candidates.js';
+import { FILTER_SQL, filterParams } from '../sqlite/filter.js';
 
 export class TurnNeighbours {
   private readonly adjacentRows;

@@ -9,7 +9,8 @@
 // candidates, unranked: "tell me about Zoltan" finds Zoltan's memories even when they share no
 // word with the query; a talkative entity brings none (it would only be noise).
 import type { Db } from '../../shared/db.js';
-import { FILTER_SQL, filterParams, type CandidateFilter } from '../port/candidates.js';
+import type { CandidateFilter } from '../port/candidates.js';
+import { FILTER_SQL, filterParams } from '../sqlite/filter.js';
 
 export class EntityLinks {
   private readonly linkedRows;

@@ -16,7 +16,8 @@
 import type { Db } from '../../shared/db.js';
 import { ftsMatchExpression } from '../recall/query-text.js';
 import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
-import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from '../port/candidates.js';
+import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
+import { entitySize, FILTER_SQL, filterParams, type RetrievalSignal } from './filter.js';
 
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;

@@ -13,7 +13,8 @@ import type { Db } from '../../shared/db.js';
 import { blobOf } from '../../shared/meta.js';
 import type { VectorCells } from '../ivf/cells.js';
 import { timed } from '../recall/timing.js';
-import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from '../port/candidates.js';
+import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
+import { entitySize, FILTER_SQL, filterParams, type RetrievalSignal } from './filter.js';
 
 /** Faintest similarity still worth proposing (as a weak candidate). */
 export const WEAK_SIMILARITY = 0.15;
