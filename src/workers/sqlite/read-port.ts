@@ -13,8 +13,8 @@ import { MEMORY_COLUMNS, ReadStore } from './read-store.js';
 import type { MemoryRow } from '../port/rows.js';
 import type { ReadPort, RecallReads } from '../port/read-port.js';
 import { Bm25Signal } from './lexical.js';
-import { TurnNeighbours } from '../recall/conversation.js';
-import { EntityLinks } from '../recall/entity-prior.js';
+import { TurnNeighbours } from './turn-neighbours.js';
+import { EntityLinks } from './entity-links.js';
 import type { CandidateFilter, CandidateRow, RecallContext } from '../port/candidates.js';
 import { VectorSignal } from './vectors.js';
 
