@@ -22,7 +22,7 @@ import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import type { CandidateRow, Proposal, RecallContext } from '../port/candidates.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
-import { timed, timedAsync } from './timing.js';
+import { timed, timedAsync } from '../port/timing.js';
 import { ResponseBudget, type Budgeted } from '../port/response-budget.js';
 export interface RecallRequest {
   query: string;

@@ -12,7 +12,7 @@
 import type { Db } from '../../shared/db.js';
 import { blobOf } from '../../shared/meta.js';
 import type { VectorCells } from '../ivf/cells.js';
-import { timed } from '../recall/timing.js';
+import { timed } from '../port/timing.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
 import { entitySize, FILTER_SQL, filterParams, type RetrievalSignal } from './filter.js';
 
