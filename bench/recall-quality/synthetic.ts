@@ -11,7 +11,8 @@ import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
 import { SqliteReadPort } from '../../src/workers/sqlite/read-port.js';
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
-import { queryTerms, ftsMatchExpression } from '../../src/workers/recall/query-text.js';
+import { queryTerms } from '../../src/workers/recall/query-text.js';
+import { ftsMatchExpression } from '../../src/workers/sqlite/fts-match.js';
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
 import { buildCorpus } from './corpus.js';
 

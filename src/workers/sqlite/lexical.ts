@@ -14,7 +14,7 @@
 //   entity with more than LARGE_ENTITY memories (a one-user store's user) is a filter on the
 //   path above instead.
 import type { Db } from '../../shared/db.js';
-import { ftsMatchExpression } from '../recall/query-text.js';
+import { ftsMatchExpression } from './fts-match.js';
 import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
 import { entitySize, FILTER_SQL, filterParams, type RetrievalSignal } from './filter.js';
