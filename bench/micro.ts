@@ -1,7 +1,7 @@
 // Function-level benchmarks (tinybench), each beside a raw baseline doing the same lookup or
 // the unavoidable core of the work, with the ratio service/raw. Runs in this process against
 // a seeded database opened read-only, exactly as a pool worker opens it.
-import { VectorCells } from '../src/workers/ivf/cells.js';
+import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
 import { blobOf } from '../src/shared/meta.js';
 import { Bench } from 'tinybench';
 import { Compile } from 'typebox/compile';

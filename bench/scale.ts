@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
-import { VectorCells } from '../src/workers/ivf/cells.js';
+import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
 import { cellCountFor, probeCountFor } from '../src/workers/ivf/kmeans.js';
 import { blobOf } from '../src/shared/meta.js';
 import { DEFAULT_VECTOR_INDEX_MIN } from '../src/shared/config.js';

@@ -7,7 +7,7 @@ import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById }
 import { SqliteConsolidationReads } from './consolidation.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
 import { EntityMatcher } from '../port/entity-mentions.js';
-import { VectorCells } from '../ivf/cells.js';
+import { VectorCells } from './ivf-cells.js';
 import { VectorIndexMaintenance } from './ivf-upkeep.js';
 import { MEMORY_COLUMNS, ReadStore } from './read-store.js';
 import type { MemoryRow } from '../port/rows.js';

@@ -11,7 +11,7 @@
 // count when BM25 proposes the same memory or it links an entity the query names.
 import type { Db } from '../../shared/db.js';
 import { blobOf } from '../../shared/meta.js';
-import type { VectorCells } from '../ivf/cells.js';
+import type { VectorCells } from './ivf-cells.js';
 import { timed } from '../port/timing.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
 import { graded, WEAK_SIMILARITY } from '../port/similarity.js';
