@@ -9,7 +9,7 @@ import { progressBar } from '../terminal/progress.js';
 import { prepareVectorTable } from '../../writer/sqlite/vector-table.js';
 import { SqliteCommands } from '../../writer/sqlite/adapter.js';
 import { createEmbedder, embedderIdentity } from '../../workers/embedding/index.js';
-import { EntityMatcher } from '../../workers/port/entity-mentions.js';
+import { EntityMatcher } from '../../workers/sqlite/entity-matcher.js';
 import { embeddingInput } from '../../workers/embedding/embedder.js';
 
 const BATCH = 64;

@@ -6,7 +6,7 @@ import type { Config } from '../../shared/config.js';
 import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById } from '../../shared/snapshot-files.js';
 import { SqliteConsolidationReads } from './consolidation.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
-import { EntityMatcher } from '../port/entity-mentions.js';
+import { EntityMatcher } from './entity-matcher.js';
 import { VectorCells } from './ivf-cells.js';
 import { VectorIndexMaintenance } from './ivf-upkeep.js';
 import { MEMORY_COLUMNS, ReadStore } from './read-store.js';
