@@ -20,7 +20,6 @@ import type { Logger } from '../shared/logger.js';
 import type { RestoreResult } from '../shared/schemas.js';
 import { headerOf, type CheckedSnapshot, type StoredSnapshot } from '../shared/snapshot-files.js';
 import type { SnapshotMemoryT } from '../shared/snapshot-reader.js';
-import type { EmbeddingBackfill } from './jobs/embedding-backfill.js';
 import type { ReadPool } from './pool/read-pool.js';
 import type { DeleteRestoreTurns } from './take-turns.js';
 import { SnapshotProblems } from './snapshot-problems.js';
@@ -40,7 +39,8 @@ export class SnapshotRestore {
     private readonly config: Config,
     private readonly pool: ReadPool,
     private readonly writer: WriterClient,
-    private readonly backfill: EmbeddingBackfill,
+    /** The embedding backfill (core/jobs/embedding-backfill.ts), told when restored rows wait for vectors. */
+    private readonly backfill: { poke(): void },
     private readonly log: Logger,
     private readonly turns: DeleteRestoreTurns,
   ) {
