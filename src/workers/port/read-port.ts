@@ -9,7 +9,7 @@ import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../..
 import type { VectorMove } from '../../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { SnapshotSummary, StoredSnapshotChunk } from '../../shared/snapshot-files.js';
-import type { Centroids } from '../ivf/kmeans.js';
+import type { Centroids } from '../../shared/protocol/writer.js';
 import type { EpisodeRow, MemoryRow } from './rows.js';
 import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './candidates.js';
 
