@@ -9,6 +9,7 @@ import { ensureEntity } from './entities.js';
 import { addMessage, endEpisode, startEpisode } from './episodes.js';
 import { reinforce } from './reinforce.js';
 import { remember } from './remember.js';
+import { restoreRows } from './restore.js';
 import { attachVectors, installVectorGeneration, moveVectors, retireVectorGenerations } from './vectors.js';
 
 export type Rule<K extends WriterCommandType> = (command: CommandOf<K>, ctx: RuleContext) => Step<WriterResults[K]>;
@@ -22,7 +23,7 @@ export const RULES: { [K in WriterCommandType]: Rule<K> } = {
   forgetBegin,
   forgetEnd,
   forgetRows,
-  restoreRows: (command, ctx) => ctx.rows.restoreRows(command),
+  restoreRows,
   attachVectors,
   reinforce,
   consolidate,

@@ -7,7 +7,6 @@
 // BEGIN IMMEDIATE (run.ts `runNow`); the PostgreSQL adapter's yield their query, which
 // `runAwaiting` awaits. Measured against straight-line code with bench/rule-driver.ts.
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
-import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 
 /** One storage step of a rule; `yield*` it. */
@@ -163,6 +162,22 @@ export interface WriteRows {
   /** Drops the generations below this one (and their cells); answers how many. */
   retireGenerationsBelow(generation: number): Step<number>;
 
-  // restore: not a row-level rule yet (SQLite shares its restorer with the offline CLI)
-  restoreRows(command: CommandOf<'restoreRows'>): Step<WriterResults['restoreRows']>;
+  // restore (restore.ts): rows put back verbatim, ids and every column kept
+  /** Which namespace holds this id (ids are global): whether it is this one, and its name. */
+  holderOf(table: IdTable, id: string): Step<{ here: boolean; namespace: string } | undefined>;
+  /**
+   * A memory as a snapshot holds it, into this namespace with every column the table has (the
+   * adapter drops this database's own: rowid, vector state); null when its id is there already.
+   */
+  insertVerbatim(row: Record<string, unknown>): Step<number | null>;
+  insertLink(rowid: number, entityId: string, relation: string): Step<void>;
+  /**
+   * A restored memory's vector, unassigned to any cell, when it fits this store's vectors (same
+   * dimension and embedder); false when it does not (the backfill re-embeds the row). SQLite
+   * creates its vector table for the first vector it is given.
+   */
+  restoreVector(rowid: number, embedding: number[], embedder: string | null): Step<boolean>;
 }
+
+/** The tables whose rows carry a public id. */
+export type IdTable = 'entities' | 'episodes' | 'memories';

@@ -2,16 +2,13 @@
 // synchronously. Every operation returns without suspending, so a rule runs straight through
 // inside the flush's BEGIN IMMEDIATE transaction.
 import type { Db } from '../../shared/db.js';
-import { fail } from '../../shared/errors.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
-import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import { blobOf } from '../../shared/meta.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import { CHUNK_BUDGET_MS } from '../commands/deletes.js';
-import type { DecayUpdate, EpisodeState, Generation, Hold, MemoryInsert, MemoryRow, Removed, ReviewState, Step, WriteRows } from '../commands/rows.js';
-import { SnapshotRestorer } from './restore-snapshot.js';
-import { IdConflictError } from './row-writer.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, WriteRows } from '../commands/rows.js';
+import { RowWriter } from './row-writer.js';
+import { VectorRows } from './vector-rows.js';
 
 function statements(db: Db) {
   return {
@@ -286,22 +283,27 @@ export class SqliteRows implements WriteRows {
     return this.s.retireGenerations.run(this.namespaceId, generation).changes;
   }
 
-  /** The offline restore's code (SnapshotRestorer), for at most CHUNK_BUDGET_MS; present memories are counted and left alone. */
-  *restoreRows(cmd: CommandOf<'restoreRows'>): Step<WriterResults['restoreRows']> {
-    const started = performance.now();
-    const restorer = new SnapshotRestorer(this.db, this.namespaceId, cmd.snapshot, this.now());
-    let processed = 0;
-    try {
-      for (const memory of cmd.memories) {
-        if (processed > 0 && performance.now() - started > CHUNK_BUDGET_MS) break;
-        processed++;
-        restorer.put(memory);
-      }
-    } catch (error) {
-      if (error instanceof IdConflictError) throw fail.snapshotIdsTaken(error.message);
-      throw error;
-    }
-    const { inserted, present } = restorer.result;
-    return { processed, restored: inserted, present };
+  // restore (commands/restore.ts): the offline import's verbatim inserts and vector writes
+  *holderOf(table: IdTable, id: string): Step<{ here: boolean; namespace: string } | undefined> {
+    const owner = this.verbatim.rows.ownerOf(table, id);
+    return owner && { here: owner.ns === this.namespaceId, namespace: owner.name };
+  }
+
+  *insertVerbatim(row: Record<string, unknown>): Step<number | null> {
+    return this.verbatim.rows.insertVerbatim(row);
+  }
+
+  *insertLink(rowid: number, entityId: string, relation: string): Step<void> {
+    this.s.link.run(rowid, entityId, relation);
+  }
+
+  *restoreVector(rowid: number, embedding: number[], embedder: string | null): Step<boolean> {
+    return this.verbatim.vectors.write(rowid, embedding, embedder);
+  }
+
+  private verbatimWriters?: { rows: RowWriter; vectors: VectorRows };
+
+  private get verbatim() {
+    return (this.verbatimWriters ??= { rows: new RowWriter(this.db, this.namespaceId), vectors: new VectorRows(this.db, this.namespaceId) });
   }
 }
