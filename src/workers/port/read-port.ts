@@ -1,5 +1,5 @@
 // The read port: everything the pool threads read from storage, behind one interface with one
-// adapter per backend (the SQLite file: sqlite-read-port.ts; PostgreSQL: postgres/). Methods
+// adapter per backend (the SQLite file: sqlite/; PostgreSQL: postgres/). Methods
 // return promises because a network database answers later; the SQLite adapter runs the same
 // synchronous statements as before and hands back settled promises, one per signal or lookup,
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'

@@ -1,4 +1,4 @@
-// Consolidation's reads over PostgreSQL: the SQLite statements (consolidation/sqlite-reads.ts)
+// Consolidation's reads over PostgreSQL: the SQLite statements (sqlite/consolidation.ts)
 // in PostgreSQL's dialect — greatest() for SQLite's two-argument max(), an explicit order.
 import { DAY_MS } from '../../shared/fsrs.js';
 import { float32FromBlob } from '../../shared/meta.js';

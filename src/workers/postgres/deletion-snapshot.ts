@@ -1,4 +1,4 @@
-// First half of deleting an entity on PostgreSQL. Unlike SQLite (workers/deletion-snapshot.ts),
+// First half of deleting an entity on PostgreSQL. Unlike SQLite (sqlite/deletion-snapshot.ts),
 // the pool writes nothing: it lists the rows the delete takes — the entity's owner and
 // participant links up to maxRowid, exactly the rows SQLite's snapshot file holds — and names the
 // snapshot. The writer copies each row into deletion_snapshot_memories in the same transaction

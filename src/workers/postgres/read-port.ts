@@ -1,4 +1,4 @@
-// The read port over PostgreSQL: the same reads as sqlite-read-port.ts, one round trip each. A
+// The read port over PostgreSQL: the same reads as sqlite/read-port.ts, one round trip each. A
 // recall's snapshot is one REPEATABLE READ, READ ONLY transaction on one connection, so the IVF
 // cells probed and the vectors scanned agree, as in SQLite's read transaction.
 import type { EntityRecord, StatsResult, ValidatedListEntities } from '../../shared/schemas.js';
@@ -164,7 +164,7 @@ export class PostgresReadPort implements ReadPort {
     return { vectors, stale: newest ? stale : 0, generations: generations.length, trainedOn: newest?.trainedOn ?? null, cells: newest?.centroids.count ?? 0 };
   }
 
-  /** As the SQLite path (ivf/upkeep.ts): the same deterministic sample, its vectors read in one query. */
+  /** As the SQLite path (sqlite/ivf-upkeep.ts): the same deterministic sample, its vectors read in one query. */
   async trainVectorIndex() {
     const rowids = (await this.sql<{ rowid: number }[]>`SELECT rowid FROM memories
       WHERE namespace_id = ${this.namespaceId} AND embedded = 1 ORDER BY rowid`).map((r) => r.rowid);
