@@ -52,6 +52,16 @@ describe('the postgres client failing under a thread', { skip: unavailable ? `Po
     assert.equal(outcome.afterwards, 1, 'the replaced client answers');
   });
 
+  test('a statement of over 1 KB on a reserved connection whose socket closed: the client\'s TypeError reaches the caller as a connection failure, the thread survives', async () => {
+    const { outcome, error, exitCode } = await runThread(primary.url, 'large');
+    assert.equal(error, undefined, `the thread died: ${error?.stack}`);
+    assert.equal(exitCode, 0);
+    assert.ok(outcome);
+    assert.ok(isConnectionFailure({ code: outcome.failed }), `the statement failed as a connection failure (${outcome.failed}), not as a TypeError`);
+    assert.equal(outcome.generation, 2, 'the spoiled client was replaced');
+    assert.equal(outcome.afterwards, 1, 'the replaced client answers');
+  });
+
   test('a transaction whose server session ends between two statements: the thread survives, the transaction fails, the client is replaced', async () => {
     const { outcome, error, exitCode } = await runThread(primary.url, 'transaction');
     assert.equal(error, undefined, `the thread died: ${error?.stack}`);
