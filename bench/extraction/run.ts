@@ -27,6 +27,7 @@ import { loadReference, type ReferenceSession } from './reference.js';
 import { emptyTally, ratio, score, type Tally } from './scoring.js';
 
 const EPISODE_TURNS = 30;
+const WINDOW_STRIDE = 5;
 
 function option(name: string): string | undefined {
   const at = process.argv.indexOf(name);
@@ -117,7 +118,9 @@ async function quality(sessions: ReferenceSession[], sides: Side[], llm: FakeLlm
 async function latency(sessions: ReferenceSession[], sides: Side[], episodes: number): Promise<void> {
   const windows: ReferenceSession[] = [];
   for (const s of sessions) {
-    for (let at = 0; at + EPISODE_TURNS <= s.turns.length; at += EPISODE_TURNS) windows.push({ ...s, turns: s.turns.slice(at, at + EPISODE_TURNS) });
+    // Overlapping windows (a new one every WINDOW_STRIDE turns): few sessions reach 30 turns, and
+    // a p95 needs more than a dozen episodes.
+    for (let at = 0; at + EPISODE_TURNS <= s.turns.length; at += WINDOW_STRIDE) windows.push({ ...s, turns: s.turns.slice(at, at + EPISODE_TURNS) });
   }
   const chosen = windows.slice(0, episodes + 1);
   const step = progress('end latency episodes', chosen.length);
