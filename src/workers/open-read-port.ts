@@ -47,7 +47,7 @@ export function openReadPort(config: Config, namespaceId: number): OpenedReadPor
     const port = new PostgresReadPort(sql, namespaceId, config.namespace, {
       minSimilarity,
       vectorProbes: config.vectorIndexProbes,
-      replica: replica ? { sql: replica.sql, maxLagMs: pg.readMaxLagMs, connectMs } : undefined,
+      replica: replica ? { sql: replica.sql, maxLagMs: pg.readMaxLagMs, connectMs, replace: (reason) => replica.replace(reason) } : undefined,
       primary: primary.sql,
       watch,
     });

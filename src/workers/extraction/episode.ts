@@ -10,11 +10,26 @@ import type { LlmExtractor } from './llm.js';
 import { extractByRules, outcomeAdjusted } from './rules.js';
 import { subjectOf } from './speakers.js';
 
+type RuleExtractor = typeof extractByRules;
+
+/**
+ * The rules' memories, or none when they throw: they are the fallback, and a fault in them must
+ * cost the episode its tier-1 memories, not its end (which would leave it open for ever).
+ */
+export function rulesOrNothing(rules: RuleExtractor, ...args: Parameters<RuleExtractor>): { memories: ExtractedMemory[]; failure?: string } {
+  try {
+    return { memories: rules(...args) };
+  } catch (error) {
+    return { memories: [], failure: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 export async function extractEpisode(
   store: Pick<ReadPort, 'episode' | 'participants' | 'transcript'>,
   llm: LlmExtractor,
   episodeId: string,
   outcome: Outcome | null,
+  rules: RuleExtractor = extractByRules,
 ): Promise<PoolResults['prepareEpisodeEnd']> {
   const episode = await store.episode(episodeId);
   if (!episode) throw fail.episodeNotFound(episodeId);
@@ -28,7 +43,9 @@ export async function extractEpisode(
 
   const reply = await llm.extract({ subject: subject.name, participants: participants.map((p) => p.name), outcome, turns });
   if (!reply.ok) {
-    return { memories: extractByRules(turns, participants, outcome), extractor: 'rules', fallbackReason: reply.reason, sourceIds };
+    const { memories, failure } = rulesOrNothing(rules, turns, participants, outcome);
+    const fallbackReason = failure === undefined ? reply.reason : `${reply.reason}; the rules failed too (${failure}), nothing extracted`;
+    return { memories, extractor: 'rules', fallbackReason, sourceIds };
   }
   const memories = reply.items.map((item): ExtractedMemory => ({
     content: item.content,
