@@ -216,8 +216,10 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
       }
       if (!full.Check(value)) {
         // Union branches that fail on type are noise once the shape is known to be right.
-        const errors = (full.Errors(value) as SchemaError[]).filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
-        throw fail.invalidValue(describe(errors, root));
+        const all = full.Errors(value) as SchemaError[];
+        const errors = all.filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
+        // …unless null is all the field takes (cursor).
+        throw fail.invalidValue(describe(errors.length > 0 ? errors : all, root));
       }
       if (found.illFormed !== null) {
         throw fail.illFormedUnicode(fieldName(found.illFormed, root));
