@@ -27,15 +27,20 @@ export class SnapshotRestorer {
   private inserted = 0;
   private present = 0;
 
-  /** Finds (by name) or recreates the snapshot's entity at once: a chunk may hold no memory of it. */
+  /**
+   * Finds (by name) or recreates the snapshot's entity at once — a chunk may hold no memory of it —
+   * with its episode participations (every chunk: cheap, and idempotent).
+   */
   constructor(db: Db, namespaceId: number, private readonly snapshot: SnapshotHeaderT, now = Date.now()) {
     this.rows = new RowWriter(db, namespaceId);
     this.vectors = new VectorRows(db, namespaceId);
     const rows = this.rows;
     const ownerId = ownerEntity(rows, snapshot, now);
-    // Deletion never removes entities or episodes, so in the snapshot's own namespace every
-    // reference still resolves; restored elsewhere (--force), references to rows that are not
-    // there are dropped rather than pointed across namespaces.
+    rows.putParticipations(ownerId, snapshot.entity.episodes ?? []);
+    // Deletion never removes episodes, and removes only the deleted entity (recreated above), so
+    // in the snapshot's own namespace every other reference resolves unless that entity was
+    // deleted too; references to rows that are not there (or restored elsewhere, --force) are
+    // dropped rather than pointed across namespaces.
     this.refs = {
       entity: (id) => (id === snapshot.entity.id ? ownerId : rows.isHere('entities', id) ? id : null),
       episode: (id) => (rows.isHere('episodes', id) ? id : null),
@@ -78,5 +83,5 @@ function ownerEntity(rows: RowWriter, snapshot: SnapshotHeaderT, now: number): s
   const existing = rows.entityIdByName(snapshot.entity.name);
   if (existing !== null) return existing;
   const id = rows.isTaken('entities', snapshot.entity.id) ? randomUUID() : snapshot.entity.id;
-  return rows.putEntity({ id, name: snapshot.entity.name, kind: snapshot.entity.kind, created_at: now }).id;
+  return rows.putEntity({ id, name: snapshot.entity.name, kind: snapshot.entity.kind, created_at: snapshot.entity.created_at ?? now }).id;
 }
