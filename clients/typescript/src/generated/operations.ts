@@ -533,7 +533,7 @@ export const TOOLS = {
   forget: {
     "operation": "forget",
     "title": "Forget an entity",
-    "description": "Delete ALL active memories of one entity (as owner or episode participant). Use only when the user asks for their data to be forgotten or the memories are clearly wrong; it cannot be undone from here. A recovery snapshot is written first (for operators); if it cannot be written nothing is deleted. Returns {forgotten_count, snapshot?}; snapshot is omitted when there was nothing to delete.",
+    "description": "Delete ALL active memories of one entity (as owner or episode participant). Use only when the user asks for their data to be forgotten or the memories are clearly wrong; it cannot be undone from here. A recovery snapshot is written first (for operators); if it cannot be written nothing is deleted. Returns {forgotten_count, snapshot?}; snapshot is omitted when there was nothing to delete. The entity itself goes too: forgetting it again fails with \"not found\".",
     "annotations": {
       "readOnlyHint": false,
       "destructiveHint": true,
