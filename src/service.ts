@@ -26,6 +26,7 @@ import { LOCAL_JOB_LOCKS } from './core/jobs/job-locks.js';
 import { PostgresJobLocks } from './core/jobs/postgres-job-locks.js';
 import { waitForDatabases } from './core/postgres-reachable.js';
 import { LOCAL_CLUSTER_TURNS, PostgresClusterTurns } from './core/cluster-turns.js';
+import { openExposureWarning } from './http/open-exposure.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -164,6 +165,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
     port, host: config.host, db: databaseLabel(config), ...(config.postgres?.readLabel ? { replicas: config.postgres.readLabel } : {}),
     namespace: config.namespace, auth: config.apiKeys.length > 0,
   }, 'listening');
+  const exposed = openExposureWarning(config.host, config.apiKeys.length > 0);
+  if (exposed) log.warn(exposed.fields, exposed.msg);
 
   let closing: Promise<void> | null = null;
   return {

@@ -10,6 +10,10 @@
 // entity's rows up to the rowid it returns, and until forgetEnd the writer treats those rows as
 // gone — a repeated fact gets a new row instead of landing on one about to be deleted, and an
 // `end` whose turns are among them stores nothing.
+// Last (forgetEntity), the entity itself goes — its record, participations and the mention links
+// to it — unless a memory of it was written meanwhile; the snapshot's header holds the record
+// and participations, so a restore brings the entity back. An entity with no memory at all goes
+// without a snapshot (there is nothing to restore but its name).
 // Nothing is deleted that the fsynced file does not hold. A crash between chunks leaves some
 // rows deleted and all of them in the file: `memory-runtime restore <snapshot_id>` brings the
 // entity back whole. Memories written to the entity after the snapshot was read are not in
@@ -59,7 +63,10 @@ export class EntityDeletion {
     const started = performance.now();
     const { maxRowid } = await this.writer.send({ type: 'forgetBegin', deletionId, entity }, trail);
     const { rows, snapshot, header } = await this.pool.run({ op: 'snapshotEntity', entity, maxRowid });
-    if (!snapshot) return { forgotten_count: 0 };
+    if (!snapshot) {
+      await this.writer.send({ type: 'forgetEntity', deletionId }, trail);
+      return { forgotten_count: 0 };
+    }
     const snapshotMs = performance.now() - started;
     // Where the snapshot lives, for the log: PostgreSQL copies rows as it deletes them.
     const where = header ? { backend: 'postgres', snapshotIn: 'deletion_snapshot_memories' } : { backend: 'sqlite', snapshotIn: `snapshots/${snapshot.snapshot_id}.json` };
@@ -76,6 +83,7 @@ export class EntityDeletion {
         for (const type of MEMORY_TYPES) copied[type] += step.copied?.[type] ?? 0;
         commands++;
       }
+      await this.writer.send({ type: 'forgetEntity', deletionId }, trail);
     } catch (error) {
       // The error's answer carries no snapshot: the operator needs its id to restore or repeat.
       this.log.error({ ...where, snapshotId: snapshot.snapshot_id, removed, of: rows.length, reason: (error as Error).message },

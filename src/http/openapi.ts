@@ -117,7 +117,8 @@ function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema)
     parameters.push({ name, in: 'query', required: route.query!.required?.includes(name) ?? false, schema: ref(schema) });
   }
   if (route.position === 'accepted') parameters.push({ $ref: '#/components/parameters/MemoryPosition' });
-  const codes: ErrorCode[] = ['INTERNAL', 'SHUTTING_DOWN', 'SERVER_BUSY', ...(route.errors ?? [])];
+  // Every route refuses a query parameter it does not list, and a body field it does not take.
+  const codes: ErrorCode[] = ['INTERNAL', 'SHUTTING_DOWN', 'SERVER_BUSY', 'UNKNOWN_FIELD', ...(route.errors ?? [])];
   if (options.auth) codes.push('UNAUTHORIZED');
   if (options.rateLimited) codes.push('RATE_LIMITED');
   if (route.body) codes.push('INVALID_VALUE', 'BODY_TOO_LARGE', 'MALFORMED_BODY');
@@ -139,7 +140,7 @@ function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema)
     ...(route.summary ? { summary: route.summary } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body.schema) } } } }
+      ? { requestBody: { required: !route.bodyOptional, content: { 'application/json': { schema: ref(route.body.schema) } } } }
       : {}),
     responses,
   };

@@ -19,7 +19,7 @@ import { RawBody, sendError, sendJson, sendRaw } from './respond.js';
 import type { Exchange } from './exchange.js';
 import { publicError } from './public-error.js';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
-import { parseQuery } from './query.js';
+import { checkQueryNames, parseQuery } from './query.js';
 import type { Route, RouteResult } from './routes.js';
 import { positionReader, type PositionReader } from './caller-position.js';
 import { POSITION_HEADER } from '../shared/wal-position.js';
@@ -44,7 +44,7 @@ interface Caller {
 interface Captured extends Caller {
   contentLength: number | null;
   rawParams: string[];
-  /** The raw query string, for routes whose query is their input. */
+  /** The raw query string: the input of some routes, checked for unknown parameters on all. */
   rawQuery: string;
   /** The raw Memory-Position header ('' when absent), on routes that accept one. */
   rawPosition: string;
@@ -196,7 +196,7 @@ export class HttpServer {
       // The address keys the failed-authentication limiter (auth on) or the rate limiter (auth off).
       client: this.auth.enabled || this.limiter.enabled ? Buffer.from(res.getRemoteAddressAsText()).toString() : '',
       rawParams,
-      rawQuery: route.queryInput ? req.getQuery() ?? '' : '',
+      rawQuery: req.getQuery() ?? '',
       rawPosition: route.position === 'accepted' ? req.getHeader(POSITION_REQUEST_HEADER) : '',
       signal: abort?.signal ?? null,
       method,
@@ -222,7 +222,7 @@ export class HttpServer {
   private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> | void {
     return this.guarded(ex, route.path, captured, () => {
       const params = captured.rawParams.map(decodeSegment);
-      const query = route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : undefined;
+      const query = route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : checkQueryNames(captured.rawQuery, route.query);
       // Checked before the body is read: a bad header is refused whatever the body holds.
       const position = this.readPosition(captured.rawPosition, POSITION_HEADER);
       // A GET whose handler answers at once (health) is answered before uWS returns: no
@@ -238,7 +238,7 @@ export class HttpServer {
       const raw = route.body ? ex.body?.read(captured.contentLength, this.config.maxBodyBytes, signal) ?? noBody(signal) : noBody(signal);
       return raw
         .then((bytes) => {
-          const body = route.body ? route.body.parse(parseJson(bytes)) : undefined;
+          const body = route.body && !(route.bodyOptional && bytes.length === 0) ? route.body.parse(parseJson(bytes)) : undefined;
           // Parsed: the raw bytes are no longer held, so they leave the in-flight budget now,
           // not after a slow reader has drained the answer.
           ex.body?.release();

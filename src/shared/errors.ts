@@ -16,6 +16,7 @@ interface CodeEntry {
 export const ERROR_CODES = {
   MALFORMED_BODY: { status: 422, when: 'the body is not JSON, not an object, lacks a field or has a wrong JSON type' },
   INVALID_VALUE: { status: 400, when: 'a value is not allowed (range, enum, length)' },
+  UNKNOWN_FIELD: { status: 400, when: 'a body field, query parameter or tool argument the operation does not take (a misspelt name is refused, never ignored)' },
   INVALID_PATH: { status: 400, when: 'a path segment is not valid percent-encoding' },
   UNAUTHORIZED: { status: 401, when: 'missing or invalid Bearer token' },
   NOT_FOUND: { status: 404, when: 'unknown entity or episode (or an expired episode)' },
@@ -113,6 +114,10 @@ export const fail = {
   nestedTooDeep: (field: string, maxDepth: number) => error('MALFORMED_BODY', `${field}: nested more than ${maxDepth} levels deep`),
   /** `detail` names the field and the value rule it breaks. */
   invalidValue: (detail: string) => error('INVALID_VALUE', detail),
+  /** `detail` names the unknown field(s) and what the operation takes (validation.ts). */
+  unknownField: (detail: string) => error('UNKNOWN_FIELD', detail),
+  /** A body field that a path segment also gives (episode_id), with another value. */
+  pathMismatch: (field: string) => error('INVALID_VALUE', `${field}: differs from the ${field} in the path`),
   illFormedUnicode: (field: string) => error('INVALID_VALUE', `${field}: not well-formed Unicode (a lone UTF-16 surrogate)`),
   /** The PostgreSQL backend cannot store U+0000 in text (SQLite can). */
   nulCharacter: (field: string) => error('INVALID_VALUE', `${field}: contains U+0000 (NUL), which the PostgreSQL store cannot hold`),

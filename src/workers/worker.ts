@@ -143,8 +143,8 @@ const handlers: PoolHandlers = {
     };
   },
   async recallGrouped(task, timings, notes) {
-    const { query, limit, order, max_groups, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings, task.after, notes);
+    const { query, entity, limit, order, max_groups, explain } = task.input;
+    const { kept: hits, truncated, embedded } = await recallHits(query, entity, null, limit, explain, task.queryVector, timings, task.after, notes);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.

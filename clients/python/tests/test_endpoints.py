@@ -130,9 +130,11 @@ class EveryEndpoint(unittest.TestCase):
         self.assertEqual((snapshot["memory_count"], snapshot["semantic_count"]), (2, 2))
         self.assertEqual(self.client.recall("fact to forget", entity=entity)["memories"], [])
 
-        again = self.client.forget(entity)
-        self.assertEqual(again["forgotten_count"], 0)
-        self.assertNotIn("snapshot", again)
+        # The entity went with its memories: it is unknown now, until the restore brings it back.
+        with self.assertRaises(MemoryRuntimeError) as again:
+            self.client.forget(entity)
+        self.assertEqual(again.exception.status, 404)
+        self.assertNotIn(entity, [e["name"] for e in self.client.list_entities(q=entity)["entities"]])
 
         listed = self.client.list_snapshots()
         assert_shape(self, listed, types.ListSnapshotsResponse)

@@ -42,6 +42,15 @@ export type WriterCommand =
     }
   | { type: 'forgetEnd'; deletionId: number }
   | {
+      /**
+       * After the delete's last forgetRows: removes the entity itself — its record, its episode
+       * participations and the mention links other memories hold to it — when no memory of it is
+       * left (one written meanwhile keeps it). The deletion's snapshot holds the record.
+       */
+      type: 'forgetEntity';
+      deletionId: number;
+    }
+  | {
       type: 'forgetRows';
       /** [rowid, id] pairs from an fsynced deletion snapshot; the id guards against a reused rowid. */
       rows: [number, string][];
@@ -114,6 +123,8 @@ export interface WriterResults {
   endEpisode: Omit<EndEpisodeResult, 'extraction_tier'>;
   forgetBegin: { maxRowid: number };
   forgetEnd: { status: 'ok' };
+  /** `removed`: the entity record went (false: it still has memories, or it was gone already). */
+  forgetEntity: { removed: boolean };
   /**
    * `processed`: how many of `rows` were handled (the rest did not fit the time budget).
    * `copied` (PostgreSQL): the removed rows copied into the snapshot, by memory type — the

@@ -4,7 +4,7 @@ import type { CommandOf, WriterCommandType, WriterResults } from '../../shared/p
 import type { Step } from './rows.js';
 import type { RuleContext } from './context.js';
 import { consolidate } from './consolidate.js';
-import { forgetBegin, forgetEnd, forgetRows } from './deletes.js';
+import { forgetBegin, forgetEnd, forgetEntity, forgetRows } from './deletes.js';
 import { ensureEntity } from './entities.js';
 import { addMessage, endEpisode, startEpisode } from './episodes.js';
 import { reinforce } from './reinforce.js';
@@ -23,6 +23,7 @@ export const RULES: { [K in WriterCommandType]: Rule<K> } = {
   forgetBegin,
   forgetEnd,
   forgetRows,
+  forgetEntity,
   restoreRows,
   attachVectors,
   reinforce,

@@ -38,9 +38,12 @@ export function* restoreMemories(rows: WriteRows, snapshot: SnapshotHeaderT, mem
   const started = performance.now();
   // Found by name or recreated at once: a chunk may hold no memory of the entity.
   const ownerId = yield* ownerEntity(rows, snapshot, now);
-  // Deletion never removes entities or episodes, so in the snapshot's own namespace every
-  // reference still resolves; restored elsewhere, references to rows that are not there are
-  // dropped rather than pointed across namespaces.
+  // Every chunk: cheap and idempotent, and the entity delete removed them with the record.
+  yield* rows.putParticipations(ownerId, snapshot.entity.episodes ?? []);
+  // Deletion never removes episodes, and removes only the deleted entity (recreated above), so
+  // in the snapshot's own namespace every other reference resolves unless that entity was
+  // deleted too; references to rows that are not there (or restored elsewhere) are dropped
+  // rather than pointed across namespaces.
   function* entity(id: string): Step<string | null> {
     return id === snapshot.entity.id ? ownerId : (yield* isHere(rows, 'entities', id)) ? id : null;
   }
@@ -85,7 +88,7 @@ function* ownerEntity(rows: WriteRows, snapshot: SnapshotHeaderT, now: number): 
   const existing = yield* rows.entityByName(snapshot.entity.name);
   if (existing) return existing.id;
   const id = (yield* rows.holderOf('entities', snapshot.entity.id)) ? randomUUID() : snapshot.entity.id;
-  return (yield* rows.insertEntity({ id, name: snapshot.entity.name, kind: snapshot.entity.kind as EntityKind }, now)).id;
+  return (yield* rows.insertEntity({ id, name: snapshot.entity.name, kind: snapshot.entity.kind as EntityKind }, snapshot.entity.created_at ?? now)).id;
 }
 
 /** True when the row is in this namespace; a conflict when another namespace holds the id. */

@@ -118,6 +118,15 @@ export interface WriteRows {
    * in the same transaction. Answers what was removed.
    */
   removeMemories(rows: [number, string][], snapshot: SnapshotHeaderT | undefined): Step<Removed[]>;
+  /** Some memory (archived or not) is owned by the entity, or links it as owner or participant. */
+  entityHasMemories(entityId: string): Step<boolean>;
+  /**
+   * Removes the entity's record with its episode participations and the mention links memories
+   * hold to it; answers whether the record was there. Only once entityHasMemories said no.
+   */
+  removeEntity(entityId: string): Step<boolean>;
+  /** The entity's episode participations ([episode id, position]) for the episodes this namespace holds; present ones kept. */
+  putParticipations(entityId: string, episodes: [string, number][]): Step<void>;
   /** How many rows one removeMemories call should get (the rule checks its time budget between calls). */
   readonly removeRound: number;
   /** removeMemories copies each row into the snapshot (PostgreSQL), rather than the snapshot being a file written before. */

@@ -155,6 +155,23 @@ export class PgRows implements WriteRows {
       WHERE rowid = ANY(${copies.map((c) => c.memory_rowid)}::bigint[]) RETURNING episode_id, seq, memory_type`);
   }
 
+  *entityHasMemories(entityId: string): Step<boolean> {
+    const [hit] = yield* query(this.tx`SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE entity_id = ${entityId})
+      OR EXISTS (SELECT 1 FROM memory_entities WHERE entity_id = ${entityId} AND relation IN ('owner', 'participant'))`);
+    return hit !== undefined;
+  }
+
+  *removeEntity(entityId: string): Step<boolean> {
+    const tx = this.tx;
+    yield* query(tx`DELETE FROM memory_entities WHERE entity_id = ${entityId}`);
+    yield* query(tx`DELETE FROM episode_participants WHERE entity_id = ${entityId}`);
+    const gone = yield* query(tx<{ name: string }[]>`DELETE FROM entities WHERE id = ${entityId} AND namespace_id = ${this.ns} RETURNING name`);
+    // This node's cache must not hand the name's old id to the next write (other nodes' caches
+    // heal on the foreign-key violation such a write meets: adapter.ts).
+    for (const { name } of gone) this.state.dropEntity(name);
+    return gone.length > 0;
+  }
+
   *clearContext(turns: { episodeId: string; seq: number }[]): Step<void> {
     yield* query(this.tx`UPDATE memories SET context = '' FROM unnest(${turns.map((t) => t.episodeId)}::text[], ${turns.map((t) => t.seq)}::int[]) AS n(episode_id, seq)
       WHERE memories.episode_id = n.episode_id AND memories.seq = n.seq AND memories.memory_type = 'episodic' AND memories.context != ''`);
@@ -230,8 +247,9 @@ export class PgRows implements WriteRows {
   }
 
   *linkMentions(rowid: number, entityIds: string[]): Step<void> {
+    // The pool found the names before the writer runs: an entity forgotten in between is skipped.
     yield* query(this.tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation)
-      SELECT ${rowid}, e, 'mention' FROM unnest(${entityIds}::text[]) AS e ON CONFLICT DO NOTHING`);
+      SELECT ${rowid}, e.id, 'mention' FROM entities e WHERE e.id = ANY(${entityIds}::text[]) ON CONFLICT DO NOTHING`);
   }
 
   *markUnembeddable(rowids: number[]): Step<void> {
@@ -321,6 +339,15 @@ export class PgRows implements WriteRows {
       VALUES (${rowid}, ${this.ns}, ${UNASSIGNED_CELL}, ${Buffer.from(new Float32Array(embedding).buffer)})`);
     yield* query(this.tx`UPDATE memories SET embedded = 1, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ${rowid}`);
     return true;
+  }
+
+  /** The entity's episode participations, for the episodes this namespace holds (every chunk: idempotent). */
+  *putParticipations(entityId: string, episodes: [string, number][]): Step<void> {
+    if (episodes.length === 0) return;
+    yield* query(this.tx`INSERT INTO episode_participants (episode_id, entity_id, position)
+      SELECT p.episode_id, ${entityId}, p.position FROM unnest(${episodes.map((e) => e[0])}::text[], ${episodes.map((e) => e[1])}::int[]) AS p(episode_id, position)
+      WHERE EXISTS (SELECT 1 FROM episodes WHERE id = p.episode_id AND namespace_id = ${this.ns})
+      ON CONFLICT DO NOTHING`);
   }
 
   /** Read once a command (this instance lives for one). */

@@ -55,6 +55,15 @@ export class RowWriter {
     return true;
   }
 
+  /** The entity's episode participations ([episode id, position]), for the episodes this namespace holds; present ones are kept. */
+  putParticipations(entityId: string, episodes: [string, number][]): void {
+    if (episodes.length === 0) return;
+    // One statement for the lot: an entity may have taken part in thousands of episodes.
+    this.statement(`INSERT OR IGNORE INTO episode_participants (episode_id, entity_id, position)
+      SELECT p.value ->> 0, ?, p.value ->> 1 FROM json_each(?) p
+      WHERE EXISTS (SELECT 1 FROM episodes WHERE id = p.value ->> 0 AND namespace_id = ?)`).run(entityId, JSON.stringify(episodes), this.namespaceId);
+  }
+
   /** The new rowid, or null when the memory is already here. */
   putMemory(row: Row, links: { entity_id: string; relation: string }[], refs: RefResolver): number | null {
     if (this.present('memories', String(row.id))) return null;

@@ -21,6 +21,9 @@ function statements(db: Db) {
        @now, @now, @tier, @owner, @episode, @seq, @role, @context)`),
     turnContent: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
     link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
+    // The pool found the names before the writer runs: an entity forgotten in between is skipped.
+    linkMention: db.prepare(`INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation)
+      SELECT ?, id, 'mention' FROM entities WHERE id = ?`),
     ownedDuplicate: db.prepare<[string, string, string, number], MemoryRow>(`SELECT rowid, id, memory_type, content,
       confidence, stability, extraction_tier FROM memories
       WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 AND rowid > ? LIMIT 1`),
@@ -41,6 +44,11 @@ function statements(db: Db) {
     rowsHeld: db.prepare<[string, number, string], number>(`SELECT count(*) FROM memory_entities
       WHERE memory_rowid IN (SELECT value FROM json_each(?)) AND memory_rowid <= ?
         AND entity_id = ? AND relation IN ('owner', 'participant')`).pluck(),
+    entityHasMemories: db.prepare<[string, string], number>(`SELECT EXISTS (SELECT 1 FROM memories WHERE entity_id = ?)
+      OR EXISTS (SELECT 1 FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))`).pluck(),
+    unlinkEntity: db.prepare('DELETE FROM memory_entities WHERE entity_id = ?'),
+    dropParticipations: db.prepare('DELETE FROM episode_participants WHERE entity_id = ?'),
+    deleteEntity: db.prepare('DELETE FROM entities WHERE id = ? AND namespace_id = ?'),
     deleteMemoryWithId: db.prepare<[number, string], Removed>(
       'DELETE FROM memories WHERE rowid = ? AND id = ? RETURNING episode_id, seq, memory_type'),
     clearContext: db.prepare(
@@ -173,6 +181,16 @@ export class SqliteRows implements WriteRows {
     return removed;
   }
 
+  *entityHasMemories(entityId: string): Step<boolean> {
+    return this.s.entityHasMemories.get(entityId, entityId) === 1;
+  }
+
+  *removeEntity(entityId: string): Step<boolean> {
+    this.s.unlinkEntity.run(entityId);
+    this.s.dropParticipations.run(entityId);
+    return this.s.deleteEntity.run(entityId, this.namespaceId).changes === 1;
+  }
+
   *clearContext(turns: { episodeId: string; seq: number }[]): Step<void> {
     for (const turn of turns) this.s.clearContext.run(turn.episodeId, turn.seq);
   }
@@ -233,7 +251,7 @@ export class SqliteRows implements WriteRows {
   }
 
   *linkMentions(rowid: number, entityIds: string[]): Step<void> {
-    for (const entityId of entityIds) this.s.link.run(rowid, entityId, 'mention');
+    for (const entityId of entityIds) this.s.linkMention.run(rowid, entityId);
   }
 
   *markUnembeddable(rowids: number[]): Step<void> {
@@ -287,6 +305,10 @@ export class SqliteRows implements WriteRows {
   *holderOf(table: IdTable, id: string): Step<{ here: boolean; namespace: string } | undefined> {
     const owner = this.verbatim.rows.ownerOf(table, id);
     return owner && { here: owner.ns === this.namespaceId, namespace: owner.name };
+  }
+
+  *putParticipations(entityId: string, episodes: [string, number][]): Step<void> {
+    this.verbatim.rows.putParticipations(entityId, episodes);
   }
 
   *insertVerbatim(row: Record<string, unknown>): Step<number | null> {

@@ -110,8 +110,10 @@ def recall(query: str, entity: Optional[str], limit: int, types: Optional[Sequen
     return make_call("recall", body=body)
 
 
-def recall_grouped(query: str, limit: int, order: str, max_groups: Optional[int], explain: bool) -> Call:
+def recall_grouped(query: str, limit: int, order: str, max_groups: Optional[int], explain: bool, entity: Optional[str] = None) -> Call:
     body: Dict[str, Any] = {"query": query, "limit": limit, "order": order, "max_groups": max_groups}
+    if entity is not None:
+        body["entity"] = entity
     if explain:
         body["explain"] = True
     return make_call("recall_grouped", body=body)

@@ -75,9 +75,9 @@ class AsyncMemoryClient:
 
     async def recall_grouped(
         self, query: str, limit: int = 50, order: GroupOrder = "chronological", max_groups: Optional[int] = None,
-        *, explain: bool = False,
+        *, entity: Optional[str] = None, explain: bool = False,
     ) -> RecallGroupedResponse:
-        return await self._send(calls.recall_grouped(query, limit, order, max_groups, explain))
+        return await self._send(calls.recall_grouped(query, limit, order, max_groups, explain, entity))
 
     async def start_episode(self, participants: Sequence[str]) -> StartEpisodeResponse:
         return await self._send(calls.start_episode(participants))

@@ -79,10 +79,11 @@ class MemoryClient:
 
     def recall_grouped(
         self, query: str, limit: int = 50, order: GroupOrder = "chronological", max_groups: Optional[int] = None,
-        *, explain: bool = False,
+        *, entity: Optional[str] = None, explain: bool = False,
     ) -> RecallGroupedResponse:
-        """Recall, grouped by the episode (session) each memory came from."""
-        return self._send(calls.recall_grouped(query, limit, order, max_groups, explain))
+        """Recall, grouped by the episode (session) each memory came from; ``entity`` keeps one
+        entity's memories (an entity never stored for gives no groups)."""
+        return self._send(calls.recall_grouped(query, limit, order, max_groups, explain, entity))
 
     def start_episode(self, participants: Sequence[str]) -> StartEpisodeResponse:
         return self._send(calls.start_episode(participants))

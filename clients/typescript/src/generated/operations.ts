@@ -35,6 +35,8 @@ export type DeletionSnapshot = {
 export type EmptyBody = object;
 
 export type EndEpisodeBody = {
+  /** Accepted when it is the path's episode id (some SDKs send both); another id is 400 */
+  episode_id?: string;
   outcome?: ("success" | "failure" | "partial") | null;
 };
 
@@ -64,6 +66,8 @@ export type EntitySummary = {
 };
 
 export type EpisodeMessageBody = {
+  /** Accepted when it is the path's episode id (some SDKs send both); another id is 400 */
+  episode_id?: string;
   /** Speaker role, for example user or assistant */
   role: string;
   content: string;
@@ -95,6 +99,11 @@ export type Explanation = {
     weight: number;
     contribution: number;
   }[];
+};
+
+export type ForgetBody = {
+  /** Accepted and ignored (the query parameter is the documented form) */
+  hard_delete?: boolean;
 };
 
 export type ForgetParams = {
@@ -138,6 +147,8 @@ export type InspectBody = {
   entity: string;
   /** Maximum results (1–1000) */
   limit?: number;
+  /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
+  cursor?: null;
 };
 
 export type InspectResponse = {
@@ -261,16 +272,22 @@ export type RecallBody = {
   types?: (Array<"episodic" | "semantic" | "procedural">) | null;
   /** Add each memory's explanation: every signal's rank and contribution to its score */
   explain?: boolean;
+  /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
+  cursor?: null;
 };
 
 export type RecallGroupedBody = {
   query: string;
+  /** Restricts to one entity's memories, as recall's entity does */
+  entity?: string | null;
   /** Maximum results (1–1000) */
   limit?: number;
   order?: "chronological" | "relevance";
   max_groups?: number | null;
   /** Add each memory's explanation, as recall does */
   explain?: boolean;
+  /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
+  cursor?: null;
 };
 
 export type RecallGroupedResponse = {
@@ -474,7 +491,8 @@ export const TOOLS = {
     },
     "inputSchema": {
       "type": "object",
-      "properties": {}
+      "properties": {},
+      "additionalProperties": false
     }
   },
   create_entity: {
@@ -508,13 +526,14 @@ export const TOOLS = {
           ],
           "default": "user"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   forget: {
     "operation": "forget",
     "title": "Forget an entity",
-    "description": "Delete ALL active memories of one entity (as owner or episode participant). Use only when the user asks for their data to be forgotten or the memories are clearly wrong; it cannot be undone from here. A recovery snapshot is written first (for operators); if it cannot be written nothing is deleted. Returns {forgotten_count, snapshot?}; snapshot is omitted when there was nothing to delete.",
+    "description": "Delete ALL active memories of one entity (as owner or episode participant). Use only when the user asks for their data to be forgotten or the memories are clearly wrong; it cannot be undone from here. A recovery snapshot is written first (for operators); if it cannot be written nothing is deleted. Returns {forgotten_count, snapshot?}; snapshot is omitted when there was nothing to delete. The entity itself goes too: forgetting it again fails with \"not found\".",
     "annotations": {
       "readOnlyHint": false,
       "destructiveHint": true,
@@ -533,7 +552,8 @@ export const TOOLS = {
           "maxLength": 512,
           "description": "Entity name: any UTF-8 text, 1–512 characters"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   inspect: {
@@ -562,8 +582,14 @@ export const TOOLS = {
           "maximum": 1000,
           "description": "Maximum results (1–1000)",
           "default": 50
+        },
+        "cursor": {
+          "type": "null",
+          "deprecated": true,
+          "description": "Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null."
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   consolidate: {
@@ -577,7 +603,8 @@ export const TOOLS = {
     },
     "inputSchema": {
       "type": "object",
-      "properties": {}
+      "properties": {},
+      "additionalProperties": false
     }
   },
   recall: {
@@ -643,14 +670,20 @@ export const TOOLS = {
           "type": "boolean",
           "description": "Add each memory's explanation: every signal's rank and contribution to its score",
           "default": false
+        },
+        "cursor": {
+          "type": "null",
+          "deprecated": true,
+          "description": "Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null."
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   recall_grouped: {
     "operation": "recallGrouped",
     "title": "Recall memories grouped by conversation",
-    "description": "Like recall, but groups the matching memories by the conversation (episode) they came from, so you can read each match in its context. order \"chronological\" (default) gives the oldest conversation first with messages in conversation order; \"relevance\" gives the best-matching group first. limit (default 50) caps the memories considered across all groups; max_groups optionally caps the number of groups. Facts not tied to a conversation come back as single-memory groups with session_id null. Returns {groups: [{session_id, session_time, group_score, memories}]}. explain: true adds each memory's explanation, as in recall.",
+    "description": "Like recall, but groups the matching memories by the conversation (episode) they came from, so you can read each match in its context. order \"chronological\" (default) gives the oldest conversation first with messages in conversation order; \"relevance\" gives the best-matching group first. Optional entity: only that entity's memories. limit (default 50) caps the memories considered across all groups; max_groups optionally caps the number of groups. Facts not tied to a conversation come back as single-memory groups with session_id null. Returns {groups: [{session_id, session_time, group_score, memories}]}. explain: true adds each memory's explanation, as in recall.",
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": false
@@ -665,6 +698,21 @@ export const TOOLS = {
           "type": "string",
           "minLength": 1,
           "maxLength": 10000
+        },
+        "entity": {
+          "anyOf": [
+            {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 512,
+              "description": "Entity name: any UTF-8 text, 1–512 characters"
+            },
+            {
+              "type": "null"
+            }
+          ],
+          "description": "Restricts to one entity's memories, as recall's entity does",
+          "default": null
         },
         "limit": {
           "type": "integer",
@@ -697,8 +745,14 @@ export const TOOLS = {
           "type": "boolean",
           "description": "Add each memory's explanation, as recall does",
           "default": false
+        },
+        "cursor": {
+          "type": "null",
+          "deprecated": true,
+          "description": "Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null."
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   remember: {
@@ -735,7 +789,8 @@ export const TOOLS = {
           "maximum": 1,
           "default": 0.8
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   episode_message: {
@@ -772,7 +827,8 @@ export const TOOLS = {
           "minLength": 1,
           "maxLength": 100000
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   episode_end: {
@@ -811,7 +867,8 @@ export const TOOLS = {
           ],
           "default": null
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   episode_start: {
@@ -840,7 +897,8 @@ export const TOOLS = {
           "minItems": 1,
           "maxItems": 100
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
 } as const;
