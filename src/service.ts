@@ -43,6 +43,7 @@ export interface RunningService {
   readonly metrics: ServiceMetrics;
   readonly consolidator: Consolidator;
   readonly vectorIndexer: VectorIndexer;
+  readonly pool: ReadPool;
   close(): Promise<void>;
 }
 
@@ -82,25 +83,25 @@ export async function startService(config: Config, log: Logger = createLogger(),
     log.fatal({ cause, db: databaseLabel(config) }, 'writer thread died: every write fails and /v1/health answers 503; exiting so the supervisor restarts the service');
     hooks.onFatal?.(cause);
   };
-  const pool = new ReadPool(config, writer.namespaceId, log);
+  const pool = new ReadPool(config, log);
   // Over PostgreSQL the nodes sharing the database run each background job once between them.
   const jobLocks = config.postgres ? new PostgresJobLocks(config.postgres.url, writer.namespaceId) : LOCAL_JOB_LOCKS;
-  const backfill = new EmbeddingBackfill(pool, writer, log, jobLocks);
-  const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors, undefined, jobLocks);
-  backfill.onAttached = () => vectorIndexer.poke();
-  vectorIndexer.onRepaired = () => backfill.poke();
+  const backfill = new EmbeddingBackfill(pool, writer, log, jobLocks, config.namespace);
+  const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors, undefined, jobLocks, config.namespace);
+  backfill.onAttached = (namespace) => vectorIndexer.poke(namespace);
+  vectorIndexer.onRepaired = (namespace) => backfill.poke(namespace);
   const reinforcer = new Reinforcer(writer, log);
-  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs, jobLocks, config.consolidateWaitMs);
+  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs, jobLocks, config.consolidateWaitMs, config.namespace);
   const queryCache = new QueryEmbeddingCache(embedderIdentity(config).id, config.queryCacheBytes);
   // Deletes and restores in progress are seen by every node sharing the database.
   const clusterTurns = config.postgres ? new PostgresClusterTurns(config.postgres.url, writer.namespaceId, log) : LOCAL_CLUSTER_TURNS;
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache, VERSION, clusterTurns);
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(), metrics, {
-    version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
+    version: VERSION, auth: config.authEnabled, rateLimited: config.rateLimitPerMinute > 0,
   });
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
-  const server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log, { auth: config.apiKeys.length > 0 })], metrics);
+  const server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log, { auth: config.authEnabled })], metrics);
   writer.onBatch = (report) => metrics.observeBatch(report);
   // Offline (the default install) every `end` uses the rules: said once here, so the log
   // explains tier-1 memories before the first per-call fallback warning does.
@@ -132,9 +133,10 @@ export async function startService(config: Config, log: Logger = createLogger(),
   pool.onReplicaFailure = (cause) => log.warn({ cause, replicas: config.postgres?.readLabel },
     'replica unreachable: recall reads the primary (retried every 2 s; said at most once a minute per pool thread)');
   metrics.bind({
-    writer, pool, limiter: server.limiter, stats: async () => (await operations.stats()).value,
+    writer, pool, limiter: server.limiter, // The service's own namespace: the gauges keep meaning what they meant with one namespace.
+    stats: async () => (await operations.stats({}, { namespace: config.namespace, operator: true })).value,
     queryCache,
-    embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog' })).count,
+    embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog', namespace: config.namespace })).count,
     vectorIndex: () => vectorIndexer.status,
   });
   let port: number;
@@ -162,7 +164,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
   consolidator.start();
   log.info({
     port, host: config.host, db: databaseLabel(config), ...(config.postgres?.readLabel ? { replicas: config.postgres.readLabel } : {}),
-    namespace: config.namespace, auth: config.apiKeys.length > 0,
+    namespace: config.namespace, auth: config.authEnabled,
   }, 'listening');
 
   let closing: Promise<void> | null = null;
@@ -175,6 +177,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     metrics,
     consolidator,
     vectorIndexer,
+    pool,
     close() {
       closing ??= (async () => {
         // First: a request or job waiting for another node's lock (a consolidation run there)
