@@ -26,6 +26,8 @@ import { LOCAL_JOB_LOCKS } from './core/jobs/job-locks.js';
 import { PostgresJobLocks } from './core/jobs/postgres-job-locks.js';
 import { waitForDatabases } from './core/postgres-reachable.js';
 import { LOCAL_CLUSTER_TURNS, PostgresClusterTurns } from './core/cluster-turns.js';
+import { KeysFile } from './http/keys-file.js';
+import type { ApiKey } from './http/auth.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -44,6 +46,8 @@ export interface RunningService {
   readonly consolidator: Consolidator;
   readonly vectorIndexer: VectorIndexer;
   readonly pool: ReadPool;
+  /** SERVICE_API_KEYS_FILE, kept in step with the file; null when unset. */
+  readonly keysFile: KeysFile | null;
   close(): Promise<void>;
 }
 
@@ -57,6 +61,12 @@ export interface ServiceHooks {
 
 export async function startService(config: Config, log: Logger = createLogger(), hooks: ServiceHooks = {}): Promise<RunningService> {
   assertNativeUws();
+  // First: an unreadable keys file is a configuration error, before anything is started.
+  let fileKeys: ReadonlyMap<string, ApiKey> = new Map();
+  let server: HttpServer | null = null;
+  const keysFile = config.apiKeysFile
+    ? KeysFile.open(config.apiKeysFile, (keys) => { fileKeys = keys; server?.replaceFileKeys(keys); }, log)
+    : null;
   // Offline CLI commands (restore, import) check this lock, and this refuses to start while one runs.
   mkdirSync(dirname(config.dbPath), { recursive: true });
   const lock = acquireLock(config.dbPath, SERVICE_OWNER);
@@ -73,6 +83,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     writer = await WriterClient.start(config);
   } catch (error) {
     lock.release();
+    keysFile?.close();
     throw (config.postgres ? null : unreadableDatabase(config.dbPath, error)) ?? error;
   }
   if (!writer.priority.lowered) {
@@ -101,7 +112,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
     version: VERSION, auth: config.authEnabled, rateLimited: config.rateLimitPerMinute > 0,
   });
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
-  const server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log, { auth: config.authEnabled })], metrics);
+  server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log, { auth: config.authEnabled })], metrics);
+  server.replaceFileKeys(fileKeys);
   writer.onBatch = (report) => metrics.observeBatch(report);
   // Offline (the default install) every `end` uses the rules: said once here, so the log
   // explains tier-1 memories before the first per-call fallback warning does.
@@ -133,7 +145,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
   pool.onReplicaFailure = (cause) => log.warn({ cause, replicas: config.postgres?.readLabel },
     'replica unreachable: recall reads the primary (retried every 2 s; said at most once a minute per pool thread)');
   metrics.bind({
-    writer, pool, limiter: server.limiter, // The service's own namespace: the gauges keep meaning what they meant with one namespace.
+    writer, pool, limiter: server.limiter,
+    // The service's own namespace: the gauges keep meaning what they meant with one namespace.
     stats: async () => (await operations.stats({}, { namespace: config.namespace, operator: true })).value,
     queryCache,
     embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog', namespace: config.namespace })).count,
@@ -153,6 +166,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     await pool.close();
     await writer.close();
     lock.release();
+    keysFile?.close();
     throw error;
   }
   // `memory-runtime restore` finds the service here (the real port, even with PORT=0).
@@ -178,6 +192,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     consolidator,
     vectorIndexer,
     pool,
+    keysFile,
     close() {
       closing ??= (async () => {
         // First: a request or job waiting for another node's lock (a consolidation run there)
@@ -197,6 +212,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
         await pool.close();
         await writer.close();
         lock.release();
+        keysFile?.close();
         log.info('stopped');
       })();
       return closing;
