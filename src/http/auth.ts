@@ -2,8 +2,8 @@
 // request costs the same with one key or 100,000, and neither the keys file nor memory after
 // start holds a key in plain text (SERVICE_API_KEYS' keys are hashed once, at start). The
 // digest is what is looked up, so response time says nothing about a key's length or prefix.
-import { createHash } from 'node:crypto';
 import type { ApiKeyBinding } from '../shared/config.js';
+import { keyDigest } from '../shared/api-keys-file.js';
 
 /** An accepted key: who it is (for rate limiting) and what it may act on. */
 export interface ApiKey {
@@ -15,7 +15,7 @@ export interface ApiKey {
   readonly perMinute: number | null;
 }
 
-export const keyDigest = (value: string): string => createHash('sha256').update(value).digest('hex');
+export { keyDigest };
 
 export class ApiKeyAuth {
   private readonly configured: ReadonlyMap<string, ApiKey>;

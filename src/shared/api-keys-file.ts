@@ -3,7 +3,11 @@
 // `#` comments are skipped. Only digests are on disk, so the file can be copied to every node of a
 // fleet (and into backups) without handing out keys. Read by the service (http/keys-file.ts) and
 // written by `memory-runtime keys` (cli/commands/keys.ts).
+import { createHash } from 'node:crypto';
 import { namespaceNameProblem } from './namespace-name.js';
+
+/** A key's SHA-256, hex: what the file holds and what the service looks a presented key up by. */
+export const keyDigest = (value: string): string => createHash('sha256').update(value).digest('hex');
 
 export interface FileKey {
   /** SHA-256 of the key, 64 lower-case hex digits. */

@@ -6,9 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { CliError, UsageError, type Command } from '../args.js';
-import { keysFileLine, parseKeysFile, type FileKey } from '../../shared/api-keys-file.js';
+import { keyDigest, keysFileLine, parseKeysFile, type FileKey } from '../../shared/api-keys-file.js';
 import { namespaceNameProblem } from '../../shared/namespace-name.js';
-import { keyDigest } from '../../http/auth.js';
 
 /** Digest characters `list` shows, and the shortest prefix `revoke` takes. */
 const PREFIX = 12;

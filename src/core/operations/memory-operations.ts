@@ -145,13 +145,14 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   /**
-   * The request's namespace's deletion snapshots, oldest first, as `memory-runtime snapshots
-   * --json` lists them. SQLite keeps every namespace's files in one folder: another namespace's
-   * are left out, and a damaged file (its namespace unknown) is shown to operator keys only.
+   * Deletion snapshots, oldest first, as `memory-runtime snapshots --json` lists them: for a key
+   * bound to a namespace, that namespace's only; for an operator key every one the folder holds
+   * (SQLite: one folder for all namespaces; PostgreSQL: the request's namespace's rows), as before
+   * keys were bound — a snapshot of another namespace is restored after switching to it.
    */
   async listSnapshots(_input: Input<'listSnapshots'>, { namespace, operator }: RequestContext): Promise<ValueAnswer<Output<'listSnapshots'>>> {
     const all = await this.pool.run({ op: 'listSnapshots', namespace });
-    const own = all.filter((summary) => summary.namespace === namespace || (summary.namespace === null && operator));
+    const own = operator ? all : all.filter((summary) => summary.namespace === namespace);
     return answerOf({ snapshots: await this.restoration.problems.addTo(own) });
   }
 
