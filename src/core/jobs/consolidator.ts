@@ -98,11 +98,11 @@ export class Consolidator {
 
   /** The scheduled run: each namespace consolidated on its own, one after another; their counts summed. */
   private async everyNamespace(trigger: RunTrigger, signal?: AbortSignal): Promise<Run | null> {
-    const namespaces = await this.pool.run({ op: 'listNamespaces', namespace: this.serviceNamespace });
+    const namespaces = await this.pool.run({ op: 'namespaceNames', namespace: this.serviceNamespace });
     const total: ConsolidateResult = { promoted: 0, decayed: 0, archived: 0 };
     let position: string | undefined;
     let ran = false;
-    for (const { namespace } of namespaces) {
+    for (const namespace of namespaces) {
       const run = await this.once(trigger, namespace, signal);
       if (!run) continue;
       ran = true;

@@ -81,7 +81,7 @@ export class VectorIndexer {
     this.runs++;
     if (this.discover || trigger !== 'poke') {
       this.discover = false;
-      for (const { namespace } of await this.pool.run({ op: 'listNamespaces', namespace: this.serviceNamespace })) this.rounds.add(namespace);
+      for (const namespace of await this.pool.run({ op: 'namespaceNames', namespace: this.serviceNamespace })) this.rounds.add(namespace);
     }
     for (let namespace = this.rounds.next(); namespace !== undefined && !this.job.stopped; namespace = this.rounds.next()) {
       // Done before the work: vectors attached meanwhile add it again.
