@@ -30,6 +30,7 @@ const samples = (): Record<OperationName, Record<string, unknown>> => ({
   consolidate: {},
   listEntities: { q: 'mar', limit: 10, offset: 0 },
   listSnapshots: {},
+  listNamespaces: {},
   restoreSnapshot: { snapshot_id: randomUUID() },
 });
 

@@ -5,13 +5,14 @@
 import { CliError, parseCommand, UsageError, type Command } from './terminal/args.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
+import { keysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { reembedCommand } from './commands/reembed.js';
 import { restoreCommand } from './commands/restore.js';
 import { serveCommand } from './commands/serve.js';
 import { snapshotsCommand } from './commands/snapshots.js';
 
-const COMMANDS: Command[] = [serveCommand, restoreCommand, snapshotsCommand, exportCommand, importCommand, reembedCommand, migrateCommand];
+const COMMANDS: Command[] = [serveCommand, restoreCommand, snapshotsCommand, exportCommand, importCommand, reembedCommand, migrateCommand, keysCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

@@ -9,7 +9,7 @@ import {
   OPERATIONS, REST_BINDINGS, type OperationDeclaration, type OperationName, type PositionUse, type RestBinding,
 } from '../shared/operations/index.js';
 import { compileValidator, type Validator } from '../shared/validation.js';
-import { invoke, type Answer, type OperationHandlers, type RequestContext } from '../core/operations/contract.js';
+import { invoke, type Answer, type NamespaceScope, type OperationHandlers, type RequestContext } from '../core/operations/contract.js';
 import type { RawBody } from './respond.js';
 
 export interface RouteInput {
@@ -20,6 +20,8 @@ export interface RouteInput {
   params: string[];
   /** The Memory-Position header, validated, on routes that accept one. */
   position?: string;
+  /** The namespace the request acts on (decided where it was authenticated). */
+  scope: NamespaceScope;
 }
 
 export interface Route {
@@ -96,8 +98,8 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
   };
 }
 
-/** The request's context for the handler (no object made when there is none to carry). */
-const contextOf = ({ position }: RouteInput): RequestContext | undefined => (position === undefined ? undefined : { position });
+/** The request's context for the handler (the scope itself when there is no position to add). */
+const contextOf = ({ position, scope }: RouteInput): RequestContext => (position === undefined ? scope : { ...scope, position });
 
 /** How a request becomes the operation's input (see RestBinding.params). */
 function handlerOf(name: OperationName, operation: OperationDeclaration, hasBody: boolean, fields: string[]): Route['handle'] {

@@ -19,6 +19,8 @@ export const ERROR_CODES = {
   UNKNOWN_FIELD: { status: 400, when: 'a body field, query parameter or tool argument the operation does not take (a misspelt name is refused, never ignored)' },
   INVALID_PATH: { status: 400, when: 'a path segment is not valid percent-encoding' },
   UNAUTHORIZED: { status: 401, when: 'missing or invalid Bearer token' },
+  NAMESPACE_FORBIDDEN: { status: 403, when: 'the API key is bound to another namespace than the one the Memory-Namespace header names, or the route is for operator (unbound) keys only' },
+  INVALID_NAMESPACE: { status: 400, when: 'the Memory-Namespace header is empty, repeated with different values, longer than 128 characters, or holds control characters or invalid UTF-8' },
   NOT_FOUND: { status: 404, when: 'unknown entity or episode (or an expired episode)' },
   ROUTE_NOT_FOUND: { status: 404, when: 'no route for the path' },
   SNAPSHOT_NOT_FOUND: { status: 404, when: 'no deletion snapshot with that id' },
@@ -132,6 +134,9 @@ export const fail = {
     error('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${allowed}`),
   // The gate (http/server.ts, body.ts, core/writer-client.ts).
   unauthorized: () => error('UNAUTHORIZED', 'missing or invalid Bearer token'),
+  namespaceForbidden: (own: string) => error('NAMESPACE_FORBIDDEN', `this API key acts on namespace '${own}' only`),
+  operatorOnly: () => error('NAMESPACE_FORBIDDEN', 'this route is for operator keys (keys bound to no namespace) only'),
+  invalidNamespace: (reason: string) => error('INVALID_NAMESPACE', `header Memory-Namespace: ${reason}`),
   tooManyAuthFailures: () => error('RATE_LIMITED', 'too many failed authentications from this address'),
   rateLimited: (perMinute: number) => error('RATE_LIMITED', `rate limit of ${perMinute} requests per minute exceeded`),
   shuttingDown: () => error('SHUTTING_DOWN', 'service is shutting down'),

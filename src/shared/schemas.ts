@@ -237,6 +237,10 @@ export const StatsResponse = Type.Object({
   procedural_memories: Type.Integer(),
 });
 
+export const NamespacesResponse = Type.Object({
+  namespaces: Type.Array(StatsResponse),
+});
+
 export const ConsolidateResponse = Type.Object({
   promoted: Type.Integer(),
   decayed: Type.Integer(),

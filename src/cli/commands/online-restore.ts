@@ -12,6 +12,8 @@ import { CliError } from '../terminal/args.js';
 export interface ServiceAddress {
   url: string | null;
   apiKey: string | undefined;
+  /** The namespace to restore into (--namespace, else SERVICE_NAMESPACE): sent as Memory-Namespace. */
+  namespace: string;
 }
 
 export function serviceAddress(config: Config, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, holder: LockInfo | null): ServiceAddress {
@@ -19,6 +21,7 @@ export function serviceAddress(config: Config, values: Record<string, string | b
   return {
     url: flag('url') ?? env.MEMORY_RUNTIME_URL ?? holder?.url ?? null,
     apiKey: flag('api-key') ?? env.MEMORY_RUNTIME_API_KEY ?? config.apiKeys[0],
+    namespace: config.namespace,
   };
 }
 
@@ -28,7 +31,7 @@ export async function restoreThroughService(address: ServiceAddress, holder: Loc
   if (address.url === null) {
     throw new CliError(`${held}, and its address is unknown: pass --url or set MEMORY_RUNTIME_URL to restore through it`);
   }
-  const client = new MemoryClient({ baseUrl: address.url, apiKey: address.apiKey, timeoutMs: 10 * 60_000 });
+  const client = new MemoryClient({ baseUrl: address.url, apiKey: address.apiKey, namespace: address.namespace, timeoutMs: 10 * 60_000 });
   try {
     return await client.restoreSnapshot({ snapshot_id: snapshotId });
   } catch (error) {

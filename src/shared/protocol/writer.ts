@@ -153,6 +153,12 @@ export type WriterHandlers = { [K in WriterCommandType]: (command: CommandOf<K>)
 
 export interface WriterRequest {
   id: number;
+  /**
+   * The namespace (by name) the command acts on, resolved once where the request was
+   * authenticated (http/namespace-scope.ts). The writer turns it into its row id, creating the
+   * row only for commands that store something new (writer/namespaces.ts).
+   */
+  namespace: string;
   command: WriterCommand;
 }
 
@@ -194,6 +200,7 @@ export interface WriterStartFailed {
 /** Sent once by the writer when its connection is open and migrated. */
 export interface WriterReady {
   type: 'ready';
+  /** The id of SERVICE_NAMESPACE (created at start, so existing deployments see no change). */
   namespaceId: number;
   /** Whether the writer could lower its OS priority below the process's (logged once if not). */
   priority: PriorityChange;

@@ -25,6 +25,13 @@ export interface SqliteReadOptions {
   vectorProbes?: number;
   /** Where deletion snapshots live (the snapshot folder, the namespace's name); needed only by the snapshot reads. */
   config?: Config;
+  /** Shared by every port on the same connection (one per namespace): they take turns together. */
+  turns?: ConnectionTurns;
+}
+
+/** The turn order of one read-only connection (see SqliteReadPort.turn). */
+export interface ConnectionTurns {
+  turn: Promise<unknown>;
 }
 
 export class SqliteReadPort implements ReadPort {
@@ -42,7 +49,7 @@ export class SqliteReadPort implements ReadPort {
    * awaits: a lookup run in between would read inside it — an older view than the write the
    * client was just told about — and a statement left open across an await makes COMMIT fail.
    */
-  private turn: Promise<unknown> = Promise.resolve();
+  private readonly turns: ConnectionTurns;
 
   constructor(private readonly db: Db, namespaceId: number, namespace: string, options: SqliteReadOptions) {
     this.namespace = namespace;
@@ -53,6 +60,7 @@ export class SqliteReadPort implements ReadPort {
     this.reads = sqliteRecallReads(db, this.store, namespaceId, options);
     this.deletions = options.config ? new DeletionSnapshots(db, namespaceId, options.config) : null;
     this.snapshotDir = options.config?.snapshotDir ?? null;
+    this.turns = options.turns ?? { turn: Promise.resolve() };
   }
 
   snapshot<T>(work: (reads: RecallReads) => Promise<T>): Promise<T> {
@@ -98,8 +106,8 @@ export class SqliteReadPort implements ReadPort {
       if (this.db.inTransaction) this.endTransaction(); // one a failed COMMIT could not end
       return read();
     };
-    const result = this.turn.then(run, run);
-    this.turn = result.catch(() => {});
+    const result = this.turns.turn.then(run, run);
+    this.turns.turn = result.catch(() => {});
     return result;
   }
 

@@ -35,6 +35,7 @@ ROUTES: Dict[str, Route] = {
     "add_message": Route("POST", "/v1/episodes/{id}/message"),
     "end_episode": Route("POST", "/v1/episodes/{id}/end"),
     "list_snapshots": Route("GET", "/v1/snapshots"),
+    "list_namespaces": Route("GET", "/v1/namespaces"),
     "restore_snapshot": Route("POST", "/v1/snapshots/{snapshot_id}/restore"),
 }
 
@@ -149,6 +150,10 @@ def list_entities(q: Optional[str], limit: Optional[int], offset: Optional[int])
 
 def list_snapshots() -> Call:
     return make_call("list_snapshots")
+
+
+def list_namespaces() -> Call:
+    return make_call("list_namespaces")
 
 
 def restore_snapshot(snapshot_id: str) -> Call:

@@ -20,7 +20,7 @@ from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_
 from .errors import MemoryRuntimeError
 from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
-    InspectResponse, ListEntitiesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
+    InspectResponse, ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
 )
 
@@ -32,6 +32,7 @@ class AsyncMemoryClient:
         self,
         base_url: str = DEFAULT_BASE_URL,
         api_key: Optional[str] = None,
+        namespace: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT,
         *,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -39,7 +40,7 @@ class AsyncMemoryClient:
         ssl_context: Optional[ssl.SSLContext] = None,
         position: Optional[str] = None,
     ) -> None:
-        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position)
+        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position, namespace)
 
     @property
     def base_url(self) -> str:
@@ -102,6 +103,9 @@ class AsyncMemoryClient:
 
     async def list_entities(self, q: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEntitiesResponse:
         return await self._send(calls.list_entities(q, limit, offset))
+
+    async def list_namespaces(self) -> ListNamespacesResponse:
+        return await self._send(calls.list_namespaces())
 
     async def list_snapshots(self) -> ListSnapshotsResponse:
         return await self._send(calls.list_snapshots())

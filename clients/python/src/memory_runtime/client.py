@@ -13,7 +13,7 @@ from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_
 from .errors import MemoryRuntimeError
 from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
-    InspectResponse, ListEntitiesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
+    InspectResponse, ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
 )
 
@@ -31,6 +31,7 @@ class MemoryClient:
         self,
         base_url: str = DEFAULT_BASE_URL,
         api_key: Optional[str] = None,
+        namespace: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT,
         *,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -38,7 +39,7 @@ class MemoryClient:
         ssl_context: Optional[ssl.SSLContext] = None,
         position: Optional[str] = None,
     ) -> None:
-        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position)
+        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position, namespace)
 
     @property
     def base_url(self) -> str:
@@ -113,6 +114,10 @@ class MemoryClient:
     def list_entities(self, q: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEntitiesResponse:
         """A page of entities by name; ``q`` keeps those whose name contains it (any case)."""
         return self._send(calls.list_entities(q, limit, offset))
+
+    def list_namespaces(self) -> ListNamespacesResponse:
+        """Every namespace with its counts (operator keys only: a key bound to a namespace gets 403)."""
+        return self._send(calls.list_namespaces())
 
     def list_snapshots(self) -> ListSnapshotsResponse:
         """Deletion snapshots beside the service's database, oldest first."""

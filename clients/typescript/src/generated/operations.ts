@@ -254,6 +254,10 @@ export type Memory = {
 /** Prometheus text exposition format 0.0.4 */
 export type MetricsText = string;
 
+export type NamespacesResponse = {
+  namespaces: StatsResponse[];
+};
+
 /** This OpenAPI 3.1 document */
 export type OpenApiDocument = {
   openapi: string;
@@ -386,6 +390,11 @@ export interface Operations {
     query: never;
     response: HealthResponse;
   };
+  listNamespaces: {
+    request: EmptyBody;
+    query: never;
+    response: NamespacesResponse;
+  };
   stats: {
     request: EmptyBody;
     query: never;
@@ -463,6 +472,7 @@ export type OperationName = keyof Operations;
 /** The first REST route of each operation, the one the client calls. */
 export const ROUTES = {
   health: {"method":"GET","path":"/v1/health","body":false},
+  listNamespaces: {"method":"GET","path":"/v1/namespaces","body":false},
   stats: {"method":"GET","path":"/v1/stats","body":false},
   createEntity: {"method":"POST","path":"/v1/entities","body":true,"position":"returned"},
   forget: {"method":"DELETE","path":"/v1/entities/:entity_name","params":{"entity_name":"entity_name"},"query":["hard_delete"],"body":false,"position":"returned"},
