@@ -12,6 +12,7 @@ import { createLogger } from '../src/shared/logger.js';
 import { startService } from '../src/service.js';
 import { parseKeysFile } from '../src/shared/api-keys-file.js';
 import { keyDigest } from '../src/http/auth.js';
+import { RateLimiter } from '../src/http/rate-limit.js';
 import { call, startTestService, tempDir, type TestService } from './support/service.js';
 import { runCli } from './support/cli.js';
 
@@ -43,6 +44,25 @@ test('an unreadable keys file at start is a configuration error naming the varia
   const dir = tempDir();
   const config = loadConfig({ SERVICE_PATH: join(dir, 'memory.db'), SERVICE_API_KEYS_FILE: join(dir, 'missing-keys'), PORT: '0', HOST: '127.0.0.1' });
   await assert.rejects(startService(config, createLogger('silent')), /SERVICE_API_KEYS_FILE/);
+});
+
+test('a key\'s own rate applies with SERVICE_RATE_LIMIT=0 (no default limit)', () => {
+  const limiter = new RateLimiter(0);
+  try {
+    const decisions = Array.from({ length: 3 }, () => limiter.take('key:k', 2).allowed);
+    assert.deepEqual(decisions, [true, true, false]);
+    assert.equal(limiter.take('key:other').allowed, true, 'no rate of its own: unlimited');
+  } finally {
+    limiter.close();
+  }
+});
+
+test('keys add refuses a namespace the file could not hold (whitespace would split it into namespace and rate)', async () => {
+  const file = join(tempDir(), 'api-keys');
+  const added = await runCli(['keys', 'add', '--namespace', 'acme 60', '--file', file]);
+  assert.notEqual(added.code, 0);
+  assert.match(added.stderr, /whitespace/);
+  assert.equal(added.stdout, '', 'no key printed');
 });
 
 describe('a service on a keys file', () => {
@@ -87,6 +107,13 @@ describe('a service on a keys file', () => {
     for (let i = 0; i < 5; i++) statuses.push((await call(t.base, 'GET', '/v1/stats', undefined, bearer(late))).status);
     assert.ok(statuses.includes(429), JSON.stringify(statuses));
     assert.equal((await call(t.base, 'GET', '/v1/stats', undefined, bearer(keyA))).status, 200);
+  });
+
+  test('/metrics is for operator keys: its gauges are not a bound key\'s namespace', async () => {
+    const bound = await call(t.base, 'GET', '/metrics', undefined, bearer(keyA));
+    assert.equal(bound.status, 403);
+    assert.equal(bound.body.code, 'NAMESPACE_FORBIDDEN');
+    assert.equal((await call(t.base, 'GET', '/metrics', undefined, bearer(keyOp))).status, 200);
   });
 
   test('SIGHUP re-reads the file', async () => {

@@ -18,7 +18,7 @@ export class RateLimiter {
 
   constructor(private readonly perMinute: number, private readonly now: () => number = Date.now) {
     // Full buckets carry no state worth keeping; dropping them bounds memory.
-    this.sweeper = perMinute > 0 ? setInterval(() => this.sweep(), 60_000).unref() : null;
+    this.sweeper = setInterval(() => this.sweep(), 60_000).unref();
   }
 
   get enabled(): boolean {
@@ -27,7 +27,8 @@ export class RateLimiter {
 
   /** `perMinute`: this client's own limit (a key's rate from the keys file); default the limiter's. */
   take(client: string, perMinute = this.perMinute): RateDecision {
-    if (!this.enabled || perMinute <= 0) return { allowed: true };
+    // A key's own rate (keys file) applies even when SERVICE_RATE_LIMIT is 0 (no default limit).
+    if (perMinute <= 0) return { allowed: true };
     const now = this.now();
     const bucket = this.buckets.get(client) ?? { tokens: perMinute, updatedAt: now, perMinute };
     if (bucket.perMinute !== perMinute) bucket.perMinute = perMinute;
@@ -44,7 +45,7 @@ export class RateLimiter {
 
   /** 0 when `client` may make a request now, else the seconds until it may (nothing is taken). */
   retryAfter(client: string): number {
-    const bucket = this.enabled ? this.buckets.get(client) : undefined;
+    const bucket = this.buckets.get(client);
     if (bucket === undefined) return 0;
     const tokens = this.tokensAt(bucket, this.now());
     return tokens >= 1 ? 0 : this.secondsUntilOne({ ...bucket, tokens });

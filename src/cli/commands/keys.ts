@@ -69,6 +69,9 @@ function add(path: string, namespace: unknown, rate: unknown): void {
   if (namespace !== '*') {
     const problem = namespaceNameProblem(namespace);
     if (problem) throw new UsageError(`keys add: --namespace ${problem}`);
+    // The file's fields are separated by whitespace: "acme 60" would be read back as namespace
+    // "acme" with a rate of 60, a key for another tenant.
+    if (/\s/.test(namespace)) throw new UsageError('keys add: --namespace cannot be written to the keys file: it holds whitespace');
   }
   let perMinute: number | null = null;
   if (rate !== undefined) {
