@@ -69,6 +69,8 @@ export interface RawRequestOptions {
   /** Resolve once this many answers were read (default: when the server closes). */
   expectAnswers?: number;
   localAddress?: string;
+  /** Give up after this many ms (error 'TIMEOUT'): for requests the server is known to leave unanswered. */
+  timeoutMs?: number;
 }
 
 /** Sends one raw exchange; resolves when the expected answers arrived or the connection ended. */
@@ -99,6 +101,12 @@ export function rawRequest(options: RawRequestOptions): Promise<RawExchange> {
       result.closed = true;
       settle();
     });
+    if (options.timeoutMs !== undefined) {
+      setTimeout(() => {
+        result.error ??= 'TIMEOUT';
+        settle();
+      }, options.timeoutMs).unref();
+    }
     socket.write(options.head);
     const total = options.bodyBytes ?? 0;
     const block = Buffer.alloc(256 * 1024, 0x61);
