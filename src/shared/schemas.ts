@@ -5,6 +5,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { ANY_WRONG_VALUE_IS_400 } from './value-rules.js';
 import { defaultOf, withDefault, type Parsed } from './defaults.js';
+import { EVENT_TIME_PATTERN } from './event-time.js';
 
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural'] as const;
 export const ENTITY_KINDS = ['agent', 'user', 'team', 'tool'] as const;
@@ -30,6 +31,15 @@ const EntityName = Type.String({
 const Limit = Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `Maximum results (1–${MAX_LIMIT})` });
 const Confidence = Type.Number({ minimum: 0, maximum: 1 });
 const MemoryTypeName = Type.Enum([...MEMORY_TYPES]);
+/** An event time as clients send it (see event-time.ts). */
+const EventTime = (description: string) => Type.String({ maxLength: 64, pattern: EVENT_TIME_PATTERN, description });
+/** Recall's time filters (docs/time.md), shared by recall and recall_grouped. */
+const RecallTimeFields = {
+  as_of: Type.Optional(EventTime('Return what was valid at this time (ISO 8601 with offset) rather than now; memories that occurred later are left out')),
+  include_superseded: withDefault(Type.Boolean({ description: 'Also return facts a later fact superseded (each with valid_until and superseded_by set)' }), false),
+  since: Type.Optional(EventTime('Only memories that occurred at or after this time')),
+  until: Type.Optional(EventTime('Only memories that occurred at or before this time')),
+};
 
 // ---------------------------------------------------------------- requests
 
@@ -45,6 +55,7 @@ export const RememberBody = Type.Object({
   entity: EntityName,
   fact: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
   confidence: withDefault(Confidence, 0.8),
+  valid_from: Type.Optional(EventTime('When the fact became true (ISO 8601 with offset); default now. A later fact about the same attribute supersedes it')),
 });
 
 export const RecallBody = Type.Object({
@@ -53,6 +64,7 @@ export const RecallBody = Type.Object({
   limit: withDefault(Limit, 5),
   types: withDefault(Type.Union([Type.Array(MemoryTypeName, { maxItems: 3 }), Type.Null()]), null),
   explain: withDefault(Type.Boolean({ description: "Add each memory's explanation: every signal's rank and contribution to its score" }), false),
+  ...RecallTimeFields,
 });
 
 export const RecallGroupedBody = Type.Object({
@@ -62,15 +74,18 @@ export const RecallGroupedBody = Type.Object({
   order: withDefault(Type.Enum([...GROUP_ORDERS], { [ANY_WRONG_VALUE_IS_400]: true }), 'chronological'),
   max_groups: withDefault(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()]), null),
   explain: withDefault(Type.Boolean({ description: "Add each memory's explanation, as recall does" }), false),
+  ...RecallTimeFields,
 });
 
 export const StartEpisodeBody = Type.Object({
   participants: Type.Array(EntityName, { minItems: 1, maxItems: MAX_PARTICIPANTS }),
+  started_at: Type.Optional(EventTime('When the conversation took place (ISO 8601 with offset); default now. recall_grouped\'s session_time')),
 });
 
 const MessageFields = {
   role: Type.String({ minLength: 1, maxLength: 64, description: 'Speaker role, for example user or assistant' }),
   content: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
+  occurred_at: Type.Optional(EventTime('When the message was said (ISO 8601 with offset); default now')),
 };
 const EpisodeId = Type.String({ minLength: 1, maxLength: 64, description: 'Episode id returned by start' });
 const OutcomeField = withDefault(Type.Union([Type.Enum([...OUTCOMES]), Type.Null()]), null);
@@ -86,6 +101,7 @@ export const EndEpisodeByBody = Type.Object({ episode_id: EpisodeId, outcome: Ou
 export const InspectBody = Type.Object({
   entity: EntityName,
   limit: withDefault(Limit, 50),
+  include_superseded: withDefault(Type.Boolean({ description: 'Also list facts a later fact superseded' }), false),
 });
 
 export const ForgetParams = Type.Object({ entity_name: EntityName });
@@ -135,12 +151,25 @@ const MemoryFields = {
   stability: Type.Number(),
 };
 
+/** When a memory happened or held (docs/time.md); who said an episodic one, and in which episode. */
+const MemoryTimeFields = {
+  occurred_at: Type.Optional(Type.String({ format: 'date-time', description: 'Episodic: when it was said; semantic and procedural: when it became true (valid_from)' })),
+  valid_until: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Semantic: when a later fact superseded it; null while current' })),
+  superseded_by: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Semantic: the id of the memory that superseded it; null while current' })),
+  role: Type.Optional(Type.String({ description: 'Episodic: the speaker role of the turn' })),
+  episode_id: Type.Optional(Type.String({ description: 'Episodic: the episode (session) the turn belongs to' })),
+};
+
 export const Memory = Type.Object({
   ...MemoryFields, score: Type.Optional(Type.Union([Type.Number(), Type.Null()])), explanation: Type.Optional(Explanation),
+  ...MemoryTimeFields,
 });
-export const StoredFact = Type.Object({ ...MemoryFields, extraction_tier: Type.Integer() });
+export const StoredFact = Type.Object({ ...MemoryFields, extraction_tier: Type.Integer(), ...MemoryTimeFields });
 
-export const Contradiction = Type.Object({ description: Type.String() });
+export const Contradiction = Type.Object({
+  description: Type.String(),
+  memory_ids: Type.Optional(Type.Array(Type.String(), { description: 'The ids of the two memories in conflict' })),
+});
 
 export const RecallResponse = Type.Object({
   memories: Type.Array(Memory),

@@ -94,9 +94,9 @@ export interface ReadPort {
   /**
    * The entity's active memories (owner or participant), newest first, at least those whose
    * content fits `budgetBytes` (the caller cuts exactly, withinBudget): lazy on SQLite, and on a
-   * network database never much more than the budget moved.
+   * network database never much more than the budget moved. Superseded facts only when asked.
    */
-  entityMemories(entityId: string, limit: number, budgetBytes: number): Promise<Iterable<MemoryRow>>;
+  entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded?: boolean): Promise<Iterable<MemoryRow>>;
   stats(): Promise<StatsResult>;
   entities(query: ValidatedListEntities): Promise<ListEntitiesResult>;
   episode(id: string): Promise<EpisodeRow | undefined>;

@@ -19,10 +19,15 @@ export interface MemoryRow {
   entity_id: string | null;
   /** 1 rules or direct, 2 LLM: inspect shows it on extracted memories (the console's tier). */
   extraction_tier: number;
+  /** When it was said or became true; valid until / replaced by (migration 7, docs/time.md). */
+  occurred_at: number;
+  valid_until: number | null;
+  superseded_by: string | null;
 }
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
-  m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier`;
+  m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier,
+  m.occurred_at, m.valid_until, m.superseded_by`;
 
 export interface EpisodeRow {
   id: string;
@@ -39,9 +44,9 @@ export class ReadStore {
     this.s = {
       entity: db.prepare<[number, string], EntityRecord>(
         'SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
-      entityMemories: db.prepare<[string, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
+      entityMemories: db.prepare<[string, number, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
-          AND m.archived = 0
+          AND m.archived = 0 AND (? = 1 OR m.superseded_by IS NULL)
         ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`),
       stats: db.prepare<{ ns: number }, Omit<StatsResult, 'namespace'>>(`SELECT
         (SELECT count(*) FROM entities WHERE namespace_id = @ns) AS entities,
@@ -82,10 +87,10 @@ export class ReadStore {
    * array, not a lazy iterator: an open statement must not outlive this call, because other
    * tasks use the connection as soon as the caller awaits.
    */
-  entityMemories(entityId: string, limit: number, budgetBytes: number): MemoryRow[] {
+  entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded = false): MemoryRow[] {
     const rows: MemoryRow[] = [];
     const budget = new ResponseBudget<MemoryRow>((row) => row.content, budgetBytes);
-    for (const row of this.s.entityMemories.iterate(entityId, limit)) {
+    for (const row of this.s.entityMemories.iterate(entityId, includeSuperseded ? 1 : 0, limit)) {
       rows.push(row);
       if (!budget.take(row)) break; // `break` closes the statement
     }

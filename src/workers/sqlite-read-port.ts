@@ -67,7 +67,9 @@ export class SqliteReadPort implements ReadPort {
 
   entity(name: string) { return this.inTurn(() => this.store.entity(name)); }
   entitiesNamedIn(text: string) { return this.inTurn(() => this.reads.entitiesNamedIn(text)); }
-  entityMemories(entityId: string, limit: number, budgetBytes: number) { return this.inTurn(() => this.store.entityMemories(entityId, limit, budgetBytes)); }
+  entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded?: boolean) {
+    return this.inTurn(() => this.store.entityMemories(entityId, limit, budgetBytes, includeSuperseded));
+  }
   stats() { return this.inTurn(() => this.store.stats()); }
   entities(query: Parameters<ReadStore['entities']>[0]) { return this.inTurn(() => this.store.entities(query)); }
   episode(id: string) { return this.inTurn(() => this.store.episode(id)); }

@@ -18,6 +18,7 @@ import { embeddingInput } from './embedding/embedder.js';
 import { withinBudget, type Budgeted } from './response-budget.js';
 import { warmUp } from './warm-up.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
+import { recallTime, type RecallTimeInput } from '../shared/event-time.js';
 import { checkSnapshotById, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';
 
 const { config, namespaceId, lane, closeChannel } = workerData as PoolWorkerData;
@@ -65,6 +66,7 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
 async function recallHits(
   query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
   cached: Float32Array | undefined, timings: StageTimings, after: string | undefined, notes: TaskNotes,
+  timeInput: RecallTimeInput,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
@@ -73,16 +75,19 @@ async function recallHits(
     timings.embed = performance.now() - started;
   }
   const onServed = (side: ReadSide, note?: ServedNote) => Object.assign(notes, note, { readSide: side });
-  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed };
-  const hits = await engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
+  const now = Date.now();
+  const time = recallTime(timeInput, now);
+  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed, time };
+  const hits = await engine.recallWithin(request, config.maxResponseBytes, now, timings);
   return embedded ? { ...hits, embedded } : hits;
 }
 
-async function inspect(entityName: string, limit: number): Promise<PoolResults['inspect']> {
+async function inspect(entityName: string, limit: number, includeSuperseded: boolean): Promise<PoolResults['inspect']> {
   const entity = await store.entity(entityName);
   if (!entity) throw fail.entityNotFound(entityName);
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
-  const { kept, truncated } = withinBudget(await store.entityMemories(entity.id, limit, config.maxResponseBytes), (row) => row.content, config.maxResponseBytes);
+  const rows = await store.entityMemories(entity.id, limit, config.maxResponseBytes, includeSuperseded);
+  const { kept, truncated } = withinBudget(rows, (row) => row.content, config.maxResponseBytes);
   for (const row of kept) {
     const memory = toMemory(row, null);
     if (row.memory_type !== 'episodic') result[row.memory_type].push({ ...memory, extraction_tier: row.extraction_tier });
@@ -133,7 +138,7 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
 const handlers: PoolHandlers = {
   async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings, task.after, notes);
+    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -144,7 +149,7 @@ const handlers: PoolHandlers = {
   },
   async recallGrouped(task, timings, notes) {
     const { query, limit, order, max_groups, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings, task.after, notes);
+    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings, task.after, notes, task.input);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
@@ -156,7 +161,7 @@ const handlers: PoolHandlers = {
       embedded,
     };
   },
-  inspect: (task) => inspect(task.input.entity, task.input.limit),
+  inspect: (task) => inspect(task.input.entity, task.input.limit, task.input.include_superseded ?? false),
   stats: () => store.stats(),
   embedPending: (task) => embedPending(task.limit),
   embeddingBacklog: async () => ({ count: await store.unembeddedCount() }),

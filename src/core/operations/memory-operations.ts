@@ -17,6 +17,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { QueryEmbeddingCache } from '../query-embedding-cache.js';
 import { CommitTrail } from '../commit-trail.js';
 import { furthestWalPosition, READ_PRIMARY } from '../../shared/wal-position.js';
+import { optionalTime, recallTime } from '../../shared/event-time.js';
 import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer, type OperationHandlers, type RequestContext } from './contract.js';
 
 export class MemoryOperations implements OperationHandlers {
@@ -88,10 +89,13 @@ export class MemoryOperations implements OperationHandlers {
 
   remember(input: Input<'remember'>): Promise<ValueAnswer<Output<'remember'>>> {
     return this.written((trail) =>
-      this.stored(this.writer.send({ type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence }, trail)));
+      this.stored(this.writer.send({
+        type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence, validFrom: optionalTime('valid_from', input.valid_from),
+      }, trail)));
   }
 
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
+    recallTime(input, Date.now()); // a date the calendar lacks is refused here, before the pool
     const queryVector = this.queryCache.get(input.query);
     const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector, after: this.readAfter(request) });
     if (embedded) this.queryCache.set(input.query, embedded);
@@ -100,6 +104,7 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recallGrouped'>>> {
+    recallTime(input, Date.now()); // refused here (400), not reported as a failed pipeline
     try {
       const queryVector = this.queryCache.get(input.query);
       const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector, after: this.readAfter(request) });
@@ -117,12 +122,15 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   startEpisode(input: Input<'startEpisode'>): Promise<ValueAnswer<Output<'startEpisode'>>> {
-    return this.written((trail) => this.writer.send({ type: 'startEpisode', participants: input.participants }, trail));
+    const startedAt = optionalTime('started_at', input.started_at);
+    return this.written((trail) => this.writer.send({ type: 'startEpisode', participants: input.participants, startedAt }, trail));
   }
 
   addMessage(input: Input<'addMessage'>): Promise<ValueAnswer<Output<'addMessage'>>> {
     return this.written((trail) =>
-      this.stored(this.writer.send({ type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content }, trail)));
+      this.stored(this.writer.send({
+        type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content, occurredAt: optionalTime('occurred_at', input.occurred_at),
+      }, trail)));
   }
 
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */

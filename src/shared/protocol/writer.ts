@@ -22,9 +22,10 @@ export interface ExtractedMemory {
 /** Writes, handled by the single writer thread. Each maps to its result in WriterResults. */
 export type WriterCommand =
   | { type: 'ensureEntity'; name: string; kind: EntityKind }
-  | { type: 'remember'; entity: string; fact: string; confidence: number }
-  | { type: 'startEpisode'; participants: string[] }
-  | { type: 'addMessage'; episodeId: string; role: string; content: string }
+  // Event times (ms; docs/time.md): absent means now.
+  | { type: 'remember'; entity: string; fact: string; confidence: number; validFrom?: number }
+  | { type: 'startEpisode'; participants: string[]; startedAt?: number }
+  | { type: 'addMessage'; episodeId: string; role: string; content: string; occurredAt?: number }
   | {
       type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[];
       /** Ids of the turns extraction read: if any is gone by now (deleted), nothing is stored. */

@@ -35,7 +35,7 @@ export interface PostgresReadOptions {
   watch?: PrimaryWatch | null;
 }
 
-const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier';
+const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier, m.occurred_at, m.valid_until, m.superseded_by';
 
 export class PostgresReadPort implements ReadPort {
   private readonly vectors: PostgresVectors;
@@ -83,12 +83,14 @@ export class PostgresReadPort implements ReadPort {
   entitiesNamedIn(text: string) { return entitiesNamedIn(this.sql, this.namespaceId, text); }
 
   /** Rows while the content before them fits the budget (raw bytes never exceed their JSON), cut exactly by the caller. */
-  async entityMemories(entityId: string, limit: number, budgetBytes: number): Promise<Iterable<MemoryRow>> {
-    return this.sql<MemoryRow[]>`SELECT rowid, id, content, memory_type, confidence, stability, last_access_at, created_at, episode_id, seq, role, entity_id, extraction_tier
+  async entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded = false): Promise<Iterable<MemoryRow>> {
+    return this.sql<MemoryRow[]>`SELECT rowid, id, content, memory_type, confidence, stability, last_access_at, created_at, episode_id, seq, role, entity_id, extraction_tier,
+        occurred_at, valid_until, superseded_by
       FROM (SELECT ${this.sql.unsafe(MEMORY_COLUMNS)}, sum(octet_length(m.content)) OVER (ORDER BY m.created_at DESC, m.rowid DESC) - octet_length(m.content) AS before
         FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ${entityId} AND relation IN ('owner', 'participant'))
-          AND m.archived = 0 ORDER BY m.created_at DESC, m.rowid DESC LIMIT ${limit}) r
+          AND m.archived = 0 ${includeSuperseded ? this.sql`` : this.sql`AND m.superseded_by IS NULL`}
+        ORDER BY m.created_at DESC, m.rowid DESC LIMIT ${limit}) r
       WHERE r.before <= ${budgetBytes} ORDER BY created_at DESC, rowid DESC`;
   }
 

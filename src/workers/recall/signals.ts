@@ -3,11 +3,16 @@
 import type { Db } from '../../shared/db.js';
 import type { MemoryType } from '../../shared/schemas.js';
 import type { MemoryRow } from '../read-store.js';
+import type { TimeFilter } from '../../shared/event-time.js';
 
 export interface CandidateFilter {
   entityId: string | null;
   types: MemoryType[] | null;
+  /** Which memories are valid when (docs/time.md); absent: those valid now. */
+  time?: TimeFilter;
 }
+
+export type { TimeFilter };
 
 export interface RecallContext {
   query: string;
@@ -38,9 +43,15 @@ export interface RetrievalSignal {
   retrieve(ctx: RecallContext): Proposal[];
 }
 
-/** The SQL that every candidate query shares: namespace, active only, types and entity filters. */
+/** Valid at @valid_at (unless @all_versions), occurred by @as_of and within [@since, @until] (docs/time.md). */
+export const TIME_FILTER_SQL = `(@all_versions OR m.valid_until IS NULL OR m.valid_until > @valid_at)
+  AND (@as_of IS NULL OR m.occurred_at <= @as_of)
+  AND (@since IS NULL OR m.occurred_at >= @since)
+  AND (@until IS NULL OR m.occurred_at <= @until)`;
+/** The SQL that every candidate query shares: namespace, active only, types, entity and time filters. */
 export const FILTER_SQL = `m.namespace_id = @ns AND m.archived = 0
   AND (@types IS NULL OR m.memory_type IN (SELECT value FROM json_each(@types)))
+  AND ${TIME_FILTER_SQL}
   AND (@entity IS NULL OR EXISTS (SELECT 1 FROM memory_entities fe
         WHERE fe.memory_rowid = m.rowid AND fe.entity_id = @entity AND fe.relation IN ('owner', 'participant')))`;
 // (EXISTS, a key lookup per row: an IN list would be built from all of the entity's links,
@@ -60,7 +71,17 @@ export function entitySize(db: Db): (entityId: string) => number {
 }
 
 export function filterParams(namespaceId: number, filter: CandidateFilter) {
-  return { ns: namespaceId, types: filter.types ? JSON.stringify(filter.types) : null, entity: filter.entityId };
+  const time = filter.time ?? validNow();
+  return {
+    ns: namespaceId, types: filter.types ? JSON.stringify(filter.types) : null, entity: filter.entityId,
+    valid_at: time.validAt, as_of: time.asOf ? time.validAt : null, all_versions: time.allVersions ? 1 : 0,
+    since: time.since, until: time.until,
+  };
+}
+
+/** The default view: what is valid now, whenever it occurred. */
+export function validNow(now = Date.now()): TimeFilter {
+  return { validAt: now, asOf: false, allVersions: false, since: null, until: null };
 }
 
 /** The columns ranking reads of every candidate (no content: that is read for the returned few). */

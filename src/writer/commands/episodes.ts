@@ -12,7 +12,8 @@ import { storeOwned } from './remember.js';
 
 export function* startEpisode(cmd: CommandOf<'startEpisode'>, ctx: RuleContext): Step<WriterResults['startEpisode']> {
   const id = randomUUID();
-  yield* ctx.rows.insertEpisode(id, ctx.now());
+  const now = ctx.now();
+  yield* ctx.rows.insertEpisode(id, now, cmd.startedAt ?? now);
   for (const [position, name] of cmd.participants.entries()) {
     yield* ctx.rows.insertParticipant(id, (yield* entity(ctx, name)).id, position);
   }
@@ -30,7 +31,7 @@ export function* addMessage(cmd: CommandOf<'addMessage'>, ctx: RuleContext): Ste
   const context = seq > 0 ? (yield* ctx.rows.turnContent(cmd.episodeId, seq - 1)) ?? '' : '';
   yield* insertMemory(ctx, {
     type: 'episodic', content: cmd.content, confidence: 1, tier: 1, ownerId: null,
-    episodeId: cmd.episodeId, seq, role: cmd.role, context,
+    episodeId: cmd.episodeId, seq, role: cmd.role, context, occurredAt: cmd.occurredAt ?? now,
     links: participants.map((entityId) => ({ entityId, relation: 'participant' as const })),
   });
   yield* ctx.rows.touchEpisode(cmd.episodeId, now);
@@ -49,11 +50,12 @@ export function* endEpisode(cmd: CommandOf<'endEpisode'>, ctx: RuleContext): Ste
   // The same when a delete in progress is about to remove one of them.
   if (yield* ctx.deletes.anySourceHeld(ctx.rows, cmd.sourceIds)) return { memories_created: 0 };
   let created = 0;
-  for (const memory of cmd.memories) if (yield* storeExtracted(ctx, cmd.episodeId, memory)) created++;
+  // What the conversation taught became true when it took place, not when extraction ran.
+  for (const memory of cmd.memories) if (yield* storeExtracted(ctx, cmd.episodeId, memory, episode.started_at)) created++;
   return { memories_created: created };
 }
 
-function* storeExtracted(ctx: RuleContext, episodeId: string, memory: ExtractedMemory): Step<boolean> {
+function* storeExtracted(ctx: RuleContext, episodeId: string, memory: ExtractedMemory, occurredAt: number): Step<boolean> {
   const [ownerName, ...mentioned] = memory.entities;
   if (ownerName === undefined) return false;
   const owner = yield* entity(ctx, ownerName);
@@ -63,6 +65,6 @@ function* storeExtracted(ctx: RuleContext, episodeId: string, memory: ExtractedM
   }
   return (yield* storeOwned(ctx, owner.id, {
     type: memory.memory_type, content: memory.content, confidence: memory.confidence,
-    tier: memory.extraction_tier, ownerId: owner.id, episodeId, seq: null, role: null, links,
+    tier: memory.extraction_tier, ownerId: owner.id, episodeId, seq: null, role: null, links, occurredAt,
   })).created;
 }

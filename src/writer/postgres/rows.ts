@@ -10,7 +10,8 @@ import { blobOf, vectorFromBlob } from '../../shared/meta.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import { CHUNK_BUDGET_MS } from '../commands/deletes.js';
-import type { DecayUpdate, EpisodeState, Generation, Hold, MemoryInsert, MemoryRow, Removed, ReviewState, Step, WriteRows } from '../commands/rows.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
+import { storedFactAttribute } from '../../shared/fact-attributes.js';
 import type { Tx } from './connect.js';
 import type { PgRowState } from './row-state.js';
 
@@ -58,9 +59,11 @@ export class PgRows implements WriteRows {
 
   /** md5(content_key) is what memories_by_entity indexes (migration 3); the text comparison decides. */
   *ownedDuplicate(ownerId: string, key: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined> {
-    const [row] = yield* query(this.tx<MemoryRow[]>`SELECT rowid, id, memory_type, content, confidence, stability, extraction_tier
+    // A current one first: the same words superseded earlier are history (remember.ts).
+    const [row] = yield* query(this.tx<MemoryRow[]>`SELECT rowid, id, memory_type, content, confidence, stability, extraction_tier,
+        occurred_at, valid_until, superseded_by
       FROM memories WHERE entity_id = ${ownerId} AND md5(content_key) = md5(${key}) AND content_key = ${key} AND memory_type = ${type}
-        AND archived = 0 AND rowid > ${aboveRowid} LIMIT 1`);
+        AND archived = 0 AND rowid > ${aboveRowid} ORDER BY valid_until IS NOT NULL, rowid DESC LIMIT 1`);
     return row;
   }
 
@@ -72,10 +75,12 @@ export class PgRows implements WriteRows {
   *insertMemory(m: MemoryInsert): Step<number> {
     const [inserted] = yield* query(this.tx<{ rowid: number }[]>`WITH m AS (INSERT INTO memories
         (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
-         last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context)
+         last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context,
+         occurred_at, valid_until, superseded_by, fact_attribute)
       VALUES (${m.id}, ${this.ns}, ${m.type}, ${m.content}, ${m.contentKey},
         ${m.confidence}, ${m.stability}, ${m.difficulty}, ${m.at}, ${m.at}, ${m.tier},
-        ${m.ownerId}, ${m.episodeId}, ${m.seq}, ${m.role}, ${m.context})
+        ${m.ownerId}, ${m.episodeId}, ${m.seq}, ${m.role}, ${m.context},
+        ${m.occurredAt}, ${m.validUntil}, ${m.supersededBy}, ${m.factAttribute})
       ON CONFLICT (id) DO NOTHING RETURNING rowid),
       links AS (INSERT INTO memory_entities (memory_rowid, entity_id, relation)
         SELECT m.rowid, l.entity_id, l.relation FROM m,
@@ -83,6 +88,15 @@ export class PgRows implements WriteRows {
         ON CONFLICT DO NOTHING)
       SELECT rowid FROM m`);
     return inserted!.rowid;
+  }
+
+  *factsSetting(ownerId: string, attribute: string): Step<TimelineFact[]> {
+    return yield* query(this.tx<TimelineFact[]>`SELECT rowid, id, content, occurred_at, valid_until FROM memories
+      WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND memory_type = 'semantic' AND archived = 0 ORDER BY rowid`);
+  }
+
+  *supersede(rowid: number, at: number, by: string): Step<void> {
+    yield* query(this.tx`UPDATE memories SET valid_until = ${at}, superseded_by = ${by} WHERE rowid = ${rowid}`);
   }
 
   *turnContent(episodeId: string, seq: number): Step<string | undefined> {
@@ -165,8 +179,8 @@ export class PgRows implements WriteRows {
       WHERE memories.episode_id = n.episode_id AND memories.seq = n.seq AND memories.memory_type = 'episodic' AND memories.context != ''`);
   }
 
-  *insertEpisode(id: string, at: number): Step<void> {
-    yield* query(this.tx`INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (${id}, ${this.ns}, ${at}, ${at})
+  *insertEpisode(id: string, at: number, startedAt: number): Step<void> {
+    yield* query(this.tx`INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (${id}, ${this.ns}, ${startedAt}, ${at})
       ON CONFLICT (id) DO NOTHING`);
   }
 
@@ -176,7 +190,7 @@ export class PgRows implements WriteRows {
   }
 
   *episode(id: string): Step<EpisodeState | undefined> {
-    const [row] = yield* query(this.tx<EpisodeState[]>`SELECT last_activity_at, ended_at, message_count FROM episodes
+    const [row] = yield* query(this.tx<EpisodeState[]>`SELECT started_at, last_activity_at, ended_at, message_count FROM episodes
       WHERE id = ${id} AND namespace_id = ${this.ns}`);
     return row;
   }
@@ -329,6 +343,9 @@ export class PgRows implements WriteRows {
       entity_id: row.entity_id == null ? null : yield* entity(String(row.entity_id)),
     };
     if (!('context' in row)) values.context = yield* this.previousTurn(row, episodeId);
+    // A snapshot taken before event time (migration 5): it occurred when stored; its attribute by the writer's rule.
+    if (!('occurred_at' in row)) values.occurred_at = row.created_at;
+    if (!('fact_attribute' in row)) values.fact_attribute = storedFactAttribute(row);
     const columns = (yield* this.columns()).filter((c) => c in values);
     const [inserted] = yield* query(tx<{ rowid: number }[]>`INSERT INTO memories ${tx(values as Record<string, never>, columns)}
       ON CONFLICT (id) DO NOTHING RETURNING rowid`);

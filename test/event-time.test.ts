@@ -1,0 +1,207 @@
+// Event time and supersession (issue 26, docs/time.md), over HTTP on either backend
+// (scripts/test-postgres.mjs runs it on PostgreSQL): valid_from / started_at / occurred_at,
+// a Berlin → Madrid → Lisbon chain sent in order and in reverse, as_of between each pair,
+// include_superseded, compatible facts untouched, equal times still reported as contradictions,
+// since/until, bad times refused with nothing stored, and every field kept across a restart and
+// an entity delete + restore.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
+import { backendEnv, onPostgres } from './support/test-backend.js';
+
+let storage: Record<string, string>;
+let t: TestService;
+
+before(async () => {
+  // Named storage, so the service can be stopped and started again on the same rows.
+  storage = onPostgres ? await backendEnv() : { SERVICE_PATH: join(tempDir(), 'memory.db') };
+  t = await startTestService(storage);
+});
+after(() => t.close());
+
+const T2021 = '2021-03-01T09:00:00+01:00';
+const T2022 = '2022-03-01T09:00:00Z';
+const T2023 = '2023-03-01T09:00:00-05:00';
+const iso = (text: string) => new Date(text).toISOString().replace('Z', '+00:00');
+
+async function remember(entity: string, fact: string, validFrom?: string) {
+  const r = await post(t.base, '/v1/remember', validFrom ? { entity, fact, valid_from: validFrom } : { entity, fact });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body;
+}
+
+async function recall(body: Record<string, unknown>) {
+  const r = await post(t.base, '/v1/recall', { limit: 20, ...body });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body as { memories: any[]; contradictions: any[] };
+}
+
+const contents = (answer: { memories: { content: string }[] }) => answer.memories.map((m) => m.content).sort();
+
+/** Checks the three-city chain of `who` (facts "<who> lives in <city>") wherever it was stored from. */
+async function assertChain(who: string) {
+  const query = `where does ${who} live`;
+  const now = await recall({ query, entity: who });
+  assert.deepEqual(contents(now), [`${who} lives in Lisbon`]);
+  assert.deepEqual(now.contradictions, []);
+  assert.equal(now.memories[0].valid_until, null);
+  assert.equal(now.memories[0].superseded_by, null);
+  assert.equal(now.memories[0].occurred_at, iso(T2023));
+
+  for (const [asOf, city] of [['2021-12-31T00:00:00Z', 'Berlin'], ['2022-12-31T00:00:00Z', 'Madrid'], ['2024-01-01T00:00:00Z', 'Lisbon']]) {
+    assert.deepEqual(contents(await recall({ query, entity: who, as_of: asOf })), [`${who} lives in ${city}`], `as_of ${asOf}`);
+  }
+  // Before anything was true, nothing was.
+  assert.deepEqual(contents(await recall({ query, entity: who, as_of: '2020-01-01T00:00:00Z' })), []);
+
+  const all = await recall({ query, entity: who, include_superseded: true });
+  const byCity = new Map(all.memories.map((m) => [m.content.split(' ').pop(), m]));
+  assert.deepEqual([...byCity.keys()].sort(), ['Berlin', 'Lisbon', 'Madrid']);
+  const [berlin, madrid, lisbon] = ['Berlin', 'Madrid', 'Lisbon'].map((c) => byCity.get(c));
+  assert.equal(berlin.superseded_by, madrid.id);
+  assert.equal(berlin.valid_until, iso(T2022));
+  assert.equal(madrid.superseded_by, lisbon.id);
+  assert.equal(madrid.valid_until, iso(T2023));
+  assert.equal(lisbon.superseded_by, null);
+  // They never held at the same time: no contradiction among them.
+  assert.deepEqual(all.contradictions, []);
+
+  // inspect leaves superseded facts out unless asked.
+  const inspected = (await post(t.base, '/v1/inspect', { entity: who })).body;
+  assert.deepEqual(inspected.semantic.map((m: any) => m.content), [`${who} lives in Lisbon`]);
+  const everything = (await post(t.base, '/v1/inspect', { entity: who, include_superseded: true })).body;
+  assert.equal(everything.semantic.length, 3);
+}
+
+describe('supersession', () => {
+  test('Berlin → Madrid → Lisbon sent in order: each later fact supersedes the one before', async () => {
+    const berlin = await remember('tl-ana', 'tl-ana lives in Berlin', T2021);
+    assert.equal(berlin.occurred_at, iso(T2021));
+    assert.equal(berlin.valid_until, null);
+    await remember('tl-ana', 'tl-ana lives in Madrid', T2022);
+    await remember('tl-ana', 'tl-ana lives in Lisbon', T2023);
+    await assertChain('tl-ana');
+  });
+
+  test('sent in reverse: each older fact arrives already superseded', async () => {
+    await remember('tl-bo', 'tl-bo lives in Lisbon', T2023);
+    const madrid = await remember('tl-bo', 'tl-bo lives in Madrid', T2022);
+    assert.equal(madrid.valid_until, iso(T2023), 'the answer says it arrived superseded');
+    assert.notEqual(madrid.superseded_by, null);
+    await remember('tl-bo', 'tl-bo lives in Berlin', T2021);
+    await assertChain('tl-bo');
+  });
+
+  test('a middle value arriving last is put between the two around it', async () => {
+    await remember('tl-mid', 'tl-mid lives in Berlin', T2021);
+    await remember('tl-mid', 'tl-mid lives in Lisbon', T2023);
+    await remember('tl-mid', 'tl-mid lives in Madrid', T2022);
+    await assertChain('tl-mid');
+  });
+
+  test('compatible facts never supersede each other', async () => {
+    await remember('tl-cy', 'tl-cy likes tea', T2021);
+    await remember('tl-cy', 'tl-cy likes coffee', T2022);
+    await remember('tl-cy', 'tl-cy lives in Porto', T2022);
+    await remember('tl-dy', 'tl-dy lives in Rome', T2023); // another owner's value is no later value of tl-cy's
+    const r = await recall({ query: 'tl-cy likes tea coffee lives', entity: 'tl-cy' });
+    assert.deepEqual(contents(r), ['tl-cy likes coffee', 'tl-cy likes tea', 'tl-cy lives in Porto']);
+    assert.ok(r.memories.every((m) => m.valid_until === null && m.superseded_by === null));
+  });
+
+  test('facts from the same moment stay side by side and are reported as a contradiction', async () => {
+    const a = await remember('tl-eq', 'tl-eq works at Acme', T2022);
+    const b = await remember('tl-eq', 'tl-eq works at Globex', T2022);
+    const r = await recall({ query: 'where does tl-eq work', entity: 'tl-eq' });
+    assert.deepEqual(contents(r), ['tl-eq works at Acme', 'tl-eq works at Globex']);
+    assert.equal(r.contradictions.length, 1);
+    assert.deepEqual([...r.contradictions[0].memory_ids].sort(), [a.id, b.id].sort());
+  });
+
+  test('without valid_from the later arrival supersedes; the same words again later bring the value back', async () => {
+    await remember('tl-now', 'tl-now lives in Berlin');
+    await remember('tl-now', 'tl-now lives in Madrid');
+    assert.deepEqual(contents(await recall({ query: 'tl-now lives', entity: 'tl-now' })), ['tl-now lives in Madrid']);
+    await remember('tl-now', 'tl-now lives in Berlin');
+    assert.deepEqual(contents(await recall({ query: 'tl-now lives', entity: 'tl-now' })), ['tl-now lives in Berlin']);
+    const all = await recall({ query: 'tl-now lives', entity: 'tl-now', include_superseded: true });
+    assert.equal(all.memories.length, 3);
+  });
+});
+
+describe('episodes in time', () => {
+  test('started_at and occurred_at are kept; the turn carries its role and episode; session_time is started_at', async () => {
+    const started = await post(t.base, '/v1/episodes/start', { participants: ['tl-eve'], started_at: '2023-05-08T13:56:00+02:00' });
+    assert.equal(started.status, 200, JSON.stringify(started.body));
+    const id = started.body.episode_id;
+    // Said in 2023, arriving now: the episode must not count as expired.
+    for (const [i, text] of ['I adopted a greyhound called Zephyr', 'Zephyr sounds lovely'].entries()) {
+      const r = await post(t.base, `/v1/episodes/${id}/message`, {
+        role: i === 0 ? 'user' : 'assistant', content: text, occurred_at: `2023-05-08T14:0${i}:00+02:00`,
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+    }
+    const r = await recall({ query: 'greyhound Zephyr', types: ['episodic'] });
+    const turn = r.memories.find((m) => m.content.startsWith('I adopted'));
+    assert.equal(turn.occurred_at, '2023-05-08T12:00:00.000+00:00');
+    assert.equal(turn.role, 'user');
+    assert.equal(turn.episode_id, id);
+    assert.equal('valid_until' in turn, false, 'episodic memories have no validity');
+
+    const grouped = (await post(t.base, '/v1/recall_grouped', { query: 'greyhound Zephyr' })).body;
+    const group = grouped.groups.find((g: any) => g.session_id === id);
+    assert.equal(group.session_time, '2023-05-08T11:56:00.000+00:00');
+
+    // since / until filter on occurred_at.
+    assert.equal((await recall({ query: 'greyhound Zephyr', since: '2023-05-08T12:00:30Z' })).memories.some((m) => m.content.startsWith('I adopted')), false);
+    assert.ok((await recall({ query: 'greyhound Zephyr', until: '2023-05-08T12:00:30Z' })).memories.some((m) => m.content.startsWith('I adopted')));
+    assert.equal((await recall({ query: 'greyhound Zephyr', until: '2023-05-08T11:00:00Z' })).memories.length, 0);
+  });
+});
+
+describe('bad times', () => {
+  test('a time that is not ISO 8601 with an offset, or not in the calendar, is 400 naming the field; nothing is stored', async () => {
+    const before = (await get(t.base, '/v1/stats')).body;
+    const episode = (await post(t.base, '/v1/episodes/start', { participants: ['tl-bad'] })).body.episode_id;
+    const after0 = (await get(t.base, '/v1/stats')).body;
+    const cases: [string, Record<string, unknown>, string][] = [
+      ['/v1/remember', { entity: 'tl-bad', fact: 'x lives in y', valid_from: 'yesterday' }, 'valid_from'],
+      ['/v1/remember', { entity: 'tl-bad', fact: 'x lives in y', valid_from: '2023-05-08' }, 'valid_from'],
+      ['/v1/remember', { entity: 'tl-bad', fact: 'x lives in y', valid_from: '2023-02-30T10:00:00Z' }, 'valid_from'],
+      ['/v1/remember', { entity: 'tl-bad', fact: 'x lives in y', valid_from: '2023-05-08T10:00:00' }, 'valid_from'],
+      ['/v1/episodes/start', { participants: ['tl-bad2'], started_at: 'last week' }, 'started_at'],
+      [`/v1/episodes/${episode}/message`, { role: 'user', content: 'hi', occurred_at: '08/05/2023 10:00' }, 'occurred_at'],
+      ['/v1/recall', { query: 'x', as_of: 'now' }, 'as_of'],
+      ['/v1/recall', { query: 'x', as_of: '2023-13-01T00:00:00Z' }, 'as_of'],
+      ['/v1/recall_grouped', { query: 'x', since: '2023-04-31T00:00:00Z' }, 'since'],
+      ['/v1/recall', { query: 'x', until: 17 }, 'until'],
+    ];
+    for (const [path, body, field] of cases) {
+      const r = await post(t.base, path, body);
+      assert.ok(r.status === 400 || r.status === 422, `${path} ${JSON.stringify(body)} → ${r.status}`);
+      assert.ok(r.body.error.includes(field), `${r.body.error} names ${field}`);
+      assert.equal(typeof r.body.code, 'string');
+    }
+    assert.deepEqual((await get(t.base, '/v1/stats')).body, after0);
+    assert.equal(after0.episodic_memories, before.episodic_memories);
+  });
+});
+
+describe('kept', () => {
+  test('across a restart', async () => {
+    await t.close();
+    t = await startTestService(storage);
+    await assertChain('tl-ana');
+    await assertChain('tl-bo');
+  });
+
+  test('across an entity delete and its restore', async () => {
+    const deleted = await del(t.base, '/v1/entities/tl-mid');
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.deepEqual(contents(await recall({ query: 'where does tl-mid live', entity: 'tl-mid', include_superseded: true })), []);
+    const restored = await post(t.base, `/v1/snapshots/${deleted.body.snapshot.snapshot_id}/restore`);
+    assert.equal(restored.status, 200, JSON.stringify(restored.body));
+    await assertChain('tl-mid');
+  });
+});
