@@ -9,9 +9,15 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
 import { backendEnv, onPostgres } from './support/test-backend.js';
+import * as timeline from './support/timeline.js';
+import { contents, iso, T2021, T2022, T2023 } from './support/timeline.js';
 
 let storage: Record<string, string>;
 let t: TestService;
+
+const remember = (entity: string, fact: string, validFrom?: string) => timeline.remember(t.base, entity, fact, validFrom);
+const recall = (body: Record<string, unknown>) => timeline.recall(t.base, body);
+const assertChain = (who: string) => timeline.assertChain(t.base, who);
 
 before(async () => {
   // Named storage, so the service can be stopped and started again on the same rows.
@@ -19,60 +25,6 @@ before(async () => {
   t = await startTestService(storage);
 });
 after(() => t.close());
-
-const T2021 = '2021-03-01T09:00:00+01:00';
-const T2022 = '2022-03-01T09:00:00Z';
-const T2023 = '2023-03-01T09:00:00-05:00';
-const iso = (text: string) => new Date(text).toISOString().replace('Z', '+00:00');
-
-async function remember(entity: string, fact: string, validFrom?: string) {
-  const r = await post(t.base, '/v1/remember', validFrom ? { entity, fact, valid_from: validFrom } : { entity, fact });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body;
-}
-
-async function recall(body: Record<string, unknown>) {
-  const r = await post(t.base, '/v1/recall', { limit: 20, ...body });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body as { memories: any[]; contradictions: any[] };
-}
-
-const contents = (answer: { memories: { content: string }[] }) => answer.memories.map((m) => m.content).sort();
-
-/** Checks the three-city chain of `who` (facts "<who> lives in <city>") wherever it was stored from. */
-async function assertChain(who: string) {
-  const query = `where does ${who} live`;
-  const now = await recall({ query, entity: who });
-  assert.deepEqual(contents(now), [`${who} lives in Lisbon`]);
-  assert.deepEqual(now.contradictions, []);
-  assert.equal(now.memories[0].valid_until, null);
-  assert.equal(now.memories[0].superseded_by, null);
-  assert.equal(now.memories[0].occurred_at, iso(T2023));
-
-  for (const [asOf, city] of [['2021-12-31T00:00:00Z', 'Berlin'], ['2022-12-31T00:00:00Z', 'Madrid'], ['2024-01-01T00:00:00Z', 'Lisbon']]) {
-    assert.deepEqual(contents(await recall({ query, entity: who, as_of: asOf })), [`${who} lives in ${city}`], `as_of ${asOf}`);
-  }
-  // Before anything was true, nothing was.
-  assert.deepEqual(contents(await recall({ query, entity: who, as_of: '2020-01-01T00:00:00Z' })), []);
-
-  const all = await recall({ query, entity: who, include_superseded: true });
-  const byCity = new Map(all.memories.map((m) => [m.content.split(' ').pop(), m]));
-  assert.deepEqual([...byCity.keys()].sort(), ['Berlin', 'Lisbon', 'Madrid']);
-  const [berlin, madrid, lisbon] = ['Berlin', 'Madrid', 'Lisbon'].map((c) => byCity.get(c));
-  assert.equal(berlin.superseded_by, madrid.id);
-  assert.equal(berlin.valid_until, iso(T2022));
-  assert.equal(madrid.superseded_by, lisbon.id);
-  assert.equal(madrid.valid_until, iso(T2023));
-  assert.equal(lisbon.superseded_by, null);
-  // They never held at the same time: no contradiction among them.
-  assert.deepEqual(all.contradictions, []);
-
-  // inspect leaves superseded facts out unless asked.
-  const inspected = (await post(t.base, '/v1/inspect', { entity: who })).body;
-  assert.deepEqual(inspected.semantic.map((m: any) => m.content), [`${who} lives in Lisbon`]);
-  const everything = (await post(t.base, '/v1/inspect', { entity: who, include_superseded: true })).body;
-  assert.equal(everything.semantic.length, 3);
-}
 
 describe('supersession', () => {
   test('Berlin → Madrid → Lisbon sent in order: each later fact supersedes the one before', async () => {
