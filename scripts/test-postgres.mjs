@@ -11,7 +11,7 @@ import { postgresUnavailable, startPrimary, startReplica } from '../dist/test/su
 /** Backend-agnostic: each uses only the HTTP/MCP API, through startTestService. */
 const FILES = [
   'ai-tools', 'auth-rate-limit', 'client', 'concurrency', 'console-assets', 'console-metrics', 'embedding-retry',
-  'delete-during-end', 'endpoints', 'entity-list', 'episode-expiry', 'errors', 'event-time', 'http-edges', 'lanes', 'mcp', 'memory-position', 'metrics',
+  'delete-during-end', 'endpoints', 'entity-list', 'episode-expiry', 'errors', 'event-time', 'bulk-import', 'http-edges', 'lanes', 'mcp', 'memory-position', 'metrics',
   'nginx-proxy', 'openapi', 'python-client', 'query-cache',
 ];
 // Inside those files, tests of deletion and consolidation skip on PostgreSQL until they are wired

@@ -17,6 +17,10 @@ export const MAX_NAME_LENGTH = 512;
 export const MAX_CONTENT_LENGTH = 100_000;
 export const MAX_QUERY_LENGTH = 10_000;
 export const MAX_PARTICIPANTS = 100;
+/** remember/batch: facts per call (docs/time.md). */
+export const MAX_BATCH_FACTS = 1000;
+/** episodes/import: messages per call (each a row of the call's one transaction). */
+export const MAX_IMPORT_MESSAGES = 10_000;
 
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 export type EntityKind = (typeof ENTITY_KINDS)[number];
@@ -97,6 +101,29 @@ export const EpisodeMessageByBody = Type.Object({ episode_id: EpisodeId, ...Mess
 export const EndEpisodeBody = Type.Object({ outcome: OutcomeField });
 /** Compatibility form: `POST /v1/episodes/end` with the id in the body. */
 export const EndEpisodeByBody = Type.Object({ episode_id: EpisodeId, outcome: OutcomeField });
+
+export const ImportEpisodeBody = Type.Object({
+  participants: Type.Array(EntityName, { minItems: 1, maxItems: MAX_PARTICIPANTS }),
+  started_at: Type.Optional(EventTime('When the conversation took place (ISO 8601 with offset); default now')),
+  outcome: OutcomeField,
+  messages: Type.Array(Type.Object(MessageFields), { minItems: 1, maxItems: MAX_IMPORT_MESSAGES, description: `The conversation in order (1–${MAX_IMPORT_MESSAGES})` }),
+});
+
+/**
+ * remember/batch. Each item is checked as remember's body on its own (an invalid one is reported
+ * in its result, the others are stored), so here an item only has its fields' JSON types: a
+ * missing field, a value out of range or a time that is not one is the item's error, not the call's.
+ */
+export const RememberBatchBody = Type.Object({
+  facts: Type.Array(Type.Object({
+    entity: Type.Optional(Type.String({ description: "As remember's entity" })),
+    fact: Type.Optional(Type.String({ description: "As remember's fact" })),
+    confidence: Type.Optional(Type.Number({ description: "As remember's confidence (default 0.8)" })),
+    valid_from: Type.Optional(Type.String({ description: "As remember's valid_from (default now)" })),
+  }), {
+    minItems: 1, maxItems: MAX_BATCH_FACTS, description: `1–${MAX_BATCH_FACTS} facts, each as remember's body; each is stored or reported on its own`,
+  }),
+});
 
 export const InspectBody = Type.Object({
   entity: EntityName,
@@ -185,6 +212,25 @@ export const Group = Type.Object({
 
 export const RecallGroupedResponse = Type.Object({ groups: Type.Array(Group) });
 export const StartEpisodeResponse = Type.Object({ episode_id: Type.String({ format: 'uuid' }) });
+export const ImportEpisodeResponse = Type.Object({
+  episode_id: Type.String({ format: 'uuid' }),
+  memories_created: Type.Integer({ minimum: 0 }),
+  extraction_tier: Type.Union([Type.Literal(1), Type.Literal(2)], { description: 'As for end: 1 the offline rules, 2 the LLM endpoint' }),
+});
+export const BatchItemResult = Type.Object({
+  index: Type.Integer({ minimum: 0, description: 'Position of the item in facts' }),
+  memory: Type.Optional(StoredFact),
+  error: Type.Optional(Type.Object({
+    error: Type.String(),
+    code: Type.String(),
+    field: Type.String({ description: 'The field at fault, e.g. facts[3].valid_from' }),
+  })),
+});
+export const RememberBatchResponse = Type.Object({
+  results: Type.Array(BatchItemResult, { description: 'One per item, in order: memory when stored, error when refused' }),
+  stored: Type.Integer({ minimum: 0 }),
+  failed: Type.Integer({ minimum: 0 }),
+});
 export const StatusResponse = Type.Object({ status: Type.Literal('ok') });
 export const EndEpisodeResponse = Type.Object({
   memories_created: Type.Integer({ minimum: 0 }),
@@ -308,6 +354,8 @@ export type GroupRecord = Static<typeof Group>;
 export type RecallGroupedResult = Static<typeof RecallGroupedResponse>;
 export type StartEpisodeResult = Static<typeof StartEpisodeResponse>;
 export type EndEpisodeResult = Static<typeof EndEpisodeResponse>;
+export type ImportEpisodeResult = Static<typeof ImportEpisodeResponse>;
+export type RememberBatchResult = Static<typeof RememberBatchResponse>;
 export type DeletionSnapshotRecord = Static<typeof DeletionSnapshot>;
 export type ForgetResult = Static<typeof ForgetResponse>;
 export type InspectResult = Static<typeof InspectResponse>;

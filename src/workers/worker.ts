@@ -4,13 +4,13 @@ import { workerData } from 'node:worker_threads';
 import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, ServedNote, StageTimings, TaskNotes, TaskOf } from '../shared/protocol/pool.js';
-import type { InspectResult, MemoryType } from '../shared/schemas.js';
+import { FIRST_USE_KIND, type InspectResult, type MemoryType } from '../shared/schemas.js';
 import { openReadPort } from './open-read-port.js';
 import { closeWhenAsked } from '../shared/pool-close.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
-import { extractEpisode } from './extraction/episode.js';
+import { extractEpisode, extractTurns } from './extraction/episode.js';
 import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
 import { createEmbedder } from './embedding/index.js';
@@ -167,6 +167,11 @@ const handlers: PoolHandlers = {
   embeddingBacklog: async () => ({ count: await store.unembeddedCount() }),
   warmUp: async () => (await warmedUp) ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
   prepareEpisodeEnd: (task) => extractEpisode(store, llm, task.episodeId, task.outcome),
+  extractImport: async (task) => {
+    // Participants not stored yet are read as the entities their first use will create.
+    const participants = await Promise.all(task.participants.map(async (name) => (await store.entity(name)) ?? { id: '', name, kind: FIRST_USE_KIND }));
+    return extractTurns(llm, participants, task.turns, task.outcome);
+  },
   planConsolidation: (task) => consolidation.plan(task.now, embedder),
   vectorIndexStatus: () => store.vectorIndexStatus(),
   trainVectorIndex: () => store.trainVectorIndex(),

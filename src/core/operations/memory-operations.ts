@@ -18,6 +18,24 @@ import type { QueryEmbeddingCache } from '../query-embedding-cache.js';
 import { CommitTrail } from '../commit-trail.js';
 import { furthestWalPosition, READ_PRIMARY } from '../../shared/wal-position.js';
 import { optionalTime, recallTime } from '../../shared/event-time.js';
+import type { CommandOf } from '../../shared/protocol/writer.js';
+import { RememberBody } from '../../shared/schemas.js';
+import { compileValidator } from '../../shared/validation.js';
+import type { Parsed } from '../../shared/defaults.js';
+
+/** remember/batch checks each item as remember's body. */
+const BATCH_ITEM = compileValidator(RememberBody, 'item');
+
+/** A refused batch item's error, its field named from the batch (facts[3].valid_from). */
+function batchItemError(index: number, error: ServiceError): { error: string; code: string; field: string } {
+  const item = `facts[${index}]`;
+  const named = /^([A-Za-z_][\w.[\]]*): /.exec(error.message);
+  const missing = /missing required fields? '([^']+)'/.exec(error.message);
+  const inner = named ? named[1] : missing ? missing[1] : 'item';
+  const field = inner === 'item' ? item : `${item}.${inner}`;
+  const message = `${field}: ${named ? error.message.slice(named[0].length) : missing ? 'missing (required)' : error.message}`;
+  return { error: message, code: error.code, field };
+}
 import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer, type OperationHandlers, type RequestContext } from './contract.js';
 
 export class MemoryOperations implements OperationHandlers {
@@ -94,6 +112,30 @@ export class MemoryOperations implements OperationHandlers {
       }, trail)));
   }
 
+  /** Each fact checked on its own: the valid ones are stored in one writer command, the others reported by index and field. */
+  async rememberBatch(input: Input<'rememberBatch'>): Promise<ValueAnswer<Output<'rememberBatch'>>> {
+    const results: Output<'rememberBatch'>['results'] = [];
+    const facts: CommandOf<'rememberBatch'>['facts'] = [];
+    const slots: number[] = [];
+    input.facts.forEach((item, index) => {
+      try {
+        const fact = BATCH_ITEM.parse(item) as Parsed<typeof RememberBody>; // defaults applied
+        facts.push({ entity: fact.entity, fact: fact.fact, confidence: fact.confidence, validFrom: optionalTime('valid_from', fact.valid_from) });
+        slots.push(index);
+        results.push({ index });
+      } catch (error) {
+        results.push({ index, error: batchItemError(index, ServiceError.from(error)) });
+      }
+    });
+    return this.written(async (trail) => {
+      if (facts.length > 0) {
+        const stored = await this.stored(this.writer.send({ type: 'rememberBatch', facts }, trail));
+        stored.forEach((memory, k) => (results[slots[k]!]!.memory = memory));
+      }
+      return { results, stored: facts.length, failed: input.facts.length - facts.length };
+    });
+  }
+
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
     recallTime(input, Date.now()); // a date the calendar lacks is refused here, before the pool
     const queryVector = this.queryCache.get(input.query);
@@ -131,6 +173,23 @@ export class MemoryOperations implements OperationHandlers {
       this.stored(this.writer.send({
         type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content, occurredAt: optionalTime('occurred_at', input.occurred_at),
       }, trail)));
+  }
+
+  /** Extraction over the given turns in the pool, then one writer command stores it all (one transaction). */
+  async importEpisode(input: Input<'importEpisode'>): Promise<ValueAnswer<Output<'importEpisode'>>> {
+    const startedAt = optionalTime('started_at', input.started_at);
+    const messages = input.messages.map((m, i) => ({ role: m.role, content: m.content, occurredAt: optionalTime(`messages[${i}].occurred_at`, m.occurred_at) }));
+    const { memories, extractor, fallbackReason } = await this.pool.run({
+      op: 'extractImport', participants: input.participants, outcome: input.outcome, turns: messages.map(({ role, content }) => ({ role, content })),
+    });
+    this.onExtraction?.(extractor, fallbackReason);
+    const extraction_tier = extractor === 'llm' ? 2 : 1;
+    return this.written(async (trail) => ({
+      ...(await this.stored(this.writer.send({
+        type: 'importEpisode', participants: input.participants, startedAt, outcome: input.outcome, messages, memories,
+      }, trail))),
+      extraction_tier,
+    }));
   }
 
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */

@@ -1,7 +1,7 @@
 // Memories: storing a fact, recalling (flat or grouped by conversation), consolidating.
 import {
   ConsolidateResponse, EmptyBody, MAX_LIMIT, RecallBody, RecallGroupedBody, RecallGroupedResponse, RecallResponse,
-  RememberBody, StoredFact,
+  MAX_BATCH_FACTS, RememberBatchBody, RememberBatchResponse, RememberBody, StoredFact,
 } from '../schemas.js';
 import { defaultOf } from '../defaults.js';
 import { declareOperation, READS, WRITES } from './declare.js';
@@ -22,6 +22,24 @@ export const remember = declareOperation({
       `The entity is created (kind "user") if it does not exist yet. confidence (0–1, default ${defaultOf(RememberBody, 'confidence')}) ` +
       'says how sure you are. Storing the same fact again does not duplicate it; the higher confidence is kept. ' +
       'Returns the stored record: id, content, memory_type ("semantic"), confidence, stability, extraction_tier.',
+    annotations: { ...WRITES, idempotentHint: true },
+  },
+});
+
+export const rememberBatch = declareOperation({
+  name: 'rememberBatch',
+  input: RememberBatchBody,
+  output: RememberBatchResponse,
+  position: 'returned',
+  errors: ['STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
+  rest: [{ method: 'post', path: '/v1/remember/batch', summary: `Store up to ${MAX_BATCH_FACTS} facts in one call; each is stored or reported on its own` }],
+  mcp: {
+    name: 'remember_batch',
+    title: 'Remember many facts',
+    description:
+      `Store up to ${MAX_BATCH_FACTS} facts in one call: facts [{entity, fact, confidence?, valid_from?}], each as remember takes it. ` +
+      'Returns {results, stored, failed}: one result per fact in order, with the stored memory, or an error naming the field ' +
+      '(e.g. facts[3].valid_from) for a fact that was refused; the others are stored all the same.',
     annotations: { ...WRITES, idempotentHint: true },
   },
 });

@@ -73,6 +73,11 @@ export const POOL_TASKS = {
     { episodeId: string; outcome: Outcome | null },
     { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string; sourceIds: string[] }
   >('requested'),
+  /** episodes/import: extraction over turns not stored yet (participants by name; unknown ones as first use creates them). */
+  extractImport: task<
+    { participants: string[]; outcome: Outcome | null; turns: { role: string; content: string }[] },
+    { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string }
+  >('requested'),
   planConsolidation: task<{ now: number }, ConsolidationPlan>('requested'),
   /**
    * The entity's rows as [rowid, id] (null snapshot when it had none). SQLite: all in the fsynced

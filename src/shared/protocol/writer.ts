@@ -26,6 +26,12 @@ export type WriterCommand =
   | { type: 'remember'; entity: string; fact: string; confidence: number; validFrom?: number }
   | { type: 'startEpisode'; participants: string[]; startedAt?: number }
   | { type: 'addMessage'; episodeId: string; role: string; content: string; occurredAt?: number }
+  | { type: 'rememberBatch'; facts: { entity: string; fact: string; confidence: number; validFrom?: number }[] }
+  | {
+      /** A whole past conversation, ended, with what extraction (run in the pool on `messages`) produced. */
+      type: 'importEpisode'; participants: string[]; startedAt?: number; outcome: Outcome | null;
+      messages: { role: string; content: string; occurredAt?: number }[]; memories: ExtractedMemory[];
+    }
   | {
       type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[];
       /** Ids of the turns extraction read: if any is gone by now (deleted), nothing is stored. */
@@ -109,7 +115,9 @@ export interface Centroids {
 export interface WriterResults {
   ensureEntity: EntityRecord;
   remember: StoredFactRecord;
+  rememberBatch: StoredFactRecord[];
   startEpisode: StartEpisodeResult;
+  importEpisode: { episode_id: string; memories_created: number };
   addMessage: { status: 'ok' };
   /** The tier is added by the caller: the pool, not the writer, knows which extractor ran. */
   endEpisode: Omit<EndEpisodeResult, 'extraction_tier'>;

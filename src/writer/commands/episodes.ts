@@ -29,13 +29,22 @@ export function* addMessage(cmd: CommandOf<'addMessage'>, ctx: RuleContext): Ste
   const participants = yield* ctx.rows.participants(cmd.episodeId);
   const seq = episode.message_count;
   const context = seq > 0 ? (yield* ctx.rows.turnContent(cmd.episodeId, seq - 1)) ?? '' : '';
+  yield* appendTurn(ctx, cmd.episodeId, participants, { seq, role: cmd.role, content: cmd.content, context, occurredAt: cmd.occurredAt ?? now });
+  return { status: 'ok' };
+}
+
+/** Stores a turn as an episodic memory of the episode (linked to its participants) and counts it. */
+export function* appendTurn(
+  ctx: RuleContext, episodeId: string, participants: string[],
+  turn: { seq: number; role: string; content: string; context: string; occurredAt: number },
+): Step<void> {
   yield* insertMemory(ctx, {
-    type: 'episodic', content: cmd.content, confidence: 1, tier: 1, ownerId: null,
-    episodeId: cmd.episodeId, seq, role: cmd.role, context, occurredAt: cmd.occurredAt ?? now,
+    type: 'episodic', content: turn.content, confidence: 1, tier: 1, ownerId: null,
+    episodeId, seq: turn.seq, role: turn.role, context: turn.context, occurredAt: turn.occurredAt,
     links: participants.map((entityId) => ({ entityId, relation: 'participant' as const })),
   });
-  yield* ctx.rows.touchEpisode(cmd.episodeId, now);
-  return { status: 'ok' };
+  // Inactivity counts from arrival, not from when the turn was said (an imported 2023 turn is not stale).
+  yield* ctx.rows.touchEpisode(episodeId, ctx.now());
 }
 
 /** Ends an episode (expired ones too) and stores what extraction produced from it. */
@@ -55,7 +64,7 @@ export function* endEpisode(cmd: CommandOf<'endEpisode'>, ctx: RuleContext): Ste
   return { memories_created: created };
 }
 
-function* storeExtracted(ctx: RuleContext, episodeId: string, memory: ExtractedMemory, occurredAt: number): Step<boolean> {
+export function* storeExtracted(ctx: RuleContext, episodeId: string, memory: ExtractedMemory, occurredAt: number): Step<boolean> {
   const [ownerName, ...mentioned] = memory.entities;
   if (ownerName === undefined) return false;
   const owner = yield* entity(ctx, ownerName);

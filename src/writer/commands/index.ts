@@ -7,6 +7,7 @@ import { consolidate } from './consolidate.js';
 import { forgetBegin, forgetEnd, forgetRows } from './deletes.js';
 import { ensureEntity } from './entities.js';
 import { addMessage, endEpisode, startEpisode } from './episodes.js';
+import { importEpisode, rememberBatch } from './imports.js';
 import { reinforce } from './reinforce.js';
 import { remember } from './remember.js';
 import { attachVectors, installVectorGeneration, moveVectors, retireVectorGenerations } from './vectors.js';
@@ -16,7 +17,9 @@ export type Rule<K extends WriterCommandType> = (command: CommandOf<K>, ctx: Rul
 export const RULES: { [K in WriterCommandType]: Rule<K> } = {
   ensureEntity,
   remember,
+  rememberBatch,
   startEpisode,
+  importEpisode,
   addMessage,
   endEpisode,
   forgetBegin,
