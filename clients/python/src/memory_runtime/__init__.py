@@ -10,7 +10,7 @@ from .types import (
     Explanation, ForgetResponse, Group, GroupOrder, HealthResponse, InspectedEpisodicMemory, InspectedFact, InspectResponse,
     ListEntitiesResponse, ListSnapshotsResponse, Memory, MemoryType, Outcome, RecallGroupedResponse, RecallResponse,
     RestoreResponse, SignalContribution, SnapshotSummary, StartEpisodeResponse, StatsResponse, StatusResponse,
-    StoredFact,
+    StoredFact, ImportEpisodeResponse, RememberBatchResponse, BatchItemResult, BatchItemError,
 )
 
 __all__ = [
@@ -21,4 +21,5 @@ __all__ = [
     "InspectedEpisodicMemory", "InspectedFact", "InspectResponse", "ListEntitiesResponse", "ListSnapshotsResponse", "Memory",
     "MemoryType", "Outcome", "RecallGroupedResponse", "RecallResponse", "RestoreResponse", "SignalContribution",
     "SnapshotSummary", "StartEpisodeResponse", "StatsResponse", "StatusResponse", "StoredFact",
+    "ImportEpisodeResponse", "RememberBatchResponse", "BatchItemResult", "BatchItemError",
 ]
