@@ -82,6 +82,31 @@ describe('supersession', () => {
   });
 });
 
+describe('history', () => {
+  test('a memory\'s history: its attribute\'s chain in time order and its life events; an unknown id is 404', async () => {
+    const all = await recall({ query: 'where does tl-ana live', entity: 'tl-ana', include_superseded: true });
+    const madrid = all.memories.find((m) => m.content.endsWith('Madrid'));
+    const r = await get(t.base, `/v1/memories/${madrid.id}/history`);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.memory.id, madrid.id);
+    assert.deepEqual(r.body.chain.map((m: any) => m.content), ['tl-ana lives in Berlin', 'tl-ana lives in Madrid', 'tl-ana lives in Lisbon']);
+    assert.deepEqual(r.body.chain.map((m: any) => m.occurred_at), [iso(T2021), iso(T2022), iso(T2023)]);
+    // In time order: superseded as of 2023 (event time) comes before stored (now, when it arrived).
+    // (Then 'reinforced' once the recalls above are applied: reinforcement is written in the background.)
+    assert.deepEqual(r.body.events.map((e: any) => e.event).slice(0, 2), ['superseded', 'stored']);
+    assert.ok(r.body.events.slice(2).every((e: any) => e.event === 'reinforced' && e.count >= 1));
+    assert.ok(Date.parse(r.body.events[1].at) > Date.now() - 600_000);
+    const superseded = r.body.events.find((e: any) => e.event === 'superseded');
+    assert.equal(superseded.at, iso(T2023));
+    assert.equal(superseded.memory_id, madrid.superseded_by);
+    const compatible = (await recall({ query: 'tl-cy likes tea', entity: 'tl-cy' })).memories.find((m) => m.content === 'tl-cy likes tea');
+    assert.deepEqual((await get(t.base, `/v1/memories/${compatible.id}/history`)).body.chain.map((m: any) => m.id), [compatible.id]);
+    const unknown = await get(t.base, '/v1/memories/no-such-memory/history');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.code, 'NOT_FOUND');
+  });
+});
+
 describe('episodes in time', () => {
   test('started_at and occurred_at are kept; the turn carries its role and episode; session_time is started_at', async () => {
     const started = await post(t.base, '/v1/episodes/start', { participants: ['tl-eve'], started_at: '2023-05-08T13:56:00+02:00' });

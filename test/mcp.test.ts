@@ -106,7 +106,7 @@ describe('MCP over streamable HTTP', () => {
     // The order agents have always been shown: memories, episodes, entities, status.
     assert.deepEqual(tools.map((tool) => tool.name), [
       'remember', 'recall', 'recall_grouped', 'episode_start', 'episode_message', 'episode_end',
-      'forget', 'inspect', 'stats', 'consolidate', 'create_entity', 'remember_batch', 'episode_import',
+      'forget', 'inspect', 'stats', 'consolidate', 'create_entity', 'memory_history', 'remember_batch', 'episode_import',
     ]);
     assert.equal(byName.get('recall')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('forget')?.annotations?.destructiveHint, true);

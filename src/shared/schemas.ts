@@ -149,6 +149,10 @@ export const SnapshotParams = Type.Object({
   snapshot_id: Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'Snapshot id returned by DELETE /v1/entities/{name}' }),
 });
 
+export const MemoryParams = Type.Object({
+  memory_id: Type.String({ minLength: 1, maxLength: 128, description: 'A memory id, as answers give it' }),
+});
+
 // --------------------------------------------------------------- responses
 
 export const Entity = Type.Object({
@@ -237,6 +241,18 @@ export const EndEpisodeResponse = Type.Object({
   extraction_tier: Type.Union([Type.Literal(1), Type.Literal(2)], {
     description: 'Which extractor produced the memories: 1 the offline rules (no LLM endpoint answered), 2 the LLM endpoint',
   }),
+});
+
+export const MEMORY_EVENTS = ['stored', 'reinforced', 'promoted_from', 'decayed', 'archived', 'superseded'] as const;
+export const MemoryHistoryResponse = Type.Object({
+  memory: Memory,
+  chain: Type.Array(Memory, { description: 'Its values of the same attribute over time, oldest first, itself included (semantic facts; else itself)' }),
+  events: Type.Array(Type.Object({
+    event: Type.Enum([...MEMORY_EVENTS]),
+    at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When; null when not recorded' }),
+    memory_id: Type.Optional(Type.String({ description: 'promoted_from: the episodic memory; superseded: the fact that replaced it' })),
+    count: Type.Optional(Type.Integer({ description: 'reinforced: how many recalls returned it (at: the last)' })),
+  }), { description: 'Its life, in time order' }),
 });
 
 export const DeletionSnapshot = Type.Object({
@@ -355,6 +371,7 @@ export type RecallGroupedResult = Static<typeof RecallGroupedResponse>;
 export type StartEpisodeResult = Static<typeof StartEpisodeResponse>;
 export type EndEpisodeResult = Static<typeof EndEpisodeResponse>;
 export type ImportEpisodeResult = Static<typeof ImportEpisodeResponse>;
+export type MemoryHistoryResult = Static<typeof MemoryHistoryResponse>;
 export type RememberBatchResult = Static<typeof RememberBatchResponse>;
 export type DeletionSnapshotRecord = Static<typeof DeletionSnapshot>;
 export type ForgetResult = Static<typeof ForgetResponse>;

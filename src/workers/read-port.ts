@@ -10,7 +10,7 @@ import type { VectorMove } from '../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../shared/file-formats.js';
 import type { SnapshotSummary, StoredSnapshotChunk } from '../shared/snapshot-files.js';
 import type { Centroids } from './ivf/kmeans.js';
-import type { EpisodeRow, MemoryRow } from './read-store.js';
+import type { EpisodeRow, HistoryRows, MemoryRow } from './read-store.js';
 import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './recall/signals.js';
 
 /**
@@ -98,6 +98,8 @@ export interface ReadPort {
    */
   entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded?: boolean): Promise<Iterable<MemoryRow>>;
   stats(): Promise<StatsResult>;
+  /** A memory of this namespace with its attribute's chain and what was promoted into it. */
+  memoryHistory(id: string): Promise<HistoryRows | undefined>;
   entities(query: ValidatedListEntities): Promise<ListEntitiesResult>;
   episode(id: string): Promise<EpisodeRow | undefined>;
   episodeStarts(ids: string[]): Promise<Map<string, number>>;

@@ -29,6 +29,15 @@ export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type,
   m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier,
   m.occurred_at, m.valid_until, m.superseded_by`;
 
+/** A memory's history as storage holds it (workers/memory-history.ts makes the answer). */
+export interface HistoryRows {
+  row: MemoryRow & { access_count: number; decayed_at: number | null; archived: number };
+  /** The owner's facts of the same attribute (the row itself when it has none), by occurred_at. */
+  chain: MemoryRow[];
+  /** The episodic memories consolidation promoted into it. */
+  promotedFrom: { id: string; created_at: number }[];
+}
+
 export interface EpisodeRow {
   id: string;
   started_at: number;
@@ -72,6 +81,12 @@ export class ReadStore {
         ORDER BY e.name LIMIT @limit OFFSET @offset`),
       entityTotal: db.prepare<Record<string, unknown>, number>(
         'SELECT count(*) FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)').pluck(),
+      historyRow: db.prepare<[string, number], HistoryRows['row'] & { fact_attribute: string | null }>(`SELECT ${MEMORY_COLUMNS},
+        m.access_count, m.decayed_at, m.archived, m.fact_attribute FROM memories m WHERE m.id = ? AND m.namespace_id = ?`),
+      attributeChain: db.prepare<[string, string], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
+        WHERE m.entity_id = ? AND m.fact_attribute = ? AND m.memory_type = 'semantic' ORDER BY m.occurred_at, m.rowid`),
+      promotedFrom: db.prepare<[number], { id: string; created_at: number }>(
+        'SELECT id, created_at FROM memories WHERE promoted_into = ? ORDER BY created_at, rowid'),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
     };
@@ -130,6 +145,14 @@ export class ReadStore {
 
   unembeddedCount(): number {
     return this.s.unembeddedCount.get(this.namespaceId)!.count;
+  }
+
+  memoryHistory(id: string): HistoryRows | undefined {
+    const found = this.s.historyRow.get(id, this.namespaceId);
+    if (!found) return undefined;
+    const { fact_attribute: attribute, ...row } = found;
+    const chain = attribute !== null && row.entity_id !== null ? this.s.attributeChain.all(row.entity_id, attribute) : [row];
+    return { row, chain, promotedFrom: this.s.promotedFrom.all(row.rowid) };
   }
 
   participants(episodeId: string): EntityRecord[] {

@@ -11,6 +11,7 @@ import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
 import { extractEpisode, extractTurns } from './extraction/episode.js';
+import { memoryHistory } from './memory-history.js';
 import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
 import { createEmbedder } from './embedding/index.js';
@@ -163,6 +164,11 @@ const handlers: PoolHandlers = {
   },
   inspect: (task) => inspect(task.input.entity, task.input.limit, task.input.include_superseded ?? false),
   stats: () => store.stats(),
+  memoryHistory: async (task) => {
+    const rows = await store.memoryHistory(task.input.memory_id);
+    if (!rows) throw fail.memoryNotFound(task.input.memory_id);
+    return memoryHistory(rows);
+  },
   embedPending: (task) => embedPending(task.limit),
   embeddingBacklog: async () => ({ count: await store.unembeddedCount() }),
   warmUp: async () => (await warmedUp) ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },

@@ -71,6 +71,10 @@ class EveryEndpoint(unittest.TestCase):
         old = next(m for m in both["memories"] if m["id"] == berlin["id"])
         self.assertEqual(old["superseded_by"], madrid["id"])
         self.assertEqual(len(self.client.inspect(entity, include_superseded=True)["semantic"]), 2)
+        history = self.client.memory_history(berlin["id"])
+        assert_shape(self, history, types.MemoryHistoryResponse)
+        self.assertEqual([m["id"] for m in history["chain"]], [berlin["id"], madrid["id"]])
+        self.assertIn("superseded", [e["event"] for e in history["events"]])
 
     def test_bulk_import_and_batch(self) -> None:
         entity = unique("py-bulk")

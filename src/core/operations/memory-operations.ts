@@ -224,6 +224,11 @@ export class MemoryOperations implements OperationHandlers {
     return answerOf(await this.pool.run({ op: 'listEntities', input }));
   }
 
+  /** Read from the primary (PostgreSQL), as inspect: it always sees this node's writes. */
+  async memoryHistory(input: Input<'memoryHistory'>): Promise<ValueAnswer<Output<'memoryHistory'>>> {
+    return answerOf(await this.pool.run({ op: 'memoryHistory', input }));
+  }
+
   async inspect(input: Input<'inspect'>): Promise<SerialisedAnswer<Output<'inspect'>>> {
     const { answer, truncated } = await this.pool.run({ op: 'inspect', input });
     return serialisedAnswer(answer, truncated);

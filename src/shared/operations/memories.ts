@@ -1,7 +1,7 @@
 // Memories: storing a fact, recalling (flat or grouped by conversation), consolidating.
 import {
   ConsolidateResponse, EmptyBody, MAX_LIMIT, RecallBody, RecallGroupedBody, RecallGroupedResponse, RecallResponse,
-  MAX_BATCH_FACTS, RememberBatchBody, RememberBatchResponse, RememberBody, StoredFact,
+  MAX_BATCH_FACTS, MemoryHistoryResponse, MemoryParams, RememberBatchBody, RememberBatchResponse, RememberBody, StoredFact,
 } from '../schemas.js';
 import { defaultOf } from '../defaults.js';
 import { declareOperation, READS, WRITES } from './declare.js';
@@ -103,5 +103,25 @@ export const consolidate = declareOperation({
       'and archive memories that have faded below the threshold. Takes no arguments. Returns {promoted, decayed, ' +
       'archived}. Normally scheduled by operators; call it only when asked to.',
     annotations: { ...WRITES, destructiveHint: true },
+  },
+});
+
+export const memoryHistory = declareOperation({
+  name: 'memoryHistory',
+  input: MemoryParams,
+  output: MemoryHistoryResponse,
+  errors: ['NOT_FOUND'],
+  rest: [{
+    method: 'get', path: '/v1/memories/:memory_id/history', body: null, params: { memory_id: 'memory_id' },
+    summary: 'A memory with its supersession chain in time order and its life events',
+  }],
+  mcp: {
+    name: 'memory_history',
+    title: 'History of a memory',
+    description:
+      'How one memory came to be and what replaced it: memory_id (from a recall or inspect answer). Returns {memory, chain, events}: ' +
+      'chain lists the values the same attribute had over time, oldest first (e.g. each city someone lived in, with valid_until and ' +
+      'superseded_by), events its life (stored, reinforced, promoted_from, decayed, archived, superseded) with times.',
+    annotations: READS,
   },
 });

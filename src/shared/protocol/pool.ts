@@ -1,6 +1,7 @@
 // The pool protocol: the tasks the main thread hands to the Piscina pool of read-only workers.
 // Each task is declared once below (POOL_TASKS): its lane as a value the pool routes by, and what
 // it takes and answers as types. A task's fields, its result and its lane cannot drift apart.
+import type { MemoryHistoryResult } from '../schemas.js';
 import type { Config } from '../config.js';
 import type { WireError } from '../errors.js';
 import type { SnapshotHeaderT } from '../file-formats.js';
@@ -60,6 +61,7 @@ export const POOL_TASKS = {
   recallGrouped: task<RecallFields<ValidatedRecallGrouped>, RecallAnswer<RecallGroupedResult>>('interactive'),
   inspect: task<{ input: ValidatedInspect }, { answer: JsonBytes<InspectResult>; truncated: boolean }>('interactive'),
   stats: task<object, StatsResult>('interactive'),
+  memoryHistory: task<{ input: { memory_id: string } }, MemoryHistoryResult>('interactive'),
   listEntities: task<{ input: ValidatedListEntities }, ListEntitiesResult>('interactive'),
   // A count for /metrics: cheap, and a scrape must not wait behind a training run.
   embeddingBacklog: task<object, { count: number }>('interactive'),

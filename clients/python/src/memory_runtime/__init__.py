@@ -11,6 +11,7 @@ from .types import (
     ListEntitiesResponse, ListSnapshotsResponse, Memory, MemoryType, Outcome, RecallGroupedResponse, RecallResponse,
     RestoreResponse, SignalContribution, SnapshotSummary, StartEpisodeResponse, StatsResponse, StatusResponse,
     StoredFact, ImportEpisodeResponse, RememberBatchResponse, BatchItemResult, BatchItemError,
+    MemoryHistoryResponse, HistoryEvent,
 )
 
 __all__ = [
@@ -22,4 +23,5 @@ __all__ = [
     "MemoryType", "Outcome", "RecallGroupedResponse", "RecallResponse", "RestoreResponse", "SignalContribution",
     "SnapshotSummary", "StartEpisodeResponse", "StatsResponse", "StatusResponse", "StoredFact",
     "ImportEpisodeResponse", "RememberBatchResponse", "BatchItemResult", "BatchItemError",
+    "MemoryHistoryResponse", "HistoryEvent",
 ]

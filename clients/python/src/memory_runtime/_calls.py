@@ -29,6 +29,7 @@ ROUTES: Dict[str, Route] = {
     "inspect": Route("POST", "/v1/inspect"),
     "remember": Route("POST", "/v1/remember"),
     "remember_batch": Route("POST", "/v1/remember/batch"),
+    "memory_history": Route("GET", "/v1/memories/{memory_id}/history"),
     "recall": Route("POST", "/v1/recall", takes_position=True),
     "recall_grouped": Route("POST", "/v1/recall_grouped", takes_position=True),
     "consolidate": Route("POST", "/v1/consolidate"),
@@ -103,6 +104,10 @@ def create_entity(name: str, kind: Optional[str]) -> Call:
 
 def remember(entity: str, fact: str, confidence: Optional[float], valid_from: Optional[str] = None) -> Call:
     return make_call("remember", body=without_none(entity=entity, fact=fact, confidence=confidence, valid_from=valid_from))
+
+
+def memory_history(memory_id: str) -> Call:
+    return make_call("memory_history", {"memory_id": memory_id})
 
 
 def remember_batch(facts: Sequence[Dict[str, Any]]) -> Call:

@@ -22,7 +22,7 @@ from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
     InspectResponse, ListEntitiesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
-    ImportEpisodeResponse, RememberBatchResponse,
+    ImportEpisodeResponse, MemoryHistoryResponse, RememberBatchResponse,
 )
 
 
@@ -109,6 +109,10 @@ class AsyncMemoryClient:
     async def inspect(self, entity: str, limit: Optional[int] = None, include_superseded: bool = False) -> InspectResponse:
         """The entity's most recent memories by type (limit defaults to 50 on the server); superseded facts only when asked."""
         return await self._send(calls.inspect(entity, limit, include_superseded))
+
+    async def memory_history(self, memory_id: str) -> MemoryHistoryResponse:
+        """A memory with its supersession chain (oldest first) and its life events."""
+        return await self._send(calls.memory_history(memory_id))
 
     async def stats(self) -> StatsResponse:
         return await self._send(calls.stats())

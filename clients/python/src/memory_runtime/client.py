@@ -15,7 +15,7 @@ from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
     InspectResponse, ListEntitiesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
-    ImportEpisodeResponse, RememberBatchResponse,
+    ImportEpisodeResponse, MemoryHistoryResponse, RememberBatchResponse,
 )
 
 
@@ -116,6 +116,10 @@ class MemoryClient:
     def inspect(self, entity: str, limit: Optional[int] = None, include_superseded: bool = False) -> InspectResponse:
         """The entity's most recent memories by type (limit defaults to 50 on the server); superseded facts only when asked."""
         return self._send(calls.inspect(entity, limit, include_superseded))
+
+    def memory_history(self, memory_id: str) -> MemoryHistoryResponse:
+        """A memory with its supersession chain (oldest first) and its life events."""
+        return self._send(calls.memory_history(memory_id))
 
     def stats(self) -> StatsResponse:
         return self._send(calls.stats())

@@ -233,3 +233,25 @@ class RestoreResponse(TypedDict):
     entity: str
     restored_count: int
     already_present_count: int
+
+
+MemoryEvent = Literal["stored", "reinforced", "promoted_from", "decayed", "archived", "superseded"]
+
+
+class _HistoryEventFields(TypedDict):
+    event: MemoryEvent
+    at: Optional[str]
+
+
+class HistoryEvent(_HistoryEventFields, total=False):
+    #: promoted_from: the episodic memory; superseded: the fact that replaced it.
+    memory_id: str
+    #: reinforced: how many recalls returned it (``at``: the last).
+    count: int
+
+
+class MemoryHistoryResponse(TypedDict):
+    memory: Memory
+    #: The values of the same attribute over time, oldest first, itself included.
+    chain: List[Memory]
+    events: List[HistoryEvent]

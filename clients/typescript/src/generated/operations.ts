@@ -327,6 +327,27 @@ export type Memory = {
   episode_id?: string;
 };
 
+export type MemoryHistoryResponse = {
+  memory: Memory;
+  /** Its values of the same attribute over time, oldest first, itself included (semantic facts; else itself) */
+  chain: Memory[];
+  /** Its life, in time order */
+  events: {
+    event: "stored" | "reinforced" | "promoted_from" | "decayed" | "archived" | "superseded";
+    /** When; null when not recorded */
+    at: string | null;
+    /** promoted_from: the episodic memory; superseded: the fact that replaced it */
+    memory_id?: string;
+    /** reinforced: how many recalls returned it (at: the last) */
+    count?: number;
+  }[];
+};
+
+export type MemoryParams = {
+  /** A memory id, as answers give it */
+  memory_id: string;
+};
+
 /** Prometheus text exposition format 0.0.4 */
 export type MetricsText = string;
 
@@ -491,6 +512,7 @@ export type RecallGroupedResult = RecallGroupedResponse;
 export type StartEpisodeResult = StartEpisodeResponse;
 export type EndEpisodeResult = EndEpisodeResponse;
 export type ImportEpisodeResult = ImportEpisodeResponse;
+export type MemoryHistoryResult = MemoryHistoryResponse;
 export type RememberBatchResult = RememberBatchResponse;
 export type DeletionSnapshotRecord = DeletionSnapshot;
 export type ForgetResult = ForgetResponse;
@@ -538,6 +560,11 @@ export interface Operations {
     request: EmptyBody;
     query: never;
     response: ConsolidateResponse;
+  };
+  memoryHistory: {
+    request: MemoryParams;
+    query: never;
+    response: MemoryHistoryResponse;
   };
   recall: {
     request: RecallBody;
@@ -602,6 +629,7 @@ export const ROUTES = {
   inspect: {"method":"POST","path":"/v1/inspect","body":true},
   listEntities: {"method":"GET","path":"/v1/entities","query":["q","limit","offset"],"body":false},
   consolidate: {"method":"POST","path":"/v1/consolidate","body":false,"position":"returned"},
+  memoryHistory: {"method":"GET","path":"/v1/memories/:memory_id/history","params":{"memory_id":"memory_id"},"body":false,"position":"accepted"},
   recall: {"method":"POST","path":"/v1/recall","body":true,"position":"accepted"},
   recallGrouped: {"method":"POST","path":"/v1/recall_grouped","body":true,"position":"accepted"},
   remember: {"method":"POST","path":"/v1/remember","body":true,"position":"returned"},
@@ -735,6 +763,29 @@ export const TOOLS = {
     "inputSchema": {
       "type": "object",
       "properties": {}
+    }
+  },
+  memory_history: {
+    "operation": "memoryHistory",
+    "title": "History of a memory",
+    "description": "How one memory came to be and what replaced it: memory_id (from a recall or inspect answer). Returns {memory, chain, events}: chain lists the values the same attribute had over time, oldest first (e.g. each city someone lived in, with valid_until and superseded_by), events its life (stored, reinforced, promoted_from, decayed, archived, superseded) with times.",
+    "annotations": {
+      "readOnlyHint": true,
+      "openWorldHint": false
+    },
+    "inputSchema": {
+      "type": "object",
+      "required": [
+        "memory_id"
+      ],
+      "properties": {
+        "memory_id": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "A memory id, as answers give it"
+        }
+      }
     }
   },
   recall: {
