@@ -629,7 +629,7 @@ export const ROUTES = {
   inspect: {"method":"POST","path":"/v1/inspect","body":true},
   listEntities: {"method":"GET","path":"/v1/entities","query":["q","limit","offset"],"body":false},
   consolidate: {"method":"POST","path":"/v1/consolidate","body":false,"position":"returned"},
-  memoryHistory: {"method":"GET","path":"/v1/memories/:memory_id/history","params":{"memory_id":"memory_id"},"body":false,"position":"accepted"},
+  memoryHistory: {"method":"GET","path":"/v1/memories/:memory_id/history","params":{"memory_id":"memory_id"},"body":false},
   recall: {"method":"POST","path":"/v1/recall","body":true,"position":"accepted"},
   recallGrouped: {"method":"POST","path":"/v1/recall_grouped","body":true,"position":"accepted"},
   remember: {"method":"POST","path":"/v1/remember","body":true,"position":"returned"},
