@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openDatabase } from '../src/shared/db.js';
-import { ReadStore } from '../src/workers/read-store.js';
+import { ReadStore } from '../src/workers/sqlite/read-store.js';
 import { seedDatabase } from './lib/seed.js';
 import { fmt, table } from './lib/report.js';
 
@@ -33,7 +33,8 @@ try {
   writable.close();
 
   const db = openDatabase(path, { readonly: true });
-  const { ReadStore: BaselineStore } = await import(pathToFileURL(join(baselineDist, 'src', 'workers', 'read-store.js')).href);
+  const { ReadStore: BaselineStore } = await import(pathToFileURL(join(baselineDist, 'src', 'workers', 'sqlite', 'read-store.js')).href)
+    .catch(() => import(pathToFileURL(join(baselineDist, 'src', 'workers', 'read-store.js')).href));
   const stores = { baseline: new BaselineStore(db, 1, 'default') as ReadStore, current: new ReadStore(db, 1, 'default') };
   const queries: [string, string | undefined][] = [
     ['no q', undefined], ["q='ali' (1 in 10)", 'ali'], ["q='émi' (non-ASCII)", 'émi'], ["q='00042' (10 match)", '00042'], ["q='zzz' (none)", 'zzz'],

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { openDatabase } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { Corpus } from './lib/corpus.js';
 import { entityCountFor, seedDatabase } from './lib/seed.js';
@@ -81,7 +81,7 @@ try {
  */
 async function baselineEngine(other: (module: string) => Promise<Record<string, any>>, db: unknown): Promise<{ recall(request: unknown): unknown }> {
   const { RecallEngine: Engine } = await other('workers/recall/engine.js');
-  const port = await other('workers/sqlite-read-port.js').catch(() => null);
+  const port = await other('workers/sqlite/read-port.js').catch(() => other('workers/sqlite-read-port.js')).catch(() => null);
   if (port) return new Engine(new port.SqliteReadPort(db, 1, 'default', { minSimilarity: 0.2 }));
   const [{ ReadStore }, { EntityMatcher }] = await Promise.all([other('workers/read-store.js'), other('workers/entity-mentions.js')]);
   return new Engine(db, new ReadStore(db, 1, 'default'), new EntityMatcher(db, 1), { minSimilarity: 0.2 });

@@ -1,7 +1,7 @@
 // Function-level benchmarks (tinybench), each beside a raw baseline doing the same lookup or
 // the unavoidable core of the work, with the ratio service/raw. Runs in this process against
 // a seeded database opened read-only, exactly as a pool worker opens it.
-import { VectorCells } from '../src/workers/ivf/cells.js';
+import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
 import { blobOf } from '../src/shared/meta.js';
 import { Bench } from 'tinybench';
 import { Compile } from 'typebox/compile';
@@ -10,13 +10,14 @@ import { RecallBody } from '../src/shared/schemas.js';
 import { compileValidator } from '../src/shared/validation.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { UseLiteEmbedder } from '../src/workers/embedding/use-lite.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { fuseScores, type SignalScores } from '../src/workers/recall/fuse.js';
-import { ftsMatchExpression, queryTerms } from '../src/workers/recall/query-text.js';
-import { Bm25Signal } from '../src/workers/recall/bm25-signal.js';
-import type { RecallContext } from '../src/workers/recall/signals.js';
-import { VectorSignal } from '../src/workers/recall/vector-signal.js';
+import { queryTerms } from '../src/workers/recall/query-text.js';
+import { ftsMatchExpression } from '../src/workers/sqlite/fts-match.js';
+import { Bm25Signal } from '../src/workers/sqlite/lexical.js';
+import type { RecallContext } from '../src/workers/port/candidates.js';
+import { VectorSignal } from '../src/workers/sqlite/vectors.js';
 import { Corpus } from './lib/corpus.js';
 import { note } from './lib/progress.js';
 import { entityCountFor } from './lib/seed.js';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { UseLiteEmbedder } from '../src/workers/embedding/use-lite.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { Corpus } from './lib/corpus.js';
 import { note } from './lib/progress.js';
 import { pinToCpu, startService, startUwsHello, type ServerProcess } from './lib/processes.js';

@@ -45,7 +45,7 @@ async function sqlite(dir: string): Promise<(string | number)[][]> {
   const writer = await WriterClient.start(config);
   // 64 clients, each sending its next remember as soon as the last was acknowledged.
   const service = await rate(async () => {
-    await Promise.all(Array.from({ length: IN_FLIGHT }, () => writer.send(remember())));
+    await Promise.all(Array.from({ length: IN_FLIGHT }, () => writer.send(config.namespace, remember())));
     return IN_FLIGHT;
   });
   await writer.close();
@@ -71,7 +71,7 @@ async function postgresRates(): Promise<(string | number)[][]> {
     const nodeA = await openPostgresWriteStore(url, config);
     const nodeB = await openPostgresWriteStore(url, config);
     const flush = (store: typeof nodeA) => async () => {
-      const { replies } = await store.runBatch(Array.from({ length: IN_FLIGHT }, (_, id) => ({ id, command: remember() })));
+      const { replies } = await store.runBatch(Array.from({ length: IN_FLIGHT }, (_, id) => ({ id, namespace: config.namespace, command: remember() })));
       if (!replies.every((r) => r.ok)) throw new Error('a remember failed');
       return IN_FLIGHT;
     };

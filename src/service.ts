@@ -26,6 +26,9 @@ import { LOCAL_JOB_LOCKS } from './core/jobs/job-locks.js';
 import { PostgresJobLocks } from './core/jobs/postgres-job-locks.js';
 import { waitForDatabases } from './core/postgres-reachable.js';
 import { LOCAL_CLUSTER_TURNS, PostgresClusterTurns } from './core/cluster-turns.js';
+import { openExposureWarning } from './http/open-exposure.js';
+import { KeysFile } from './http/keys-file.js';
+import type { ApiKey } from './http/auth.js';
 
 const PACKAGE: { name: string; version: string } = JSON.parse(
   readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
@@ -43,6 +46,9 @@ export interface RunningService {
   readonly metrics: ServiceMetrics;
   readonly consolidator: Consolidator;
   readonly vectorIndexer: VectorIndexer;
+  readonly pool: ReadPool;
+  /** SERVICE_API_KEYS_FILE, kept in step with the file; null when unset. */
+  readonly keysFile: KeysFile | null;
   close(): Promise<void>;
 }
 
@@ -56,6 +62,12 @@ export interface ServiceHooks {
 
 export async function startService(config: Config, log: Logger = createLogger(), hooks: ServiceHooks = {}): Promise<RunningService> {
   assertNativeUws();
+  // First: an unreadable keys file is a configuration error, before anything is started.
+  let fileKeys: ReadonlyMap<string, ApiKey> = new Map();
+  let server: HttpServer | null = null;
+  const keysFile = config.apiKeysFile
+    ? KeysFile.open(config.apiKeysFile, (keys) => { fileKeys = keys; server?.replaceFileKeys(keys); }, log)
+    : null;
   // Offline CLI commands (restore, import) check this lock, and this refuses to start while one runs.
   mkdirSync(dirname(config.dbPath), { recursive: true });
   const lock = acquireLock(config.dbPath, SERVICE_OWNER);
@@ -72,6 +84,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     writer = await WriterClient.start(config);
   } catch (error) {
     lock.release();
+    keysFile?.close();
     throw (config.postgres ? null : unreadableDatabase(config.dbPath, error)) ?? error;
   }
   if (!writer.priority.lowered) {
@@ -82,25 +95,26 @@ export async function startService(config: Config, log: Logger = createLogger(),
     log.fatal({ cause, db: databaseLabel(config) }, 'writer thread died: every write fails and /v1/health answers 503; exiting so the supervisor restarts the service');
     hooks.onFatal?.(cause);
   };
-  const pool = new ReadPool(config, writer.namespaceId, log);
+  const pool = new ReadPool(config, log);
   // Over PostgreSQL the nodes sharing the database run each background job once between them.
   const jobLocks = config.postgres ? new PostgresJobLocks(config.postgres.url, writer.namespaceId) : LOCAL_JOB_LOCKS;
-  const backfill = new EmbeddingBackfill(pool, writer, log, jobLocks);
-  const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors, undefined, jobLocks);
-  backfill.onAttached = () => vectorIndexer.poke();
-  vectorIndexer.onRepaired = () => backfill.poke();
+  const backfill = new EmbeddingBackfill(pool, writer, log, jobLocks, config.namespace);
+  const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors, undefined, jobLocks, config.namespace);
+  backfill.onAttached = (namespace) => vectorIndexer.poke(namespace);
+  vectorIndexer.onRepaired = (namespace) => backfill.poke(namespace);
   const reinforcer = new Reinforcer(writer, log);
-  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs, jobLocks, config.consolidateWaitMs);
+  const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs, jobLocks, config.consolidateWaitMs, config.namespace);
   const queryCache = new QueryEmbeddingCache(embedderIdentity(config).id, config.queryCacheBytes);
   // Deletes and restores in progress are seen by every node sharing the database.
   const clusterTurns = config.postgres ? new PostgresClusterTurns(config.postgres.url, writer.namespaceId, log) : LOCAL_CLUSTER_TURNS;
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache, VERSION, clusterTurns);
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(), metrics, {
-    version: VERSION, auth: config.apiKeys.length > 0, rateLimited: config.rateLimitPerMinute > 0,
+    version: VERSION, auth: config.authEnabled, rateLimited: config.rateLimitPerMinute > 0,
   });
   const mcp = createMcpMount({ config, ops: operations, log, name: NAME, version: VERSION });
-  const server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log, { auth: config.apiKeys.length > 0 })], metrics);
+  server = new HttpServer(config, operations, routes, log, [mcp, ...operatorMounts(log, { auth: config.authEnabled })], metrics);
+  server.replaceFileKeys(fileKeys);
   writer.onBatch = (report) => metrics.observeBatch(report);
   // Offline (the default install) every `end` uses the rules: said once here, so the log
   // explains tier-1 memories before the first per-call fallback warning does.
@@ -132,9 +146,11 @@ export async function startService(config: Config, log: Logger = createLogger(),
   pool.onReplicaFailure = (cause) => log.warn({ cause, replicas: config.postgres?.readLabel },
     'replica unreachable: recall reads the primary (retried every 2 s; said at most once a minute per pool thread)');
   metrics.bind({
-    writer, pool, limiter: server.limiter, stats: async () => (await operations.stats()).value,
+    writer, pool, limiter: server.limiter,
+    // The service's own namespace: the gauges keep meaning what they meant with one namespace.
+    stats: async () => (await operations.stats({}, { namespace: config.namespace, operator: true })).value,
     queryCache,
-    embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog' })).count,
+    embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog', namespace: config.namespace })).count,
     vectorIndex: () => vectorIndexer.status,
   });
   let port: number;
@@ -151,6 +167,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     await pool.close();
     await writer.close();
     lock.release();
+    keysFile?.close();
     throw error;
   }
   // `memory-runtime restore` finds the service here (the real port, even with PORT=0).
@@ -162,8 +179,10 @@ export async function startService(config: Config, log: Logger = createLogger(),
   consolidator.start();
   log.info({
     port, host: config.host, db: databaseLabel(config), ...(config.postgres?.readLabel ? { replicas: config.postgres.readLabel } : {}),
-    namespace: config.namespace, auth: config.apiKeys.length > 0,
+    namespace: config.namespace, auth: config.authEnabled,
   }, 'listening');
+  const exposed = openExposureWarning(config.host, config.authEnabled);
+  if (exposed) log.warn(exposed.fields, exposed.msg);
 
   let closing: Promise<void> | null = null;
   return {
@@ -175,6 +194,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
     metrics,
     consolidator,
     vectorIndexer,
+    pool,
+    keysFile,
     close() {
       closing ??= (async () => {
         // First: a request or job waiting for another node's lock (a consolidation run there)
@@ -194,6 +215,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
         await pool.close();
         await writer.close();
         lock.release();
+        keysFile?.close();
         log.info('stopped');
       })();
       return closing;

@@ -119,12 +119,12 @@ test('a pool thread loads only pool and shared code, and recall lives there', ()
 });
 
 test('recall ranks over the read port alone: the engine loads no database client and no adapter', () => {
-  // The same engine ranks over SQLite and PostgreSQL (src/workers/read-port.ts); storage code
+  // The same engine ranks over SQLite and PostgreSQL (src/workers/port/read-port.ts); storage code
   // reached from it would tie ranking to one backend.
   const loaded = [...reachable('workers/recall/engine.js')];
   const packages = loaded.flatMap(packagesOf);
   assert.deepEqual(packages.filter((p) => ['better-sqlite3', 'sqlite-vec', 'postgres'].includes(p)), []);
-  assert.deepEqual(loaded.map((f) => relative(src, f)).filter((f) => /(^|\/)(sqlite-read-port|read-store|db)\.js$|\/postgres\//.test(f)), []);
+  assert.deepEqual(loaded.map((f) => relative(src, f)).filter((f) => /(^|\/)db\.js$|\/sqlite\/|\/postgres\//.test(f)), []);
 });
 
 test('the use cases know no transport: core/operations loads no http code, neither uWS nor the MCP SDK', () => {
@@ -144,18 +144,12 @@ function packagesOf(file: string): string[] {
 /** The folder a module sits in, under src (e.g. 'writer/sqlite'); modules at a thread folder's root count as that folder. */
 const subfolderOf = (file: string) => dirname(relative(src, file));
 
-test('no writer folder imports a folder that imports it back (type-only imports count)', () => {
+test('no folder of src imports a folder that imports it back (type-only imports count)', () => {
   // Folder-level arrows, e.g. writer -> writer/sqlite -> writer/commands: a cycle between folders
-  // means neither can be read, moved or tested without the other.
-  const edges = new Map<string, Set<string>>();
-  for (const file of modulesUnder(sources)) {
-    const from = subfolderOf(file);
-    for (const target of importsOf(file, { runtimeOnly: false })) {
-      if (!target.startsWith(src)) continue;
-      const to = subfolderOf(target);
-      if (to !== from) (edges.get(from) ?? edges.set(from, new Set()).get(from)!).add(to);
-    }
-  }
+  // means neither can be read, moved or tested without the other. A thread folder's own modules
+  // (workers/worker.ts, cli/index.ts) count as the folder itself, so what its subfolders share
+  // lives in a subfolder below them (workers/port, cli/terminal), never beside the entry point.
+  const edges = folderEdges();
   const cycles: string[] = [];
   const state = new Map<string, 'visiting' | 'done'>();
   const path: string[] = [];
@@ -170,9 +164,108 @@ test('no writer folder imports a folder that imports it back (type-only imports 
     state.set(folder, 'done');
   };
   for (const folder of edges.keys()) if (!state.has(folder)) visit(folder);
-  // The writer's folders (thread, rules, adapters) point one way; the pool's and the CLI's do
-  // not yet (workers/recall still reaches workers' SQLite readers).
-  assert.deepEqual(cycles.filter((cycle) => cycle.startsWith('writer')), []);
+  assert.deepEqual(cycles, []);
+  // The check sees the folders the layout names (a broken graph would find no cycle vacuously).
+  for (const [from, to] of [['workers', 'workers/recall'], ['workers/recall', 'workers/port'], ['workers/sqlite', 'workers/port'], ['cli', 'cli/commands'], ['core/jobs', 'core']]) {
+    assert.ok(edges.get(from)?.has(to), `${from} -> ${to}`);
+  }
+});
+
+/** Folder-level import arrows (type-only imports count): each folder to the folders its modules import. */
+function folderEdges(): Map<string, Set<string>> {
+  const edges = new Map<string, Set<string>>();
+  for (const file of modulesUnder(sources)) {
+    const from = subfolderOf(file);
+    for (const target of importsOf(file, { runtimeOnly: false })) {
+      if (!target.startsWith(src)) continue;
+      const to = subfolderOf(target);
+      if (to !== from) (edges.get(from) ?? edges.set(from, new Set()).get(from)!).add(to);
+    }
+  }
+  return edges;
+}
+
+/** Which subfolders each pool folder may import (type-only imports count), besides shared/ and itself. */
+const POOL_MAY_IMPORT: Record<string, readonly string[]> = {
+  // The read port: the interface both adapters implement and the rows and rules it speaks in.
+  'workers/port': [],
+  // Ranking over the port, whichever backend answers.
+  'workers/recall': ['workers/port'],
+  // The adapters: each reads its own storage for the port; neither knows the other, nor ranking.
+  'workers/sqlite': ['workers/port', 'workers/ivf'],
+  'workers/postgres': ['workers/port', 'workers/ivf'],
+};
+
+test('the pool\'s folders point one way: recall and the adapters meet only at workers/port', () => {
+  const wrong: string[] = [];
+  for (const [folder, allowed] of Object.entries(POOL_MAY_IMPORT)) {
+    const files = modulesUnder(join(sources, folder));
+    assert.ok(files.length > 0, folder);
+    for (const file of files) {
+      for (const target of importsOf(file, { runtimeOnly: false })) {
+        const to = subfolderOf(target);
+        if (target.startsWith(src) && to !== folder && folderOf(target) !== 'shared' && !allowed.includes(to)) {
+          wrong.push(`${relative(src, file)} -> ${relative(src, target)}`);
+        }
+      }
+    }
+  }
+  assert.deepEqual(wrong, []);
+});
+
+/** Where a module's imports reach a backend: its packages, its connection module, or its adapter folders. */
+function backendsReached(file: string): { sqlite: string[]; postgres: string[] } {
+  const targets = [
+    ...[...readSource(file).matchAll(/(?:^|\n)\s*(?:import|export)[^'"]*?from\s*['"]([^.'"][^'"]*)['"]/g)].map((m) => m[1]),
+    ...importsOf(file, { runtimeOnly: false }).filter((t) => t.startsWith(src)).map((t) => relative(src, t)),
+  ];
+  return {
+    sqlite: [...new Set(targets.filter((t) => ['better-sqlite3', 'sqlite-vec', 'shared/db.js'].includes(t) || /(^|\/)sqlite\//.test(t)))],
+    postgres: [...new Set(targets.filter((t) => t === 'postgres' || /(^|\/)postgres\//.test(t)))],
+  };
+}
+
+/**
+ * Modules outside the sqlite/ and postgres/ folders that may still reach a backend, each with why. The
+ * thread entry points choose the backend; the offline CLI is its own process and opens storage
+ * itself (the SQLite file, or PostgreSQL for migrate and snapshots).
+ */
+const BACKEND_COMPOSITION = ['writer/thread.js', 'workers/open-read-port.js'];
+const SQLITE_ELSEWHERE: Record<string, string> = {
+  'shared/db.js': 'opens the SQLite file (better-sqlite3 with sqlite-vec) for the writer, the pool and the CLI',
+  'shared/instance-lock.js': 'the one-writer lock is an exclusive tiny SQLite file, whatever the backend',
+  'shared/meta.js': 'reads the SQLite meta table beside the vector byte helpers both backends use',
+};
+const POSTGRES_ELSEWHERE: Record<string, string> = {
+  'shared/replaceable-sql.js': 'the guard that replaces a postgres client spoilt by a failover (both threads and main)',
+  'core/cluster-turns.js': "the main thread's cross-node turns (advisory locks), no rows",
+  'core/postgres-reachable.js': "the main thread's reachability probe, no rows",
+  'core/jobs/postgres-job-locks.js': "the main thread's background-job locks across nodes, no rows",
+};
+
+test('backends are siblings: SQLite only under */sqlite/, the postgres client only under */postgres/, but for the named modules', () => {
+  const offlineCli = (f: string) => f.startsWith('cli/');
+  const stray: string[] = [];
+  for (const file of modulesUnder(sources)) {
+    const name = relative(src, file);
+    const folder = subfolderOf(file);
+    if (BACKEND_COMPOSITION.includes(name) || offlineCli(name)) continue;
+    const { sqlite, postgres } = backendsReached(file);
+    if (!/(^|\/)sqlite$/.test(folder) && !(name in SQLITE_ELSEWHERE)) stray.push(...sqlite.map((t) => `${name} -> ${t}`));
+    if (!/(^|\/)postgres$/.test(folder) && !(name in POSTGRES_ELSEWHERE)) stray.push(...postgres.map((t) => `${name} -> ${t}`));
+  }
+  assert.deepEqual(stray, []);
+  // Each named exception still reaches its backend (a stale name would excuse nothing, silently).
+  for (const name of Object.keys(SQLITE_ELSEWHERE)) assert.ok(backendsReached(resolve(src, name)).sqlite.length > 0, name);
+  for (const name of Object.keys(POSTGRES_ELSEWHERE)) assert.ok(backendsReached(resolve(src, name)).postgres.length > 0, name);
+  for (const name of BACKEND_COMPOSITION) {
+    const { sqlite, postgres } = backendsReached(resolve(src, name));
+    assert.ok(sqlite.length > 0 && postgres.length > 0, name);
+  }
+  // The adapters themselves are where the backends are reached.
+  for (const adapter of ['writer/sqlite', 'workers/sqlite']) assert.ok(modulesUnder(join(sources, adapter)).every((f) => subfolderOf(f) === adapter));
+  assert.ok(modulesUnder(join(sources, 'workers/sqlite')).some((f) => backendsReached(f).sqlite.includes('shared/db.js')));
+  assert.ok(modulesUnder(join(sources, 'workers/postgres')).some((f) => backendsReached(f).postgres.includes('postgres')));
 });
 
 test('each write rule is written once, against the row port: writer/commands loads no backend', () => {

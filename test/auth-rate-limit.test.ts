@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
 import { spawnExpectingFailure } from './support/process.js';
 import { ConfigError, loadConfig } from '../src/shared/config.js';
-import { ApiKeyAuth } from '../src/http/auth.js';
+import { ApiKeyAuth, keyDigest } from '../src/http/auth.js';
 import { RateLimiter } from '../src/http/rate-limit.js';
 
 describe('auth off', () => {
@@ -114,8 +114,8 @@ describe('units', () => {
   });
 
   test('ApiKeyAuth returns the key only for exact matches', () => {
-    const a = new ApiKeyAuth(['s3cret']);
-    assert.equal(a.authenticate('Bearer s3cret'), 's3cret');
+    const a = new ApiKeyAuth([{ key: 's3cret', namespace: null }]);
+    assert.equal(a.authenticate('Bearer s3cret')?.digest, keyDigest('s3cret'));
     assert.equal(a.authenticate('Bearer s3cre'), null);
     assert.equal(a.authenticate('Bearer s3cret extra'), null);
     assert.equal(a.authenticate(''), null);

@@ -125,7 +125,7 @@ describe('consolidator', () => {
     const backfill = { poke: () => {} };
     const consolidator = new Consolidator(pool as any, writer as any, backfill as any, createLogger('silent'), 5);
     consolidator.start(); // the schedule joins the same queue
-    const results = await Promise.all([consolidator.run(), consolidator.run(), consolidator.run()]);
+    const results = await Promise.all([consolidator.run('default'), consolidator.run('default'), consolidator.run('default')]);
     await consolidator.stop();
     assert.equal(most, 1);
     assert.deepEqual(results.map((r) => r.promoted), [...results.map((r) => r.promoted)].sort((a, b) => a - b), 'in order');
@@ -137,8 +137,8 @@ describe('consolidator', () => {
     const pool = { run: async () => (++calls === 1 ? Promise.reject(new Error('boom')) : { at: 0, watermark: 0, promote: [], decay: [] }) };
     const writer = { send: async () => ({ promoted: 0, decayed: 0, archived: 0 }) };
     const consolidator = new Consolidator(pool as any, writer as any, { poke() {} } as any, createLogger('silent'), 0);
-    await assert.rejects(consolidator.run(), /boom/);
-    assert.deepEqual(await consolidator.run(), { promoted: 0, decayed: 0, archived: 0 });
+    await assert.rejects(consolidator.run('default'), /boom/);
+    assert.deepEqual(await consolidator.run('default'), { promoted: 0, decayed: 0, archived: 0 });
     await consolidator.stop();
   });
 });

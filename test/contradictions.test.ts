@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { findContradictions } from '../src/workers/recall/contradictions.js';
-import type { MemoryRow } from '../src/workers/read-store.js';
+import type { MemoryRow } from '../src/workers/port/rows.js';
 
 let next = 1;
 function fact(content: string, entity = 'e1', memory_type: MemoryRow['memory_type'] = 'semantic'): MemoryRow {

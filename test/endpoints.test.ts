@@ -286,13 +286,16 @@ describe('delete', () => {
     const recall = await post(t.base, '/v1/recall', { query: 'secret one two', limit: 100 });
     assert.ok(recall.body.memories.every((m: any) => !ids.includes(m.id)), 'deleted memories never come back');
     assert.deepEqual((await post(t.base, '/v1/recall', { query: 'secret', entity: 'del-me' })).body.memories, []);
-    assert.deepEqual((await post(t.base, '/v1/inspect', { entity: 'del-me' })).body.semantic, []);
+    // The entity went with its memories (issue 25): inspect no longer knows it.
+    assert.equal((await post(t.base, '/v1/inspect', { entity: 'del-me' })).status, 404);
   });
 
   test('omits the snapshot when nothing was deleted; unknown entity is 404', async () => {
     await post(t.base, '/v1/entities', { name: 'empty-ent' });
     const r = await del(t.base, '/v1/entities/empty-ent');
     assert.deepEqual([r.status, r.body], [200, { forgotten_count: 0 }]);
+    // Its record goes all the same (nothing to snapshot but a name): a second DELETE finds nothing.
+    assert.equal((await del(t.base, '/v1/entities/empty-ent')).status, 404);
     assert.equal((await del(t.base, '/v1/entities/ghost')).status, 404);
   });
 
@@ -302,6 +305,6 @@ describe('delete', () => {
     const r = await del(t.base, `/v1/entities/${encodeURIComponent(name)}?hard_delete=true`);
     assert.equal(r.status, 200);
     assert.equal(r.body.forgotten_count, 1);
-    assert.equal((await post(t.base, '/v1/inspect', { entity: name })).body.semantic.length, 0);
+    assert.equal((await post(t.base, '/v1/inspect', { entity: name })).status, 404);
   });
 });

@@ -49,9 +49,10 @@ test('delete during a restore, and restore during a delete, of a large entity: t
     const deletes = await Promise.all([restoring.reply, ...Array.from({ length: 5 }, () => del(t.base, '/v1/entities/big'))]);
     const [restored, ...deleted] = deletes;
     assert.deepEqual([restored.status, restored.body.restored_count], [200, TOTAL]);
-    assert.deepEqual(deleted.map((r) => r.status).sort(), [200, 200, 200, 200, 409]);
+    // The first deletes everything, the entity too: the three behind it find no entity (404).
+    assert.deepEqual(deleted.map((r) => r.status).sort(), [200, 404, 404, 404, 409]);
     assert.equal(deleted.find((r) => r.status === 409)!.body.code, 'ENTITY_BUSY');
-    assert.deepEqual(deleted.filter((r) => r.status === 200).map((r) => r.body.forgotten_count).sort(), [0, 0, 0, TOTAL]);
+    assert.deepEqual(deleted.filter((r) => r.status === 200).map((r) => r.body.forgotten_count), [TOTAL]);
     assert.equal(await semanticCount(t.base), 0, 'nothing the restore brought back outlived the later DELETE');
 
     // A restore arriving while a DELETE runs waits for it, then brings everything back.
@@ -89,8 +90,9 @@ test('one restore runs at a time: 4 more wait, the next is refused with 409 REST
   }
 });
 
-const memoryCount = async (base: string, name: string): Promise<number> =>
-  (await get(base, `/v1/entities?q=${name}`)).body.entities.find((e: { name: string }) => e.name === name).memory_count;
+/** The entity's memory count in the entity list; undefined once the entity itself is gone. */
+const memoryCount = async (base: string, name: string): Promise<number | undefined> =>
+  (await get(base, `/v1/entities?q=${name}`)).body.entities.find((e: { name: string }) => e.name === name)?.memory_count;
 
 test('a DELETE of an entity that took part in the memories a restore brings back waits for the restore', async () => {
   const dir = tempDir('memrt-exclusion-participant-');
@@ -106,7 +108,7 @@ test('a DELETE of an entity that took part in the memories a restore brings back
     const deleted = await del(t.base, '/v1/entities/yolanda');
     assert.deepEqual([(await restoring.reply).status, (await restoring.reply).body.restored_count], [200, TOTAL]);
     assert.deepEqual([deleted.status, deleted.body.forgotten_count], [200, TOTAL]);
-    assert.equal(await memoryCount(t.base, 'yolanda'), 0, 'nothing yolanda took part in outlived her DELETE');
+    assert.equal(await memoryCount(t.base, 'yolanda'), undefined, 'nothing yolanda took part in outlived her DELETE (nor did she)');
   } finally {
     await t.close();
   }
@@ -131,7 +133,7 @@ test('a DELETE sent after a restore that still waits in the restore queue runs a
     assert.ok(xena.done(), 'the DELETE answered after the restore sent before it');
     assert.deepEqual([(await xena.reply).status, (await xena.reply).body.restored_count], [200, 3]);
     assert.deepEqual([deleted.status, deleted.body.forgotten_count], [200, 3]);
-    assert.equal((await post(t.base, '/v1/inspect', { entity: 'xena' })).body.semantic.length, 0);
+    assert.equal((await post(t.base, '/v1/inspect', { entity: 'xena' })).status, 404);
     assert.equal((await big.reply).status, 200);
   } finally {
     await t.close();

@@ -63,8 +63,11 @@ test('a bad query parameter is 400 naming it', async () => {
     assert.equal(r.body.code, 'INVALID_VALUE', query);
     assert.match(r.body.error, new RegExp(field), query);
   }
-  // Unknown parameters are ignored, as a body's extra fields are.
-  assert.equal((await get(t.base, '/v1/entities?sort=desc')).status, 200);
+  // An unknown parameter is refused, as a body's unknown field is: `?qq=` must not list everyone.
+  const unknown = await get(t.base, '/v1/entities?qq=maria');
+  assert.equal(unknown.status, 400);
+  assert.equal(unknown.body.code, 'UNKNOWN_FIELD');
+  assert.match(unknown.body.error, /unknown query parameter 'qq' \(did you mean 'q'\?\)/);
 });
 
 test("q folds every name as JavaScript's toLowerCase does, whether the name is ASCII or not", async () => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
-import { EntityLinks } from '../src/workers/recall/entity-prior.js';
+import { EntityLinks } from '../src/workers/sqlite/entity-links.js';
 import { memoryInserter } from './support/rows.js';
 import { tempDir } from './support/service.js';
 

@@ -70,3 +70,16 @@ describe('extractor fallback to tier-1 rules', () => {
     });
   }
 });
+
+test('a request the endpoint drops unanswered (a kept-alive socket it closed) is sent once more: tier 2, not the rules', async () => {
+  llm.reply = { kind: 'memories', memories: [{ content: 'fb-drop sails on Sundays', memory_type: 'semantic', confidence: 0.9 }] };
+  llm.dropNext = 1;
+  const count = llm.requests.length;
+  const id = (await post(flaky.base, '/v1/episodes/start', { participants: ['fb-drop'] })).body.episode_id;
+  await post(flaky.base, `/v1/episodes/${id}/message`, { role: 'user', content: 'I sail on Sundays.' });
+  const end = await post(flaky.base, `/v1/episodes/${id}/end`, {});
+  assert.equal(end.status, 200);
+  assert.equal(end.body.extraction_tier, 2);
+  assert.equal(llm.requests.length, count + 2, 'asked twice: the dropped request and its one retry');
+  assert.deepEqual(extractedRows(flaky, id).map((r) => r.content), ['fb-drop sails on Sundays']);
+});

@@ -156,8 +156,9 @@ describe('MCP over streamable HTTP', () => {
     assert.ok(forgotten.forgotten_count >= 1);
     assert.match(forgotten.snapshot.snapshot_id, UUID);
     assert.equal(forgotten.snapshot.owner_only, true);
-    const again = await callOk(client, 'forget', { entity_name: 'mcp-alice' });
-    assert.deepEqual(again, { forgotten_count: 0 });
+    // The entity went with its memories: forgetting it again is an unknown entity, as over REST.
+    assert.equal(await callError(client, 'forget', { entity_name: 'mcp-alice' }), (await del(t.base, '/v1/entities/mcp-alice')).body.error);
+    assert.match(await callError(client, 'inspect', { entity: 'mcp-alice' }), /not found/);
   });
 
   test('a validation failure is a tool result with isError and the REST message', async () => {

@@ -88,7 +88,17 @@ test('every route is described with its request and response schemas', () => {
       assert.deepEqual(deref(documented.schema), JSON.parse(JSON.stringify(schema)), `${name} query parameter ${param} schema`);
     }
   }
-  assert.deepEqual(doc.paths['/v1/entities'].get.parameters.map((p: any) => p.name).sort(), ['limit', 'offset', 'q']);
+  assert.deepEqual(doc.paths['/v1/entities'].get.parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name).sort(), ['limit', 'offset', 'q']);
+  // Every route takes the Memory-Namespace header (issue 25), and says what a bad one answers.
+  assert.equal(doc.components.parameters.MemoryNamespace.name, 'Memory-Namespace');
+  for (const [path, methods] of Object.entries<any>(doc.paths)) {
+    for (const [method, op] of Object.entries<any>(methods)) {
+      assert.ok(op.parameters.some((p: any) => p.$ref === '#/components/parameters/MemoryNamespace'), `${method} ${path} documents Memory-Namespace`);
+      assert.ok(op.responses['400'], `${method} ${path} documents 400 INVALID_NAMESPACE`);
+      // Keys are set in this service: a bound key naming another namespace is refused.
+      assert.ok(op.responses['403'], `${method} ${path} documents 403 NAMESPACE_FORBIDDEN`);
+    }
+  }
   assert.ok(doc.paths['/v1/snapshots/{snapshot_id}/restore'].post.responses['404']);
   assert.ok(doc.paths['/v1/snapshots/{snapshot_id}/restore'].post.responses['409']);
   // The documented error shape is the {error, code} every error response has.

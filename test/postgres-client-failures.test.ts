@@ -9,6 +9,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Worker } from 'node:worker_threads';
+import { Piscina } from 'piscina';
 import { isNullSocketWrite } from '../src/shared/postgres-client-guard.js';
 import { isConnectionFailure } from '../src/shared/postgres-errors.js';
 import { ServiceError } from '../src/shared/errors.js';
@@ -52,6 +53,16 @@ describe('the postgres client failing under a thread', { skip: unavailable ? `Po
     assert.equal(outcome.afterwards, 1, 'the replaced client answers');
   });
 
+  test('a statement of over 1 KB on a reserved connection whose socket closed: the client\'s TypeError reaches the caller as a connection failure, the thread survives', async () => {
+    const { outcome, error, exitCode } = await runThread(primary.url, 'large');
+    assert.equal(error, undefined, `the thread died: ${error?.stack}`);
+    assert.equal(exitCode, 0);
+    assert.ok(outcome);
+    assert.ok(isConnectionFailure({ code: outcome.failed }), `the statement failed as a connection failure (${outcome.failed}), not as a TypeError`);
+    assert.equal(outcome.generation, 2, 'the spoiled client was replaced');
+    assert.equal(outcome.afterwards, 1, 'the replaced client answers');
+  });
+
   test('a transaction whose server session ends between two statements: the thread survives, the transaction fails, the client is replaced', async () => {
     const { outcome, error, exitCode } = await runThread(primary.url, 'transaction');
     assert.equal(error, undefined, `the thread died: ${error?.stack}`);
@@ -61,6 +72,24 @@ describe('the postgres client failing under a thread', { skip: unavailable ? `Po
     assert.equal(outcome.caught, 1, 'the ROLLBACK the client sends on the closed connection was caught');
     assert.equal(outcome.generation, 2);
     assert.equal(outcome.afterwards, 1);
+  });
+
+  test('in a Piscina thread, as the read pool runs reads: every failure is a failed statement, the same thread serves the next task', async () => {
+    const pool = new Piscina({ filename: new URL('./support/client-failure-task.js', import.meta.url).href, minThreads: 1, maxThreads: 1, atomics: 'disabled' });
+    const poolErrors: unknown[] = [];
+    pool.on('error', (e) => poolErrors.push(e));
+    try {
+      const outcomes: { failed: string; caught: number; afterwards: number; threadId: number }[] = [];
+      for (const scenario of ['reserved', 'large', 'transaction', 'reserved']) outcomes.push(await pool.run({ url: primary.url, scenario }));
+      for (const o of outcomes) assert.ok(isConnectionFailure({ code: o.failed }), `failed as a connection failure: ${JSON.stringify(o)}`);
+      assert.deepEqual(outcomes.map((o) => o.afterwards), [1, 1, 1, 1], 'the replaced client answered after each');
+      assert.equal(new Set(outcomes.map((o) => o.threadId)).size, 1, `one thread served every task: ${JSON.stringify(outcomes)}`);
+      assert.ok(outcomes.at(-1)!.caught >= 3, `the guard caught the client's TypeError in the pool thread: ${JSON.stringify(outcomes)}`);
+      assert.deepEqual(poolErrors, []);
+      await pool.run({ url: primary.url, scenario: 'close' });
+    } finally {
+      await pool.destroy();
+    }
   });
 
   test('an unrelated uncaught error still ends the thread: the guard swallows nothing else', async () => {

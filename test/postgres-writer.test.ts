@@ -42,7 +42,7 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
     const facts = (node: string) => Array.from({ length: 500 }, (_, i) => ({ type: 'remember' as const, entity: 'Fleet', fact: `${node} fact ${i}`, confidence: 1 }));
     const flush = async (store: typeof other, commands: ReturnType<typeof facts>) => {
       for (let i = 0; i < commands.length; i += 50) {
-        const { replies } = await store.runBatch(commands.slice(i, i + 50).map((command, j) => ({ id: i + j, command })));
+        const { replies } = await store.runBatch(commands.slice(i, i + 50).map((command, j) => ({ id: i + j, namespace: 'default', command })));
         assert.ok(replies.every((r) => r.ok));
       }
     };
@@ -128,7 +128,7 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
       { begin: real.begin.bind(real), end: real.end.bind(real) });
     store.sql = dropped as never;
     try {
-      const outcome = await opened.store.runBatch([{ id: 1, command: { type: 'remember', entity: 'Ped', fact: 'Ped commits once', confidence: 1 } }]);
+      const outcome = await opened.store.runBatch([{ id: 1, namespace: 'default', command: { type: 'remember', entity: 'Ped', fact: 'Ped commits once', confidence: 1 } }]);
       assert.equal(outcome.replies[0]!.ok, true);
       // null, not absent: the node must read the primary until a later flush has a position
       // (core/node-position.ts); absent would leave its previous, older position in force.
@@ -147,8 +147,8 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
     await opened.rows("DELETE FROM entities WHERE name = 'Cara'");
     for (const fact of ['Cara two', 'Cara three']) {
       const { replies } = await opened.store.runBatch([
-        { id: 1, command: { type: 'remember', entity: 'Cara', fact, confidence: 1 } },
-        { id: 2, command: { type: 'remember', entity: 'Cara neighbour', fact: `next to ${fact}`, confidence: 1 } },
+        { id: 1, namespace: 'default', command: { type: 'remember', entity: 'Cara', fact, confidence: 1 } },
+        { id: 2, namespace: 'default', command: { type: 'remember', entity: 'Cara neighbour', fact: `next to ${fact}`, confidence: 1 } },
       ]);
       assert.deepEqual(replies.map((r) => r.ok), [true, true]);
     }
@@ -160,10 +160,10 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
 
   test('text with U+0000, which PostgreSQL cannot store, fails its command alone as INVALID_VALUE naming the field', async () => {
     const { replies } = await opened.store.runBatch([
-      { id: 1, command: { type: 'remember', entity: 'Nul', fact: 'tab\u0000nul', confidence: 1 } },
-      { id: 2, command: { type: 'remember', entity: 'A\u0000B', fact: 'name with NUL', confidence: 1 } },
-      { id: 3, command: { type: 'remember', entity: 'Nul', fact: 'plain', confidence: 1 } },
-      { id: 4, command: { type: 'startEpisode', participants: ['Nul', 'B\u0000'] } },
+      { id: 1, namespace: 'default', command: { type: 'remember', entity: 'Nul', fact: 'tab\u0000nul', confidence: 1 } },
+      { id: 2, namespace: 'default', command: { type: 'remember', entity: 'A\u0000B', fact: 'name with NUL', confidence: 1 } },
+      { id: 3, namespace: 'default', command: { type: 'remember', entity: 'Nul', fact: 'plain', confidence: 1 } },
+      { id: 4, namespace: 'default', command: { type: 'startEpisode', participants: ['Nul', 'B\u0000'] } },
     ]);
     const failed = replies.map((r) => (r.ok ? 'ok' : `${r.error.code} ${r.error.message.split(':')[0]}`));
     assert.deepEqual(failed, ['INVALID_VALUE fact', 'INVALID_VALUE entity', 'ok', 'INVALID_VALUE participants[1]']);
@@ -232,7 +232,7 @@ describe('PostgreSQL writer adapter', { skip: backend.unavailable ?? false }, ()
         // Replay paused: the flush reaches the replica's disk but not its tables.
         await reader`SELECT pg_wal_replay_pause()`;
         await until('replay did not pause', async () => (await reader`SELECT pg_get_wal_replay_pause_state() = 'paused' AS p`)[0]!.p);
-        const { replies, position } = await opened.store.runBatch([{ id: 1, command: { type: 'remember', entity: 'Rae', fact: 'Rae reads replicas', confidence: 1 } }]);
+        const { replies, position } = await opened.store.runBatch([{ id: 1, namespace: 'default', command: { type: 'remember', entity: 'Rae', fact: 'Rae reads replicas', confidence: 1 } }]);
         assert.ok(replies[0]!.ok);
         assert.match(position ?? '', /^[0-9A-F]+\/[0-9A-F]+$/);
         const fresh = async () => (await reader`SELECT pg_last_wal_replay_lsn() >= ${position!}::pg_lsn AS done`)[0]!.done as boolean;

@@ -16,7 +16,7 @@ import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
 import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
 import { SqliteCommands } from '../src/writer/sqlite/adapter.js';
 import { loadConfig } from '../src/shared/config.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { RecallEngine, SIGNAL_WEIGHTS, type EngineOptions } from '../src/workers/recall/engine.js';
 import { fuseScores } from '../src/workers/recall/fuse.js';
 import { memoryInserter, unit } from './support/rows.js';

@@ -8,10 +8,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { RecallEngine, SIGNAL_WEIGHTS } from '../src/workers/recall/engine.js';
 import { sessionEvidence } from '../src/workers/recall/session-evidence.js';
-import type { CandidateRow } from '../src/workers/recall/signals.js';
+import type { CandidateRow } from '../src/workers/port/candidates.js';
 import { post, startTestService, type TestService } from './support/service.js';
 
 const turn = (rowid: number, episode: string, seq: number): CandidateRow =>

@@ -3,7 +3,9 @@
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { extractByRules, type TranscriptTurn } from '../src/workers/extraction/rules.js';
+import { extractByRules, MAX_RULE_TEXT_CHARS, turnsWithinBudget, type TranscriptTurn } from '../src/workers/extraction/rules.js';
+import { rulesOrNothing } from '../src/workers/extraction/episode.js';
+import { voicesOf } from '../src/workers/extraction/speakers.js';
 import { thirdPerson } from '../src/workers/extraction/third-person.js';
 import { SYSTEM_PROMPT, userMessage } from '../src/workers/extraction/prompt.js';
 import { parseExtraction } from '../src/workers/extraction/parse.js';
@@ -181,4 +183,59 @@ describe('extraction prompt and reply parsing', () => {
       assert.equal(parseExtraction(reply).ok, false, String(reply));
     }
   });
+});
+
+describe('tier-1 rules: pronouns that do not name the speaker alone, and words that are not keys', () => {
+  test('"our" is the speaker and someone else: the clause is not stored as the speaker\'s', () => {
+    assert.deepEqual(said('I love our new house.'), []);
+    assert.deepEqual(said('Our dog is called Rex.'), []);
+  });
+
+  test('"mine": the noun stays, the pronoun is the speaker\'s only beside what it owns', () => {
+    assert.deepEqual(said('I work in a gold mine.'), ['semantic: maria works in a gold mine']);
+    assert.deepEqual(said('I met a friend of mine.'), ["semantic: maria met a friend of maria's"]);
+    assert.deepEqual(said('I lost mine yesterday.'), []);
+  });
+
+  test('thirdPerson reads no member of Object.prototype as an irregular verb', () => {
+    assert.deepEqual(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf'].map(thirdPerson),
+      ['constructors', '__proto__s', 'toStrings', 'hasOwnProperties', 'valueOfs']);
+    assert.deepEqual(said('I constructor the __proto__ toString hasOwnProperty.').filter((m) => /function|\[object/.test(m)), []);
+  });
+});
+
+describe('tier-1 rules: bounded work per episode', () => {
+  test('a long transcript: the most recent turns within the text budget are read, older ones are not', () => {
+    const turns = Array.from({ length: 20_000 }, (_, i) => ({ role: 'user', content: `I visited town number ${i} last week.` }));
+    const kept = turnsWithinBudget(turns);
+    assert.ok(kept.reduce((n, t) => n + t.content.length, 0) <= MAX_RULE_TEXT_CHARS);
+    assert.equal(kept.at(-1)!.index, 19_999, 'the newest turn is read');
+    assert.ok(kept[0]!.index > 0, 'the oldest turns are not');
+    const stored = facts(turns);
+    assert.ok(stored.includes('semantic: maria visited town number 19999 last week'));
+    assert.ok(!stored.includes('semantic: maria visited town number 0 last week'));
+  });
+
+  test('a newest turn longer than the budget is read up to the last sentence end that fits', () => {
+    const sentence = 'I play the cello on Sundays. ';
+    const giant = sentence.repeat(Math.ceil((MAX_RULE_TEXT_CHARS * 2) / sentence.length));
+    const [only] = turnsWithinBudget([{ role: 'user', content: 'I live in Oslo.' }, { role: 'user', content: giant }]);
+    assert.ok(only!.content.length <= MAX_RULE_TEXT_CHARS && only!.content.endsWith('.'));
+    assert.equal(only!.index, 1);
+  });
+
+  test('rules that throw give no memories and say why, instead of failing the end', () => {
+    const outcome = rulesOrNothing(() => { throw new Error('rule fault'); }, [{ role: 'user', content: 'I live in Oslo.' }], MARIA, null);
+    assert.deepEqual(outcome, { memories: [], failure: 'rule fault' });
+    assert.deepEqual(rulesOrNothing(extractByRules, [{ role: 'user', content: 'I live in Oslo.' }], MARIA, null).memories.map((m) => m.content), ['maria lives in Oslo']);
+  });
+});
+
+test('with three participants, the addressee is the last other speaker, found in one pass over a long monologue', () => {
+  const three = [person('ana'), person('ben'), person('helper', 'agent')];
+  const roles = ['ana', 'ana', 'ben', 'ben', 'assistant', 'ana', ...Array.from({ length: 50_000 }, () => 'ana')];
+  const voices = voicesOf(roles.map((role) => ({ role })), three);
+  assert.deepEqual(voices.slice(0, 6).map((v) => v.addressee), [null, null, 'ana', 'ana', 'ben', 'helper']);
+  assert.equal(voices.at(-1)!.addressee, 'helper');
+  assert.equal(voices[4]!.speaker, null, 'the agent speaks for no one');
 });

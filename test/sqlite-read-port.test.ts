@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
-import { withinBudget } from '../src/workers/response-budget.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { withinBudget } from '../src/workers/port/response-budget.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { post, startTestService, type TestService } from './support/service.js';
 
 const BUDGET = 1_000_000;

@@ -63,6 +63,29 @@ function contract(backend: Backend): void {
       assert.deepEqual(links.map((l) => l.relation), ['owner']);
     }));
 
+    test('each request names its namespace: one flush may serve several; a command that stores nothing creates none (issue 25)', () => withStore(async ({ store, rows }) => {
+      const outcome = await store.runBatch([
+        { id: 1, namespace: 'tenant-a', command: { type: 'remember', entity: 'Ann', fact: 'Ann rows boats', confidence: 0.7 } },
+        { id: 2, namespace: 'tenant-b', command: { type: 'remember', entity: 'Ann', fact: 'Ann rows boats', confidence: 0.7 } },
+        { id: 3, namespace: 'tenant-a', command: { type: 'remember', entity: 'Ann', fact: 'Ann rows boats', confidence: 0.9 } },
+        // Reads and deletes of a namespace that does not exist find nothing and leave no row behind.
+        { id: 4, namespace: 'nobody', command: { type: 'addMessage', episodeId: randomUUID(), role: 'user', content: 'hello' } },
+        { id: 5, namespace: 'nobody', command: { type: 'forgetBegin', deletionId: 77, entity: 'Ann' } },
+        { id: 6, namespace: 'nobody', command: { type: 'forgetEnd', deletionId: 77 } },
+      ]);
+      const [a, b, again, message] = outcome.replies;
+      assert.ok(a!.ok && b!.ok && again!.ok);
+      const id = (reply: typeof a) => (reply as { result: { id: string } }).result.id;
+      assert.notEqual(id(a), id(b), 'the same fact in two namespaces is two memories');
+      assert.equal(id(again), id(a), 'de-duplication stays inside the namespace');
+      assert.equal(message!.ok, false);
+      const names = (await rows<{ name: string }>('SELECT name FROM namespaces ORDER BY name')).map((row) => row.name);
+      assert.deepEqual(names, ['default', 'tenant-a', 'tenant-b']);
+      const perNamespace = await rows<{ name: string; n: number }>(
+        'SELECT n.name AS name, count(*) AS n FROM memories m JOIN namespaces n ON n.id = m.namespace_id GROUP BY n.name ORDER BY n.name');
+      assert.deepEqual(perNamespace.map((row) => [row.name, Number(row.n)]), [['tenant-a', 1], ['tenant-b', 1]]);
+    }));
+
     test('a failing command is undone alone; its neighbours in the flush commit', () => withStore(async ({ store, rows }) => {
       const { replies } = await runBatch(store, [
         { type: 'remember', entity: 'Carol', fact: 'first', confidence: 1 },

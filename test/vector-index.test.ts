@@ -17,11 +17,11 @@ import { runNow } from '../src/writer/commands/run.js';
 import type { CommandOf } from '../src/shared/protocol/writer.js';
 import { cellCountFor, nearestCentroid, nearestCentroids, probeCountFor, sampleIndexes, trainCentroids } from '../src/workers/ivf/kmeans.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
-import { VectorCells } from '../src/workers/ivf/cells.js';
+import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
 import { loadConfig } from '../src/shared/config.js';
 import { openForWriting } from '../src/cli/storage/offline-db.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
-import { SqliteReadPort } from '../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { memoryInserter, unit } from './support/rows.js';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
 

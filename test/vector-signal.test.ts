@@ -9,9 +9,9 @@ import { blobOf } from '../src/shared/meta.js';
 import { INSERT_VECTOR_SQL } from '../src/shared/sql-schema.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
 import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
-import { VectorSignal } from '../src/workers/recall/vector-signal.js';
-import { LARGE_ENTITY, type RecallContext } from '../src/workers/recall/signals.js';
-import { VectorCells } from '../src/workers/ivf/cells.js';
+import { VectorSignal } from '../src/workers/sqlite/vectors.js';
+import { LARGE_ENTITY, type RecallContext } from '../src/workers/port/candidates.js';
+import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
 import { memoryInserter, unit } from './support/rows.js';
 import { tempDir } from './support/service.js';
 

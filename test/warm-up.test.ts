@@ -21,7 +21,7 @@ test('each interactive thread warms up once: it embeds and recalls with every wa
   const dir = tempDir();
   const config = loadConfig({ SERVICE_PATH: join(dir, 'memory.db'), SERVICE_EMBEDDER: 'hash', SERVICE_POOL_THREADS: '3', SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0' });
   const writer = await WriterClient.start(config);
-  const pool = new ReadPool(config, writer.namespaceId, createLogger('silent'));
+  const pool = new ReadPool(config, createLogger('silent'));
   try {
     const reports = await pool.warmUp();
     assert.equal(reports.length, 3);

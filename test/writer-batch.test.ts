@@ -18,7 +18,7 @@ function setup() {
     insert.run(text);
     return text.length;
   };
-  const request = (id: number, fact: string): WriterRequest => ({ id, command: { type: 'remember', entity: 'e', fact, confidence: 1 } });
+  const request = (id: number, fact: string): WriterRequest => ({ id, namespace: 'default', command: { type: 'remember', entity: 'e', fact, confidence: 1 } });
   return { db, run: batchRunner(db, execute), request };
 }
 

@@ -20,12 +20,14 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startService, type ServerProcess } from '../lib/processes.js';
+import { progress } from '../lib/progress.js';
 import { percentile } from '../recall-quality/scoring.js';
 import { FakeLlm, unreachableUrl } from '../../test/support/fake-llm.js';
 import { loadReference, type ReferenceSession } from './reference.js';
 import { emptyTally, ratio, score, type Tally } from './scoring.js';
 
 const EPISODE_TURNS = 30;
+const WINDOW_STRIDE = 5;
 
 function option(name: string): string | undefined {
   const at = process.argv.indexOf(name);
@@ -55,7 +57,7 @@ async function post(base: string, path: string, body: unknown): Promise<any> {
 async function openSide(name: string, main: string | undefined, extractorUrl: string): Promise<Side> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-extraction-'));
   const dbPath = join(dir, 'memory.db');
-  const server = await startService({ dbPath, embedder: 'hash', main, env: { SERVICE_EXTRACTOR_URL: extractorUrl, LOG_LEVEL: 'warn' } });
+  const server = await startService({ dbPath, embedder: 'hash', main, env: { SERVICE_EXTRACTOR_URL: extractorUrl } });
   return { name, server, dbPath, dir, tally: emptyTally(), tiers: new Map(), latencies: [], firstEnd: null };
 }
 
@@ -91,8 +93,9 @@ function qualityLine(side: Side): string {
 }
 
 async function quality(sessions: ReferenceSession[], sides: Side[], llm: FakeLlm, llmSide: Side): Promise<void> {
+  const step = progress('extraction sessions (each through every service)', sessions.length);
   for (const [i, session] of sessions.entries()) {
-    process.stderr.write(`\r[bench] extraction session ${i + 1}/${sessions.length}`);
+    step(i);
     for (const side of sides) {
       const { memories } = await runEpisode(side, session.speakers, session.turns);
       score(side.tally, memories, session.observations);
@@ -101,7 +104,8 @@ async function quality(sessions: ReferenceSession[], sides: Side[], llm: FakeLlm
     const { memories } = await runEpisode(llmSide, session.speakers, session.turns);
     score(llmSide.tally, memories, session.observations);
   }
-  process.stderr.write('\n');
+  step(sessions.length);
+  step.done();
   const observations = sides[0].tally.observations;
   console.log(`\nExtraction against LoCoMo observations: ${sessions.length} sessions, ${sessions.reduce((n, s) => n + s.turns.length, 0)} turns, ${observations} observations`);
   console.log(`coverage = observations matched by a memory at token F1 >= 0.5; precision = memories matching an observation at F1 >= 0.4;`);
@@ -114,11 +118,14 @@ async function quality(sessions: ReferenceSession[], sides: Side[], llm: FakeLlm
 async function latency(sessions: ReferenceSession[], sides: Side[], episodes: number): Promise<void> {
   const windows: ReferenceSession[] = [];
   for (const s of sessions) {
-    for (let at = 0; at + EPISODE_TURNS <= s.turns.length; at += EPISODE_TURNS) windows.push({ ...s, turns: s.turns.slice(at, at + EPISODE_TURNS) });
+    // Overlapping windows (a new one every WINDOW_STRIDE turns): few sessions reach 30 turns, and
+    // a p95 needs more than a dozen episodes.
+    for (let at = 0; at + EPISODE_TURNS <= s.turns.length; at += WINDOW_STRIDE) windows.push({ ...s, turns: s.turns.slice(at, at + EPISODE_TURNS) });
   }
   const chosen = windows.slice(0, episodes + 1);
+  const step = progress('end latency episodes', chosen.length);
   for (const [i, window] of chosen.entries()) {
-    process.stderr.write(`\r[bench] end latency episode ${i + 1}/${chosen.length}`);
+    step(i);
     const order = i % 2 === 0 ? sides : [...sides].reverse();
     for (const side of order) {
       const { ms } = await runEpisode(side, window.speakers, window.turns);
@@ -126,7 +133,8 @@ async function latency(sessions: ReferenceSession[], sides: Side[], episodes: nu
       else side.latencies.push(ms);
     }
   }
-  process.stderr.write('\n');
+  step(chosen.length);
+  step.done();
   console.log(`\nend latency, concurrency 1, ${EPISODE_TURNS}-turn episodes (${chosen.length - 1} per build after a first one), client-side ms`);
   console.log(`${'build'.padEnd(34)} ${'first'.padStart(8)} ${'p50'.padStart(8)} ${'p95'.padStart(8)} ${'max'.padStart(8)}`);
   for (const side of sides) {

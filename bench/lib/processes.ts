@@ -8,6 +8,8 @@ import { fileURLToPath } from 'node:url';
 
 const MAIN = fileURLToPath(new URL('../../src/main.js', import.meta.url));
 const UWS_HELLO = fileURLToPath(new URL('../uws-hello.js', import.meta.url));
+/** Longest a server may take to say it listens (a cold start with model loading takes seconds). */
+const START_TIMEOUT_MS = 120_000;
 
 export interface ServerProcess {
   readonly child: ChildProcess;
@@ -38,9 +40,11 @@ export function startService(options: ServiceOptions): Promise<ServerProcess> {
     // The bench is the only client and sends far more than any per-key quota allows.
     SERVICE_RATE_LIMIT: '0',
     SERVICE_EMBEDDER: options.embedder,
-    LOG_LEVEL: 'info',
     ...(options.dimensions ? { SERVICE_EMBEDDING_DIMENSIONS: String(options.dimensions) } : {}),
     ...options.env,
+    // Readiness is the info-level "listening" line: a quieter level would hide it and the
+    // bench would wait for ever (bench:extraction once did, with LOG_LEVEL=warn).
+    LOG_LEVEL: 'info',
   };
   const main = options.main ?? MAIN;
   const args = options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`, main] : [main];
@@ -56,6 +60,11 @@ function launch(args: string[], env: Record<string, string>, ready: RegExp): Pro
   const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
+    // A server that never says it listens is a failure to report, not a silent wait.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server not listening after ${START_TIMEOUT_MS / 1000} s:\n${output}`));
+    }, START_TIMEOUT_MS);
     const onData = (chunk: Buffer) => {
       // Keep only the head of the log: enough to find the port or explain a failure.
       if (output.length < 64_000) output += chunk.toString();
@@ -64,12 +73,16 @@ function launch(args: string[], env: Record<string, string>, ready: RegExp): Pro
       child.stdout!.off('data', onData);
       child.stderr!.off('data', onData);
       child.off('exit', onEarlyExit);
+      clearTimeout(timer);
       // Keep draining the pipes so a chatty server never blocks on a full pipe.
       child.stdout!.resume();
       child.stderr!.on('data', (c: Buffer) => process.stderr.write(c));
       resolve(handle(child, `http://127.0.0.1:${match[1]}`));
     };
-    const onEarlyExit = (code: number | null) => reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    const onEarlyExit = (code: number | null) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code} before listening:\n${output}`));
+    };
     child.stdout!.on('data', onData);
     child.stderr!.on('data', onData);
     child.once('exit', onEarlyExit);

@@ -15,7 +15,7 @@ import { HashingEmbedder } from '../../src/workers/embedding/hashing.js';
 import { DEFAULT_VECTOR_INDEX_MIN } from '../../src/shared/config.js';
 import { blobOf, float32FromBlob } from '../../src/shared/meta.js';
 import { INSERT_VECTOR_SQL, UNASSIGNED_CELL } from '../../src/shared/sql-schema.js';
-import { VectorCells } from '../../src/workers/ivf/cells.js';
+import { VectorCells } from '../../src/workers/sqlite/ivf-cells.js';
 import { trainIndex } from '../../src/workers/ivf/kmeans.js';
 import { SqliteCommands } from '../../src/writer/sqlite/adapter.js';
 import { Corpus } from './corpus.js';

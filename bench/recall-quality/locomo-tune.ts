@@ -16,7 +16,7 @@ import { loadConfig } from '../../src/shared/config.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
-import { SqliteReadPort } from '../../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../../src/workers/sqlite/read-port.js';
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
 import { loadLocomo, type Conversation } from './locomo-data.js';
@@ -40,9 +40,9 @@ async function stored(conversation: Conversation): Promise<{ dbPath: string; dia
   const service = await startService(config, createLogger('silent'));
   const episodes: string[] = [];
   for (const session of conversation.sessions) {
-    const { episode_id } = (await service.operations.startEpisode({ participants: conversation.speakers })).value;
+    const { episode_id } = (await service.operations.startEpisode({ participants: conversation.speakers }, { namespace: config.namespace, operator: true })).value;
     episodes.push(episode_id);
-    for (const turn of session) await service.operations.addMessage({ episode_id, role: 'user', content: `${turn.speaker}: ${turn.text}` });
+    for (const turn of session) await service.operations.addMessage({ episode_id, role: 'user', content: `${turn.speaker}: ${turn.text}` }, { namespace: config.namespace, operator: true });
   }
   await service.backfill.idle();
   await service.close();

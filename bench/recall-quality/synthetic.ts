@@ -9,9 +9,10 @@ import { loadConfig } from '../../src/shared/config.js';
 import { createLogger } from '../../src/shared/logger.js';
 import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
-import { SqliteReadPort } from '../../src/workers/sqlite-read-port.js';
+import { SqliteReadPort } from '../../src/workers/sqlite/read-port.js';
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
-import { queryTerms, ftsMatchExpression } from '../../src/workers/recall/query-text.js';
+import { queryTerms } from '../../src/workers/recall/query-text.js';
+import { ftsMatchExpression } from '../../src/workers/sqlite/fts-match.js';
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
 import { buildCorpus } from './corpus.js';
 
@@ -61,9 +62,9 @@ export async function runSynthetic(embedderKind: BenchEmbedder): Promise<void> {
   // Several people say the same sentence: a fact turn is found by its episode and position, never by its text.
   const episodes: string[] = [];
   for (const [i, session] of corpus.sessions.entries()) {
-    const { episode_id } = (await service.operations.startEpisode({ participants: [session.person, 'assistant'] })).value;
+    const { episode_id } = (await service.operations.startEpisode({ participants: [session.person, 'assistant'] }, { namespace: config.namespace, operator: true })).value;
     episodes.push(episode_id);
-    for (const turn of session.turns) await service.operations.addMessage({ episode_id, role: turn.role, content: turn.content });
+    for (const turn of session.turns) await service.operations.addMessage({ episode_id, role: turn.role, content: turn.content }, { namespace: config.namespace, operator: true });
     if (i % 10 === 0) process.stderr.write(`\rwriting sessions ${i + 1}/${corpus.sessions.length}`);
   }
   process.stderr.write('\rembedding…                      \n');

@@ -2,16 +2,17 @@
 // The operator CLI (`memory-runtime <command>`, the package's bin). Each command lives in
 // commands/; this file only picks one, and turns every failure into one line on stderr and
 // a non-zero exit code.
-import { CliError, parseCommand, UsageError, type Command } from './args.js';
+import { CliError, parseCommand, UsageError, type Command } from './terminal/args.js';
 import { exportCommand } from './commands/export.js';
 import { importCommand } from './commands/import.js';
+import { keysCommand } from './commands/keys.js';
 import { migrateCommand } from './commands/migrate.js';
 import { reembedCommand } from './commands/reembed.js';
 import { restoreCommand } from './commands/restore.js';
 import { serveCommand } from './commands/serve.js';
 import { snapshotsCommand } from './commands/snapshots.js';
 
-const COMMANDS: Command[] = [serveCommand, restoreCommand, snapshotsCommand, exportCommand, importCommand, reembedCommand, migrateCommand];
+const COMMANDS: Command[] = [serveCommand, restoreCommand, snapshotsCommand, exportCommand, importCommand, reembedCommand, migrateCommand, keysCommand];
 
 function usage(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length));

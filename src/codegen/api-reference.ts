@@ -74,6 +74,8 @@ export function renderApiReference(document: Json): string {
     'configuration: authentication off (with `SERVICE_API_KEYS` set, every route also answers 401 and takes',
     '`Authorization: Bearer <key>`) and the rate limiter on (429). Errors are `{error, code}`; the codes of each status',
     'are listed under [Error statuses](#error-statuses). The behaviour behind the fields is in [api-behaviour.md](api-behaviour.md).',
+    'A query parameter a route does not list, or a body field it does not take, is 400 `UNKNOWN_FIELD` naming it: a typo',
+    'is refused, never ignored. Fields marked deprecated are accepted for compatibility and ignored.',
     '',
   ];
   const routes: [string, string, Json][] = [];
@@ -89,8 +91,11 @@ export function renderApiReference(document: Json): string {
     parametersTable(operation.parameters ?? [], document, out);
     const body = operation.requestBody?.content?.['application/json']?.schema;
     if (body) {
-      out.push(`**Request body**${body.$ref ? ` (${typeOf(body)})` : ''}:`, '');
-      fieldsTable(body.$ref ? document.components.schemas[String(body.$ref).split('/').pop()!] : body, out);
+      const schema = body.$ref ? document.components.schemas[String(body.$ref).split('/').pop()!] : body;
+      const optional = operation.requestBody.required === false ? ', optional' : '';
+      const closed = schema.additionalProperties === false ? ' Any other field is 400 `UNKNOWN_FIELD`.' : '';
+      out.push(`**Request body**${body.$ref ? ` (${typeOf(body)}${optional})` : optional ? ` (${optional.slice(2)})` : ''}:${closed}`, '');
+      fieldsTable(schema, out);
     }
     const statuses = Object.keys(operation.responses);
     const success = statuses.filter((status) => status.startsWith('2'));

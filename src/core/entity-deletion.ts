@@ -10,6 +10,10 @@
 // entity's rows up to the rowid it returns, and until forgetEnd the writer treats those rows as
 // gone — a repeated fact gets a new row instead of landing on one about to be deleted, and an
 // `end` whose turns are among them stores nothing.
+// Last (forgetEntity), the entity itself goes — its record, participations and the mention links
+// to it — unless a memory of it was written meanwhile; the snapshot's header holds the record
+// and participations, so a restore brings the entity back. An entity with no memory at all goes
+// without a snapshot (there is nothing to restore but its name).
 // Nothing is deleted that the fsynced file does not hold. A crash between chunks leaves some
 // rows deleted and all of them in the file: `memory-runtime restore <snapshot_id>` brings the
 // entity back whole. Memories written to the entity after the snapshot was read are not in
@@ -41,25 +45,29 @@ export class EntityDeletion {
    * Waits for any restore, and any delete of the same entity, that arrived first; then deletes.
    * `trail` is told the position of each writer command's commit (the answer's Memory-Position).
    */
-  forget(entity: string, trail?: CommitTrail): Promise<ForgetResult> {
-    return this.turns.delete(entity, () => this.forgetNow(entity, trail));
+  forget(namespace: string, entity: string, trail?: CommitTrail): Promise<ForgetResult> {
+    // Turns are by entity name, across namespaces: a same-named entity elsewhere only waits its turn.
+    return this.turns.delete(entity, () => this.forgetNow(namespace, entity, trail));
   }
 
-  private async forgetNow(entity: string, trail: CommitTrail | undefined): Promise<ForgetResult> {
+  private async forgetNow(namespace: string, entity: string, trail: CommitTrail | undefined): Promise<ForgetResult> {
     const deletionId = this.nextDeletionId++;
     try {
-      return await this.run(deletionId, entity, trail);
+      return await this.run(namespace, deletionId, entity, trail);
     } finally {
       // Sent before the answer, so any write the client sends after it is handled after it.
-      await this.writer.send({ type: 'forgetEnd', deletionId }, trail).catch(() => {});
+      await this.writer.send(namespace, { type: 'forgetEnd', deletionId }, trail).catch(() => {});
     }
   }
 
-  private async run(deletionId: number, entity: string, trail: CommitTrail | undefined): Promise<ForgetResult> {
+  private async run(namespace: string, deletionId: number, entity: string, trail: CommitTrail | undefined): Promise<ForgetResult> {
     const started = performance.now();
-    const { maxRowid } = await this.writer.send({ type: 'forgetBegin', deletionId, entity }, trail);
-    const { rows, snapshot, header } = await this.pool.run({ op: 'snapshotEntity', entity, maxRowid });
-    if (!snapshot) return { forgotten_count: 0 };
+    const { maxRowid } = await this.writer.send(namespace, { type: 'forgetBegin', deletionId, entity }, trail);
+    const { rows, snapshot, header } = await this.pool.run({ op: 'snapshotEntity', namespace, entity, maxRowid });
+    if (!snapshot) {
+      await this.writer.send(namespace, { type: 'forgetEntity', deletionId }, trail);
+      return { forgotten_count: 0 };
+    }
     const snapshotMs = performance.now() - started;
     // Where the snapshot lives, for the log: PostgreSQL copies rows as it deletes them.
     const where = header ? { backend: 'postgres', snapshotIn: 'deletion_snapshot_memories' } : { backend: 'sqlite', snapshotIn: `snapshots/${snapshot.snapshot_id}.json` };
@@ -70,12 +78,13 @@ export class EntityDeletion {
     try {
       while (next < rows.length) {
         // PostgreSQL: each chunk copies its rows into the snapshot `header` names, in its own transaction.
-        const step = await this.writer.send({ type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS), ...(header ? { snapshot: header } : {}) }, trail);
+        const step = await this.writer.send(namespace, { type: 'forgetRows', rows: rows.slice(next, next + CHUNK_ROWS), ...(header ? { snapshot: header } : {}) }, trail);
         next += step.processed;
         removed += step.removed;
         for (const type of MEMORY_TYPES) copied[type] += step.copied?.[type] ?? 0;
         commands++;
       }
+      await this.writer.send(namespace, { type: 'forgetEntity', deletionId }, trail);
     } catch (error) {
       // The error's answer carries no snapshot: the operator needs its id to restore or repeat.
       this.log.error({ ...where, snapshotId: snapshot.snapshot_id, removed, of: rows.length, reason: (error as Error).message },

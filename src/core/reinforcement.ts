@@ -8,14 +8,20 @@ const FLUSH_MS = 250;
 const MAX_PENDING = 5_000;
 
 export class Reinforcer {
-  private pending = new Set<number>();
+  /** Rowids recalled, by the namespace they were recalled in (each namespace's go in its own command). */
+  private pending = new Map<string, Set<number>>();
+  private count = 0;
   private timer: NodeJS.Timeout | null = null;
 
   constructor(private readonly writer: WriterClient, private readonly log: Logger) {}
 
-  record(rowids: number[]): void {
-    for (const rowid of rowids) this.pending.add(rowid);
-    if (this.pending.size >= MAX_PENDING) void this.flush();
+  record(namespace: string, rowids: number[]): void {
+    if (rowids.length === 0) return;
+    let set = this.pending.get(namespace);
+    if (!set) this.pending.set(namespace, (set = new Set()));
+    for (const rowid of rowids) set.add(rowid);
+    this.count += rowids.length;
+    if (this.count >= MAX_PENDING) void this.flush();
     else this.timer ??= setTimeout(() => void this.flush(), FLUSH_MS).unref();
   }
 
@@ -23,13 +29,16 @@ export class Reinforcer {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     if (this.pending.size === 0) return;
-    const rowids = [...this.pending];
-    this.pending = new Set();
-    try {
-      await this.writer.send({ type: 'reinforce', rowids, at: Date.now() });
-    } catch (error) {
-      // Losing a reinforcement only makes a memory decay a little faster: log, do not fail.
-      this.log.warn({ reason: (error as Error).message }, 'reinforcement failed');
-    }
+    const pending = this.pending;
+    this.pending = new Map();
+    this.count = 0;
+    await Promise.all([...pending].map(async ([namespace, rowids]) => {
+      try {
+        await this.writer.send(namespace, { type: 'reinforce', rowids: [...rowids], at: Date.now() });
+      } catch (error) {
+        // Losing a reinforcement only makes a memory decay a little faster: log, do not fail.
+        this.log.warn({ reason: (error as Error).message }, 'reinforcement failed');
+      }
+    }));
   }
 }

@@ -20,12 +20,12 @@ import type { Logger } from '../shared/logger.js';
 import type { RestoreResult } from '../shared/schemas.js';
 import { headerOf, type CheckedSnapshot, type StoredSnapshot } from '../shared/snapshot-files.js';
 import type { SnapshotMemoryT } from '../shared/snapshot-reader.js';
-import type { EmbeddingBackfill } from './jobs/embedding-backfill.js';
 import type { ReadPool } from './pool/read-pool.js';
 import type { DeleteRestoreTurns } from './take-turns.js';
 import { SnapshotProblems } from './snapshot-problems.js';
 import type { WriterClient } from './writer-client.js';
 import type { CommitTrail } from './commit-trail.js';
+import type { NamespaceScope } from '../shared/namespace-name.js';
 
 /** Most memories sent per writer command; the writer may handle fewer within its time budget. */
 const MAX_SEND = 500;
@@ -40,7 +40,8 @@ export class SnapshotRestore {
     private readonly config: Config,
     private readonly pool: ReadPool,
     private readonly writer: WriterClient,
-    private readonly backfill: EmbeddingBackfill,
+    /** The embedding backfill (core/jobs/embedding-backfill.ts), told when restored rows wait for vectors. */
+    private readonly backfill: { poke(): void },
     private readonly log: Logger,
     private readonly turns: DeleteRestoreTurns,
   ) {
@@ -48,25 +49,31 @@ export class SnapshotRestore {
   }
 
   /** `trail` is told the position of each writer command's commit (the answer's Memory-Position). */
-  restore(snapshotId: string, trail?: CommitTrail): Promise<RestoreResult> {
+  restore(scope: NamespaceScope, snapshotId: string, trail?: CommitTrail): Promise<RestoreResult> {
     // A UUID is case-insensitive (the route's pattern takes either case); snapshot files are named in lower case.
-    return this.turns.restore(() => this.restoreNow(snapshotId.toLowerCase(), trail));
+    return this.turns.restore(() => this.restoreNow(scope, snapshotId.toLowerCase(), trail));
   }
 
-  private async restoreNow(snapshotId: string, trail: CommitTrail | undefined): Promise<RestoreResult> {
+  private async restoreNow(scope: NamespaceScope, snapshotId: string, trail: CommitTrail | undefined): Promise<RestoreResult> {
     const started = performance.now();
-    const checked = await this.pool.run({ op: 'checkSnapshot', snapshotId }).catch(async (error: unknown) => {
+    const { namespace } = scope;
+    const checked = await this.pool.run({ op: 'checkSnapshot', namespace, snapshotId }).catch(async (error: unknown) => {
       if (error instanceof ServiceError && error.code === 'SNAPSHOT_UNUSABLE') await this.problems.record(snapshotId, error.message);
       throw error;
     });
     const header = 'stored' in checked ? checked.stored : headerOf(checked);
-    // The service writes only its own namespace; the CLI's --force is the way across.
-    if (header.namespace !== this.config.namespace) {
-      throw fail.snapshotOtherNamespace(snapshotId, header.namespace, this.config.namespace);
+    // A restore writes only the request's namespace; the CLI's --force is the way across. A key
+    // bound to a namespace is not told another namespace's snapshot exists, nor its name.
+    if (header.namespace !== namespace) {
+      if (!scope.operator) {
+        if (!('stored' in checked) && checked.fd !== null) closeSync(checked.fd);
+        throw fail.snapshotNotFound(snapshotId);
+      }
+      throw fail.snapshotOtherNamespace(snapshotId, header.namespace, namespace);
     }
     let result: Awaited<ReturnType<SnapshotRestore['apply']>>;
     try {
-      result = await this.apply(header, this.chunks(snapshotId, checked), trail);
+      result = await this.apply(header, this.chunks(header.namespace, snapshotId, checked), trail);
     } finally {
       // The check opened the file once for the whole restore (chunks are read through it).
       if (!('stored' in checked) && checked.fd !== null) closeSync(checked.fd);
@@ -82,14 +89,14 @@ export class SnapshotRestore {
    * The snapshot's memories a chunk at a time: read by the pool from a framed file or from the
    * snapshot tables (PostgreSQL, by memory rowid), sliced from an older file.
    */
-  private chunks(snapshotId: string, checked: CheckedSnapshot | StoredSnapshot): AsyncGenerator<SnapshotMemoryT[]> {
+  private chunks(namespace: string, snapshotId: string, checked: CheckedSnapshot | StoredSnapshot): AsyncGenerator<SnapshotMemoryT[]> {
     if ('stored' in checked) {
-      return this.readAhead<number>(0, (after) => this.pool.run({ op: 'readStoredSnapshotMemories', snapshotId, after }));
+      return this.readAhead<number>(0, (after) => this.pool.run({ op: 'readStoredSnapshotMemories', namespace, snapshotId, after }));
     }
     if (checked.whole) return sliced(checked.whole.memories);
     const { framed, fd } = checked;
     return this.readAhead<number>(framed.memoriesStart < framed.memoriesEnd ? framed.memoriesStart : null, async (from) => {
-      const chunk = await this.pool.run({ op: 'readSnapshotMemories', snapshotId, fd, framed, from });
+      const chunk = await this.pool.run({ op: 'readSnapshotMemories', namespace, snapshotId, fd, framed, from });
       return { memories: chunk.memories, next: chunk.next < framed.memoriesEnd ? chunk.next : null };
     });
   }
@@ -120,7 +127,7 @@ export class SnapshotRestore {
     let present = 0;
     let commands = 0;
     const send = async (memories: SnapshotMemoryT[]): Promise<number> => {
-      const step = await this.writer.send({ type: 'restoreRows', snapshot: header, memories }, trail);
+      const step = await this.writer.send(header.namespace, { type: 'restoreRows', snapshot: header, memories }, trail);
       restored += step.restored;
       present += step.present;
       commands++;

@@ -3,7 +3,7 @@
 import { Worker } from 'node:worker_threads';
 import type { Config } from '../shared/config.js';
 import { fail, ServiceError } from '../shared/errors.js';
-import type { CommandOf, WriterBatchReport, WriterCommandType, WriterDatabaseState, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/protocol/writer.js';
+import type { CommandOf, WriterRequest, WriterBatchReport, WriterCommandType, WriterDatabaseState, WriterReady, WriterReply, WriterResults, WriterStartFailed } from '../shared/protocol/writer.js';
 import type { PriorityChange } from '../shared/os-thread.js';
 import type { CommitTrail } from './commit-trail.js';
 import { NodePosition } from './node-position.js';
@@ -85,13 +85,17 @@ export class WriterClient {
     return this.pending.size;
   }
 
-  /** `trail`, when given, is told the position of the batch that committed the command. */
-  send<T extends WriterCommandType>(command: CommandOf<T>, trail?: CommitTrail): Promise<WriterResults[T]> {
+  /**
+   * Runs `command` in `namespace` (a name the caller resolved: the request's, or the one a
+   * background job is serving). `trail`, when given, is told the position of the batch that
+   * committed the command.
+   */
+  send<T extends WriterCommandType>(namespace: string, command: CommandOf<T>, trail?: CommitTrail): Promise<WriterResults[T]> {
     if (this.failure) return Promise.reject(this.failure);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject, trail });
-      this.worker.postMessage({ id, command });
+      this.worker.postMessage({ id, namespace, command } satisfies WriterRequest);
     });
   }
 

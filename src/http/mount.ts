@@ -3,6 +3,7 @@
 // auth, rate limit), so every surface on the port is protected the same way.
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import type { Exchange } from './exchange.js';
+import type { NamespaceScope } from '../core/operations/contract.js';
 
 /** Everything a mount may need from the request, copied out before the first await. */
 export interface RawRequest {
@@ -34,7 +35,7 @@ export interface Mount {
    * (before its first await): uWS does not buffer a body nobody listens for. Throwing a
    * ServiceError before a response was sent answers with the usual `{error, code}`.
    */
-  handle(ex: Exchange, request: RawRequest): Promise<void>;
+  handle(ex: Exchange, request: RawRequest, scope: NamespaceScope): Promise<void>;
 }
 
 /** Copies the request out of uWS; `req` is invalid once the handler returns or awaits. */

@@ -7,6 +7,7 @@ import * as schemas from '../shared/schemas.js';
 import { ERROR_CODES, STATUS_TEXT, type ErrorCode } from '../shared/errors.js';
 import type { Route } from './routes.js';
 import { POSITION_HEADER, WAL_POSITION_PATTERN } from '../shared/wal-position.js';
+import { NAMESPACE_HEADER } from './namespace-scope.js';
 
 type Json = Record<string, unknown>;
 
@@ -52,6 +53,16 @@ const POSITION_COMPONENTS = {
     },
   },
   parameters: {
+    MemoryNamespace: {
+      name: NAMESPACE_HEADER,
+      in: 'header',
+      required: false,
+      description: 'The namespace the request acts on. A key bound to a namespace acts on its own (naming another: 403 ' +
+        'NAMESPACE_FORBIDDEN, whether or not it exists); an operator key, or any request while auth is off, acts on the one ' +
+        'named here, else on SERVICE_NAMESPACE. 1 to 128 characters, no control characters, valid UTF-8, not repeated with ' +
+        'different values: otherwise 400 INVALID_NAMESPACE. A namespace nothing was stored in reads as empty.',
+      schema: { type: 'string', minLength: 1, maxLength: 128 },
+    },
     MemoryPosition: {
       name: POSITION_HEADER,
       in: 'header',
@@ -117,8 +128,10 @@ function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema)
     parameters.push({ name, in: 'query', required: route.query!.required?.includes(name) ?? false, schema: ref(schema) });
   }
   if (route.position === 'accepted') parameters.push({ $ref: '#/components/parameters/MemoryPosition' });
-  const codes: ErrorCode[] = ['INTERNAL', 'SHUTTING_DOWN', 'SERVER_BUSY', ...(route.errors ?? [])];
-  if (options.auth) codes.push('UNAUTHORIZED');
+  parameters.push({ $ref: '#/components/parameters/MemoryNamespace' });
+  // Every route refuses a query parameter it does not list, and a body field it does not take.
+  const codes: ErrorCode[] = ['INTERNAL', 'SHUTTING_DOWN', 'SERVER_BUSY', 'UNKNOWN_FIELD', 'INVALID_NAMESPACE', ...(route.errors ?? [])];
+  if (options.auth) codes.push('UNAUTHORIZED', 'NAMESPACE_FORBIDDEN');
   if (options.rateLimited) codes.push('RATE_LIMITED');
   if (route.body) codes.push('INVALID_VALUE', 'BODY_TOO_LARGE', 'MALFORMED_BODY');
   if (route.position === 'accepted') codes.push('INVALID_VALUE');
@@ -139,7 +152,7 @@ function operation(route: Route, options: OpenApiOptions, ref: (schema: TSchema)
     ...(route.summary ? { summary: route.summary } : {}),
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: ref(route.body.schema) } } } }
+      ? { requestBody: { required: !route.bodyOptional, content: { 'application/json': { schema: ref(route.body.schema) } } } }
       : {}),
     responses,
   };

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { ServiceMetrics } from '../core/metrics.js';
 import type { Logger } from '../shared/logger.js';
 import { answerOf } from '../core/operations/contract.js';
+import { fail } from '../shared/errors.js';
 import type { Mount } from './mount.js';
 import { MetricsText, OpenApiDocument } from '../shared/schemas.js';
 import { buildOpenApiDocument, type OpenApiOptions } from './openapi.js';
@@ -19,7 +20,12 @@ export function withOperatorRoutes(api: Route[], metrics: ServiceMetrics, option
   const operator: Route[] = [
     {
       method: 'get', path: '/metrics', status: 200, response: MetricsText, produces: 'text/plain',
-      summary: 'Prometheus metrics', handle: async () => new RawBody(metrics.contentType, await metrics.render()),
+      summary: 'Prometheus metrics',
+      // The gauges count SERVICE_NAMESPACE's memories and the whole process's work: not a bound key's to see.
+      handle: async (_ops, { scope }) => {
+        if (!scope.operator) throw fail.operatorOnly();
+        return new RawBody(metrics.contentType, await metrics.render());
+      },
     },
     {
       method: 'get', path: '/v1/openapi.json', status: 200, response: OpenApiDocument,

@@ -3,12 +3,13 @@
 // and handed, with its path parameters, to the operation's handler. The same routes, with
 // their response schemas, generate the OpenAPI document (openapi.ts).
 import Type, { type TObject, type TSchema } from 'typebox';
-import type { ErrorCode } from '../shared/errors.js';
+import { fail, type ErrorCode } from '../shared/errors.js';
+import { EmptyBody } from '../shared/schemas.js';
 import {
   OPERATIONS, REST_BINDINGS, type OperationDeclaration, type OperationName, type PositionUse, type RestBinding,
 } from '../shared/operations/index.js';
 import { compileValidator, type Validator } from '../shared/validation.js';
-import { invoke, type Answer, type OperationHandlers, type RequestContext } from '../core/operations/contract.js';
+import { invoke, type Answer, type NamespaceScope, type OperationHandlers, type RequestContext } from '../core/operations/contract.js';
 import type { RawBody } from './respond.js';
 
 export interface RouteInput {
@@ -19,14 +20,21 @@ export interface RouteInput {
   params: string[];
   /** The Memory-Position header, validated, on routes that accept one. */
   position?: string;
+  /** The namespace the request acts on (decided where it was authenticated). */
+  scope: NamespaceScope;
 }
 
 export interface Route {
   method: 'get' | 'post' | 'del';
   /** uWS pattern; `:name` segments become params in order. */
   path: string;
-  /** Validator for the JSON body; routes without one ignore any body sent. */
+  /** Validator for the JSON body; routes without one (GET) ignore any body sent. */
   body?: Validator<TSchema>;
+  /**
+   * The route reads no field of its body: none, or an empty one, is fine, and one sent is only
+   * checked for fields it must not hold (RestBinding.ignoredBody), then dropped.
+   */
+  bodyOptional?: boolean;
   /** Status of a successful response. */
   status: 200 | 201;
   /**
@@ -68,6 +76,9 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
   const names = [...binding.path.matchAll(/:(\w+)/g)].map((match) => match[1]);
   const fields = names.map((param) => binding.params?.[param] ?? param);
   const queryIsInput = bodySchema === null && names.length === 0 && binding.query === operation.input;
+  // A route that reads no body still refuses one with fields it does not take: a client that
+  // believes `POST /v1/consolidate {"entity": …}` narrows the run must hear that it does not.
+  const checkedBody = bodySchema ?? (binding.method === 'get' ? null : binding.ignoredBody ?? EmptyBody);
   return {
     method: binding.method === 'delete' ? 'del' : binding.method,
     path: binding.path,
@@ -76,7 +87,8 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
     response: operation.output,
     errors: operation.errors,
     ...(operation.position ? { position: operation.position } : {}),
-    ...(bodySchema ? { body: compileValidator(bodySchema) } : {}),
+    ...(checkedBody ? { body: compileValidator(checkedBody) } : {}),
+    ...(checkedBody && !bodySchema ? { bodyOptional: true } : {}),
     ...(names.length > 0
       ? { params: Type.Object(Object.fromEntries(names.map((param, i) => [param, operation.input.properties[fields[i]]]))) }
       : {}),
@@ -86,8 +98,8 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
   };
 }
 
-/** The request's context for the handler (no object made when there is none to carry). */
-const contextOf = ({ position }: RouteInput): RequestContext | undefined => (position === undefined ? undefined : { position });
+/** The request's context for the handler (the scope itself when there is no position to add). */
+const contextOf = ({ position, scope }: RouteInput): RequestContext => (position === undefined ? scope : { ...scope, position });
 
 /** How a request becomes the operation's input (see RestBinding.params). */
 function handlerOf(name: OperationName, operation: OperationDeclaration, hasBody: boolean, fields: string[]): Route['handle'] {
@@ -96,9 +108,15 @@ function handlerOf(name: OperationName, operation: OperationDeclaration, hasBody
       ? (ops, request) => invoke(ops, name, request.body, contextOf(request))
       : (ops, request) => invoke(ops, name, NO_INPUT, contextOf(request));
   }
-  /** `into` (a fresh copy of the validated body, or a new object) with the path's fields set. */
+  /**
+   * `into` (a fresh copy of the validated body, or a new object) with the path's fields set. A
+   * body may repeat a path field (episode_id, as some SDKs send it) only with the same value.
+   */
   const withPath = (into: Record<string, unknown>, params: string[]) => {
-    for (let i = 0; i < fields.length; i++) into[fields[i]] = params[i];
+    for (let i = 0; i < fields.length; i++) {
+      if (into[fields[i]] !== undefined && into[fields[i]] !== params[i]) throw fail.pathMismatch(fields[i]);
+      into[fields[i]] = params[i];
+    }
     return into;
   };
   if (hasBody) return (ops, request) => invoke(ops, name, withPath({ ...request.body }, request.params), contextOf(request));

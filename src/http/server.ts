@@ -10,7 +10,9 @@ import type { Config } from '../shared/config.js';
 import { ERROR_CODES, fail, type ServiceError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { AccessLog } from './access-log.js';
-import { ApiKeyAuth } from './auth.js';
+import { ApiKeyAuth, type ApiKey } from './auth.js';
+import { NAMESPACE_HEADER_LOWER, resolveScope } from './namespace-scope.js';
+import type { NamespaceScope } from '../core/operations/contract.js';
 import { BodyBudget, BodyStream, noBody, parseJson } from './body.js';
 import { captureRequest, headerOf, type Mount } from './mount.js';
 import type { OperationHandlers } from '../core/operations/contract.js';
@@ -19,7 +21,7 @@ import { RawBody, sendError, sendJson, sendRaw } from './respond.js';
 import type { Exchange } from './exchange.js';
 import { publicError } from './public-error.js';
 import { REQUEST_ID_HEADER, requestIdFrom } from './request-id.js';
-import { parseQuery } from './query.js';
+import { checkQueryNames, parseQuery } from './query.js';
 import type { Route, RouteResult } from './routes.js';
 import { positionReader, type PositionReader } from './caller-position.js';
 import { POSITION_HEADER } from '../shared/wal-position.js';
@@ -34,6 +36,8 @@ const UNMATCHED = 'unmatched';
 /** Who is asking, and what to log about the request once it is answered. */
 interface Caller {
   authorization: string;
+  /** Every Memory-Namespace header the request carried (namespace-scope.ts). */
+  namespaces: string[];
   client: string;
   method: string;
   startedAt: number;
@@ -44,7 +48,7 @@ interface Caller {
 interface Captured extends Caller {
   contentLength: number | null;
   rawParams: string[];
-  /** The raw query string, for routes whose query is their input. */
+  /** The raw query string: the input of some routes, checked for unknown parameters on all. */
   rawQuery: string;
   /** The raw Memory-Position header ('' when absent), on routes that accept one. */
   rawPosition: string;
@@ -75,9 +79,9 @@ export class HttpServer {
     mounts: Mount[] = [],
     private readonly metrics: RequestMetrics | null = null,
   ) {
-    this.auth = new ApiKeyAuth(config.apiKeys);
+    this.auth = new ApiKeyAuth(config.apiKeyBindings, config.apiKeysFile !== null);
     this.limiter = new RateLimiter(config.rateLimitPerMinute);
-    this.authFailures = new RateLimiter(config.apiKeys.length > 0 ? config.authFailuresPerMinute : 0);
+    this.authFailures = new RateLimiter(config.authEnabled ? config.authFailuresPerMinute : 0);
     this.bodies = new BodyBudget(config.maxInflightBodyBytes);
     this.access = new AccessLog(log);
     this.readPosition = positionReader(config);
@@ -192,11 +196,12 @@ export class HttpServer {
     for (let i = 0; i < paramCount; i++) rawParams.push(req.getParameter(i));
     const captured: Captured = {
       authorization: this.auth.enabled ? req.getHeader('authorization') : '',
+      namespaces: namespaceHeaders(req),
       contentLength: length === '' ? null : Number(length),
       // The address keys the failed-authentication limiter (auth on) or the rate limiter (auth off).
       client: this.auth.enabled || this.limiter.enabled ? Buffer.from(res.getRemoteAddressAsText()).toString() : '',
       rawParams,
-      rawQuery: route.queryInput ? req.getQuery() ?? '' : '',
+      rawQuery: req.getQuery() ?? '',
       rawPosition: route.position === 'accepted' ? req.getHeader(POSITION_REQUEST_HEADER) : '',
       signal: abort?.signal ?? null,
       method,
@@ -215,20 +220,23 @@ export class HttpServer {
     });
     const request = captureRequest(res, req, abort.signal);
     exchange.head = request.method === 'HEAD';
-    const caller: Caller = { authorization: headerOf(request, 'authorization'), client: request.client, method: request.method, startedAt, public: mount.public };
-    void this.guarded(exchange, mount.path, caller, () => mount.handle(exchange, request));
+    const caller: Caller = {
+      authorization: headerOf(request, 'authorization'), client: request.client, method: request.method, startedAt, public: mount.public,
+      namespaces: request.headers.filter(([name]) => name === NAMESPACE_HEADER_LOWER).map(([, value]) => value),
+    };
+    void this.guarded(exchange, mount.path, caller, (scope) => mount.handle(exchange, request, scope));
   }
 
   private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> | void {
-    return this.guarded(ex, route.path, captured, () => {
+    return this.guarded(ex, route.path, captured, (scope) => {
       const params = captured.rawParams.map(decodeSegment);
-      const query = route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : undefined;
+      const query = route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : checkQueryNames(captured.rawQuery, route.query);
       // Checked before the body is read: a bad header is refused whatever the body holds.
       const position = this.readPosition(captured.rawPosition, POSITION_HEADER);
       // A GET whose handler answers at once (health) is answered before uWS returns: no
       // promise hops, and the write is corked by uWS itself.
       if (!captured.signal) {
-        const result = route.handle(this.ops, { body: undefined, params, query, position });
+        const result = route.handle(this.ops, { body: undefined, params, query, position, scope });
         if (!(result instanceof Promise)) return this.send(ex, route, result);
         if (!ex.body) ex.res.onAborted(() => this.aborted(ex));
         return result.then((value) => this.send(ex, route, value));
@@ -238,11 +246,11 @@ export class HttpServer {
       const raw = route.body ? ex.body?.read(captured.contentLength, this.config.maxBodyBytes, signal) ?? noBody(signal) : noBody(signal);
       return raw
         .then((bytes) => {
-          const body = route.body ? route.body.parse(parseJson(bytes)) : undefined;
+          const body = route.body && !(route.bodyOptional && bytes.length === 0) ? route.body.parse(parseJson(bytes)) : undefined;
           // Parsed: the raw bytes are no longer held, so they leave the in-flight budget now,
           // not after a slow reader has drained the answer.
           ex.body?.release();
-          return route.handle(this.ops, { body, params, query, position });
+          return route.handle(this.ops, { body, params, query, position, scope });
         })
         .then((value) => this.send(ex, route, value));
     });
@@ -262,11 +270,12 @@ export class HttpServer {
    * synchronously so it can attach a body reader before uWS moves on; work that finishes
    * synchronously (health) is logged and counted in the same tick, without a promise.
    */
-  private guarded(ex: Exchange, label: string, caller: Caller, work: () => Promise<void> | void): Promise<void> | void {
+  private guarded(ex: Exchange, label: string, caller: Caller, work: (scope: NamespaceScope) => Promise<void> | void): Promise<void> | void {
     this.inflight++;
     let pending: Promise<void> | void;
     try {
-      pending = this.admit(ex, caller) ? work() : undefined;
+      const scope = this.admit(ex, caller);
+      pending = scope ? work(scope) : undefined;
     } catch (thrown) {
       return this.failed(ex, caller, label, thrown);
     }
@@ -302,7 +311,7 @@ export class HttpServer {
    * The caller's key, or null after answering 401 — or 429 once this address has failed too
    * often (its key is then not even checked, so guessing keys runs at the limiter's pace).
    */
-  private authenticate(ex: Exchange, authorization: string, address: string): string | null {
+  private authenticate(ex: Exchange, authorization: string, address: string): ApiKey | null {
     const blocked = this.authFailures.retryAfter(address);
     if (blocked > 0) {
       sendError(ex, fail.tooManyAuthFailures(), { 'Retry-After': String(blocked) });
@@ -316,8 +325,12 @@ export class HttpServer {
     return key;
   }
 
-  /** False when the request was refused (and answered); throws while draining or when over capacity. */
-  private admit(ex: Exchange, caller: Caller): boolean {
+  /**
+   * The namespace the request acts on; null when it was refused (and answered). Throws while
+   * draining, when over capacity, and for a Memory-Namespace header the key may not use or that
+   * is not a name (namespace-scope.ts).
+   */
+  private admit(ex: Exchange, caller: Caller): NamespaceScope | null {
     if (this.draining) {
       ex.closeAfter = true;
       throw fail.shuttingDown();
@@ -326,19 +339,28 @@ export class HttpServer {
       throw fail.tooManyRequests(this.config.maxInflightRequests);
     }
     let client = caller.client;
+    let key: ApiKey | null = null;
     if (this.auth.enabled && !caller.public) {
-      const key = this.authenticate(ex, caller.authorization, caller.client);
-      if (key === null) return false;
-      client = `key:${key}`;
+      key = this.authenticate(ex, caller.authorization, caller.client);
+      if (key === null) return null;
+      client = `key:${key.digest}`;
     }
-    const decision = this.limiter.take(client);
+    // Public mounts (the console's files) hold no data: they act on no namespace of the caller's choosing.
+    const scope = caller.public ? PUBLIC_SCOPE(this.config.namespace) : resolveScope(caller.namespaces, key, this.config.namespace);
+    const perMinute = key?.perMinute ?? this.config.rateLimitPerMinute;
+    const decision = this.limiter.take(client, perMinute);
     if (!decision.allowed) {
-      sendError(ex, fail.rateLimited(this.config.rateLimitPerMinute), {
+      sendError(ex, fail.rateLimited(perMinute), {
         'Retry-After': String(decision.retryAfterSeconds),
       });
-      return false;
+      return null;
     }
-    return true;
+    return scope;
+  }
+
+  /** The keys of SERVICE_API_KEYS_FILE, swapped whole (keys-file.ts reloads them). */
+  replaceFileKeys(keys: ReadonlyMap<string, ApiKey>): void {
+    this.auth.replaceFileKeys(keys);
   }
 }
 
@@ -346,6 +368,20 @@ export class HttpServer {
 const TRUNCATED_ANSWER = { 'X-Result-Truncated': 'true' };
 /** uWS hands request headers over by lower-case name. */
 const POSITION_REQUEST_HEADER = POSITION_HEADER.toLowerCase();
+
+const PUBLIC_SCOPE = (namespace: string): NamespaceScope => ({ namespace, operator: false });
+
+/**
+ * Every Memory-Namespace header of the request, repeated ones included, an empty one as ''
+ * (getHeader cannot tell an empty header from a missing one).
+ */
+function namespaceHeaders(req: HttpRequest): string[] {
+  const found: string[] = [];
+  req.forEach((name, value) => {
+    if (name === NAMESPACE_HEADER_LOWER) found.push(value);
+  });
+  return found;
+}
 
 /** One path segment, percent-decoded exactly once. */
 function decodeSegment(raw: string): string {

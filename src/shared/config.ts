@@ -1,6 +1,7 @@
 // Configuration is read from the environment exactly once, validated, and frozen.
 // A bad value stops start-up with a message naming the variable (fail fast), so an
 // operator never runs a service that silently ignored a setting.
+import { namespaceNameProblem } from './namespace-name.js';
 import { availableParallelism, homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
@@ -54,8 +55,14 @@ export interface Config {
    */
   readonly postgres: PostgresConfig | null;
   readonly namespace: string;
-  /** Empty when authentication is off. */
+  /** The keys of SERVICE_API_KEYS (without their `=namespace`); empty when that is unset. */
   readonly apiKeys: readonly string[];
+  /** Each key of SERVICE_API_KEYS with the namespace it is bound to (null: an operator key). */
+  readonly apiKeyBindings: readonly ApiKeyBinding[];
+  /** SERVICE_API_KEYS_FILE: hashed keys, each bound to a namespace, re-read when it changes; null = none. */
+  readonly apiKeysFile: string | null;
+  /** Whether requests need a key: SERVICE_API_KEYS or SERVICE_API_KEYS_FILE is set. */
+  readonly authEnabled: boolean;
   /** Requests per minute per key (or per client address when auth is off); 0 disables. */
   readonly rateLimitPerMinute: number;
   readonly extractorUrl: string;
@@ -269,18 +276,34 @@ function flag(env: Env, name: string): boolean {
  * spaces) is an error rather than a silent "open to everyone" — it is almost certainly a
  * templating or quoting mistake in a deployment that meant to require keys.
  */
-function apiKeyList(env: Env): string[] {
+function apiKeyList(env: Env): ApiKeyBinding[] {
   const raw = env.SERVICE_API_KEYS ?? '';
   const keys = raw.split(',').map((k) => k.trim()).filter((k) => k.length > 0);
   if (raw !== '' && keys.length === 0) {
     throw new ConfigError('SERVICE_API_KEYS', `is set but lists no key (got ${JSON.stringify(raw)}); unset it or leave it empty to turn auth off`);
   }
-  return keys;
+  return keys.map((entry, i) => {
+    // `key=namespace` binds the key; split at the last '=' so base64 padding ("abc==") stays part of a key.
+    const at = entry.lastIndexOf('=');
+    if (at <= 0 || at === entry.length - 1) return { key: entry, namespace: null };
+    const namespace = entry.slice(at + 1);
+    const problem = namespaceNameProblem(namespace);
+    if (problem) throw new ConfigError('SERVICE_API_KEYS', `entry ${i + 1}: the namespace after '=' ${problem}`);
+    return { key: entry.slice(0, at), namespace };
+  });
+}
+
+/** A key of SERVICE_API_KEYS and the namespace it acts on (null: any, by the Memory-Namespace header). */
+export interface ApiKeyBinding {
+  readonly key: string;
+  readonly namespace: string | null;
 }
 
 export function loadConfig(env: Env = process.env): Config {
   const dbPath = databasePath(env);
-  const apiKeys = apiKeyList(env);
+  const apiKeyBindings = apiKeyList(env);
+  const apiKeys = apiKeyBindings.map((binding) => binding.key);
+  const apiKeysFile = env.SERVICE_API_KEYS_FILE?.trim() || null;
   const synchronous = text(env, 'SERVICE_SYNCHRONOUS', 'FULL').toUpperCase();
   if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
     throw new ConfigError('SERVICE_SYNCHRONOUS', `must be FULL or NORMAL, got "${synchronous}"`);
@@ -291,7 +314,8 @@ export function loadConfig(env: Env = process.env): Config {
     throw new ConfigError('SERVICE_MAX_INFLIGHT_BODY_BYTES', `must be at least SERVICE_MAX_BODY_BYTES (${maxBodyBytes}), got ${maxInflightBodyBytes}`);
   }
   const namespace = text(env, 'SERVICE_NAMESPACE', 'default');
-  if (namespace.length > 128) throw new ConfigError('SERVICE_NAMESPACE', 'must be at most 128 characters');
+  const namespaceProblem = namespaceNameProblem(namespace);
+  if (namespaceProblem) throw new ConfigError('SERVICE_NAMESPACE', namespaceProblem);
   return Object.freeze({
     host: text(env, 'HOST', '0.0.0.0'),
     port: integer(env, 'PORT', 3000, 0, 65535),
@@ -300,6 +324,9 @@ export function loadConfig(env: Env = process.env): Config {
     postgres: postgresConfig(env),
     namespace,
     apiKeys: Object.freeze(apiKeys),
+    apiKeyBindings: Object.freeze(apiKeyBindings),
+    apiKeysFile,
+    authEnabled: apiKeys.length > 0 || apiKeysFile !== null,
     rateLimitPerMinute: integer(env, 'SERVICE_RATE_LIMIT', 300, 0, 100_000_000),
     extractorUrl: url(env, 'SERVICE_EXTRACTOR_URL', 'http://localhost:8888/v1'),
     extractorModel: text(env, 'SERVICE_EXTRACTOR_MODEL', DEFAULT_EXTRACTOR_MODEL),

@@ -2,7 +2,7 @@
 // beside the vectors without loading any model. Each embedder class reports the same id.
 //
 // `minSimilarity` is the embedder's calibration: the cosine similarity from which a vector
-// match counts on its own (below it, only when another signal agrees — see vector-signal.ts).
+// match counts on its own (below it, only when another signal agrees — see workers/sqlite/vectors.ts).
 // It differs per model: USE-lite scores unrelated short sentences up to ~0.45, GloVe SIF averages
 // up to ~0.88 (the 90th percentile of question/other-turn pairs on LoCoMo dev for both), the hashing
 // embedder near 0. Measured with bench/recall-quality.

@@ -16,8 +16,11 @@ interface CodeEntry {
 export const ERROR_CODES = {
   MALFORMED_BODY: { status: 422, when: 'the body is not JSON, not an object, lacks a field or has a wrong JSON type' },
   INVALID_VALUE: { status: 400, when: 'a value is not allowed (range, enum, length)' },
+  UNKNOWN_FIELD: { status: 400, when: 'a body field, query parameter or tool argument the operation does not take (a misspelt name is refused, never ignored)' },
   INVALID_PATH: { status: 400, when: 'a path segment is not valid percent-encoding' },
   UNAUTHORIZED: { status: 401, when: 'missing or invalid Bearer token' },
+  NAMESPACE_FORBIDDEN: { status: 403, when: 'the API key is bound to another namespace than the one the Memory-Namespace header names, or the route is for operator (unbound) keys only' },
+  INVALID_NAMESPACE: { status: 400, when: 'the Memory-Namespace header is empty, repeated with different values, longer than 128 characters, or holds control characters or invalid UTF-8' },
   NOT_FOUND: { status: 404, when: 'unknown entity or episode (or an expired episode)' },
   ROUTE_NOT_FOUND: { status: 404, when: 'no route for the path' },
   SNAPSHOT_NOT_FOUND: { status: 404, when: 'no deletion snapshot with that id' },
@@ -113,6 +116,10 @@ export const fail = {
   nestedTooDeep: (field: string, maxDepth: number) => error('MALFORMED_BODY', `${field}: nested more than ${maxDepth} levels deep`),
   /** `detail` names the field and the value rule it breaks. */
   invalidValue: (detail: string) => error('INVALID_VALUE', detail),
+  /** `detail` names the unknown field(s) and what the operation takes (validation.ts). */
+  unknownField: (detail: string) => error('UNKNOWN_FIELD', detail),
+  /** A body field that a path segment also gives (episode_id), with another value. */
+  pathMismatch: (field: string) => error('INVALID_VALUE', `${field}: differs from the ${field} in the path`),
   illFormedUnicode: (field: string) => error('INVALID_VALUE', `${field}: not well-formed Unicode (a lone UTF-16 surrogate)`),
   /** The PostgreSQL backend cannot store U+0000 in text (SQLite can). */
   nulCharacter: (field: string) => error('INVALID_VALUE', `${field}: contains U+0000 (NUL), which the PostgreSQL store cannot hold`),
@@ -127,6 +134,9 @@ export const fail = {
     error('METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}; use ${allowed}`),
   // The gate (http/server.ts, body.ts, core/writer-client.ts).
   unauthorized: () => error('UNAUTHORIZED', 'missing or invalid Bearer token'),
+  namespaceForbidden: (own: string) => error('NAMESPACE_FORBIDDEN', `this API key acts on namespace '${own}' only`),
+  operatorOnly: () => error('NAMESPACE_FORBIDDEN', 'this route is for operator keys (keys bound to no namespace) only'),
+  invalidNamespace: (reason: string) => error('INVALID_NAMESPACE', `header Memory-Namespace: ${reason}`),
   tooManyAuthFailures: () => error('RATE_LIMITED', 'too many failed authentications from this address'),
   rateLimited: (perMinute: number) => error('RATE_LIMITED', `rate limit of ${perMinute} requests per minute exceeded`),
   shuttingDown: () => error('SHUTTING_DOWN', 'service is shutting down'),

@@ -32,12 +32,26 @@ export const EntityRowFile = Type.Object({
   created_at: Millis,
 });
 
+/**
+ * The deleted entity's record. `created_at` and `episodes` (its episode participations, as
+ * [episode id, position] pairs) are in snapshots taken since a DELETE also removes the entity
+ * record; restore puts them back (an older snapshot's entity is recreated with the restore's time).
+ */
+export const SnapshotEntity = Type.Object({
+  id: Id,
+  name: Type.String({ minLength: 1 }),
+  kind: Type.String(),
+  created_at: Type.Optional(Millis),
+  episodes: Type.Optional(Type.Array(Type.Tuple([Id, Type.Integer({ minimum: 0 })]))),
+});
+export type SnapshotEntityT = Static<typeof SnapshotEntity>;
+
 export const SnapshotHeader = Type.Object({
   format_version: Type.Literal(1),
   snapshot_id: Id,
   captured_at: Type.String({ minLength: 1 }),
   namespace: Type.String({ minLength: 1 }),
-  entity: Type.Object({ id: Id, name: Type.String({ minLength: 1 }), kind: Type.String() }),
+  entity: SnapshotEntity,
   embedder: Type.Union([Type.String(), Type.Null()]),
 });
 

@@ -71,7 +71,13 @@ function installGuard(): void {
     // stateless ones (reads) are replaced; one holding session state (advisory locks) is left.
     const lost = [...clients].filter((client) => client.lostConnection);
     for (const client of lost.length > 0 ? lost : [...clients].filter((c) => c.stateless)) {
-      client.replace('the postgres client failed writing to a closed connection');
+      // An exception thrown inside this listener would end the thread at once: ending the old
+      // client can meet the same broken connection (the same write, reached synchronously).
+      try {
+        client.replace('the postgres client failed writing to a closed connection');
+      } catch (failure) {
+        if (!isNullSocketWrite(failure)) process.nextTick(() => { throw failure; });
+      }
     }
   };
   process.on('uncaughtException', installed);

@@ -4,6 +4,8 @@
 // one. A server's refusal of who we are or what we asked for (a wrong password, a database that
 // does not exist) will not pass by waiting.
 
+import { isNullSocketWrite } from './postgres-client-guard.js';
+
 /** The `postgres` client's own codes for a connection that failed or went away. */
 const CLIENT_CODES = new Map([
   ['CONNECT_TIMEOUT', 'connection timed out'],
@@ -39,7 +41,9 @@ function codeOf(error: unknown): string | null {
 /** The connection failed or was lost (retry, or read elsewhere); not a statement's own error. */
 export function isConnectionFailure(error: unknown): boolean {
   const code = codeOf(error);
-  return code !== null && (CLIENT_CODES.has(code) || SOCKET_CODES.has(code) || transientState(code));
+  // The client's write to a closed socket (postgres-client-guard.ts) can also reach the caller as
+  // the query's rejection (a statement of 1 KB or more is written at once): a lost connection too.
+  return (code !== null && (CLIENT_CODES.has(code) || SOCKET_CODES.has(code) || transientState(code))) || isNullSocketWrite(error);
 }
 
 /** SQLSTATE read_only_sql_transaction: the server is a standby (in recovery), not the primary. */
@@ -66,6 +70,7 @@ export function failureCause(error: unknown): string {
   const code = codeOf(error);
   const words = code === null ? undefined : CLIENT_CODES.get(code) ?? SOCKET_CODES.get(code);
   if (words) return words;
+  if (isNullSocketWrite(error)) return 'connection closed';
   const message = error instanceof Error ? error.message : String(error);
   return message || (code ?? 'unknown error');
 }

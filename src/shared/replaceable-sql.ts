@@ -51,8 +51,12 @@ export class ReplaceableSql<S extends postgres.Sql<any>> implements GuardedClien
     const old = this.current;
     this.current = this.make();
     this.generation++;
-    old.end({ timeout: DRAIN_SECONDS }).catch(() => {});
-    this.onReplaced?.();
+    try {
+      old.end({ timeout: DRAIN_SECONDS }).catch(() => {});
+    } finally {
+      // The new client is in place whatever ending the old one threw.
+      this.onReplaced?.();
+    }
   }
 
   async end(options: { timeout?: number } = {}): Promise<void> {

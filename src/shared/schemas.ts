@@ -46,6 +46,20 @@ const RecallTimeFields = {
 };
 
 // ---------------------------------------------------------------- requests
+// Every object a request takes is closed: a field not listed is refused (closed-schemas.ts). The
+// few extras known clients send are listed, marked `deprecated` (JSON Schema: accepted, not to be
+// relied on) and ignored: see docs/api-behaviour.md, "Unknown fields".
+
+/**
+ * `cursor` on recall, recall_grouped and inspect, as clients written for paged APIs send it. No
+ * answer here carries a cursor (raise `limit`), so the only cursor a client can hold is none:
+ * null is accepted and ignored; any other value would ask for a page this service cannot give.
+ */
+const NoCursor = Type.Optional(Type.Null({
+  deprecated: true,
+  description: 'Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null.',
+  [ANY_WRONG_VALUE_IS_400]: true,
+}));
 
 export const CreateEntityBody = Type.Object({
   name: EntityName,
@@ -69,16 +83,20 @@ export const RecallBody = Type.Object({
   types: withDefault(Type.Union([Type.Array(MemoryTypeName, { maxItems: 3 }), Type.Null()]), null),
   explain: withDefault(Type.Boolean({ description: "Add each memory's explanation: every signal's rank and contribution to its score" }), false),
   ...RecallTimeFields,
+  cursor: NoCursor,
 });
 
 export const RecallGroupedBody = Type.Object({
   query: Type.String({ minLength: 1, maxLength: MAX_QUERY_LENGTH }),
+  // As in recall: an entity nothing was stored for has no memories, so no groups (never everything).
+  entity: withDefault(Type.Union([EntityName, Type.Null()], { description: "Restricts to one entity's memories, as recall's entity does" }), null),
   limit: withDefault(Limit, 50),
   // The contract: any `order` other than the two names is 400, whatever its JSON type.
   order: withDefault(Type.Enum([...GROUP_ORDERS], { [ANY_WRONG_VALUE_IS_400]: true }), 'chronological'),
   max_groups: withDefault(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()]), null),
   explain: withDefault(Type.Boolean({ description: "Add each memory's explanation, as recall does" }), false),
   ...RecallTimeFields,
+  cursor: NoCursor,
 });
 
 export const StartEpisodeBody = Type.Object({
@@ -94,11 +112,17 @@ const MessageFields = {
 const EpisodeId = Type.String({ minLength: 1, maxLength: 64, description: 'Episode id returned by start' });
 const OutcomeField = withDefault(Type.Union([Type.Enum([...OUTCOMES]), Type.Null()]), null);
 
-export const EpisodeMessageBody = Type.Object(MessageFields);
+/**
+ * The episode id in the body of a route that has it in the path, as some SDKs send both: accepted
+ * when it is the path's id, 400 when it names another episode (http/routes.ts).
+ */
+const RepeatedEpisodeId = Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Accepted when it is the path's episode id (some SDKs send both); another id is 400" }));
+
+export const EpisodeMessageBody = Type.Object({ episode_id: RepeatedEpisodeId, ...MessageFields });
 /** Compatibility form: `POST /v1/episodes/message` with the id in the body. */
 export const EpisodeMessageByBody = Type.Object({ episode_id: EpisodeId, ...MessageFields });
 
-export const EndEpisodeBody = Type.Object({ outcome: OutcomeField });
+export const EndEpisodeBody = Type.Object({ episode_id: RepeatedEpisodeId, outcome: OutcomeField });
 /** Compatibility form: `POST /v1/episodes/end` with the id in the body. */
 export const EndEpisodeByBody = Type.Object({ episode_id: EpisodeId, outcome: OutcomeField });
 
@@ -129,11 +153,14 @@ export const InspectBody = Type.Object({
   entity: EntityName,
   limit: withDefault(Limit, 50),
   include_superseded: withDefault(Type.Boolean({ description: 'Also list facts a later fact superseded' }), false),
+  cursor: NoCursor,
 });
 
 export const ForgetParams = Type.Object({ entity_name: EntityName });
 /** DELETE's query: accepted for compatibility and ignored, every delete is snapshot-backed. */
 export const ForgetQuery = Type.Object({ hard_delete: Type.Optional(Type.Boolean({ description: 'Accepted and ignored' })) });
+/** DELETE's body, which some clients send instead of the query: the same flag, accepted and ignored. */
+export const ForgetBody = Type.Object({ hard_delete: Type.Optional(Type.Boolean({ deprecated: true, description: 'Accepted and ignored (the query parameter is the documented form)' })) });
 
 export const EmptyBody = Type.Object({});
 
@@ -299,6 +326,10 @@ export const StatsResponse = Type.Object({
   episodic_memories: Type.Integer(),
   semantic_memories: Type.Integer(),
   procedural_memories: Type.Integer(),
+});
+
+export const NamespacesResponse = Type.Object({
+  namespaces: Type.Array(StatsResponse),
 });
 
 export const ConsolidateResponse = Type.Object({

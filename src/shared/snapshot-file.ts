@@ -16,6 +16,7 @@
 import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fail, isDiskFull } from './errors.js';
+import type { SnapshotEntityT } from './file-formats.js';
 
 export const SNAPSHOT_FORMAT_VERSION = 1;
 
@@ -24,7 +25,7 @@ export interface SnapshotFile {
   snapshot_id: string;
   captured_at: string;
   namespace: string;
-  entity: { id: string; name: string; kind: string };
+  entity: SnapshotEntityT;
   embedder: string | null;
   /** Any iterable: rows are serialised and written one at a time, never as one string. */
   memories: Iterable<Record<string, unknown>>;

@@ -1,5 +1,7 @@
 // Request validation in two passes, compiled once per schema:
-//   1. the *shape* (JSON types and required fields) — failing it is 422, the body is malformed;
+//   1. the *shape* (JSON types and required fields) — failing it is 422, the body is malformed,
+//      except an unknown field in a closed object (closed-schemas.ts): 400 UNKNOWN_FIELD naming it,
+//      reported before anything else, since a misspelt field is usually why another is missing;
 //   2. the full schema (ranges, enums, lengths)   — failing it is 400, a value is not allowed.
 // The shape schema is derived from the full one by stripping value constraints, so each
 // operation is still described exactly once.
@@ -87,6 +89,68 @@ function describe(errors: SchemaError[], root: string): string {
  */
 export const MAX_NESTING_DEPTH = 64;
 
+/** What a root's unknown members are called in messages. */
+const MEMBER_NOUN: Readonly<Record<string, string>> = { query: 'query parameter', arguments: 'argument' };
+
+/** The field of `known` closest to `name` by edit distance, when close enough to be a typo of it. */
+function closest(name: string, known: string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.max(2, Math.floor(name.length / 3)) + 1;
+  for (const candidate of known) {
+    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase());
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3 || a.length > 64 || b.length > 64) return Infinity;
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(previous[j] + 1, row[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = row;
+  }
+  return previous[b.length];
+}
+
+/** Names longer than this are cut in messages (a field name can be a megabyte long). */
+const SHOWN_NAME_LENGTH = 64;
+const shown = (name: string) => `'${name.length > SHOWN_NAME_LENGTH ? `${name.slice(0, SHOWN_NAME_LENGTH)}…` : name}'`;
+
+/**
+ * "unknown field 'entitiy' (did you mean 'entity'?); takes query, entity, limit, types, explain".
+ * `names`: the unknown members of the object at `where`, whose schema lists `known`.
+ */
+export function unknownMembers(names: string[], known: string[], where: string, root: string): string {
+  const noun = MEMBER_NOUN[root] ?? 'field';
+  const place = where === '' ? '' : ` in ${where}`;
+  const guess = names.length === 1 ? closest(names[0], known) : undefined;
+  const listed = names.slice(0, 5).map(shown).join(', ') + (names.length > 5 ? ` and ${names.length - 5} more` : '');
+  return `unknown ${noun}${names.length > 1 ? 's' : ''} ${listed}${place}${guess ? ` (did you mean '${guess}'?)` : ''}; ` +
+    (known.length === 0 ? `takes no ${noun}s` : `takes ${known.join(', ')}`);
+}
+
+/** The properties the schema declares at a JSON pointer into the value (through properties and items). */
+function knownAt(schema: unknown, instancePath: string): string[] {
+  let node = schema as JsonSchema | undefined;
+  for (const part of instancePath.split('/').slice(1)) {
+    if (!node) return [];
+    const key = part.replace(/~1/g, '/').replace(/~0/g, '~');
+    node = /^\d+$/.test(key) && node.items ? (node.items as JsonSchema) : (node.properties as Record<string, JsonSchema> | undefined)?.[key];
+  }
+  return Object.keys((node?.properties as object | undefined) ?? {});
+}
+
+/** The first closed object holding unknown members, as a 400 UNKNOWN_FIELD; null when there is none. */
+function unknownFieldError(errors: SchemaError[], schema: unknown, root: string) {
+  const found = errors.find((e) => e.keyword === 'additionalProperties');
+  if (!found) return null;
+  const names = (found.params.additionalProperties as string[] | undefined) ?? [];
+  const where = found.instancePath === '' ? '' : fieldName(found.instancePath, root);
+  return fail.unknownField(unknownMembers(names, knownAt(schema, found.instancePath), where, root));
+}
+
 interface Scan {
   /** The top-level field holding a part nested deeper than MAX_NESTING_DEPTH ('' for the value itself). */
   tooDeep: string | null;
@@ -147,12 +211,15 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
         throw fail.nestedTooDeep(fieldName(found.tooDeep, root), MAX_NESTING_DEPTH);
       }
       if (!shape.Check(value)) {
-        throw fail.malformed(describe(shape.Errors(value) as SchemaError[], root));
+        const errors = shape.Errors(value) as SchemaError[];
+        throw unknownFieldError(errors, schema, root) ?? fail.malformed(describe(errors, root));
       }
       if (!full.Check(value)) {
         // Union branches that fail on type are noise once the shape is known to be right.
-        const errors = (full.Errors(value) as SchemaError[]).filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
-        throw fail.invalidValue(describe(errors, root));
+        const all = full.Errors(value) as SchemaError[];
+        const errors = all.filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
+        // …unless null is all the field takes (cursor).
+        throw fail.invalidValue(describe(errors.length > 0 ? errors : all, root));
       }
       if (found.illFormed !== null) {
         throw fail.illFormedUnicode(fieldName(found.illFormed, root));

@@ -5,7 +5,7 @@
 // superseded (valid_until, by superseded_by).
 import type { MemoryHistoryResult } from '../shared/schemas.js';
 import { isoWithOffset } from '../shared/text.js';
-import type { HistoryRows } from './read-store.js';
+import type { HistoryRows } from './port/rows.js';
 import { toMemory } from './recall/engine.js';
 
 type Event = MemoryHistoryResult['events'][number];

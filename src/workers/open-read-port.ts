@@ -3,8 +3,8 @@
 import type { Config } from '../shared/config.js';
 import { openDatabase } from '../shared/db.js';
 import { embedderIdentity } from './embedding/index.js';
-import type { ReadPort } from './read-port.js';
-import { SqliteReadPort } from './sqlite-read-port.js';
+import type { ReadPort } from './port/read-port.js';
+import { SqliteReadPort, type ConnectionTurns } from './sqlite/read-port.js';
 import { connectReader } from './postgres/client.js';
 import { PostgresReadPort } from './postgres/read-port.js';
 import { replicaConnectMs } from '../shared/postgres-url.js';
@@ -12,8 +12,23 @@ import { ReplaceableSql } from '../shared/replaceable-sql.js';
 import { isConnectionFailure } from '../shared/postgres-errors.js';
 import { PrimaryWatch, primaryOrReplica } from './postgres/primary-watch.js';
 
-export interface OpenedReadPort {
-  port: ReadPort;
+/** The namespaces of the database, as a pool thread reads them (never creating one). */
+export interface NamespaceDirectory {
+  /** The namespace's id; undefined when it does not exist (yet). */
+  idOf(name: string): Promise<number | undefined>;
+  /** Every namespace's name, in creation order. */
+  names(): Promise<string[]>;
+  /** The namespaces with memories waiting for a vector. */
+  pending(): Promise<string[]>;
+}
+
+/** Per-namespace caches a PostgreSQL port keeps beyond the service's own namespace (bounded in total by the ports kept). */
+const OTHER_NAMESPACE_VECTOR_CACHE_BYTES = 4 * 1024 * 1024;
+
+export interface OpenedReadPorts {
+  /** A read port for one namespace, over this thread's connection(s). */
+  portFor(namespaceId: number, namespace: string): ReadPort;
+  directory: NamespaceDirectory;
   close(): Promise<void>;
   /**
    * PostgreSQL with replicas: whether `error` is the primary lost (a failover), after which the
@@ -22,7 +37,7 @@ export interface OpenedReadPort {
   primaryLost?: (error: unknown) => boolean;
 }
 
-export function openReadPort(config: Config, namespaceId: number): OpenedReadPort {
+export function openReadPorts(config: Config): OpenedReadPorts {
   const minSimilarity = config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity;
   const pg = config.postgres;
   if (pg) {
@@ -44,15 +59,23 @@ export function openReadPort(config: Config, namespaceId: number): OpenedReadPor
     // reconnect loop fail at once (and run again on the replicas) instead of at the connect bound.
     watch = replica ? new PrimaryWatch(primary.sql, connectMs, () => primary.replace('primary lost')) : null;
     const sql = replica && watch ? primaryOrReplica(primary.sql, replica.sql, watch) : primary.sql;
-    const port = new PostgresReadPort(sql, namespaceId, config.namespace, {
+    const portFor = (namespaceId: number, namespace: string) => new PostgresReadPort(sql, namespaceId, namespace, {
       minSimilarity,
       vectorProbes: config.vectorIndexProbes,
-      replica: replica ? { sql: replica.sql, maxLagMs: pg.readMaxLagMs, connectMs } : undefined,
+      replica: replica ? { sql: replica.sql, maxLagMs: pg.readMaxLagMs, connectMs, replace: (reason) => replica.replace(reason) } : undefined,
       primary: primary.sql,
       watch,
+      ...(namespace === config.namespace ? {} : { vectorCacheBytes: OTHER_NAMESPACE_VECTOR_CACHE_BYTES }),
     });
+    const directory: NamespaceDirectory = {
+      idOf: async (name) => (await sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = ${name}`)[0]?.id,
+      names: async () => (await sql<{ name: string }[]>`SELECT name FROM namespaces ORDER BY id`).map((row) => row.name),
+      pending: async () => (await sql<{ name: string }[]>`SELECT n.name FROM namespaces n
+        WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id AND m.embedded = 0) ORDER BY n.id`).map((row) => row.name),
+    };
     return {
-      port,
+      portFor,
+      directory,
       primaryLost: (error) => {
         if (!watch || !isConnectionFailure(error)) return false;
         watch.suspect(error);
@@ -65,6 +88,24 @@ export function openReadPort(config: Config, namespaceId: number): OpenedReadPor
     };
   }
   const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
-  const port = new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity, vectorProbes: config.vectorIndexProbes, config });
-  return { port, close: async () => { db.close(); } };
+  // Every namespace's port reads this one connection, so they take turns on it together.
+  const turns: ConnectionTurns = { turn: Promise.resolve() };
+  const portFor = (namespaceId: number, namespace: string) =>
+    new SqliteReadPort(db, namespaceId, namespace, { minSimilarity, vectorProbes: config.vectorIndexProbes, config: { ...config, namespace }, turns });
+  const idOf = db.prepare<[string], number>('SELECT id FROM namespaces WHERE name = ?').pluck();
+  const names = db.prepare<[], string>('SELECT name FROM namespaces ORDER BY id').pluck();
+  const pending = db.prepare<[], string>(`SELECT n.name FROM namespaces n
+    WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id AND m.embedded = 0) ORDER BY n.id`).pluck();
+  // Between a recall's BEGIN and COMMIT these would read inside its snapshot: they take their turn too.
+  const inTurn = <T>(read: () => T): Promise<T> => {
+    const result = turns.turn.then(read, read);
+    turns.turn = result.catch(() => {});
+    return result;
+  };
+  const directory: NamespaceDirectory = {
+    idOf: (name) => inTurn(() => idOf.get(name)),
+    names: () => inTurn(() => names.all()),
+    pending: () => inTurn(() => pending.all()),
+  };
+  return { portFor, directory, close: async () => { db.close(); } };
 }

@@ -5,7 +5,14 @@ import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, ServedNote, StageTimings, TaskNotes, TaskOf } from '../shared/protocol/pool.js';
 import { FIRST_USE_KIND, type InspectResult, type MemoryType } from '../shared/schemas.js';
-import { openReadPort } from './open-read-port.js';
+import { openReadPorts } from './open-read-port.js';
+import type { ReadPort } from './port/read-port.js';
+import { BoundedMap } from '../shared/bounded-map.js';
+
+/** Namespaces whose ports (and caches) each pool thread keeps; the rest are opened again when read. */
+const NAMESPACE_PORTS = 32;
+/** Holds no rows (namespace ids start at 1): a namespace that does not exist reads as empty. */
+const ABSENT_NAMESPACE_ID = 0;
 import { closeWhenAsked } from '../shared/pool-close.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
@@ -16,22 +23,46 @@ import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
 import { createEmbedder } from './embedding/index.js';
 import { embeddingInput } from './embedding/embedder.js';
-import { withinBudget, type Budgeted } from './response-budget.js';
+import { withinBudget, type Budgeted } from './port/response-budget.js';
 import { warmUp } from './warm-up.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
 import { recallTime, type RecallTimeInput } from '../shared/event-time.js';
 import { checkSnapshotById, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';
 
-const { config, namespaceId, lane, closeChannel } = workerData as PoolWorkerData;
+const { config, lane, closeChannel } = workerData as PoolWorkerData;
 // Named by lane (`top -H`, bench:mixed's per-thread CPU). Background threads yield the CPU
 // to interactive ones whenever both want it.
 nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
-// Every read of storage goes through the port; the engine ranks over whichever adapter it is.
-const { port: store, close: closeStore, primaryLost } = openReadPort(config, namespaceId);
+// Every read of storage goes through a port, one per namespace over this thread's connection(s);
+// the engine ranks over whichever adapter it is.
+const { portFor, directory, close: closeStore, primaryLost } = openReadPorts(config);
 // Before the pool terminates this thread: its sessions end with a goodbye, not a dropped socket.
 if (closeChannel) closeWhenAsked(closeChannel, closeStore);
-const engine = new RecallEngine(store);
+
+/** What a task reads one namespace with: its port, and what ranks and plans over it. */
+interface NamespaceReads {
+  store: ReadPort;
+  engine: RecallEngine;
+  consolidation: ConsolidationPlanner;
+}
+
+const readsOf = (namespaceId: number, namespace: string): NamespaceReads => {
+  const store = portFor(namespaceId, namespace);
+  return { store, engine: new RecallEngine(store), consolidation: new ConsolidationPlanner(store, config) };
+};
+/**
+ * The most recently read namespaces' ports, with their caches (IVF cells, statements): bounded
+ * in total, however many tenants the database holds. A namespace that does not exist reads as
+ * empty (ABSENT_NAMESPACE_ID holds no rows) and is not kept: it may be created any moment.
+ */
+const namespaces = new BoundedMap<number, NamespaceReads>(NAMESPACE_PORTS);
+async function namespaceReads(namespace: string): Promise<NamespaceReads> {
+  const id = await directory.idOf(namespace);
+  if (id === undefined) return readsOf(ABSENT_NAMESPACE_ID, namespace);
+  return namespaces.getOrCreate(id, () => readsOf(id, namespace));
+}
+
 /** PostgreSQL keeps deletion snapshots in tables (written in the delete's transaction); SQLite in files. */
 const snapshotsInTables = config.postgres !== null;
 // Loading starts with the thread; tasks await it.
@@ -46,9 +77,10 @@ const llm = new LlmExtractor(config);
 // a replica's connect timeout, and would take the report of a replica failure that belongs to
 // the first client recall (workers/postgres/replica.ts says each failure once).
 const warmedUp = lane === 'interactive'
-  ? warmUp(embedder, { embed: config.embedder.kind !== 'openai', recall: config.postgres === null ? engine : null })
+  ? (async () => warmUp(embedder, {
+    embed: config.embedder.kind !== 'openai', recall: config.postgres === null ? (await namespaceReads(config.namespace)).engine : null,
+  }))()
   : null;
-const consolidation = new ConsolidationPlanner(store, config);
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
 async function embedQuery(query: string): Promise<Float32Array | null> {
@@ -65,7 +97,7 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
  * computed here rather than handed in.
  */
 async function recallHits(
-  query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
+  { engine }: NamespaceReads, query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
   cached: Float32Array | undefined, timings: StageTimings, after: string | undefined, notes: TaskNotes,
   timeInput: RecallTimeInput,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
@@ -83,7 +115,7 @@ async function recallHits(
   return embedded ? { ...hits, embedded } : hits;
 }
 
-async function inspect(entityName: string, limit: number, includeSuperseded: boolean): Promise<PoolResults['inspect']> {
+async function inspect({ store }: NamespaceReads, entityName: string, limit: number, includeSuperseded: boolean): Promise<PoolResults['inspect']> {
   const entity = await store.entity(entityName);
   if (!entity) throw fail.entityNotFound(entityName);
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
@@ -109,7 +141,7 @@ function encoded<T>(result: T): JsonBytes<T> {
   return utf8.encode(JSON.stringify(result)) as JsonBytes<T>;
 }
 
-async function embedPending(limit: number): Promise<PoolResults['embedPending']> {
+async function embedPending({ store }: NamespaceReads, limit: number): Promise<PoolResults['embedPending']> {
   const rows = await store.unembedded(limit + 1);
   const batch = rows.slice(0, limit);
   if (batch.length === 0) return { items: [], unembeddable: [], remaining: false };
@@ -135,11 +167,18 @@ async function embedPending(limit: number): Promise<PoolResults['embedPending']>
   };
 }
 
+/** Each namespace's counts, for the operator's listing (GET /v1/namespaces). */
+async function listNamespaces(): Promise<PoolResults['listNamespaces']> {
+  const out: PoolResults['listNamespaces'] = [];
+  for (const name of await directory.names()) out.push(await (await namespaceReads(name)).store.stats());
+  return out;
+}
+
 /** One handler per task (a missing one fails to compile), each resolving to its task's result. */
 const handlers: PoolHandlers = {
   async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input);
+    const { kept: hits, truncated, embedded } = await recallHits(await namespaceReads(task.namespace), query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -149,8 +188,10 @@ const handlers: PoolHandlers = {
     };
   },
   async recallGrouped(task, timings, notes) {
-    const { query, limit, order, max_groups, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(query, null, null, limit, explain, task.queryVector, timings, task.after, notes, task.input);
+    const { query, entity, limit, order, max_groups, explain } = task.input;
+    const reads = await namespaceReads(task.namespace);
+    const { store } = reads;
+    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
@@ -162,39 +203,43 @@ const handlers: PoolHandlers = {
       embedded,
     };
   },
-  inspect: (task) => inspect(task.input.entity, task.input.limit, task.input.include_superseded ?? false),
-  stats: () => store.stats(),
+  inspect: async (task) => inspect(await namespaceReads(task.namespace), task.input.entity, task.input.limit, task.input.include_superseded ?? false),
+  stats: async (task) => (await namespaceReads(task.namespace)).store.stats(),
   memoryHistory: async (task) => {
-    const rows = await store.memoryHistory(task.input.memory_id);
+    const rows = await (await namespaceReads(task.namespace)).store.memoryHistory(task.input.memory_id);
     if (!rows) throw fail.memoryNotFound(task.input.memory_id);
     return memoryHistory(rows);
   },
-  embedPending: (task) => embedPending(task.limit),
-  embeddingBacklog: async () => ({ count: await store.unembeddedCount() }),
+  embedPending: async (task) => embedPending(await namespaceReads(task.namespace), task.limit),
+  embeddingBacklog: async (task) => ({ count: await (await namespaceReads(task.namespace)).store.unembeddedCount() }),
   warmUp: async () => (await warmedUp) ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
-  prepareEpisodeEnd: (task) => extractEpisode(store, llm, task.episodeId, task.outcome),
+  prepareEpisodeEnd: async (task) => extractEpisode((await namespaceReads(task.namespace)).store, llm, task.episodeId, task.outcome),
   extractImport: async (task) => {
+    const { store } = await namespaceReads(task.namespace);
     // Participants not stored yet are read as the entities their first use will create.
     const participants = await Promise.all(task.participants.map(async (name) => (await store.entity(name)) ?? { id: '', name, kind: FIRST_USE_KIND }));
     return extractTurns(llm, participants, task.turns, task.outcome);
   },
-  planConsolidation: (task) => consolidation.plan(task.now, embedder),
-  vectorIndexStatus: () => store.vectorIndexStatus(),
-  trainVectorIndex: () => store.trainVectorIndex(),
-  staleVectorMoves: async (task) => ({ moves: await store.staleVectorMoves(task.limit) }),
-  snapshotEntity: (task) => store.snapshotEntity(task.entity, task.maxRowid),
-  listSnapshots: () => withSnapshotErrors('listing', async () => (await store.listSnapshots())
+  planConsolidation: async (task) => (await namespaceReads(task.namespace)).consolidation.plan(task.now, embedder),
+  vectorIndexStatus: async (task) => (await namespaceReads(task.namespace)).store.vectorIndexStatus(),
+  trainVectorIndex: async (task) => (await namespaceReads(task.namespace)).store.trainVectorIndex(),
+  staleVectorMoves: async (task) => ({ moves: await (await namespaceReads(task.namespace)).store.staleVectorMoves(task.limit) }),
+  snapshotEntity: async (task) => (await namespaceReads(task.namespace)).store.snapshotEntity(task.entity, task.maxRowid),
+  namespaceNames: () => directory.names(),
+  pendingNamespaces: () => directory.pending(),
+  listNamespaces: () => listNamespaces(),
+  listSnapshots: (task) => withSnapshotErrors('listing', async () => (await (await namespaceReads(task.namespace)).store.listSnapshots())
     .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),
   // The online restore: SQLite's deletion snapshots are files, streamed through one descriptor
   // by byte offset, outside the port; PostgreSQL's are rows, checked and streamed by the port
   // (keyset by memory rowid).
   checkSnapshot: (task) => withSnapshotErrors(task.snapshotId, async () => (snapshotsInTables
-    ? { stored: await store.checkSnapshot(task.snapshotId) }
+    ? { stored: await (await namespaceReads(task.namespace)).store.checkSnapshot(task.snapshotId) }
     : checkSnapshotById(config.snapshotDir, task.snapshotId))),
   readSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId,
     () => readMemoriesById(config.snapshotDir, task.snapshotId, task.fd, task.framed, task.from)),
-  readStoredSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId, () => store.snapshotMemories(task.snapshotId, task.after)),
-  listEntities: (task) => store.entities(task.input),
+  readStoredSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId, async () => (await namespaceReads(task.namespace)).store.snapshotMemories(task.snapshotId, task.after)),
+  listEntities: async (task) => (await namespaceReads(task.namespace)).store.entities(task.input),
 };
 
 /** A response must not reveal the server's folders: the snapshot folder is called `snapshots`. */

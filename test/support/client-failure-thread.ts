@@ -13,7 +13,7 @@ import { nullSocketWritesCaught } from '../../src/shared/postgres-client-guard.j
 // without a parent, there is no scenario to play.
 if (!parentPort) process.exit(0);
 
-const { url, scenario } = workerData as { url: string; scenario: 'reserved' | 'transaction' | 'unrelated' };
+const { url, scenario } = workerData as { url: string; scenario: 'reserved' | 'large' | 'transaction' | 'unrelated' };
 const client = new ReplaceableSql((onClose) => connectReader(url, { max: 2, onClose }));
 const { sql } = client;
 const killer = connectReader(url, { max: 1 });
@@ -34,6 +34,18 @@ async function reserved() {
   return connection`SELECT 1`.then(() => 'answered', codeOf);
 }
 
+/**
+ * A statement of 1 KB or more is written at once, not from an immediate: on the closed socket the
+ * client's TypeError then reaches the caller as the query's rejection (a recall's own error).
+ */
+async function large() {
+  const connection = await sql.reserve();
+  const [{ pid }] = await connection<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
+  await endBackend(pid!);
+  const text = 'x'.repeat(2_048);
+  return connection`SELECT ${text}::text AS big`.then(() => 'answered', codeOf);
+}
+
 async function transaction() {
   return sql.begin(async (tx) => {
     const [{ pid }] = await tx<{ pid: number }[]>`SELECT pg_backend_pid() AS pid`;
@@ -45,7 +57,7 @@ async function transaction() {
 if (scenario === 'unrelated') {
   setTimeout(() => { throw new TypeError('unrelated failure'); }, 10);
 } else {
-  const failed = scenario === 'reserved' ? await reserved() : await transaction();
+  const failed = scenario === 'reserved' ? await reserved() : scenario === 'large' ? await large() : await transaction();
   // Give an immediate scheduled by the client the chance to run (and to be caught) before looking.
   await new Promise((resolve) => setTimeout(resolve, 50));
   const [{ one }] = await sql<{ one: number }[]>`SELECT 1 AS one`;

@@ -31,6 +31,11 @@ export class FakeLlm {
   embeddingDimensions = 32;
   /** When false, /embeddings answers 503 (an embedding endpoint that is down). */
   embeddingsUp = true;
+  /**
+   * Chat requests to drop unanswered (the socket destroyed), as an endpoint that closed a kept-alive
+   * connection while idle fails the next request sent on it.
+   */
+  dropNext = 0;
   /** Inputs matching this make /embeddings answer 400, like a text over the model's limit. */
   rejectEmbeddingOf: RegExp | null = null;
   /** Requests held by a 'hang' reply, until `release()` or close. */
@@ -81,6 +86,11 @@ export class FakeLlm {
     }
     if (req.method !== 'POST' || !req.url?.endsWith('/chat/completions')) {
       res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":{"message":"not found"}}');
+      return;
+    }
+    if (this.dropNext > 0) {
+      this.dropNext--;
+      req.socket.destroy();
       return;
     }
     if (this.reply.kind === 'hang') {

@@ -38,8 +38,8 @@ export interface Backend {
   open(env?: Record<string, string>): Promise<OpenStore>;
 }
 
-export async function runBatch(store: WriteStorePort, commands: WriterCommand[]): Promise<BatchOutcome> {
-  return store.runBatch(commands.map((command, i) => ({ id: i + 1, command })));
+export async function runBatch(store: WriteStorePort, commands: WriterCommand[], namespace = store.namespace): Promise<BatchOutcome> {
+  return store.runBatch(commands.map((command, i) => ({ id: i + 1, namespace, command })));
 }
 
 /** Runs one command in its own flush; a failed command rejects with an error carrying its code. */

@@ -82,7 +82,10 @@ class AgainstTheService(unittest.TestCase):
             forgotten = client.forget(entity)
             self.assertEqual(forgotten["forgotten_count"], 1, entity)
             self.assertEqual(forgotten["snapshot"]["memory_count"], 1, entity)
-            self.assertEqual(client.forget(entity)["forgotten_count"], 0, f"{entity!r} is gone")
+            # The entity itself went too: forgetting it again is an unknown entity.
+            with self.assertRaises(MemoryRuntimeError, msg=f"{entity!r} is gone") as again:
+                client.forget(entity)
+            self.assertEqual(again.exception.status, 404)
 
     def test_episode_ids_are_path_segments_too(self) -> None:
         client = MemoryClient(OPEN_URL)

@@ -148,6 +148,19 @@ class EveryEndpoint(unittest.TestCase):
         self.assertEqual(after["entities"], before["entities"] + 1)
         self.assertEqual(after["semantic_memories"], before["semantic_memories"] + 1)
 
+    def test_a_namespace_option_acts_on_that_namespace(self) -> None:
+        # The open service (auth off) honours Memory-Namespace: what one namespace stores, another does not see.
+        name = unique("py-ns")
+        scoped = MemoryClient(OPEN_URL, namespace=name)
+        self.assertEqual(scoped.stats()["semantic_memories"], 0)
+        scoped.remember("ns-entity", "a fact only this namespace holds")
+        self.assertEqual(scoped.stats(), {"namespace": name, "entities": 1, "episodic_memories": 0, "semantic_memories": 1, "procedural_memories": 0})
+        self.assertNotIn("a fact only this namespace holds", str(self.client.recall("fact only this namespace holds", limit=50)))
+        listed = {n["namespace"]: n for n in self.client.list_namespaces()["namespaces"]}
+        self.assertEqual(listed[name]["semantic_memories"], 1)
+        with self.assertRaises(ValueError):
+            MemoryClient(OPEN_URL, namespace="")
+
     def test_consolidate(self) -> None:
         answer = self.client.consolidate()
         assert_shape(self, answer, types.ConsolidateResponse)
@@ -163,9 +176,11 @@ class EveryEndpoint(unittest.TestCase):
         self.assertEqual((snapshot["memory_count"], snapshot["semantic_count"]), (2, 2))
         self.assertEqual(self.client.recall("fact to forget", entity=entity)["memories"], [])
 
-        again = self.client.forget(entity)
-        self.assertEqual(again["forgotten_count"], 0)
-        self.assertNotIn("snapshot", again)
+        # The entity went with its memories: it is unknown now, until the restore brings it back.
+        with self.assertRaises(MemoryRuntimeError) as again:
+            self.client.forget(entity)
+        self.assertEqual(again.exception.status, 404)
+        self.assertNotIn(entity, [e["name"] for e in self.client.list_entities(q=entity)["entities"]])
 
         listed = self.client.list_snapshots()
         assert_shape(self, listed, types.ListSnapshotsResponse)

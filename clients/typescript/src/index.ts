@@ -73,6 +73,12 @@ export interface MemoryClientOptions {
   /** Base address, e.g. http://localhost:3000 */
   baseUrl?: string;
   apiKey?: string;
+  /**
+   * Sent as the Memory-Namespace header: the namespace an operator key (or a service without
+   * keys) acts on. A key bound to a namespace acts on its own whatever this says, and naming
+   * another is refused (403 NAMESPACE_FORBIDDEN).
+   */
+  namespace?: string;
   timeoutMs?: number;
   /** Injected fetch, for environments that need their own. */
   fetch?: typeof fetch;
@@ -107,12 +113,14 @@ export class MemoryClient {
   readonly baseUrl: string;
   readonly timeoutMs: number;
   private readonly apiKey: string | undefined;
+  private readonly namespace: string | undefined;
   private readonly fetchImpl: typeof fetch;
   private furthest: string | undefined = undefined;
 
   constructor(options: MemoryClientOptions = {}) {
     this.baseUrl = (options.baseUrl ?? 'http://localhost:3000').replace(/\/+$/, '');
     this.apiKey = options.apiKey;
+    this.namespace = options.namespace;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.fetchImpl = options.fetch ?? fetch;
     this.position = options.position;
@@ -220,6 +228,11 @@ export class MemoryClient {
     return this.call('listEntities', input);
   }
 
+  /** Every namespace with its counts (operator keys only). */
+  listNamespaces(): Promise<Output<'listNamespaces'>> {
+    return this.call('listNamespaces', {});
+  }
+
   /** Deletion snapshots beside the service's database, oldest first. */
   listSnapshots(): Promise<Output<'listSnapshots'>> {
     return this.call('listSnapshots', {});
@@ -235,6 +248,7 @@ export class MemoryClient {
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.apiKey) headers.authorization = `Bearer ${this.apiKey}`;
+    if (this.namespace !== undefined) headers['memory-namespace'] = this.namespace;
     if (readsAt && this.furthest !== undefined) headers[POSITION_HEADER] = this.furthest;
     const payload = body === undefined ? undefined : JSON.stringify(body);
     let response: Answer;

@@ -2,10 +2,10 @@
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import { CliError, sqliteConfigFrom, type Command } from '../args.js';
+import { CliError, sqliteConfigFrom, type Command } from '../terminal/args.js';
 import { namespaceIdOf, openForReading } from '../storage/offline-db.js';
 import { exportHeader, exportRows } from '../storage/namespace-export.js';
-import { progressBar } from '../progress.js';
+import { progressBar } from '../terminal/progress.js';
 
 /** Lines are written in chunks of about this size: fewer syscalls, bounded memory. */
 const CHUNK_BYTES = 64 * 1024;

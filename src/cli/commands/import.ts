@@ -2,10 +2,10 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { IdConflictError } from '../../writer/sqlite/row-writer.js';
-import { CliError, sqliteConfigFrom, type Command } from '../args.js';
+import { CliError, sqliteConfigFrom, type Command } from '../terminal/args.js';
 import { openForWriting } from '../storage/offline-db.js';
 import { importNamespace, ImportLineError } from '../storage/namespace-import.js';
-import { progressBar, type Progress } from '../progress.js';
+import { progressBar, type Progress } from '../terminal/progress.js';
 
 export const importCommand: Command = {
   name: 'import',

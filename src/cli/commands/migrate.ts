@@ -8,8 +8,8 @@ import { migratePostgres } from '../../writer/postgres/migrate.js';
 import { preparePostgresVectors } from '../../writer/postgres/vectors-setup.js';
 import { EmbedderMismatchError } from '../../writer/commands/embedder-mismatch.js';
 import { VectorRows } from '../../writer/sqlite/vector-rows.js';
-import { CliError, configFrom, UsageError, type Command } from '../args.js';
-import { progressBar } from '../progress.js';
+import { CliError, configFrom, UsageError, type Command } from '../terminal/args.js';
+import { progressBar } from '../terminal/progress.js';
 import { namespaceIdOf, openLockedForReading } from '../storage/offline-db.js';
 import { copyNamespace, PgIdConflictError, TargetNotEmptyError } from '../storage/postgres-copy.js';
 

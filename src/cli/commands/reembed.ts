@@ -3,13 +3,13 @@
 // SERVICE_REEMBED=true, to do the work up front and offline. Vectors are written through the
 // writer's own attachVectors, so the CLI stores them exactly as the service would.
 import { RESET_VECTOR_INDEX_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import { sqliteConfigFrom, type Command } from '../args.js';
+import { sqliteConfigFrom, type Command } from '../terminal/args.js';
 import { openForWriting } from '../storage/offline-db.js';
-import { progressBar } from '../progress.js';
+import { progressBar } from '../terminal/progress.js';
 import { prepareVectorTable } from '../../writer/sqlite/vector-table.js';
 import { SqliteCommands } from '../../writer/sqlite/adapter.js';
 import { createEmbedder, embedderIdentity } from '../../workers/embedding/index.js';
-import { EntityMatcher } from '../../workers/entity-mentions.js';
+import { EntityMatcher } from '../../workers/sqlite/entity-matcher.js';
 import { embeddingInput } from '../../workers/embedding/embedder.js';
 
 const BATCH = 64;

@@ -1,9 +1,11 @@
 // `restore <snapshot_id>`: re-inserts a deletion snapshot's memories into the database.
 import { IdConflictError } from '../../writer/sqlite/row-writer.js';
-import { CliError, configFrom, type Command } from '../args.js';
+import { CliError, configFrom, type Command } from '../terminal/args.js';
 import { snapshotPath } from '../../shared/snapshot-file.js';
 import { openForWriting } from '../storage/offline-db.js';
-import { restoreSnapshot } from '../../writer/sqlite/restore-snapshot.js';
+import { restoreMemories } from '../../writer/commands/restore.js';
+import { runNow } from '../../writer/commands/run.js';
+import { SqliteRows } from '../../writer/sqlite/rows.js';
 import { openSnapshot, resolveSnapshot } from '../storage/snapshot-files.js';
 import { existsSync } from 'node:fs';
 import type { Config } from '../../shared/config.js';
@@ -11,7 +13,7 @@ import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { SNAPSHOT_ID, type SnapshotMemoryT } from '../../shared/snapshot-reader.js';
 import type { RestoreResult } from '../../shared/schemas.js';
 import { LockHeldError, lockHolder, lockPathFor, SERVICE_OWNER } from '../../shared/instance-lock.js';
-import { restoreThroughService, serviceAddress } from '../online-restore.js';
+import { restoreThroughService, serviceAddress } from './online-restore.js';
 
 export const restoreCommand: Command = {
   name: 'restore',
@@ -110,9 +112,12 @@ function restoreOffline(config: Config, snapshot: SnapshotHeaderT, memories: Ite
   const target = openForWriting(config, 'restore', { create: false, upgradeVectors: true });
   try {
     const namespaceId = target.namespaceId(config.namespace);
-    const result = target.db.transaction(() => restoreSnapshot(target.db, namespaceId, snapshot, memories)).immediate();
+    // The service's restore rule over the file's rows, the whole snapshot at once (no time budget).
+    const now = Date.now();
+    const rows = new SqliteRows(target.db, namespaceId, () => now);
+    const result = target.db.transaction(() => runNow(restoreMemories(rows, snapshot, memories, now))).immediate();
     const where = `entity '${snapshot.entity.name}', namespace '${config.namespace}'`;
-    if (result.inserted === 0) {
+    if (result.restored === 0) {
       process.stdout.write(`nothing to restore: all ${result.present} memories of snapshot ${snapshot.snapshot_id} are already present (${where})\n`);
       return;
     }
@@ -122,7 +127,7 @@ function restoreOffline(config: Config, snapshot: SnapshotHeaderT, memories: Ite
       ...(result.vectorsSkipped > 0 ? [`${result.vectorsSkipped} vectors skipped (other embedder or dimension; re-embed)`] : []),
       ...(result.droppedLinks > 0 ? [`${result.droppedLinks} links to entities not in this namespace dropped`] : []),
     ];
-    process.stdout.write(`restored ${result.inserted} memories from snapshot ${snapshot.snapshot_id} (${where}): ${notes.join(', ')}\n`);
+    process.stdout.write(`restored ${result.restored} memories from snapshot ${snapshot.snapshot_id} (${where}): ${notes.join(', ')}\n`);
   } catch (error) {
     if (error instanceof CliError) throw error;
     const reason = error instanceof IdConflictError ? error.message : `${(error as Error).message}`;

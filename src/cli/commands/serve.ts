@@ -1,5 +1,5 @@
 // `serve`: runs the service exactly as `npm start` does (minus the build step).
-import type { Command } from '../args.js';
+import type { Command } from '../terminal/args.js';
 
 export const serveCommand: Command = {
   name: 'serve',

@@ -1,5 +1,5 @@
 // `snapshots`: the deletion snapshots beside the database, oldest first.
-import { configFrom, type Command } from '../args.js';
+import { configFrom, type Command } from '../terminal/args.js';
 import { listSnapshots } from '../storage/snapshot-files.js';
 import { listStoredSnapshots } from '../storage/stored-snapshots.js';
 import { databaseLabel } from '../../shared/config.js';

@@ -7,11 +7,15 @@ import { RowWriter, type RefResolver } from '../../writer/sqlite/row-writer.js';
 import { VectorRows } from '../../writer/sqlite/vector-rows.js';
 import { validators, type ExportHeaderT } from '../../shared/file-formats.js';
 
-export interface ImportResult {
+/** What a namespace copy counts, into the SQLite file (import) or PostgreSQL (migrate: postgres-copy.ts). */
+export interface CopiedRows {
   namespace: string;
   created: { entities: number; episodes: number; memories: number };
   present: { entities: number; episodes: number; memories: number };
   vectors: number;
+}
+
+export interface ImportResult extends CopiedRows {
   vectorsSkipped: number;
 }
 

@@ -9,7 +9,7 @@ import { openDatabase, type Db } from '../../shared/db.js';
 import { acquireLock, LockHeldError } from '../../shared/instance-lock.js';
 import { ensureNamespace, migrate } from '../../writer/sqlite/migrate.js';
 import { addCellPartition } from '../../writer/sqlite/vector-table.js';
-import { CliError } from '../args.js';
+import { CliError } from '../terminal/args.js';
 
 export interface WritableDb {
   db: Db;

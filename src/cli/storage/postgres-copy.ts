@@ -10,14 +10,11 @@ import { PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { Sql, Tx } from '../../writer/postgres/connect.js';
 import { exportRecords } from './namespace-export.js';
+import type { CopiedRows } from './namespace-import.js';
 
 type Row = Record<string, unknown>;
 
-export interface CopyResult {
-  namespace: string;
-  created: { entities: number; episodes: number; memories: number };
-  present: { entities: number; episodes: number; memories: number };
-  vectors: number;
+export interface CopyResult extends CopiedRows {
   /** Memories left without their vector (another embedder here): the service embeds them again. */
   reembed: number;
 }

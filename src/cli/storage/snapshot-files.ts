@@ -5,7 +5,7 @@ import { snapshotPath } from '../../shared/snapshot-file.js';
 import * as files from '../../shared/snapshot-files.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { SnapshotMemoryT } from '../../shared/snapshot-reader.js';
-import { CliError, UsageError } from '../args.js';
+import { CliError, UsageError } from '../terminal/args.js';
 
 export type { SnapshotSummary } from '../../shared/snapshot-files.js';
 

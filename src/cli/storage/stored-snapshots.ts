@@ -5,7 +5,7 @@ import { databaseLabel, type Config, type PostgresConfig } from '../../shared/co
 import type { SnapshotSummary } from '../../shared/snapshot-files.js';
 import { connectReader } from '../../workers/postgres/client.js';
 import { listSnapshotRows } from '../../workers/postgres/snapshots.js';
-import { CliError } from '../args.js';
+import { CliError } from '../terminal/args.js';
 
 export async function listStoredSnapshots(config: Config & { postgres: PostgresConfig }): Promise<SnapshotSummary[]> {
   const sql = connectReader(config.postgres.url, { max: 1 });

@@ -4,6 +4,7 @@
 // keeps working behind a proxy that serves the service under a path prefix.
 
 const KEY_ITEM = 'memory-runtime.api-key';
+const NAMESPACE_ITEM = 'memory-runtime.namespace';
 
 export const session = {
   get key() {
@@ -12,6 +13,14 @@ export const session = {
   set key(value) {
     if (value) sessionStorage.setItem(KEY_ITEM, value);
     else sessionStorage.removeItem(KEY_ITEM);
+  },
+  /** The namespace an operator key switched to (sent as Memory-Namespace); null: the key's or the service's. */
+  get namespace() {
+    return sessionStorage.getItem(NAMESPACE_ITEM);
+  },
+  set namespace(value) {
+    if (value) sessionStorage.setItem(NAMESPACE_ITEM, value);
+    else sessionStorage.removeItem(NAMESPACE_ITEM);
   },
 };
 
@@ -31,6 +40,7 @@ async function request(method, path, body, { text = false, key = session.key, ac
   const headers = {};
   if (accept) headers.accept = accept;
   if (key) headers.authorization = `Bearer ${key}`;
+  if (session.namespace) headers['memory-namespace'] = session.namespace;
   if (body !== undefined) headers['content-type'] = 'application/json';
   let response;
   try {
@@ -85,6 +95,8 @@ export const api = {
   check: (key) => request('GET', '/v1/stats', undefined, { key }),
   health: () => request('GET', '/v1/health'),
   stats: () => request('GET', '/v1/stats'),
+  /** Every namespace with its counts: operator keys only (403 for a key bound to one). */
+  namespaces: () => request('GET', '/v1/namespaces'),
   metrics: () => request('GET', '/metrics', undefined, { text: true }),
   entities: ({ q = '', limit = 50, offset = 0 }) =>
     request('GET', `/v1/entities?${new URLSearchParams({ q, limit: String(limit), offset: String(offset) })}`),

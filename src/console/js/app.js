@@ -44,8 +44,41 @@ function signedIn(health) {
   $('tabs').hidden = false;
   $('sign-out').hidden = !session.key;
   $('service').textContent = health ? `memory-runtime ${health.version}` : '';
+  void showNamespace();
   route();
 }
+
+/**
+ * Says which namespace every view acts on; an operator key (one that may list namespaces) gets a
+ * switch. A key bound to a namespace gets 403 for the list and just sees its own.
+ */
+async function showNamespace() {
+  const { namespace } = await api.stats().catch(() => ({ namespace: null }));
+  if (namespace === null) return;
+  $('namespace-name').textContent = namespace;
+  $('namespace-line').hidden = false;
+  const listed = await api.namespaces().then((r) => r.namespaces.map((n) => n.namespace), () => null);
+  const select = $('namespace-switch');
+  if (listed === null) {
+    select.hidden = true;
+    return;
+  }
+  const names = listed.includes(namespace) ? listed : [namespace, ...listed];
+  select.replaceChildren(...names.map((name) => {
+    const option = document.createElement('option');
+    option.value = name;
+    option.textContent = name;
+    option.selected = name === namespace;
+    return option;
+  }));
+  select.hidden = false;
+}
+
+$('namespace-switch').addEventListener('change', (event) => {
+  session.namespace = event.target.value;
+  void showNamespace();
+  route();
+});
 
 function askForKey(message = '') {
   leave();
@@ -74,6 +107,8 @@ $('key-form').addEventListener('submit', async (event) => {
 
 $('sign-out').addEventListener('click', () => {
   session.key = null;
+  session.namespace = null;
+  $('namespace-line').hidden = true;
   askForKey();
 });
 

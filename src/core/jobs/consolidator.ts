@@ -39,9 +39,11 @@ export class Consolidator {
     private readonly intervalMs: number,
     private readonly locks: JobLocks = LOCAL_JOB_LOCKS,
     private readonly waitMs = 20_000,
+    /** The namespace the listing of every namespace is sent under (it reads them all). */
+    private readonly serviceNamespace = 'default',
   ) {
     this.job = new SerialJob({
-      work: (trigger, signal) => this.once(trigger, signal),
+      work: (trigger, signal, namespace) => (namespace === undefined ? this.everyNamespace(trigger, signal) : this.once(trigger, namespace, signal)),
       onResult: (run) => { if (run) log.info(run.counts, 'consolidation run'); },
       onError: (error) => log.warn({ reason: error.message }, 'consolidation run failed'),
     });
@@ -57,11 +59,11 @@ export class Consolidator {
    * node. `trail` is told the position of the run's commit. On a cluster, CONSOLIDATION_BUSY when
    * it could not start within `waitMs`.
    */
-  async run(trail?: CommitTrail): Promise<ConsolidateResult> {
+  async run(namespace: string, trail?: CommitTrail): Promise<ConsolidateResult> {
     const giveUp = this.locks.clustered ? new AbortController() : null;
     const timer = giveUp && setTimeout(() => giveUp.abort(fail.consolidationBusy(Math.round(this.waitMs / 1000))), this.waitMs);
     try {
-      const run = await this.job.run(giveUp?.signal);
+      const run = await this.job.run(giveUp?.signal, namespace);
       // Only a scheduled run is ever skipped (null).
       if (!run) return { promoted: 0, decayed: 0, archived: 0 };
       trail?.note(run.position);
@@ -81,16 +83,34 @@ export class Consolidator {
    * run asked for runs on the node asked, and answers its own counts; either way no two runs
    * overlap anywhere: each holds the run lock from planning to the writer's answer.
    */
-  private async once(trigger: RunTrigger, signal?: AbortSignal): Promise<Run | null> {
+  private async once(trigger: RunTrigger, namespace: string, signal?: AbortSignal): Promise<Run | null> {
     if (trigger === 'schedule' && !(await this.locks.hold('consolidationSchedule'))) return null;
     return this.locks.whileHolding('consolidationRun', async () => {
-      const plan = await this.pool.run({ op: 'planConsolidation', now: Date.now() });
+      const plan = await this.pool.run({ op: 'planConsolidation', namespace, now: Date.now() });
       const trail = new CommitTrail();
-      const counts = await this.writer.send({ type: 'consolidate', plan }, trail);
+      const counts = await this.writer.send(namespace, { type: 'consolidate', plan }, trail);
       this.runs++;
       // Promoted memories are new rows: they need vectors like any other.
-      if (counts.promoted > 0) this.backfill.poke();
+      if (counts.promoted > 0) this.backfill.poke(namespace);
       return { counts, position: trail.position };
     }, signal);
+  }
+
+  /** The scheduled run: each namespace consolidated on its own, one after another; their counts summed. */
+  private async everyNamespace(trigger: RunTrigger, signal?: AbortSignal): Promise<Run | null> {
+    const namespaces = await this.pool.run({ op: 'namespaceNames', namespace: this.serviceNamespace });
+    const total: ConsolidateResult = { promoted: 0, decayed: 0, archived: 0 };
+    let position: string | undefined;
+    let ran = false;
+    for (const namespace of namespaces) {
+      const run = await this.once(trigger, namespace, signal);
+      if (!run) continue;
+      ran = true;
+      total.promoted += run.counts.promoted;
+      total.decayed += run.counts.decayed;
+      total.archived += run.counts.archived;
+      position = run.position ?? position;
+    }
+    return ran ? { counts: total, position } : null;
   }
 }

@@ -6,6 +6,8 @@ import type { WriterClient } from '../writer-client.js';
 import type { ReadPool } from '../pool/read-pool.js';
 import { SerialJob } from './serial-job.js';
 import { CLUSTER_POLL_MS, LOCAL_JOB_LOCKS, type JobLocks } from './job-locks.js';
+import { NamespaceRounds } from './namespace-rounds.js';
+import type { RunTrigger } from './serial-job.js';
 
 const BATCH_SIZE = 64;
 const RETRY_MS = 5_000;
@@ -13,18 +15,26 @@ export class EmbeddingBackfill {
   private readonly job: SerialJob<void>;
   /** Vectors attached since start (metrics, tests). */
   embedded = 0;
-  /** Called after vectors were attached (the vector indexer listens). */
-  onAttached: (() => void) | null = null;
+  /** Called after vectors were attached in a namespace (the vector indexer listens). */
+  onAttached: ((namespace: string) => void) | null = null;
+  /** Namespaces with rows waiting for vectors, taking turns a batch at a time. */
+  private readonly rounds = new NamespaceRounds();
+  /** Namespaces written since their last batch was read: not done yet, whatever that batch said. */
+  private readonly fresh = new Set<string>();
+  /** Some namespaces' backlogs are not known here (start, a restore, another node's writes): look them up. */
+  private discover = true;
 
   constructor(
     private readonly pool: ReadPool,
     private readonly writer: WriterClient,
     log: Logger,
     private readonly locks: JobLocks = LOCAL_JOB_LOCKS,
+    /** The namespace the lookup of every namespace's backlog is sent under (it reads them all). */
+    private readonly serviceNamespace = 'default',
   ) {
     this.job = new SerialJob({
       // A run poked before the last one failed would start at once, inside the back-off: skip it.
-      work: () => (this.retryWaiting ? Promise.resolve() : this.drain()),
+      work: (trigger) => (this.retryWaiting ? Promise.resolve() : this.drain(trigger)),
       onError: (error) => {
         // The embedder may be an unreachable endpoint: rows stay BM25-recallable; try again later.
         log.warn({ reason: error.message }, 'embedding backlog failed; will retry');
@@ -36,8 +46,16 @@ export class EmbeddingBackfill {
     if (locks.clustered) this.job.every(CLUSTER_POLL_MS);
   }
 
-  /** Something was written: embed whatever is pending. Cheap to call often. */
-  poke(): void {
+  /**
+   * Something was written in `namespace` (unknown: look for every namespace's backlog): embed
+   * whatever is pending. Cheap to call often.
+   */
+  poke(namespace?: string): void {
+    if (namespace === undefined) this.discover = true;
+    else {
+      this.rounds.add(namespace);
+      this.fresh.add(namespace);
+    }
     if (!this.retryWaiting) this.job.poke();
   }
 
@@ -59,16 +77,27 @@ export class EmbeddingBackfill {
     void this.job.stop();
   }
 
-  private async drain(): Promise<void> {
+  /** A batch per namespace in turn (NamespaceRounds) until no namespace has rows waiting. */
+  private async drain(trigger: RunTrigger): Promise<void> {
     while (!this.job.stopped) {
-      // Another node embeds the namespace's backlog, this node's writes included.
+      // Another node embeds the backlogs, this node's writes included.
       if (!(await this.locks.hold('embeddingBackfill'))) return;
-      const { items, unembeddable, remaining } = await this.pool.run({ op: 'embedPending', limit: BATCH_SIZE });
-      if (items.length === 0 && unembeddable.length === 0) return;
-      const { attached } = await this.writer.send({ type: 'attachVectors', items, unembeddable });
-      this.embedded += attached;
-      if (attached > 0) this.onAttached?.();
-      if (!remaining) return;
+      if (this.discover || trigger !== 'poke') {
+        this.discover = false;
+        trigger = 'poke';
+        for (const name of await this.pool.run({ op: 'pendingNamespaces', namespace: this.serviceNamespace })) this.rounds.add(name);
+      }
+      const namespace = this.rounds.next();
+      if (namespace === undefined) return;
+      this.fresh.delete(namespace);
+      const { items, unembeddable, remaining } = await this.pool.run({ op: 'embedPending', namespace, limit: BATCH_SIZE });
+      if (items.length > 0 || unembeddable.length > 0) {
+        const { attached } = await this.writer.send(namespace, { type: 'attachVectors', items, unembeddable });
+        this.embedded += attached;
+        if (attached > 0) this.onAttached?.(namespace);
+      }
+      // A write that arrived after the batch was read keeps the namespace in the rounds.
+      if (!remaining && !this.fresh.has(namespace)) this.rounds.done(namespace);
     }
   }
 }

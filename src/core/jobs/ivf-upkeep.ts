@@ -9,6 +9,8 @@ import type { ReadPool } from '../pool/read-pool.js';
 import type { VectorIndexStatus } from '../../shared/protocol/pool.js';
 import { SerialJob } from './serial-job.js';
 import { LOCAL_JOB_LOCKS, type JobLocks } from './job-locks.js';
+import { NamespaceRounds } from './namespace-rounds.js';
+import type { RunTrigger } from './serial-job.js';
 
 /** Vectors moved per writer command: big enough to amortise, small enough not to stall writes. */
 const MOVE_BATCH = 1024;
@@ -31,7 +33,11 @@ export class VectorIndexer {
   /** Vectors the indexer moved into newer cells (tests check that placement needed none). */
   moved = 0;
   /** Rows marked embedded without a vector went back to the backlog (the backfill listens). */
-  onRepaired: (() => void) | null = null;
+  onRepaired: ((namespace: string) => void) | null = null;
+  /** Namespaces whose index may be behind, taking turns. */
+  private readonly rounds = new NamespaceRounds();
+  /** Every namespace's index is to be looked at (start, a flush, the cluster's schedule). */
+  private discover = true;
 
   constructor(
     private readonly pool: ReadPool,
@@ -40,14 +46,18 @@ export class VectorIndexer {
     private readonly minVectors: number,
     private readonly delayMs = DEFAULT_DELAY_MS,
     private readonly locks: JobLocks = LOCAL_JOB_LOCKS,
+    /** The namespace the listing of every namespace is sent under (it reads them all). */
+    private readonly serviceNamespace = 'default',
   ) {
-    this.job = new SerialJob({ work: () => this.upkeep(), onError: (error) => this.failed(error) });
+    this.job = new SerialJob({ work: (trigger) => this.upkeep(trigger), onError: (error) => this.failed(error) });
     // On a cluster the vectors other nodes attach do not poke this node: look every delayMs.
     if (locks.clustered) this.job.every(delayMs);
   }
 
-  /** Vectors were attached: check the index soon. Cheap to call often. */
-  poke(): void {
+  /** Vectors were attached in `namespace` (unknown: in any): check its index soon. Cheap to call often. */
+  poke(namespace?: string): void {
+    if (namespace === undefined) this.discover = true;
+    else this.rounds.add(namespace);
     this.job.poke(this.delayMs);
   }
 
@@ -66,9 +76,18 @@ export class VectorIndexer {
     void this.job.stop();
   }
 
-  private upkeep(): Promise<void> {
+  /** Each namespace waiting, in turn, brought up to date. */
+  private async upkeep(trigger: RunTrigger): Promise<void> {
     this.runs++;
-    return this.catchUp();
+    if (this.discover || trigger !== 'poke') {
+      this.discover = false;
+      for (const namespace of await this.pool.run({ op: 'namespaceNames', namespace: this.serviceNamespace })) this.rounds.add(namespace);
+    }
+    for (let namespace = this.rounds.next(); namespace !== undefined && !this.job.stopped; namespace = this.rounds.next()) {
+      // Done before the work: vectors attached meanwhile add it again.
+      this.rounds.done(namespace);
+      await this.catchUp(namespace);
+    }
   }
 
   private failed(error: Error): void {
@@ -76,25 +95,25 @@ export class VectorIndexer {
     if (!this.job.stopped) this.log.warn({ reason: error.message }, 'vector index upkeep failed; will retry');
   }
 
-  private async catchUp(): Promise<void> {
+  private async catchUp(namespace: string): Promise<void> {
     while (!this.job.stopped) {
       // Another node keeps the namespace's index.
       if (!(await this.locks.hold('vectorIndex'))) return;
-      const status = await this.pool.run({ op: 'vectorIndexStatus' });
+      const status = await this.pool.run({ op: 'vectorIndexStatus', namespace });
       this.status = status;
       if (needsTraining(status, this.minVectors)) {
         const started = performance.now();
-        const { trainedOn, centroids } = await this.pool.run({ op: 'trainVectorIndex' });
+        const { trainedOn, centroids } = await this.pool.run({ op: 'trainVectorIndex', namespace });
         if (this.job.stopped) return;
-        const { generation, cells } = await this.writer.send({ type: 'installVectorGeneration', trainedOn, centroids });
-        this.log.info({ generation, cells, trainedOn, ms: Math.round(performance.now() - started) }, 'vector index trained');
+        const { generation, cells } = await this.writer.send(namespace, { type: 'installVectorGeneration', trainedOn, centroids });
+        this.log.info({ namespace, generation, cells, trainedOn, ms: Math.round(performance.now() - started) }, 'vector index trained');
         continue;
       }
       // Stale vectors that cannot move now (the generation changed under the pool) wait for
       // the next poke; an older generation is still retired if nothing lives in it any more.
-      if (status.stale > 0 && (await this.moveStale())) continue;
+      if (status.stale > 0 && (await this.moveStale(namespace))) continue;
       if (status.generations > 1) {
-        const { retired } = await this.writer.send({ type: 'retireVectorGenerations' });
+        const { retired } = await this.writer.send(namespace, { type: 'retireVectorGenerations' });
         if (retired > 0) this.log.info({ retired }, 'old vector index generation retired');
       }
       return;
@@ -102,14 +121,14 @@ export class VectorIndexer {
   }
 
   /** Moves stale vectors until none is left; false when none could move (try again later). */
-  private async moveStale(): Promise<boolean> {
+  private async moveStale(namespace: string): Promise<boolean> {
     let total = 0;
     for (;;) {
       if (this.job.stopped) return false;
-      const { moves } = await this.pool.run({ op: 'staleVectorMoves', limit: MOVE_BATCH });
+      const { moves } = await this.pool.run({ op: 'staleVectorMoves', namespace, limit: MOVE_BATCH });
       if (moves.length === 0) return total > 0;
-      const { moved, repaired } = await this.writer.send({ type: 'moveVectors', moves });
-      if (repaired > 0) this.onRepaired?.();
+      const { moved, repaired } = await this.writer.send(namespace, { type: 'moveVectors', moves });
+      if (repaired > 0) this.onRepaired?.(namespace);
       // Nothing changed: the newest generation changed under the pool's feet.
       if (moved + repaired === 0) return total > 0;
       total += moved + repaired;

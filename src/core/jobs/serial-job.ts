@@ -18,7 +18,7 @@ export interface SerialJobOptions<T> {
    * One run. It may check `stopped` between steps to end early. `signal`: the caller of run()
    * may still give up while the run waits for something of its own (a lock another node holds).
    */
-  work: (trigger: RunTrigger, signal?: AbortSignal) => Promise<T>;
+  work: (trigger: RunTrigger, signal?: AbortSignal, subject?: string) => Promise<T>;
   /** A poked or scheduled run failed (not called once the job is stopped). */
   onError: (error: Error) => void;
   /** A poked or scheduled run succeeded. */
@@ -51,14 +51,15 @@ export class SerialJob<T> {
   /**
    * Queues a run behind the others; resolves or rejects with it. If `signal` aborts before the
    * run starts, this rejects at once with the signal's reason and the run is skipped (the runs
-   * queued behind it do not wait for a run nobody wants any more).
+   * queued behind it do not wait for a run nobody wants any more). `subject` is handed to the
+   * work as it is (the namespace a consolidation run asked for).
    */
-  run(signal?: AbortSignal): Promise<T> {
+  run(signal?: AbortSignal, subject?: string): Promise<T> {
     let started = false;
     const result = this.enqueue('run', () => {
       if (signal?.aborted) throw signal.reason;
       started = true;
-    }, signal);
+    }, signal, subject);
     this.settleAfter(result.catch(() => {}));
     if (!signal) return result;
     return new Promise<T>((resolve, reject) => {
@@ -110,11 +111,11 @@ export class SerialJob<T> {
     return this.tail.then(() => {});
   }
 
-  private enqueue(trigger: RunTrigger, onStart: () => void, signal?: AbortSignal): Promise<T> {
+  private enqueue(trigger: RunTrigger, onStart: () => void, signal?: AbortSignal, subject?: string): Promise<T> {
     this.inFlight++;
     const result = this.tail.then(() => {
       onStart();
-      return this.options.work(trigger, signal);
+      return this.options.work(trigger, signal, subject);
     });
     this.tail = result.catch(() => {});
     return result;

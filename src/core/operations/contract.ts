@@ -47,8 +47,16 @@ export function valueOf<T>(answer: Answer<T>, text?: string): T {
   return answer.json ? (JSON.parse(text ?? utf8.decode(answer.json)) as T) : (answer.value as T);
 }
 
+/**
+ * The namespace a request acts on, resolved once where it was authenticated (http/namespace-scope.ts):
+ * its key's, or — for an operator key or with auth off — the Memory-Namespace header's, else
+ * SERVICE_NAMESPACE. `operator`: the key is bound to no namespace (it may name any).
+ */
+import type { NamespaceScope } from '../../shared/namespace-name.js';
+export type { NamespaceScope };
+
 /** What a request says beside its input, whichever surface it came through. */
-export interface RequestContext {
+export interface RequestContext extends NamespaceScope {
   /** The caller's WAL position (pg_lsn text, validated), on operations declared `position: 'accepted'`. */
   position?: string;
 }
@@ -58,11 +66,9 @@ export type OperationHandlers = {
   [K in OperationName]: (input: Input<K>, request: RequestContext) => Answer<Output<K>> | Promise<Answer<Output<K>>>;
 };
 
-const NO_CONTEXT: RequestContext = Object.freeze({});
-
 /** Calls the handler of `name` with input the caller has validated against its declaration. */
 export function invoke(
-  ops: OperationHandlers, name: OperationName, input: unknown, request: RequestContext = NO_CONTEXT,
+  ops: OperationHandlers, name: OperationName, input: unknown, request: RequestContext,
 ): Answer<unknown> | Promise<Answer<unknown>> {
   return (ops[name] as (input: unknown, request: RequestContext) => Answer<unknown> | Promise<Answer<unknown>>).call(ops, input, request);
 }

@@ -75,9 +75,9 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   /** New memory rows need vectors; the backfill embeds them off the request path. */
-  private async stored<T>(write: Promise<T>): Promise<T> {
+  private async stored<T>(namespace: string, write: Promise<T>): Promise<T> {
     const result = await write;
-    this.backfill.poke();
+    this.backfill.poke(namespace);
     return result;
   }
 
@@ -101,19 +101,19 @@ export class MemoryOperations implements OperationHandlers {
     return { value: { status: this.writer.databaseUnavailable ? 'degraded' : 'ok', version: this.version } };
   }
 
-  createEntity(input: Input<'createEntity'>): Promise<ValueAnswer<Output<'createEntity'>>> {
-    return this.written((trail) => this.writer.send({ type: 'ensureEntity', name: input.name, kind: input.kind }, trail));
+  createEntity(input: Input<'createEntity'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'createEntity'>>> {
+    return this.written((trail) => this.writer.send(namespace, { type: 'ensureEntity', name: input.name, kind: input.kind }, trail));
   }
 
-  remember(input: Input<'remember'>): Promise<ValueAnswer<Output<'remember'>>> {
+  remember(input: Input<'remember'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'remember'>>> {
     return this.written((trail) =>
-      this.stored(this.writer.send({
+      this.stored(namespace, this.writer.send(namespace, {
         type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence, validFrom: optionalTime('valid_from', input.valid_from),
       }, trail)));
   }
 
   /** Each fact checked on its own: the valid ones are stored in one writer command, the others reported by index and field. */
-  async rememberBatch(input: Input<'rememberBatch'>): Promise<ValueAnswer<Output<'rememberBatch'>>> {
+  async rememberBatch(input: Input<'rememberBatch'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'rememberBatch'>>> {
     const results: Output<'rememberBatch'>['results'] = [];
     const facts: CommandOf<'rememberBatch'>['facts'] = [];
     const slots: number[] = [];
@@ -129,7 +129,7 @@ export class MemoryOperations implements OperationHandlers {
     });
     return this.written(async (trail) => {
       if (facts.length > 0) {
-        const stored = await this.stored(this.writer.send({ type: 'rememberBatch', facts }, trail));
+        const stored = await this.stored(namespace, this.writer.send(namespace, { type: 'rememberBatch', facts }, trail));
         stored.forEach((memory, k) => (results[slots[k]!]!.memory = memory));
       }
       return { results, stored: facts.length, failed: input.facts.length - facts.length };
@@ -139,9 +139,10 @@ export class MemoryOperations implements OperationHandlers {
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
     recallTime(input, Date.now()); // a date the calendar lacks is refused here, before the pool
     const queryVector = this.queryCache.get(input.query);
-    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', input, queryVector, after: this.readAfter(request) });
+    const { namespace } = request;
+    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, queryVector, after: this.readAfter(request) });
     if (embedded) this.queryCache.set(input.query, embedded);
-    this.reinforcer.record(rowids);
+    this.reinforcer.record(namespace, rowids);
     return serialisedAnswer(answer, truncated);
   }
 
@@ -149,9 +150,10 @@ export class MemoryOperations implements OperationHandlers {
     recallTime(input, Date.now()); // refused here (400), not reported as a failed pipeline
     try {
       const queryVector = this.queryCache.get(input.query);
-      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', input, queryVector, after: this.readAfter(request) });
+      const { namespace } = request;
+      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', namespace, input, queryVector, after: this.readAfter(request) });
       if (embedded) this.queryCache.set(input.query, embedded);
-      this.reinforcer.record(rowids);
+      this.reinforcer.record(namespace, rowids);
       return serialisedAnswer(answer, truncated);
     } catch (error) {
       // The spec names this failure: the recall pipeline failed → 500 with {error}. Its cause
@@ -163,29 +165,29 @@ export class MemoryOperations implements OperationHandlers {
     }
   }
 
-  startEpisode(input: Input<'startEpisode'>): Promise<ValueAnswer<Output<'startEpisode'>>> {
+  startEpisode(input: Input<'startEpisode'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'startEpisode'>>> {
     const startedAt = optionalTime('started_at', input.started_at);
-    return this.written((trail) => this.writer.send({ type: 'startEpisode', participants: input.participants, startedAt }, trail));
+    return this.written((trail) => this.writer.send(namespace, { type: 'startEpisode', participants: input.participants, startedAt }, trail));
   }
 
-  addMessage(input: Input<'addMessage'>): Promise<ValueAnswer<Output<'addMessage'>>> {
+  addMessage(input: Input<'addMessage'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'addMessage'>>> {
     return this.written((trail) =>
-      this.stored(this.writer.send({
+      this.stored(namespace, this.writer.send(namespace, {
         type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content, occurredAt: optionalTime('occurred_at', input.occurred_at),
       }, trail)));
   }
 
   /** Extraction over the given turns in the pool, then one writer command stores it all (one transaction). */
-  async importEpisode(input: Input<'importEpisode'>): Promise<ValueAnswer<Output<'importEpisode'>>> {
+  async importEpisode(input: Input<'importEpisode'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'importEpisode'>>> {
     const startedAt = optionalTime('started_at', input.started_at);
     const messages = input.messages.map((m, i) => ({ role: m.role, content: m.content, occurredAt: optionalTime(`messages[${i}].occurred_at`, m.occurred_at) }));
     const { memories, extractor, fallbackReason } = await this.pool.run({
-      op: 'extractImport', participants: input.participants, outcome: input.outcome, turns: messages.map(({ role, content }) => ({ role, content })),
+      op: 'extractImport', namespace, participants: input.participants, outcome: input.outcome, turns: messages.map(({ role, content }) => ({ role, content })),
     });
     this.onExtraction?.(extractor, fallbackReason);
     const extraction_tier = extractor === 'llm' ? 2 : 1;
     return this.written(async (trail) => ({
-      ...(await this.stored(this.writer.send({
+      ...(await this.stored(namespace, this.writer.send(namespace, {
         type: 'importEpisode', participants: input.participants, startedAt, outcome: input.outcome, messages, memories,
       }, trail))),
       extraction_tier,
@@ -193,53 +195,66 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
-  async endEpisode(input: Input<'endEpisode'>): Promise<ValueAnswer<Output<'endEpisode'>>> {
+  async endEpisode(input: Input<'endEpisode'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'endEpisode'>>> {
     const { episode_id: episodeId, outcome } = input;
-    const { memories, extractor, fallbackReason, sourceIds } = await this.pool.run({ op: 'prepareEpisodeEnd', episodeId, outcome });
+    const { memories, extractor, fallbackReason, sourceIds } = await this.pool.run({ op: 'prepareEpisodeEnd', namespace, episodeId, outcome });
     this.onExtraction?.(extractor, fallbackReason);
     const extraction_tier = extractor === 'llm' ? 2 : 1;
     return this.written(async (trail) => ({
-      ...(await this.stored(this.writer.send({ type: 'endEpisode', episodeId, outcome, memories, sourceIds }, trail))),
+      ...(await this.stored(namespace, this.writer.send(namespace, { type: 'endEpisode', episodeId, outcome, memories, sourceIds }, trail))),
       extraction_tier,
     }));
   }
 
   /** Snapshot in the pool, then delete in time-bounded chunks (core/entity-deletion.ts). */
-  forget(input: Input<'forget'>): Promise<ValueAnswer<Output<'forget'>>> {
-    return this.written((trail) => this.deletion.forget(input.entity_name, trail));
+  forget(input: Input<'forget'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'forget'>>> {
+    return this.written((trail) => this.deletion.forget(namespace, input.entity_name, trail));
   }
 
-  /** Deletion snapshots beside the database, oldest first, as `memory-runtime snapshots --json` lists them. */
-  async listSnapshots(): Promise<ValueAnswer<Output<'listSnapshots'>>> {
-    return answerOf({ snapshots: await this.restoration.problems.addTo(await this.pool.run({ op: 'listSnapshots' })) });
+  /**
+   * Deletion snapshots, oldest first, as `memory-runtime snapshots --json` lists them: for a key
+   * bound to a namespace, that namespace's only; for an operator key every one the folder holds
+   * (SQLite: one folder for all namespaces; PostgreSQL: the request's namespace's rows), as before
+   * keys were bound — a snapshot of another namespace is restored after switching to it.
+   */
+  async listSnapshots(_input: Input<'listSnapshots'>, { namespace, operator }: RequestContext): Promise<ValueAnswer<Output<'listSnapshots'>>> {
+    const all = await this.pool.run({ op: 'listSnapshots', namespace });
+    const own = operator ? all : all.filter((summary) => summary.namespace === namespace);
+    return answerOf({ snapshots: await this.restoration.problems.addTo(own) });
   }
 
   /** Online restore: file read in the pool, memories put back by the writer in bounded chunks. */
-  restoreSnapshot(input: Input<'restoreSnapshot'>): Promise<ValueAnswer<Output<'restoreSnapshot'>>> {
-    return this.written((trail) => this.restoration.restore(input.snapshot_id, trail));
+  restoreSnapshot(input: Input<'restoreSnapshot'>, request: RequestContext): Promise<ValueAnswer<Output<'restoreSnapshot'>>> {
+    return this.written((trail) => this.restoration.restore(request, input.snapshot_id, trail));
   }
 
   /** The namespace's entities by name, a page at a time (the console's entity list). */
-  async listEntities(input: Input<'listEntities'>): Promise<ValueAnswer<Output<'listEntities'>>> {
-    return answerOf(await this.pool.run({ op: 'listEntities', input }));
+  async listEntities(input: Input<'listEntities'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'listEntities'>>> {
+    return answerOf(await this.pool.run({ op: 'listEntities', namespace, input }));
   }
 
   /** Read from the primary (PostgreSQL), as inspect: it always sees this node's writes. */
-  async memoryHistory(input: Input<'memoryHistory'>): Promise<ValueAnswer<Output<'memoryHistory'>>> {
-    return answerOf(await this.pool.run({ op: 'memoryHistory', input }));
+  async memoryHistory(input: Input<'memoryHistory'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'memoryHistory'>>> {
+    return answerOf(await this.pool.run({ op: 'memoryHistory', namespace, input }));
   }
 
-  async inspect(input: Input<'inspect'>): Promise<SerialisedAnswer<Output<'inspect'>>> {
-    const { answer, truncated } = await this.pool.run({ op: 'inspect', input });
+  async inspect(input: Input<'inspect'>, { namespace }: RequestContext): Promise<SerialisedAnswer<Output<'inspect'>>> {
+    const { answer, truncated } = await this.pool.run({ op: 'inspect', namespace, input });
     return serialisedAnswer(answer, truncated);
   }
 
-  async stats(): Promise<ValueAnswer<Output<'stats'>>> {
-    return answerOf(await this.pool.run({ op: 'stats' }));
+  async stats(_input: Input<'stats'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'stats'>>> {
+    return answerOf(await this.pool.run({ op: 'stats', namespace }));
   }
 
-  /** Promotion, decay and archiving: planned in the pool, written by the writer, one run at a time. */
-  consolidate(): Promise<ValueAnswer<Output<'consolidate'>>> {
-    return this.written((trail) => this.consolidator.run(trail));
+  /** Promotion, decay and archiving of the request's namespace: planned in the pool, written by the writer, one run at a time. */
+  consolidate(_input: Input<'consolidate'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'consolidate'>>> {
+    return this.written((trail) => this.consolidator.run(namespace, trail));
+  }
+
+  /** Every namespace with its counts; operator keys only (a bound key sees only its own). */
+  async listNamespaces(_input: Input<'listNamespaces'>, { namespace, operator }: RequestContext): Promise<ValueAnswer<Output<'listNamespaces'>>> {
+    if (!operator) throw fail.operatorOnly();
+    return answerOf({ namespaces: await this.pool.run({ op: 'listNamespaces', namespace }) });
   }
 }

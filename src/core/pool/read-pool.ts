@@ -45,10 +45,13 @@ export class ReadPool {
 
   private readonly interactiveThreads: number;
 
-  constructor(config: Config, namespaceId: number, log: Logger) {
+  private readonly serviceNamespace: string;
+
+  constructor(config: Config, log: Logger) {
+    this.serviceNamespace = config.namespace;
     this.interactiveThreads = config.poolThreads;
     this.closeChannel = config.postgres ? `memory-runtime-pool-close-${randomUUID()}` : null;
-    const workerData: PoolWorkerData = { config, namespaceId, closeChannel: this.closeChannel };
+    const workerData: PoolWorkerData = { config, closeChannel: this.closeChannel };
     // A recall embeds its query locally (CPU) unless the embedder is an endpoint (a wait).
     const recallWaitsOnIo = config.embedder.kind === 'openai';
     this.lanes = new LanePool({
@@ -106,7 +109,7 @@ export class ReadPool {
    * embedders), so each goes to a different thread. One report per thread.
    */
   warmUp(): Promise<PoolResults['warmUp'][]> {
-    return Promise.all(Array.from({ length: this.interactiveThreads }, () => this.run({ op: 'warmUp' })));
+    return Promise.all(Array.from({ length: this.interactiveThreads }, () => this.run({ op: 'warmUp', namespace: this.serviceNamespace })));
   }
 
   /** Each thread closes its storage connections (bounded wait), then the threads are terminated. */

@@ -9,7 +9,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { noBody } from '../body.js';
 import { headerOf, type Mount, type RawRequest } from '../mount.js';
-import type { OperationHandlers } from '../../core/operations/contract.js';
+import type { NamespaceScope, OperationHandlers } from '../../core/operations/contract.js';
 import { sendJson } from '../respond.js';
 import type { Exchange } from '../exchange.js';
 import { sendWebResponse, toWebRequest } from './bridge.js';
@@ -27,10 +27,10 @@ export interface McpMountOptions {
 }
 
 export function createMcpMount(options: McpMountOptions): Mount {
-  return { path: MCP_PATH, handle: (ex, request) => handleMcp(options, ex, request) };
+  return { path: MCP_PATH, handle: (ex, request, scope) => handleMcp(options, ex, request, scope) };
 }
 
-async function handleMcp(options: McpMountOptions, ex: Exchange, request: RawRequest): Promise<void> {
+async function handleMcp(options: McpMountOptions, ex: Exchange, request: RawRequest, scope: NamespaceScope): Promise<void> {
   // Stateless: there is no session to DELETE and no server-initiated message a GET stream could
   // carry, so only POST is served. 405 is what MCP clients expect for "no standalone stream".
   if (request.method !== 'POST') {
@@ -45,7 +45,7 @@ async function handleMcp(options: McpMountOptions, ex: Exchange, request: RawReq
   // Attached before the first await: uWS drops body data that arrives with no reader.
   const body = await (ex.body?.read(request.contentLength, options.config.maxBodyBytes, request.signal) ?? noBody(request.signal));
 
-  const server = createMcpServer(options);
+  const server = createMcpServer({ ...options, scope });
   const transport = new WebStandardStreamableHTTPServerTransport({
     sessionIdGenerator: undefined,
     enableJsonResponse: !prefersEventStream(headerOf(request, 'accept')),

@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { jsonText, valueOf, type OperationHandlers } from '../../core/operations/contract.js';
+import { jsonText, valueOf, type NamespaceScope, type OperationHandlers } from '../../core/operations/contract.js';
 import { MEMORY_TOOLS, TOOLS_BY_NAME } from './tools.js';
 import { publicError } from '../public-error.js';
 import { positionReader } from '../caller-position.js';
@@ -36,6 +36,8 @@ export interface McpServerOptions {
   version: string;
   ops: OperationHandlers;
   log: Logger;
+  /** The namespace this request's tool calls act on (decided where it was authenticated). */
+  scope: NamespaceScope;
 }
 
 const INSTRUCTIONS =
@@ -83,7 +85,7 @@ export async function callTool(options: McpServerOptions, name: string, args: un
   if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool '${name}'; available: ${[...TOOLS_BY_NAME.keys()].join(', ')}`);
   try {
     const position = tool.position === 'accepted' ? positionReader(options.config)(meta?.[POSITION_META_KEY], POSITION_META_FIELD) : undefined;
-    const answer = await tool.run(options.ops, tool.input.parse(args), position === undefined ? undefined : { position });
+    const answer = await tool.run(options.ops, tool.input.parse(args), position === undefined ? options.scope : { ...options.scope, position });
     // An answer the pool serialised is parsed once, here, and its JSON reused as the text.
     const json = jsonText(answer);
     const bytes = answer.json ? answer.json.byteLength : Buffer.byteLength(json);

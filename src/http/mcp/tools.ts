@@ -19,7 +19,7 @@ export interface MemoryTool {
   annotations: ToolAnnotations;
   /** Names its commit's position in the result's `_meta` ('returned'), or reads one from the call's ('accepted'). */
   position?: PositionUse;
-  run(ops: OperationHandlers, args: unknown, request?: RequestContext): Answer<unknown> | Promise<Answer<unknown>>;
+  run(ops: OperationHandlers, args: unknown, request: RequestContext): Answer<unknown> | Promise<Answer<unknown>>;
 }
 
 function toolOf(operation: OperationName): MemoryTool[] {

@@ -4,6 +4,7 @@
 // Only data lives here (no server code), so the client library can load it.
 import type { TObject, TSchema } from 'typebox';
 import type { ErrorCode } from '../errors.js';
+import { closeObjects } from '../closed-schemas.js';
 
 export interface RestBinding {
   method: 'get' | 'post' | 'delete';
@@ -27,9 +28,16 @@ export interface RestBinding {
   /**
    * Query parameters the client sends and the OpenAPI document lists. When the route takes no body
    * and this is the operation's input schema, the query string IS the input, validated by it
-   * (http/query.ts); otherwise the service reads none (DELETE's hard_delete).
+   * (http/query.ts); otherwise the service reads none (DELETE's hard_delete) but still refuses a
+   * parameter not listed. A route without `query` takes no parameter at all.
    */
   query?: TObject;
+  /**
+   * On a route that takes no body (`body: null`, other than GET): what a body may still hold,
+   * accepted and ignored because known clients send it (DELETE's hard_delete). Any other field
+   * is refused as on every route; no body, or an empty one, is fine. Left out: an empty object.
+   */
+  ignoredBody?: TObject;
 }
 
 /** MCP tool hints (MCP 2025-06-18 ToolAnnotations). */
@@ -77,12 +85,17 @@ export interface OperationDeclaration<
 export type PositionUse = 'returned' | 'accepted';
 
 /**
- * Identity with the literal name and the routes' types kept, so declarations can be collected by
- * name and the client can type a route's query string from its schema.
+ * The declaration as given, with the literal name and the routes' types kept, so declarations can
+ * be collected by name and the client can type a route's query string from its schema — and with
+ * every object it takes closed: an unknown field is refused, never ignored (closed-schemas.ts).
  */
 export function declareOperation<const Name extends string, Input extends TObject, Output extends TSchema, const Rest extends RestBindings>(
   declaration: OperationDeclaration<Name, Input, Output, Rest>,
 ): OperationDeclaration<Name, Input, Output, Rest> {
+  closeObjects(declaration.input);
+  for (const binding of declaration.rest) {
+    for (const schema of [binding.body, binding.query, binding.ignoredBody]) if (schema) closeObjects(schema);
+  }
   return declaration;
 }
 

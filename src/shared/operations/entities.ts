@@ -1,6 +1,6 @@
 // Entities: creating one, reading what is known about one, forgetting one.
 import {
-  CreateEntityBody, Entity, ForgetParams, ForgetQuery, ForgetResponse, InspectBody, InspectResponse, MAX_LIMIT,
+  CreateEntityBody, Entity, ForgetBody, ForgetParams, ForgetQuery, ForgetResponse, InspectBody, InspectResponse, MAX_LIMIT,
   ListEntitiesQuery, ListEntitiesResponse,
 } from '../schemas.js';
 import { defaultOf } from '../defaults.js';
@@ -31,7 +31,7 @@ export const forget = declareOperation({
   position: 'returned',
   errors: ['NOT_FOUND', 'ENTITY_BUSY', 'SNAPSHOT_FAILED', 'STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
   rest: [{
-    method: 'delete', path: '/v1/entities/:entity_name', body: null, params: { entity_name: 'entity_name' }, query: ForgetQuery,
+    method: 'delete', path: '/v1/entities/:entity_name', body: null, params: { entity_name: 'entity_name' }, query: ForgetQuery, ignoredBody: ForgetBody,
     summary: "Delete an entity's memories after writing a recovery snapshot",
   }],
   mcp: {
@@ -41,7 +41,8 @@ export const forget = declareOperation({
       'Delete ALL active memories of one entity (as owner or episode participant). Use only when the user asks for ' +
       'their data to be forgotten or the memories are clearly wrong; it cannot be undone from here. A recovery ' +
       'snapshot is written first (for operators); if it cannot be written nothing is deleted. Returns ' +
-      '{forgotten_count, snapshot?}; snapshot is omitted when there was nothing to delete.',
+      '{forgotten_count, snapshot?}; snapshot is omitted when there was nothing to delete. The entity itself goes too: ' +
+      'forgetting it again fails with "not found".',
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   },
 });

@@ -80,7 +80,7 @@ export const recallGrouped = declareOperation({
     description:
       'Like recall, but groups the matching memories by the conversation (episode) they came from, so you can read ' +
       `each match in its context. order "chronological" (default) gives the oldest conversation first with messages in ` +
-      `conversation order; "relevance" gives the best-matching group first. limit (default ${defaultOf(RecallGroupedBody, 'limit')}) ` +
+      `conversation order; "relevance" gives the best-matching group first. Optional entity: only that entity's memories. limit (default ${defaultOf(RecallGroupedBody, 'limit')}) ` +
       'caps the memories considered across all groups; max_groups optionally caps the number of groups. Facts not tied ' +
       'to a conversation come back as single-memory groups with session_id null. Returns {groups: [{session_id, ' +
       'session_time, group_score, memories}]}. explain: true adds each memory\'s explanation, as in recall.',

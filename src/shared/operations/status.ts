@@ -1,5 +1,5 @@
 // Health and counts: the service itself rather than any one memory.
-import { EmptyBody, HealthResponse, StatsResponse } from '../schemas.js';
+import { EmptyBody, HealthResponse, NamespacesResponse, StatsResponse } from '../schemas.js';
 import { declareOperation, READS } from './declare.js';
 
 export const health = declareOperation({
@@ -25,4 +25,13 @@ export const stats = declareOperation({
       'episodic_memories, semantic_memories, procedural_memories}.',
     annotations: READS,
   },
+});
+
+export const listNamespaces = declareOperation({
+  name: 'listNamespaces',
+  input: EmptyBody,
+  output: NamespacesResponse,
+  // A key bound to a namespace may not see the others (not even their names).
+  errors: ['NAMESPACE_FORBIDDEN'],
+  rest: [{ method: 'get', path: '/v1/namespaces', body: null, summary: 'Every namespace with its counts (operator keys only)' }],
 });

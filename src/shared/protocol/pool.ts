@@ -63,6 +63,8 @@ export const POOL_TASKS = {
   stats: task<object, StatsResult>('interactive'),
   memoryHistory: task<{ input: { memory_id: string } }, MemoryHistoryResult>('interactive'),
   listEntities: task<{ input: ValidatedListEntities }, ListEntitiesResult>('interactive'),
+  /** Every namespace with its counts (GET /v1/namespaces, operator keys only). */
+  listNamespaces: task<object, StatsResult[]>('interactive'),
   // A count for /metrics: cheap, and a scrape must not wait behind a training run.
   embeddingBacklog: task<object, { count: number }>('interactive'),
   /** Answers when this thread's warm-up (workers/warm-up.ts) has ended; sent once per interactive thread at start. */
@@ -112,14 +114,21 @@ export const POOL_TASKS = {
   /** `unembeddable`: rows the embedder rejected on their own (kept BM25/graph-recallable). */
   embedPending: task<{ limit: number }, { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean }>('background'),
   vectorIndexStatus: task<object, VectorIndexStatus>('background'),
+  /** Every namespace's name (the background jobs take each in turn). */
+  namespaceNames: task<object, string[]>('background'),
+  /** The namespaces with memories waiting for a vector (the embedding backfill's rounds). */
+  pendingNamespaces: task<object, string[]>('background'),
   trainVectorIndex: task<object, { trainedOn: number; centroids: Centroids }>('background'),
   staleVectorMoves: task<{ limit: number }, { moves: VectorMove[] }>('background'),
 } as const;
 
 export type PoolOp = keyof typeof POOL_TASKS;
 type Declared<K extends PoolOp> = NonNullable<(typeof POOL_TASKS)[K]['types']>;
-/** The task of op K as it crosses to the pool. */
-export type TaskOf<K extends PoolOp> = { op: K } & Declared<K>['fields'];
+/**
+ * The task of op K as it crosses to the pool, with the namespace (by name) it reads: the
+ * request's, resolved where it was authenticated, or the one a background job is serving.
+ */
+export type TaskOf<K extends PoolOp> = { op: K; namespace: string } & Declared<K>['fields'];
 /** Any pool task. */
 export type PoolTask = { [K in PoolOp]: TaskOf<K> }[PoolOp];
 export type PoolResults = { [K in PoolOp]: Declared<K>['result'] };
@@ -171,7 +180,6 @@ export type PoolHandlers = {
 /** What each pool worker is started with. */
 export interface PoolWorkerData {
   config: Config;
-  namespaceId: number;
   /** PostgreSQL: the channel the pool asks its threads to close their connections on (shared/pool-close.ts). */
   closeChannel: string | null;
   /** Set by the pool: background-lane threads lower their OS priority. */

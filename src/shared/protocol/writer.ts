@@ -49,6 +49,15 @@ export type WriterCommand =
     }
   | { type: 'forgetEnd'; deletionId: number }
   | {
+      /**
+       * After the delete's last forgetRows: removes the entity itself — its record, its episode
+       * participations and the mention links other memories hold to it — when no memory of it is
+       * left (one written meanwhile keeps it). The deletion's snapshot holds the record.
+       */
+      type: 'forgetEntity';
+      deletionId: number;
+    }
+  | {
       type: 'forgetRows';
       /** [rowid, id] pairs from an fsynced deletion snapshot; the id guards against a reused rowid. */
       rows: [number, string][];
@@ -123,6 +132,8 @@ export interface WriterResults {
   endEpisode: Omit<EndEpisodeResult, 'extraction_tier'>;
   forgetBegin: { maxRowid: number };
   forgetEnd: { status: 'ok' };
+  /** `removed`: the entity record went (false: it still has memories, or it was gone already). */
+  forgetEntity: { removed: boolean };
   /**
    * `processed`: how many of `rows` were handled (the rest did not fit the time budget).
    * `copied` (PostgreSQL): the removed rows copied into the snapshot, by memory type — the
@@ -151,6 +162,12 @@ export type WriterHandlers = { [K in WriterCommandType]: (command: CommandOf<K>)
 
 export interface WriterRequest {
   id: number;
+  /**
+   * The namespace (by name) the command acts on, resolved once where the request was
+   * authenticated (http/namespace-scope.ts). The writer turns it into its row id, creating the
+   * row only for commands that store something new (writer/namespaces.ts).
+   */
+  namespace: string;
   command: WriterCommand;
 }
 
@@ -192,6 +209,7 @@ export interface WriterStartFailed {
 /** Sent once by the writer when its connection is open and migrated. */
 export interface WriterReady {
   type: 'ready';
+  /** The id of SERVICE_NAMESPACE (created at start, so existing deployments see no change). */
   namespaceId: number;
   /** Whether the writer could lower its OS priority below the process's (logged once if not). */
   priority: PriorityChange;

@@ -8,7 +8,7 @@
 // The port selects just the rows a run can change, so a large healthy store costs one index scan.
 import { DAY_MS, lapsedDifficulty, lapsedStability, retrievability } from '../../shared/fsrs.js';
 import type { ConsolidationPlan } from '../../shared/protocol/writer.js';
-import type { ReadPort } from '../read-port.js';
+import type { ReadPort } from '../port/read-port.js';
 
 /** The read decay needs (the read port's). */
 export type DecayReads = Pick<ReadPort, 'decayCandidates'>;

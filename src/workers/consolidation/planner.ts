@@ -3,7 +3,7 @@
 import type { Config } from '../../shared/config.js';
 import type { ConsolidationPlan } from '../../shared/protocol/writer.js';
 import type { Embedder } from '../embedding/index.js';
-import type { ReadPort } from '../read-port.js';
+import type { ReadPort } from '../port/read-port.js';
 import { DecayPlanner } from './decay.js';
 import { PromotionPlanner } from './promotion.js';
 

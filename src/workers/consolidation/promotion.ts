@@ -6,7 +6,7 @@
 // others' statements were compared before and did not repeat.
 import type { ConsolidationPlan } from '../../shared/protocol/writer.js';
 import type { Embedder } from '../embedding/index.js';
-import type { ReadPort } from '../read-port.js';
+import type { ReadPort } from '../port/read-port.js';
 import { clusterRepeats, representative, type Statement } from './cluster.js';
 
 /**

@@ -5,28 +5,44 @@ import { fail } from '../../shared/errors.js';
 import type { PoolResults } from '../../shared/protocol/pool.js';
 import type { ExtractedMemory } from '../../shared/protocol/writer.js';
 import type { EntityRecord, Outcome } from '../../shared/schemas.js';
-import type { ReadPort } from '../read-port.js';
+import type { ReadPort } from '../port/read-port.js';
 import type { LlmExtractor } from './llm.js';
 import { extractByRules, outcomeAdjusted, type TranscriptTurn } from './rules.js';
 import { subjectOf } from './speakers.js';
+
+type RuleExtractor = typeof extractByRules;
+
+/**
+ * The rules' memories, or none when they throw: they are the fallback, and a fault in them must
+ * cost the episode its tier-1 memories, not its end (which would leave it open for ever).
+ */
+export function rulesOrNothing(rules: RuleExtractor, ...args: Parameters<RuleExtractor>): { memories: ExtractedMemory[]; failure?: string } {
+  try {
+    return { memories: rules(...args) };
+  } catch (error) {
+    return { memories: [], failure: error instanceof Error ? error.message : String(error) };
+  }
+}
 
 export async function extractEpisode(
   store: Pick<ReadPort, 'episode' | 'participants' | 'transcript'>,
   llm: LlmExtractor,
   episodeId: string,
   outcome: Outcome | null,
+  rules: RuleExtractor = extractByRules,
 ): Promise<PoolResults['prepareEpisodeEnd']> {
   const episode = await store.episode(episodeId);
   if (!episode) throw fail.episodeNotFound(episodeId);
   if (episode.ended_at !== null) throw fail.episodeEnded(episodeId);
   const participants = await store.participants(episodeId);
   const turns = await store.transcript(episodeId);
-  return { ...(await extractTurns(llm, participants, turns, outcome)), sourceIds: turns.map((turn) => turn.id) };
+  return { ...(await extractTurns(llm, participants, turns, outcome, rules)), sourceIds: turns.map((turn) => turn.id) };
 }
 
 /** What extraction makes of a conversation, stored (end) or about to be (episodes/import). */
 export async function extractTurns(
   llm: LlmExtractor, participants: EntityRecord[], turns: TranscriptTurn[], outcome: Outcome | null,
+  rules: RuleExtractor = extractByRules,
 ): Promise<Omit<PoolResults['prepareEpisodeEnd'], 'sourceIds'>> {
   const subject = subjectOf(participants);
   // Nothing was said: there is nothing to extract, and no reason to call a model.
@@ -34,7 +50,9 @@ export async function extractTurns(
 
   const reply = await llm.extract({ subject: subject.name, participants: participants.map((p) => p.name), outcome, turns });
   if (!reply.ok) {
-    return { memories: extractByRules(turns, participants, outcome), extractor: 'rules', fallbackReason: reply.reason };
+    const { memories, failure } = rulesOrNothing(rules, turns, participants, outcome);
+    const fallbackReason = failure === undefined ? reply.reason : `${reply.reason}; the rules failed too (${failure}), nothing extracted`;
+    return { memories, extractor: 'rules', fallbackReason };
   }
   const memories = reply.items.map((item): ExtractedMemory => ({
     content: item.content,

@@ -24,11 +24,41 @@ const PROCEDURE_CONFIDENCE = 0.7;
 /** Longer clauses are mostly run-on chat; what they state is not reliably one fact. */
 const MAX_FACT_WORDS = 40;
 const CONDITIONAL = new Set(['if', 'unless']);
+/**
+ * Text the rules read per episode (~0.5–1 ms of the pool thread's CPU per 100-character turn):
+ * the most recent turns that fit, so a transcript of any length costs `end` a bounded time and
+ * the latest statements (corrections included) are the ones read.
+ */
+export const MAX_RULE_TEXT_CHARS = 64_000;
 
 /** Procedural confidence follows the episode's outcome: what worked is trusted more. */
 export function outcomeAdjusted(confidence: number, outcome: Outcome | null): number {
   const factor = outcome === 'success' ? 1.15 : outcome === 'failure' ? 0.5 : outcome === 'partial' ? 0.8 : 1;
   return Math.min(1, Math.round(confidence * factor * 1000) / 1000);
+}
+
+/**
+ * The turns the rules read: the most recent ones whose text fits MAX_RULE_TEXT_CHARS together. A
+ * newest turn longer than that on its own is read up to the last sentence end that fits.
+ */
+export function turnsWithinBudget(turns: TranscriptTurn[], budget = MAX_RULE_TEXT_CHARS): { index: number; content: string }[] {
+  const kept: { index: number; content: string }[] = [];
+  let left = budget;
+  for (let i = turns.length - 1; i >= 0; i--) {
+    const content = turns[i].content;
+    if (content.length <= left) {
+      kept.push({ index: i, content });
+      left -= content.length;
+      continue;
+    }
+    if (kept.length === 0) {
+      const head = content.slice(0, budget);
+      const end = Math.max(head.lastIndexOf('\n'), ...['.', '!', '?'].map((mark) => head.lastIndexOf(mark)));
+      if (end > 0) kept.push({ index: i, content: head.slice(0, end + 1) });
+    }
+    break;
+  }
+  return kept.reverse();
 }
 
 /** Sentences of a turn, one line at a time; a list number on its own joins the line it numbers. */
@@ -55,9 +85,9 @@ export function extractByRules(turns: TranscriptTurn[], participants: EntityReco
     if (key.length > 0 && !out.has(key)) out.set(key, memory);
   };
   const voices = voicesOf(turns, participants);
-  turns.forEach((turn, i) => {
-    const { speaker, addressee, fromAgent } = voices[i];
-    for (const sentence of sentencesOf(turn.content)) {
+  for (const { index, content } of turnsWithinBudget(turns)) {
+    const { speaker, addressee, fromAgent } = voices[index];
+    for (const sentence of sentencesOf(content)) {
       const step = procedureOf(sentence);
       if (step) {
         const written = render(step, { speaker, addressee });
@@ -82,6 +112,6 @@ export function extractByRules(turns: TranscriptTurn[], participants: EntityReco
         add({ content: fact.content, memory_type: 'semantic', confidence: FACT_CONFIDENCE, extraction_tier: 1, entities: [speaker, ...fact.mentions] });
       }
     }
-  });
+  }
   return [...out.values()];
 }

@@ -35,12 +35,19 @@ export function voicesOf(turns: { role: string }[], participants: EntityRecord[]
     if (!HUMAN_ROLES.has(role.trim().toLowerCase())) return { name: null, fromAgent: false };
     return { name: subject && subject.kind !== 'agent' ? subject.name : null, fromAgent: false };
   };
-  const identities = turns.map((turn) => identity(turn.role));
-  return identities.map((me, i) => {
+  // The last other speaker before each turn, kept as the transcript is walked (one pass, not a
+  // look back from every turn: a long monologue would make that quadratic): the latest named
+  // speaker, and the latest one other than them.
+  let latest: string | null = null;
+  let beforeLatest: string | null = null;
+  return turns.map((turn) => {
+    const me = identity(turn.role);
     const others = participants.filter((p) => p.name !== me.name);
-    let addressee = others.length === 1 ? others[0].name : null;
-    for (let j = i - 1; addressee === null && j >= 0; j--) {
-      if (identities[j].name !== null && identities[j].name !== me.name) addressee = identities[j].name;
+    const lastOther = latest !== null && latest !== me.name ? latest : beforeLatest;
+    const addressee = others.length === 1 ? others[0].name : lastOther;
+    if (me.name !== null && me.name !== latest) {
+      beforeLatest = latest;
+      latest = me.name;
     }
     return { speaker: me.fromAgent ? null : me.name, addressee, fromAgent: me.fromAgent };
   });

@@ -27,17 +27,24 @@ const FRAMING_VERBS = new Set([
 ]);
 /** Modal verbs that make the clause hypothetical. */
 const HYPOTHETICAL = new Set(['would', "'d", 'could', 'should', 'might', 'may', 'must', 'ought']);
-/** First person plural and the generic "you" that cannot be resolved to one person. */
-const UNRESOLVABLE = new Set(['we', 'us', 'ours', 'ourselves', "y'all", 'yall', "we're", "we've", "we'll", "we'd", "let's"]);
-const FIRST_PERSON = new Set(['i', "i'm", "i've", "i'll", 'me', 'myself', 'my', 'mine', 'our']);
+/**
+ * First person plural and the generic "you" that cannot be resolved to one person: "our" is the
+ * speaker and someone else ("our new house"), and naming the speaker alone would misstate it.
+ */
+const UNRESOLVABLE = new Set(['we', 'us', 'our', 'ours', 'ourselves', "y'all", 'yall', "we're", "we've", "we'll", "we'd", "let's"]);
+const FIRST_PERSON = new Set(['i', "i'm", "i've", "i'll", 'me', 'myself', 'my', 'mine']);
 const CONTENT_POS = new Set(['NOUN', 'PROPN', 'NUM', 'ADJ', 'VERB']);
 const PARTS_OF_DAY = /^(?:morning|afternoon|evening|night|weekend)s?$/;
 const TIME_ENTITIES = new Set(['DATE', 'TIME', 'DURATION']);
 
 /** The third person singular present: "drive" → "drives", "go" → "goes", "try" → "tries". */
+// A Map, not an object literal: a word of the text is the key, and "constructor" or
+// "__proto__" must not find Object.prototype's members.
+const IRREGULAR = new Map([['be', 'is'], ['am', 'is'], ['have', 'has'], ['do', 'does'], ['go', 'goes']]);
+
 export function thirdPerson(verb: string): string {
-  const irregular: Record<string, string> = { be: 'is', am: 'is', have: 'has', do: 'does', go: 'goes' };
-  if (irregular[verb]) return irregular[verb];
+  const irregular = IRREGULAR.get(verb);
+  if (irregular !== undefined) return irregular;
   if (/(?:s|sh|ch|x|z|o)$/.test(verb)) return `${verb}es`;
   if (/[^aeiou]y$/.test(verb)) return `${verb.slice(0, -1)}ies`;
   return `${verb}s`;
@@ -177,7 +184,16 @@ export function render(body: Token[], voices: { speaker: string | null; addresse
       case "i've": say(speaker!); say('has', true); continue;
       case "i'll": say(speaker!); say('will', true); continue;
       case 'me': case 'myself': say(speaker!); continue;
-      case 'my': case 'mine': case 'our': say(possessive(speaker!)); continue;
+      case 'my': say(possessive(speaker!)); continue;
+      case 'mine': {
+        // The noun ("a gold mine") stays. The pronoun is the speaker's only where what it owns
+        // is named beside it ("a friend of mine", "the blue one is mine"); as an object ("I
+        // lost mine") it stands for something said elsewhere, which this clause cannot name.
+        if (t.pos !== 'PRON') { say(t.text); continue; }
+        const before = body[i - 1];
+        if (before && (before.lower === 'of' || before.lemma === 'be')) { say(possessive(speaker!)); continue; }
+        return null;
+      }
       case "n't": say('not', true); continue;
       // "ur" is chat spelling of "your" ("ur cooking"); read as "you're" it would still name the addressee.
       case 'you': case 'ya': case 'u': case 'yourself': case 'your': case 'yours': case 'ur': {

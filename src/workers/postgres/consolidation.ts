@@ -1,9 +1,9 @@
-// Consolidation's reads over PostgreSQL: the SQLite statements (consolidation/sqlite-reads.ts)
+// Consolidation's reads over PostgreSQL: the SQLite statements (sqlite/consolidation.ts)
 // in PostgreSQL's dialect — greatest() for SQLite's two-argument max(), an explicit order.
 import { DAY_MS } from '../../shared/fsrs.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { promotionWatermarkKey } from '../../shared/sql-schema.js';
-import type { DecayCandidate, PromotionCandidate } from '../read-port.js';
+import type { DecayCandidate, PromotionCandidate } from '../port/read-port.js';
 import type { Sql } from './client.js';
 
 export async function promotionWatermark(sql: Sql, namespaceId: number): Promise<number> {

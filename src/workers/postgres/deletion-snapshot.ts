@@ -1,4 +1,4 @@
-// First half of deleting an entity on PostgreSQL. Unlike SQLite (workers/deletion-snapshot.ts),
+// First half of deleting an entity on PostgreSQL. Unlike SQLite (sqlite/deletion-snapshot.ts),
 // the pool writes nothing: it lists the rows the delete takes — the entity's owner and
 // participant links up to maxRowid, exactly the rows SQLite's snapshot file holds — and names the
 // snapshot. The writer copies each row into deletion_snapshot_memories in the same transaction
@@ -14,7 +14,8 @@ import type { Sql } from './client.js';
 export async function listDeletion(sql: Sql, namespaceId: number, namespace: string, entityName: string, maxRowid: number): Promise<PoolResults['snapshotEntity']> {
   // One read snapshot: the entity, its rows and the embedder agree.
   return sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
-    const [entity] = await tx<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${namespaceId} AND name = ${entityName}`;
+    const [entity] = await tx<(EntityRecord & { created_at: string })[]>`SELECT id, name, kind, created_at FROM entities
+      WHERE namespace_id = ${namespaceId} AND name = ${entityName}`;
     if (!entity) throw fail.entityNotFound(entityName);
     // A memory the entity both owns and took part in is listed once.
     const found = await tx<{ rowid: number; id: string; memory_type: MemoryType }[]>`SELECT m.rowid, m.id, m.memory_type FROM memories m
@@ -37,7 +38,13 @@ export async function listDeletion(sql: Sql, namespaceId: number, namespace: str
       },
       header: {
         format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt, namespace,
-        entity: { id: entity.id, name: entity.name, kind: entity.kind }, embedder: embedder?.value ?? null,
+        // The delete removes the entity's record too (writer forgetEntity): the snapshot keeps it.
+        entity: {
+          id: entity.id, name: entity.name, kind: entity.kind, created_at: Number(entity.created_at),
+          episodes: (await tx<{ episode_id: string; position: number }[]>`SELECT episode_id, position FROM episode_participants
+            WHERE entity_id = ${entity.id} ORDER BY episode_id`).map((p): [string, number] => [p.episode_id, p.position]),
+        },
+        embedder: embedder?.value ?? null,
       },
     };
   });

@@ -1,8 +1,8 @@
 // The candidate filter every PostgreSQL candidate read shares (namespace, active only, types,
-// entity), as the SQLite adapter's FILTER_SQL: built per shape, so each shape gets its own
+// entity, time), as the SQLite adapter's FILTER_SQL: built per shape, so each shape gets its own
 // prepared statement and plan rather than one generic plan full of "IS NULL OR" branches.
-import type { CandidateFilter } from '../recall/signals.js';
-import { LARGE_ENTITY, validNow } from '../recall/signals.js';
+import type { CandidateFilter } from '../port/candidates.js';
+import { LARGE_ENTITY, validNow } from '../port/candidates.js';
 import type { Tx } from './client.js';
 
 /** The filter on `memories m`. */

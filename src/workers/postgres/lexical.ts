@@ -7,8 +7,8 @@
 // multiplied by the term's BM25 idf, from the counts already taken: a rank-ordered list with a
 // raw, higher-is-better score, as fusion expects from bm25 (it divides by the best).
 import { TEXT_SEARCH_CONFIG } from '../../shared/postgres-schema.js';
-import type { Proposal, RecallContext } from '../recall/signals.js';
-import { MATCH_BUDGET, selectTerms } from '../recall/term-selection.js';
+import type { Proposal, RecallContext } from '../port/candidates.js';
+import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
 import type { Tx } from './client.js';
 import { candidateFilter, isSmallEntity } from './filter.js';
 

@@ -1,4 +1,4 @@
-// The read port over PostgreSQL: the same reads as sqlite-read-port.ts, one round trip each. A
+// The read port over PostgreSQL: the same reads as sqlite/read-port.ts, one round trip each. A
 // recall's snapshot is one REPEATABLE READ, READ ONLY transaction on one connection, so the IVF
 // cells probed and the vectors scanned agree, as in SQLite's read transaction.
 import type { EntityRecord, StatsResult, ValidatedListEntities } from '../../shared/schemas.js';
@@ -6,12 +6,12 @@ import type { VectorMove } from '../../shared/protocol/writer.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { storableText } from '../../shared/postgres-text.js';
-import { nameCandidates } from '../entity-mentions.js';
+import { nameCandidates } from '../port/entity-mentions.js';
 import { cellFor } from '../ivf/cells.js';
 import { trainIndex, trainingSample } from '../ivf/kmeans.js';
-import type { EpisodeRow, HistoryRows, MemoryRow } from '../read-store.js';
-import type { ReadPort, RecallReads, SnapshotOptions } from '../read-port.js';
-import type { CandidateRow } from '../recall/signals.js';
+import type { EpisodeRow, HistoryRows, MemoryRow } from '../port/rows.js';
+import type { ReadPort, RecallReads, SnapshotOptions } from '../port/read-port.js';
+import type { CandidateRow } from '../port/candidates.js';
 import type { Sql, Tx } from './client.js';
 import { candidateFilter } from './filter.js';
 import { lexicalCandidates } from './lexical.js';
@@ -180,7 +180,7 @@ export class PostgresReadPort implements ReadPort {
     return { vectors, stale: newest ? stale : 0, generations: generations.length, trainedOn: newest?.trainedOn ?? null, cells: newest?.centroids.count ?? 0 };
   }
 
-  /** As the SQLite path (ivf/upkeep.ts): the same deterministic sample, its vectors read in one query. */
+  /** As the SQLite path (sqlite/ivf-upkeep.ts): the same deterministic sample, its vectors read in one query. */
   async trainVectorIndex() {
     const rowids = (await this.sql<{ rowid: number }[]>`SELECT rowid FROM memories
       WHERE namespace_id = ${this.namespaceId} AND embedded = 1 ORDER BY rowid`).map((r) => r.rowid);

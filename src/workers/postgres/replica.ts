@@ -9,7 +9,11 @@
 // committed write, whatever the position claims).
 // A replica that cannot be reached (refused, cut, not answering within connectMs) is not the
 // recall's failure: the primary serves it, and for REPLICA_RETRY_MS after such a failure every
-// recall goes straight to the primary rather than waiting on the replica again.
+// recall goes straight to the primary rather than waiting on the replica again. A read on a
+// replica connection is bounded too (maxLagMs for replay plus connectMs): a connection killed
+// under it can leave the client with a query that never settles (its socket gone, the write
+// never sent, no error), so past the bound — or when the connection dies — the replica client
+// is replaced (the hung query then fails) and the primary serves the recall.
 // A replica that cancels the snapshot on a recovery conflict (replay removed row versions the
 // snapshot could still see, or took a lock it held, and max_standby_streaming_delay ran out) is
 // healthy: the primary serves that one recall, and the next one tries the replica again.
@@ -17,7 +21,7 @@ import type { ReservedSql as Reserved } from 'postgres';
 import { failureCause, isConnectionFailure, isRecoveryConflict } from '../../shared/postgres-errors.js';
 import { REPLICA_CONNECT_MS } from '../../shared/postgres-url.js';
 import { READ_PRIMARY } from '../../shared/wal-position.js';
-import type { OnServed } from '../read-port.js';
+import type { OnServed } from '../port/read-port.js';
 import type { Sql, Tx } from './client.js';
 import type { PrimaryWatch } from './primary-watch.js';
 
@@ -30,6 +34,8 @@ export interface ReplicaOptions {
   maxLagMs: number;
   /** Longest a recall waits for a replica connection before reading the primary (default REPLICA_CONNECT_MS). */
   connectMs?: number;
+  /** Ends the replica client and makes a new one (its queries in flight fail); absent: not replaceable. */
+  replace?: (reason: string) => void;
 }
 
 /** How often a waiting recall asks the replica again. */
@@ -44,6 +50,8 @@ export class ReadSource {
   readonly served = { replica: 0, primary: 0 };
   /** Replica snapshots cancelled by a recovery conflict, each then served by the primary (tests). */
   recoveryConflicts = 0;
+  /** Replica reads abandoned at their time bound (tests, logs). */
+  replicaTimeouts = 0;
   /** Until when (performance.now()) recalls skip a replica that just failed. */
   private replicaDownUntil = 0;
   private nextWarningAt = 0;
@@ -117,12 +125,31 @@ export class ReadSource {
    * RECOVERY_CONFLICT when the replica cancelled the snapshot so that replay could go on.
    */
   private async onReplica<T>(replica: ReplicaOptions, after: string | undefined, work: (tx: Tx) => Promise<T>): Promise<{ value: T } | typeof RECOVERY_CONFLICT | null> {
+    const connectMs = replica.connectMs ?? REPLICA_CONNECT_MS;
     let connection: ReservedSql;
     try {
-      connection = await reserveWithin(replica.sql, replica.connectMs ?? REPLICA_CONNECT_MS);
+      connection = await reserveWithin(replica.sql, connectMs);
     } catch (error) {
       return this.replicaFailed(error);
     }
+    const reading = this.readOn(connection, after, work);
+    const boundMs = replica.maxLagMs + connectMs;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<typeof TIMED_OUT>((resolve) => { timer = setTimeout(resolve, boundMs, TIMED_OUT); });
+    try {
+      const outcome = await Promise.race([reading, timedOut]);
+      if (outcome !== TIMED_OUT) return outcome;
+    } finally {
+      clearTimeout(timer);
+    }
+    // The read is abandoned: whatever it ends with later (the replaced client fails it) is dropped.
+    reading.catch(() => {});
+    this.replicaTimeouts++;
+    return this.replicaFailed(Object.assign(new Error(`no replica answer within ${boundMs} ms`), { code: 'CONNECT_TIMEOUT' }));
+  }
+
+  /** `work` on a reserved replica connection, released after. */
+  private async readOn<T>(connection: ReservedSql, after: string | undefined, work: (tx: Tx) => Promise<T>): Promise<{ value: T } | typeof RECOVERY_CONFLICT | null> {
     try {
       if (after !== undefined && !(await this.waitForReplay(connection, after))) return null;
       return { value: await snapshotOn(connection, work) };
@@ -139,6 +166,9 @@ export class ReadSource {
   private replicaFailed(error: unknown): null {
     if (!isConnectionFailure(error)) throw error;
     const now = performance.now();
+    // A new client once per failure, not once per recall that met it: the recalls still on the
+    // old client fail over to the primary while the replica is skipped.
+    if (now >= this.replicaDownUntil) this.replica?.replace?.(failureCause(error));
     this.replicaDownUntil = now + REPLICA_RETRY_MS;
     if (now >= this.nextWarningAt) {
       this.nextWarningAt = now + WARN_EVERY_MS;
@@ -166,6 +196,7 @@ export class ReadSource {
 
 const SNAPSHOT = 'ISOLATION LEVEL REPEATABLE READ READ ONLY';
 const RECOVERY_CONFLICT = 'recovery conflict';
+const TIMED_OUT = Symbol('timed out');
 
 /**
  * A reserved connection within `ms`. The client alone can wait far longer: on a server that

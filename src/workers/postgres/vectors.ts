@@ -7,8 +7,8 @@
 // not noticed until its cell changes.
 import { LRUCache } from 'lru-cache';
 import { float32FromBlob } from '../../shared/meta.js';
-import type { Proposal, RecallContext } from '../recall/signals.js';
-import { graded, WEAK_SIMILARITY } from '../recall/vector-signal.js';
+import type { Proposal, RecallContext } from '../port/candidates.js';
+import { graded, WEAK_SIMILARITY } from '../port/similarity.js';
 import { probedCells, group, type CellRow, type Generation } from '../ivf/cells.js';
 import type { Tx } from './client.js';
 import { candidateFilter, isSmallEntity } from './filter.js';

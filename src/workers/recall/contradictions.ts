@@ -8,7 +8,7 @@
 // Multi-valued attributes (likes, has, is allergic to) never conflict by value alone, so
 // "likes tea" and "likes coffee" raise nothing.
 import type { ContradictionRecord } from '../../shared/schemas.js';
-import type { MemoryRow } from '../read-store.js';
+import type { MemoryRow } from '../port/rows.js';
 import { affirmative, attributeOfAffirmed, normaliseFact } from '../../shared/fact-attributes.js';
 
 interface Claim {

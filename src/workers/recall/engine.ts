@@ -13,18 +13,18 @@
 // the SQLite file and over PostgreSQL.
 import type { Explanation, MemoryRecord, MemoryType } from '../../shared/schemas.js';
 import { explainScores } from './explain.js';
-import type { MemoryRow } from '../read-store.js';
-import type { OnServed, ReadPort, RecallReads } from '../read-port.js';
+import type { MemoryRow } from '../port/rows.js';
+import type { OnServed, ReadPort, RecallReads } from '../port/read-port.js';
 import { fuseScores, type SignalScores } from './fuse.js';
 import { liftedByNeighbours } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
-import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from './signals.js';
+import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
-import { timed, timedAsync } from './timing.js';
-import { ResponseBudget, type Budgeted } from '../response-budget.js';
+import { timed, timedAsync } from '../port/timing.js';
+import { ResponseBudget, type Budgeted } from '../port/response-budget.js';
 export interface RecallRequest {
   query: string;
   entity: string | null;

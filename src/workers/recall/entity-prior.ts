@@ -8,43 +8,6 @@
 // An entity with few memories (at most the candidate depth) brings all of them in as
 // candidates, unranked: "tell me about Zoltan" finds Zoltan's memories even when they share no
 // word with the query; a talkative entity brings none (it would only be noise).
-import type { Db } from '../../shared/db.js';
-import { FILTER_SQL, filterParams, type CandidateFilter } from './signals.js';
-
-export class EntityLinks {
-  private readonly linkedRows;
-  private readonly fewMembers;
-
-  constructor(db: Db, private readonly namespaceId: number) {
-    this.fewMembers = db.prepare<Record<string, unknown>, number>(`
-      SELECT DISTINCT m.rowid FROM json_each(@seeds) s
-      CROSS JOIN memory_entities e ON e.entity_id = s.value
-      CROSS JOIN memories m ON m.rowid = e.memory_rowid
-      WHERE (SELECT count(*) FROM (SELECT DISTINCT x.memory_rowid FROM memory_entities x WHERE x.entity_id = s.value LIMIT @depth + 1)) <= @depth
-        AND ${FILTER_SQL}
-      LIMIT @depth`).pluck();
-    // (DISTINCT: a memory can link an entity twice, as participant and as mention; "few" counts
-    // memories. LIMIT: a query can name hundreds of entities, each "few"; together they bring at most
-    // `depth` members, else one request could pull 100k+ candidates into every later stage.)
-    // (memory_rowid, …) is the key's prefix: one seek per candidate.
-    this.linkedRows = db.prepare<[string, string], number>(`
-      SELECT DISTINCT e.memory_rowid FROM json_each(?) j
-      CROSS JOIN memory_entities e ON e.memory_rowid = j.value
-      WHERE e.entity_id IN (SELECT value FROM json_each(?))`).pluck();
-  }
-
-  /** Every memory of those entities that have at most `depth` links (passing the filter). */
-  membersOfFew(entityIds: string[], depth: number, filter: CandidateFilter): number[] {
-    if (entityIds.length === 0) return [];
-    return this.fewMembers.all({ seeds: JSON.stringify(entityIds), depth, ...filterParams(this.namespaceId, filter) });
-  }
-
-  /** The memories among these that link one of the entities. */
-  linked(rowids: number[], entityIds: string[]): Set<number> {
-    if (rowids.length === 0 || entityIds.length === 0) return new Set();
-    return new Set(this.linkedRows.all(JSON.stringify(rowids), JSON.stringify(entityIds)));
-  }
-}
 
 /** The prior each candidate gains (0 for unlinked ones). */
 export function entityPrior(candidates: number[], linked: Set<number>, weight: number): (rowid: number) => number {

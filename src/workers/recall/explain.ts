@@ -6,7 +6,7 @@
 // lift, the session's share, the entity prior and the tie-break are added to it (engine.ts).
 import type { Explanation } from '../../shared/schemas.js';
 import { normalised, type SignalScores } from './fuse.js';
-import type { Proposal } from './signals.js';
+import type { Proposal } from '../port/candidates.js';
 
 /** What the ranking computed, kept by the engine for explain (all of it existed already). */
 export interface RankingTrace {

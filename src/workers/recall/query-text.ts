@@ -1,6 +1,5 @@
-// Turning arbitrary user text into a safe FTS5 query. Every term is a quoted string of
-// letters and digits only, OR-joined, so quotes, operators (AND, NEAR, *, ^, :), brackets
-// and punctuation in the input can never reach FTS5's query parser.
+// A query's terms: the lower-cased words of arbitrary user text, letters and digits only (so no
+// operator or punctuation reaches a lexical index's query parser: sqlite/fts-match.ts).
 
 const STOPWORDS = new Set(
   ('a an and are as at be but by did do does for from had has have he her his how i if in into is it its ' +
@@ -22,10 +21,4 @@ export function queryTerms(text: string): string[] {
   const words = tokenize(text);
   const content = words.filter((w) => !STOPWORDS.has(w));
   return (content.length > 0 ? content : words).slice(0, MAX_TERMS);
-}
-
-/** An FTS5 MATCH expression for the terms, or null when there is nothing to match. */
-export function ftsMatchExpression(terms: string[]): string | null {
-  if (terms.length === 0) return null;
-  return terms.map((term) => `"${term.replace(/"/g, '""')}"`).join(' OR ');
 }

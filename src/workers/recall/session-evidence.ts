@@ -7,7 +7,7 @@
 // distilled from a session) stands for a session whose best turns are all as good as it: so in a
 // recall of every type a fact is not pushed below the turns of a talkative session, and among
 // facts alone the stage is a monotone lift that changes no order.
-import type { CandidateRow } from './signals.js';
+import type { CandidateRow } from '../port/candidates.js';
 
 /** An episode's score is the sum of its best this-many turns (a session is judged by its best evidence, not its length). */
 export const SESSION_TOP_TURNS = 3;

@@ -1,7 +1,9 @@
-// Deleting an entity's memories, in three commands: forgetBegin holds the entity's rows up to
-// the current rowid (they count as gone from then on), forgetRows removes listed rows a chunk at
-// a time, forgetEnd releases the hold. The rows' snapshot is taken before the first chunk (a
-// file, fsynced) or, on PostgreSQL, by the chunk that removes them (tables, same transaction).
+// Deleting an entity, in four commands: forgetBegin holds the entity's rows up to the current
+// rowid (they count as gone from then on), forgetRows removes listed rows a chunk at a time,
+// forgetEntity removes the entity itself once none of its memories is left, forgetEnd releases
+// the hold. The rows' snapshot is taken before the first chunk (a file, fsynced) or, on
+// PostgreSQL, by the chunk that removes them (tables, same transaction); the entity's record
+// and episode participations are in the snapshot's header either way, so restore brings it back.
 import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import type { MemoryType } from '../../shared/schemas.js';
 import type { Step } from './rows.js';
@@ -26,6 +28,19 @@ export function* forgetBegin(cmd: CommandOf<'forgetBegin'>, ctx: RuleContext): S
 export function* forgetEnd(cmd: CommandOf<'forgetEnd'>, ctx: RuleContext): Step<WriterResults['forgetEnd']> {
   ctx.deletes.end(cmd.deletionId);
   return { status: 'ok' };
+}
+
+/**
+ * Forget means forget: once the delete's rows are gone, the entity leaves the entity list, inspect
+ * (404) and the stats count too — unless a memory of it was written while the delete ran (kept, as
+ * if written just after; the entity stays with it). Mention links from other entities' memories
+ * go with it: they name an entity that no longer exists (restore does not bring them back).
+ */
+export function* forgetEntity(cmd: CommandOf<'forgetEntity'>, ctx: RuleContext): Step<WriterResults['forgetEntity']> {
+  const hold = ctx.deletes.held(cmd.deletionId);
+  if (!hold) return { removed: false };
+  if (yield* ctx.rows.entityHasMemories(hold.entityId)) return { removed: false };
+  return { removed: yield* ctx.rows.removeEntity(hold.entityId) };
 }
 
 /** Removes listed rows for at most CHUNK_BUDGET_MS; rows already gone are skipped. */

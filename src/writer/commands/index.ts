@@ -4,12 +4,13 @@ import type { CommandOf, WriterCommandType, WriterResults } from '../../shared/p
 import type { Step } from './rows.js';
 import type { RuleContext } from './context.js';
 import { consolidate } from './consolidate.js';
-import { forgetBegin, forgetEnd, forgetRows } from './deletes.js';
+import { forgetBegin, forgetEnd, forgetEntity, forgetRows } from './deletes.js';
 import { ensureEntity } from './entities.js';
 import { addMessage, endEpisode, startEpisode } from './episodes.js';
 import { importEpisode, rememberBatch } from './imports.js';
 import { reinforce } from './reinforce.js';
 import { remember } from './remember.js';
+import { restoreRows } from './restore.js';
 import { attachVectors, installVectorGeneration, moveVectors, retireVectorGenerations } from './vectors.js';
 
 export type Rule<K extends WriterCommandType> = (command: CommandOf<K>, ctx: RuleContext) => Step<WriterResults[K]>;
@@ -25,7 +26,8 @@ export const RULES: { [K in WriterCommandType]: Rule<K> } = {
   forgetBegin,
   forgetEnd,
   forgetRows,
-  restoreRows: (command, ctx) => ctx.rows.restoreRows(command),
+  forgetEntity,
+  restoreRows,
   attachVectors,
   reinforce,
   consolidate,

@@ -10,6 +10,11 @@ export class OpenDeletes {
     this.open.set(deletionId, hold);
   }
 
+  /** What the delete holds (undefined when its entity did not exist when it began). */
+  held(deletionId: number): Hold | undefined {
+    return this.open.get(deletionId);
+  }
+
   end(deletionId: number): void {
     this.open.delete(deletionId);
   }

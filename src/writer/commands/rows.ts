@@ -7,7 +7,6 @@
 // BEGIN IMMEDIATE (run.ts `runNow`); the PostgreSQL adapter's yield their query, which
 // `runAwaiting` awaits. Measured against straight-line code with bench/rule-driver.ts.
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
-import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 
 /** One storage step of a rule; `yield*` it. */
@@ -143,6 +142,15 @@ export interface WriteRows {
    * in the same transaction. Answers what was removed.
    */
   removeMemories(rows: [number, string][], snapshot: SnapshotHeaderT | undefined): Step<Removed[]>;
+  /** Some memory (archived or not) is owned by the entity, or links it as owner or participant. */
+  entityHasMemories(entityId: string): Step<boolean>;
+  /**
+   * Removes the entity's record with its episode participations and the mention links memories
+   * hold to it; answers whether the record was there. Only once entityHasMemories said no.
+   */
+  removeEntity(entityId: string): Step<boolean>;
+  /** The entity's episode participations ([episode id, position]) for the episodes this namespace holds; present ones kept. */
+  putParticipations(entityId: string, episodes: [string, number][]): Step<void>;
   /** How many rows one removeMemories call should get (the rule checks its time budget between calls). */
   readonly removeRound: number;
   /** removeMemories copies each row into the snapshot (PostgreSQL), rather than the snapshot being a file written before. */
@@ -188,6 +196,22 @@ export interface WriteRows {
   /** Drops the generations below this one (and their cells); answers how many. */
   retireGenerationsBelow(generation: number): Step<number>;
 
-  // restore: not a row-level rule yet (SQLite shares its restorer with the offline CLI)
-  restoreRows(command: CommandOf<'restoreRows'>): Step<WriterResults['restoreRows']>;
+  // restore (restore.ts): rows put back verbatim, ids and every column kept
+  /** Which namespace holds this id (ids are global): whether it is this one, and its name. */
+  holderOf(table: IdTable, id: string): Step<{ here: boolean; namespace: string } | undefined>;
+  /**
+   * A memory as a snapshot holds it, into this namespace with every column the table has (the
+   * adapter drops this database's own: rowid, vector state); null when its id is there already.
+   */
+  insertVerbatim(row: Record<string, unknown>): Step<number | null>;
+  insertLink(rowid: number, entityId: string, relation: string): Step<void>;
+  /**
+   * A restored memory's vector, unassigned to any cell, when it fits this store's vectors (same
+   * dimension and embedder); false when it does not (the backfill re-embeds the row). SQLite
+   * creates its vector table for the first vector it is given.
+   */
+  restoreVector(rowid: number, embedding: number[], embedder: string | null): Step<boolean>;
 }
+
+/** The tables whose rows carry a public id. */
+export type IdTable = 'entities' | 'episodes' | 'memories';

@@ -21,8 +21,10 @@ export interface BatchOutcome {
 }
 
 export interface WriteStorePort {
-  /** The configured namespace's id in this database (created at open when new). */
+  /** SERVICE_NAMESPACE's id in this database (created at open when new, as it always was). */
   readonly namespaceId: number;
+  /** SERVICE_NAMESPACE: the name requests act on unless their key or header names another. */
+  readonly namespace: string;
   /**
    * Runs one flush. Returns synchronously when the engine is synchronous (SQLite: no promise, no
    * extra tick on the embedded path). Throws or rejects, committing nothing, when the transaction

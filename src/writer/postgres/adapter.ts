@@ -20,6 +20,11 @@ import { PrimaryWriteStore } from './primary-store.js';
 import { PgRowState } from './row-state.js';
 import { PgRows } from './rows.js';
 import { unstorableText } from './unstorable.js';
+import { BoundedMap } from '../../shared/bounded-map.js';
+import { ABSENT_NAMESPACE_ID, createsNamespace, NAMESPACE_CONTEXTS } from '../commands/namespaces.js';
+
+/** Namespace names whose ids this writer remembers. */
+const NAMESPACE_IDS = 100_000;
 import { preparePostgresVectors } from './vectors-setup.js';
 
 /** SQLSTATE foreign_key_violation: a cached entity may be gone from the database. */
@@ -38,21 +43,52 @@ class NeedsSavepoints extends Error {
 }
 
 export class PostgresWriteStore implements WriteStorePort {
-  private readonly memories: PgRowState;
+  /** Each namespace's cached entities, for the most recently written namespaces. */
+  private readonly states: BoundedMap<number, PgRowState>;
+  /** Namespace ids by name: a namespace's row is never removed, so a found id stays valid. */
+  private readonly ids = new BoundedMap<string, number>(NAMESPACE_IDS);
   private readonly deletes = new OpenDeletes();
   private readonly episodeTtlMs: number;
+  private readonly dimensions: number;
   private readonly now: () => number;
+  readonly namespace: string;
 
   constructor(private readonly sql: Sql, config: Config, readonly namespaceId: number, now: () => number = Date.now) {
-    this.memories = new PgRowState(namespaceId, embedderIdentity(config).dimensions, now);
+    this.dimensions = embedderIdentity(config).dimensions;
+    this.states = new BoundedMap(NAMESPACE_CONTEXTS);
     this.episodeTtlMs = config.episodeTtlMs;
     this.now = now;
+    this.namespace = config.namespace;
+    this.ids.set(config.namespace, namespaceId);
   }
 
-  /** The command's rule over this transaction's (or savepoint's) rows. */
-  private execute(command: WriterCommand, tx: Tx): Promise<unknown> {
+  private stateOf(namespaceId: number): PgRowState {
+    return this.states.getOrCreate(namespaceId, () => new PgRowState(namespaceId, this.dimensions, this.now));
+  }
+
+  /**
+   * Each request's namespace id. Created (outside the flush, idempotently: another node may
+   * create it at the same time) only for a command that stores something; otherwise a
+   * namespace that does not exist is ABSENT_NAMESPACE_ID, where nothing is found.
+   */
+  private async namespaceIds(batch: WriterRequest[]): Promise<number[]> {
+    const out: number[] = [];
+    for (const request of batch) {
+      let id = this.ids.get(request.namespace);
+      if (id === undefined) {
+        if (createsNamespace(request.command.type)) id = await ensurePostgresNamespace(this.sql, request.namespace, this.now());
+        else [id] = (await this.sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = ${request.namespace}`).map((row) => row.id);
+        if (id !== undefined) this.ids.set(request.namespace, id);
+      }
+      out.push(id ?? ABSENT_NAMESPACE_ID);
+    }
+    return out;
+  }
+
+  /** The command's rule over this transaction's (or savepoint's) rows, in its namespace. */
+  private execute(command: WriterCommand, tx: Tx, namespaceId: number): Promise<unknown> {
     const ctx: RuleContext = {
-      rows: new PgRows(tx, this.memories), namespaceId: this.namespaceId, now: this.now,
+      rows: new PgRows(tx, this.stateOf(namespaceId)), namespaceId, now: this.now,
       episodeTtlMs: this.episodeTtlMs, deletes: this.deletes,
     };
     return runAwaiting(ruleFor(command, ctx));
@@ -68,8 +104,9 @@ export class PostgresWriteStore implements WriteStorePort {
   async runBatch(batch: WriterRequest[]): Promise<BatchOutcome> {
     let savepointsFrom = batch.length;
     let replies: WriterReply[] | number;
+    const namespaceIds = await this.namespaceIds(batch);
     // Each rerun starts its savepoints strictly earlier, so this ends (at 0, all in savepoints).
-    while (typeof (replies = await this.attempt(batch, savepointsFrom)) === 'number') savepointsFrom = replies;
+    while (typeof (replies = await this.attempt(batch, namespaceIds, savepointsFrom)) === 'number') savepointsFrom = replies;
     return { replies, position: await this.commitPosition() };
   }
 
@@ -94,9 +131,11 @@ export class PostgresWriteStore implements WriteStorePort {
    * One transaction over the batch, commands from `savepointsFrom` on each in a savepoint.
    * Returns the index of a command that failed outside a savepoint (all rolled back), to rerun.
    */
-  private async attempt(batch: WriterRequest[], savepointsFrom: number): Promise<WriterReply[] | number> {
+  private async attempt(batch: WriterRequest[], namespaceIds: number[], savepointsFrom: number): Promise<WriterReply[] | number> {
+    const used = [...new Set(namespaceIds)].filter((id) => id !== ABSENT_NAMESPACE_ID).sort((a, b) => a - b);
+    const states = used.map((id) => this.stateOf(id));
     // Without savepoints the flush commits or rolls back as a whole: its entities can be cached.
-    this.memories.beginFlush(savepointsFrom === batch.length);
+    for (const state of states) state.beginFlush(savepointsFrom === batch.length);
     const openDeletes = this.deletes.save();
     let committed = false;
     try {
@@ -104,15 +143,17 @@ export class PostgresWriteStore implements WriteStorePort {
       // snapshot is taken at its first query — the lock — and would not see the flush that
       // held the lock before it (a fact stored twice).
       const replies = await this.sql.begin('isolation level read committed', async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${this.namespaceId})`;
+        // Every namespace of the flush, in ascending order: two nodes' flushes over the same
+        // namespaces take their locks in the same order, so they wait for each other, never deadlock.
+        for (const id of used) await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${id})`;
         const out: WriterReply[] = [];
         for (const [index, request] of batch.entries()) {
           if (index >= savepointsFrom) {
-            out.push(await this.inSavepoint(tx, request));
+            out.push(await this.inSavepoint(tx, request, namespaceIds[index]!));
             continue;
           }
           // A lost connection or a standby fails the whole flush: rerunning it there cannot help.
-          const result = await this.execute(request.command as WriterCommand, tx).catch((cause: unknown) => { throw lostPrimary(cause) ? cause : new NeedsSavepoints(index, cause); });
+          const result = await this.execute(request.command as WriterCommand, tx, namespaceIds[index]!).catch((cause: unknown) => { throw lostPrimary(cause) ? cause : new NeedsSavepoints(index, cause); });
           out.push({ id: request.id, ok: true, result });
         }
         return out;
@@ -120,12 +161,12 @@ export class PostgresWriteStore implements WriteStorePort {
       committed = true;
       return replies;
     } catch (error) {
-      if (isForeignKeyViolation(error)) this.memories.forgetEntities();
+      if (isForeignKeyViolation(error)) this.forgetEntities();
       if (error instanceof NeedsSavepoints) return error.index;
       throw error;
     } finally {
       if (!committed) this.deletes.restore(openDeletes);
-      this.memories.endFlush(committed);
+      for (const state of states) state.endFlush(committed);
     }
   }
 
@@ -133,16 +174,16 @@ export class PostgresWriteStore implements WriteStorePort {
    * One command in its own savepoint; a failure undoes it alone. A foreign-key violation may be
    * a stale cached entity: the cache is dropped and the command runs once more.
    */
-  private async inSavepoint(tx: Tx, request: WriterRequest, retried = false): Promise<WriterReply> {
+  private async inSavepoint(tx: Tx, request: WriterRequest, namespaceId: number, retried = false): Promise<WriterReply> {
     const before = this.deletes.save();
     try {
-      return { id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp)) };
+      return { id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp, namespaceId)) };
     } catch (error) {
       this.deletes.restore(before);
       if (lostPrimary(error)) throw error;
       if (!retried && isForeignKeyViolation(error)) {
-        this.memories.forgetEntities();
-        return this.inSavepoint(tx, request, true);
+        this.forgetEntities();
+        return this.inSavepoint(tx, request, namespaceId, true);
       }
       return { id: request.id, ok: false, error: toWireError(unstorableText(request.command as WriterCommand, error) ?? error) };
     }
@@ -150,7 +191,11 @@ export class PostgresWriteStore implements WriteStorePort {
 
   /** The connection closed: whatever it reconnects to may not hold the cached entities. */
   connectionClosed(): void {
-    this.memories.forgetEntities();
+    this.forgetEntities();
+  }
+
+  private forgetEntities(): void {
+    for (const state of this.states.values()) state.forgetEntities();
   }
 
   async close(): Promise<void> {

@@ -14,6 +14,10 @@ export class PrimaryWriteStore implements WriteStorePort {
     return this.store.namespaceId;
   }
 
+  get namespace(): string {
+    return this.store.namespace;
+  }
+
   async runBatch(batch: WriterRequest[]): Promise<BatchOutcome> {
     await this.primary.ready();
     try {

@@ -7,9 +7,10 @@ const ENTITY_CACHE_MAX = 10_000;
 
 export class PgRowState {
   /**
-   * Entities by name, committed ones only: entities are never deleted or changed once created
-   * (deletion removes memories, not entities), so a name seen committed stays valid on every node
-   * — unless the database itself goes back in time (failover, restore): see forgetEntities.
+   * Entities by name, committed ones only: entities are never changed once created, and deleted
+   * only by a DELETE of the entity (dropEntity on this node; another node holding the name meets
+   * the foreign-key violation, which drops its cache and runs the write again: adapter.ts) — or
+   * when the database itself goes back in time (failover, restore): see forgetEntities.
    */
   private readonly known = new Map<string, EntityRecord>();
   /** Entities read or created in the running flush; null when the flush runs with savepoints. */
@@ -41,6 +42,12 @@ export class PgRowState {
       for (const entity of this.flushEntities) this.known.set(entity.name, entity);
     }
     this.flushEntities = null;
+  }
+
+  /** The entity of this name was deleted (by the running flush, which may yet roll back: dropping is safe either way). */
+  dropEntity(name: string): void {
+    this.known.delete(name);
+    this.flushEntities = this.flushEntities?.filter((entity) => entity.name !== name) ?? null;
   }
 
   /**

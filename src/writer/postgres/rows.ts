@@ -1,17 +1,13 @@
 // The PostgreSQL adapter of the row port (../commands/rows.ts): each operation yields its query
 // (run in the flush's transaction or the command's savepoint) and hands its rows back to the
 // rule. One instance per command, over that command's transaction; what outlives a command
-// (the entity cache, the restore's column list) is in PgRowState.
-import { randomUUID } from 'node:crypto';
+// (the entity cache, the restored rows' column list) is in PgRowState.
 import { fail } from '../../shared/errors.js';
-import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
-import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
+import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf, vectorFromBlob } from '../../shared/meta.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import { CHUNK_BUDGET_MS } from '../commands/deletes.js';
-import type { DecayUpdate, EpisodeState, Generation, Hold, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
-import { storedFactAttribute } from '../../shared/fact-attributes.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
 import type { Tx } from './connect.js';
 import type { PgRowState } from './row-state.js';
 
@@ -20,8 +16,6 @@ const ROUND_ROWS = 250;
 /** Columns the restore never copies: this database's own (identity, generated, vector state). */
 const OWN_COLUMNS = new Set(['rowid', 'search', 'vector_cell', 'embedded']);
 
-type Table = 'entities' | 'episodes' | 'memories';
-type SnapshotMemory = SnapshotFileT['memories'][number];
 
 /** One query, its rows handed back to the rule by the driver (commands/run.ts runAwaiting). */
 function* query<T>(pending: PromiseLike<T>): Step<T> {
@@ -174,6 +168,23 @@ export class PgRows implements WriteRows {
       WHERE rowid = ANY(${copies.map((c) => c.memory_rowid)}::bigint[]) RETURNING episode_id, seq, memory_type`);
   }
 
+  *entityHasMemories(entityId: string): Step<boolean> {
+    const [hit] = yield* query(this.tx`SELECT 1 WHERE EXISTS (SELECT 1 FROM memories WHERE entity_id = ${entityId})
+      OR EXISTS (SELECT 1 FROM memory_entities WHERE entity_id = ${entityId} AND relation IN ('owner', 'participant'))`);
+    return hit !== undefined;
+  }
+
+  *removeEntity(entityId: string): Step<boolean> {
+    const tx = this.tx;
+    yield* query(tx`DELETE FROM memory_entities WHERE entity_id = ${entityId}`);
+    yield* query(tx`DELETE FROM episode_participants WHERE entity_id = ${entityId}`);
+    const gone = yield* query(tx<{ name: string }[]>`DELETE FROM entities WHERE id = ${entityId} AND namespace_id = ${this.ns} RETURNING name`);
+    // This node's cache must not hand the name's old id to the next write (other nodes' caches
+    // heal on the foreign-key violation such a write meets: adapter.ts).
+    for (const { name } of gone) this.state.dropEntity(name);
+    return gone.length > 0;
+  }
+
   *clearContext(turns: { episodeId: string; seq: number }[]): Step<void> {
     yield* query(this.tx`UPDATE memories SET context = '' FROM unnest(${turns.map((t) => t.episodeId)}::text[], ${turns.map((t) => t.seq)}::int[]) AS n(episode_id, seq)
       WHERE memories.episode_id = n.episode_id AND memories.seq = n.seq AND memories.memory_type = 'episodic' AND memories.context != ''`);
@@ -249,8 +260,9 @@ export class PgRows implements WriteRows {
   }
 
   *linkMentions(rowid: number, entityIds: string[]): Step<void> {
+    // The pool found the names before the writer runs: an entity forgotten in between is skipped.
     yield* query(this.tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation)
-      SELECT ${rowid}, e, 'mention' FROM unnest(${entityIds}::text[]) AS e ON CONFLICT DO NOTHING`);
+      SELECT ${rowid}, e.id, 'mention' FROM entities e WHERE e.id = ANY(${entityIds}::text[]) ON CONFLICT DO NOTHING`);
   }
 
   *markUnembeddable(rowids: number[]): Step<void> {
@@ -307,106 +319,58 @@ export class PgRows implements WriteRows {
     return retired.count;
   }
 
-  // ------------------------------------------------------------------ restore (not a shared rule yet)
+  // ------------------------------------------------------------------ restore (commands/restore.ts)
 
-  /**
-   * Puts back a deletion snapshot's memories, for at most CHUNK_BUDGET_MS: same ids and every
-   * column, their entity links and vectors. A memory already in this namespace is left alone
-   * (restoring twice changes nothing); an id held by another namespace is a conflict.
-   */
-  *restoreRows(cmd: CommandOf<'restoreRows'>): Step<WriterResults['restoreRows']> {
-    const started = performance.now();
-    const ownerId = yield* this.ownerEntity(cmd.snapshot);
-    const vectors = yield* this.vectorSpace();
-    let processed = 0;
-    let restored = 0;
-    for (const memory of cmd.memories) {
-      if (processed > 0 && performance.now() - started > CHUNK_BUDGET_MS) break;
-      processed++;
-      if (yield* this.put(memory, cmd.snapshot, ownerId, vectors)) restored++;
-    }
-    return { processed, restored, present: processed - restored };
+  *holderOf(table: IdTable, id: string): Step<{ here: boolean; namespace: string } | undefined> {
+    const tx = this.tx;
+    const [holder] = yield* query(tx<{ ns: number; name: string }[]>`SELECT t.namespace_id AS ns, n.name FROM ${tx(table)} t
+      JOIN namespaces n ON n.id = t.namespace_id WHERE t.id = ${id}`);
+    return holder && { here: holder.ns === this.ns, namespace: holder.name };
   }
 
-  private *put(memory: SnapshotMemory, snapshot: SnapshotHeaderT, ownerId: string,
-    vectors: { dimensions: number | null; embedder: string | null }): Step<boolean> {
+  *insertVerbatim(row: Record<string, unknown>): Step<number | null> {
     const tx = this.tx;
-    if (yield* this.present('memories', memory.id)) return false;
-    const { links, embedding, ...row } = memory as SnapshotMemory & Record<string, unknown>;
-    const self = this;
-    function* entity(id: string): Step<string | null> {
-      return id === snapshot.entity.id ? ownerId : (yield* self.isHere('entities', id)) ? id : null;
-    }
-    const episodeId = row.episode_id == null ? null : (yield* this.isHere('episodes', String(row.episode_id))) ? String(row.episode_id) : null;
-    const values: Record<string, unknown> = {
-      ...row, namespace_id: this.ns, episode_id: episodeId,
-      entity_id: row.entity_id == null ? null : yield* entity(String(row.entity_id)),
-    };
-    if (!('context' in row)) values.context = yield* this.previousTurn(row, episodeId);
-    // A snapshot taken before event time (migration 5): it occurred when stored; its attribute by the writer's rule.
-    if (!('occurred_at' in row)) values.occurred_at = row.created_at;
-    if (!('fact_attribute' in row)) values.fact_attribute = storedFactAttribute(row);
+    const values: Record<string, unknown> = { ...row, namespace_id: this.ns };
     const columns = (yield* this.columns()).filter((c) => c in values);
     const [inserted] = yield* query(tx<{ rowid: number }[]>`INSERT INTO memories ${tx(values as Record<string, never>, columns)}
       ON CONFLICT (id) DO NOTHING RETURNING rowid`);
-    if (!inserted) return false;
-    for (const link of links) {
-      const entityId = yield* entity(link.entity_id);
-      if (entityId !== null) {
-        yield* query(tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (${inserted.rowid}, ${entityId}, ${link.relation})
-          ON CONFLICT DO NOTHING`);
-      }
-    }
-    // A vector from another embedder or dimension is not mixed in: the backfill re-embeds the row.
-    const fits = embedding !== null && (vectors.dimensions === null || embedding.length === vectors.dimensions)
-      && (vectors.embedder === null || snapshot.embedder === null || vectors.embedder === snapshot.embedder);
-    if (embedding !== null && fits) {
-      yield* query(tx`INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding)
-        VALUES (${inserted.rowid}, ${this.ns}, ${UNASSIGNED_CELL}, ${Buffer.from(new Float32Array(embedding).buffer)})`);
-      yield* query(tx`UPDATE memories SET embedded = 1, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ${inserted.rowid}`);
-    }
+    return inserted?.rowid ?? null;
+  }
+
+  *insertLink(rowid: number, entityId: string, relation: string): Step<void> {
+    yield* query(this.tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (${rowid}, ${entityId}, ${relation})
+      ON CONFLICT DO NOTHING`);
+  }
+
+  /** Unlike SQLite's vec0 table, this store's vector table exists from the start: a vector fits unless meta says otherwise. */
+  *restoreVector(rowid: number, embedding: number[], embedder: string | null): Step<boolean> {
+    const space = this.vectorSpace ??= yield* this.readVectorSpace();
+    const fits = (space.dimensions === null || embedding.length === space.dimensions)
+      && (space.embedder === null || embedder === null || space.embedder === embedder);
+    if (!fits) return false;
+    yield* query(this.tx`INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding)
+      VALUES (${rowid}, ${this.ns}, ${UNASSIGNED_CELL}, ${Buffer.from(new Float32Array(embedding).buffer)})`);
+    yield* query(this.tx`UPDATE memories SET embedded = 1, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ${rowid}`);
     return true;
   }
 
-  /** The snapshot's entity in this namespace: found by name, else recreated (its own id unless taken). */
-  private *ownerEntity(snapshot: SnapshotHeaderT): Step<string> {
-    const tx = this.tx;
-    const [existing] = yield* query(tx<{ id: string }[]>`SELECT id FROM entities WHERE namespace_id = ${this.ns} AND name = ${snapshot.entity.name}`);
-    if (existing) return existing.id;
-    const [taken] = yield* query(tx`SELECT 1 FROM entities WHERE id = ${snapshot.entity.id}`);
-    const id = taken ? randomUUID() : snapshot.entity.id;
-    yield* query(tx`INSERT INTO entities (id, namespace_id, name, kind, created_at)
-      VALUES (${id}, ${this.ns}, ${snapshot.entity.name}, ${snapshot.entity.kind}, ${this.state.now()})`);
-    return id;
+  /** The entity's episode participations, for the episodes this namespace holds (every chunk: idempotent). */
+  *putParticipations(entityId: string, episodes: [string, number][]): Step<void> {
+    if (episodes.length === 0) return;
+    yield* query(this.tx`INSERT INTO episode_participants (episode_id, entity_id, position)
+      SELECT p.episode_id, ${entityId}, p.position FROM unnest(${episodes.map((e) => e[0])}::text[], ${episodes.map((e) => e[1])}::int[]) AS p(episode_id, position)
+      WHERE EXISTS (SELECT 1 FROM episodes WHERE id = p.episode_id AND namespace_id = ${this.ns})
+      ON CONFLICT DO NOTHING`);
   }
 
-  private *vectorSpace(): Step<{ dimensions: number | null; embedder: string | null }> {
+  /** Read once a command (this instance lives for one). */
+  private vectorSpace?: { dimensions: number | null; embedder: string | null };
+
+  private *readVectorSpace(): Step<{ dimensions: number | null; embedder: string | null }> {
     const meta = new Map((yield* query(this.tx<{ key: string; value: string }[]>`SELECT key, value FROM meta
       WHERE key IN ('embedder', 'embedding_dimensions')`)).map((r) => [r.key, r.value]));
     const dims = meta.get('embedding_dimensions');
     return { dimensions: dims === undefined ? null : Number(dims), embedder: meta.get('embedder') ?? null };
-  }
-
-  /** True when the row is in this namespace; a conflict when another namespace holds the id. */
-  private *present(table: Table, id: string): Step<boolean> {
-    const tx = this.tx;
-    const [owner] = yield* query(tx<{ ns: number; name: string }[]>`SELECT t.namespace_id AS ns, n.name FROM ${tx(table)} t
-      JOIN namespaces n ON n.id = t.namespace_id WHERE t.id = ${id}`);
-    if (!owner) return false;
-    if (owner.ns !== this.ns) {
-      throw fail.snapshotIdsTaken(`${table} id ${id} already exists in namespace '${owner.name}' (ids are global: restore or import into that namespace, or into a fresh database)`);
-    }
-    return true;
-  }
-
-  private *isHere(table: Table, id: string): Step<boolean> {
-    const [row] = yield* query(this.tx`SELECT 1 FROM ${this.tx(table)} WHERE id = ${id} AND namespace_id = ${this.ns}`);
-    return row !== undefined;
-  }
-
-  private *previousTurn(row: Record<string, unknown>, episodeId: string | null): Step<string> {
-    if (row.memory_type !== 'episodic' || episodeId === null || typeof row.seq !== 'number' || row.seq <= 0) return '';
-    return (yield* this.turnContent(episodeId, row.seq - 1)) ?? '';
   }
 
   private *columns(): Step<string[]> {

@@ -20,14 +20,14 @@ export class BatchRolledBack extends ServiceError {
  * SQLite rolled the whole transaction back under a command (SQLITE_FULL, SQLITE_IOERR…): the
  * earlier commands are gone then, and later ones would each autocommit on their own.
  */
-export function batchRunner(db: Db, execute: (command: WriterCommand) => unknown): Transaction<(batch: WriterRequest[]) => WriterReply[]> {
+export function batchRunner(db: Db, execute: (command: WriterCommand, namespace: string) => unknown): Transaction<(batch: WriterRequest[]) => WriterReply[]> {
   // Called inside the outer transaction, better-sqlite3 turns this into a SAVEPOINT.
   const inSavepoint = db.transaction(execute);
   return db.transaction((batch: WriterRequest[]): WriterReply[] =>
     batch.map((request): WriterReply => {
       let reply: WriterReply;
       try {
-        reply = { id: request.id, ok: true, result: inSavepoint(request.command) };
+        reply = { id: request.id, ok: true, result: inSavepoint(request.command, request.namespace) };
       } catch (error) {
         reply = { id: request.id, ok: false, error: toWireError(error) };
       }

@@ -56,16 +56,21 @@ export class RowWriter {
     return true;
   }
 
+  /** The entity's episode participations ([episode id, position]), for the episodes this namespace holds; present ones are kept. */
+  putParticipations(entityId: string, episodes: [string, number][]): void {
+    if (episodes.length === 0) return;
+    // One statement for the lot: an entity may have taken part in thousands of episodes.
+    this.statement(`INSERT OR IGNORE INTO episode_participants (episode_id, entity_id, position)
+      SELECT p.value ->> 0, ?, p.value ->> 1 FROM json_each(?) p
+      WHERE EXISTS (SELECT 1 FROM episodes WHERE id = p.value ->> 0 AND namespace_id = ?)`).run(entityId, JSON.stringify(episodes), this.namespaceId);
+  }
+
   /** The new rowid, or null when the memory is already here. */
   putMemory(row: Row, links: { entity_id: string; relation: string }[], refs: RefResolver): number | null {
     if (this.present('memories', String(row.id))) return null;
-    // Vector state is this database's: the row counts as embedded only once VectorRows.write
-    // stores its vector here (else the backfill embeds it), and starts in no IVF cell.
-    const { rowid: _ignored, vector_cell: _cell, embedded: _embedded, ...fields } = row;
     const episodeId = row.episode_id == null ? null : refs.episode(String(row.episode_id));
-    const info = this.insert('memories', {
-      ...fields,
-      namespace_id: this.namespaceId,
+    const rowid = this.insertVerbatim({
+      ...row,
       entity_id: row.entity_id == null ? null : refs.entity(String(row.entity_id)),
       episode_id: episodeId,
       // A file written before migration 6 has no `context`: a turn gets its previous turn's
@@ -75,7 +80,6 @@ export class RowWriter {
       occurred_at: 'occurred_at' in row ? row.occurred_at : row.created_at,
       fact_attribute: 'fact_attribute' in row ? row.fact_attribute : storedFactAttribute(row),
     });
-    const rowid = Number(info.lastInsertRowid);
     for (const link of links) {
       const entityId = refs.entity(link.entity_id);
       if (entityId === null) this.droppedLinks++;
@@ -83,6 +87,14 @@ export class RowWriter {
         .run(rowid, entityId, link.relation);
     }
     return rowid;
+  }
+
+  /** The memory into this namespace as given, but for this database's own columns: its new rowid. */
+  insertVerbatim(row: Row): number {
+    // Vector state is this database's: the row counts as embedded only once VectorRows.write
+    // stores its vector here (else the backfill embeds it), and starts in no IVF cell.
+    const { rowid: _ignored, vector_cell: _cell, embedded: _embedded, ...fields } = row;
+    return Number(this.insert('memories', { ...fields, namespace_id: this.namespaceId }).lastInsertRowid);
   }
 
   private previousTurn(row: Row, episodeId: string | null): string {
@@ -113,7 +125,8 @@ export class RowWriter {
       { id: string } | undefined)?.id ?? null;
   }
 
-  private ownerOf(table: Table, id: string): { ns: number; name: string } | undefined {
+  /** The namespace holding this id (ids are global), if any. */
+  ownerOf(table: Table, id: string): { ns: number; name: string } | undefined {
     return this.statement(`SELECT t.namespace_id AS ns, n.name AS name FROM ${table} t
       JOIN namespaces n ON n.id = t.namespace_id WHERE t.id = ?`).get(id) as { ns: number; name: string } | undefined;
   }

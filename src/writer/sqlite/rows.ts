@@ -2,16 +2,13 @@
 // synchronously. Every operation returns without suspending, so a rule runs straight through
 // inside the flush's BEGIN IMMEDIATE transaction.
 import type { Db } from '../../shared/db.js';
-import { fail } from '../../shared/errors.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
-import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import { blobOf } from '../../shared/meta.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import { CHUNK_BUDGET_MS } from '../commands/deletes.js';
-import type { DecayUpdate, EpisodeState, Generation, Hold, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
-import { SnapshotRestorer } from './restore-snapshot.js';
-import { IdConflictError } from './row-writer.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
+import { RowWriter } from './row-writer.js';
+import { VectorRows } from './vector-rows.js';
 
 function statements(db: Db) {
   return {
@@ -29,6 +26,9 @@ function statements(db: Db) {
     supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
     turnContent: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
     link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
+    // The pool found the names before the writer runs: an entity forgotten in between is skipped.
+    linkMention: db.prepare(`INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation)
+      SELECT ?, id, 'mention' FROM entities WHERE id = ?`),
     // A current one first: the same words superseded earlier are history (remember.ts).
     ownedDuplicate: db.prepare<[string, string, string, number], MemoryRow>(`SELECT rowid, id, memory_type, content,
       confidence, stability, extraction_tier, occurred_at, valid_until, superseded_by FROM memories
@@ -51,6 +51,11 @@ function statements(db: Db) {
     rowsHeld: db.prepare<[string, number, string], number>(`SELECT count(*) FROM memory_entities
       WHERE memory_rowid IN (SELECT value FROM json_each(?)) AND memory_rowid <= ?
         AND entity_id = ? AND relation IN ('owner', 'participant')`).pluck(),
+    entityHasMemories: db.prepare<[string, string], number>(`SELECT EXISTS (SELECT 1 FROM memories WHERE entity_id = ?)
+      OR EXISTS (SELECT 1 FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))`).pluck(),
+    unlinkEntity: db.prepare('DELETE FROM memory_entities WHERE entity_id = ?'),
+    dropParticipations: db.prepare('DELETE FROM episode_participants WHERE entity_id = ?'),
+    deleteEntity: db.prepare('DELETE FROM entities WHERE id = ? AND namespace_id = ?'),
     deleteMemoryWithId: db.prepare<[number, string], Removed>(
       'DELETE FROM memories WHERE rowid = ? AND id = ? RETURNING episode_id, seq, memory_type'),
     clearContext: db.prepare(
@@ -192,6 +197,16 @@ export class SqliteRows implements WriteRows {
     return removed;
   }
 
+  *entityHasMemories(entityId: string): Step<boolean> {
+    return this.s.entityHasMemories.get(entityId, entityId) === 1;
+  }
+
+  *removeEntity(entityId: string): Step<boolean> {
+    this.s.unlinkEntity.run(entityId);
+    this.s.dropParticipations.run(entityId);
+    return this.s.deleteEntity.run(entityId, this.namespaceId).changes === 1;
+  }
+
   *clearContext(turns: { episodeId: string; seq: number }[]): Step<void> {
     for (const turn of turns) this.s.clearContext.run(turn.episodeId, turn.seq);
   }
@@ -252,7 +267,7 @@ export class SqliteRows implements WriteRows {
   }
 
   *linkMentions(rowid: number, entityIds: string[]): Step<void> {
-    for (const entityId of entityIds) this.s.link.run(rowid, entityId, 'mention');
+    for (const entityId of entityIds) this.s.linkMention.run(rowid, entityId);
   }
 
   *markUnembeddable(rowids: number[]): Step<void> {
@@ -302,22 +317,31 @@ export class SqliteRows implements WriteRows {
     return this.s.retireGenerations.run(this.namespaceId, generation).changes;
   }
 
-  /** The offline restore's code (SnapshotRestorer), for at most CHUNK_BUDGET_MS; present memories are counted and left alone. */
-  *restoreRows(cmd: CommandOf<'restoreRows'>): Step<WriterResults['restoreRows']> {
-    const started = performance.now();
-    const restorer = new SnapshotRestorer(this.db, this.namespaceId, cmd.snapshot, this.now());
-    let processed = 0;
-    try {
-      for (const memory of cmd.memories) {
-        if (processed > 0 && performance.now() - started > CHUNK_BUDGET_MS) break;
-        processed++;
-        restorer.put(memory);
-      }
-    } catch (error) {
-      if (error instanceof IdConflictError) throw fail.snapshotIdsTaken(error.message);
-      throw error;
-    }
-    const { inserted, present } = restorer.result;
-    return { processed, restored: inserted, present };
+  // restore (commands/restore.ts): the offline import's verbatim inserts and vector writes
+  *holderOf(table: IdTable, id: string): Step<{ here: boolean; namespace: string } | undefined> {
+    const owner = this.verbatim.rows.ownerOf(table, id);
+    return owner && { here: owner.ns === this.namespaceId, namespace: owner.name };
+  }
+
+  *putParticipations(entityId: string, episodes: [string, number][]): Step<void> {
+    this.verbatim.rows.putParticipations(entityId, episodes);
+  }
+
+  *insertVerbatim(row: Record<string, unknown>): Step<number | null> {
+    return this.verbatim.rows.insertVerbatim(row);
+  }
+
+  *insertLink(rowid: number, entityId: string, relation: string): Step<void> {
+    this.s.link.run(rowid, entityId, relation);
+  }
+
+  *restoreVector(rowid: number, embedding: number[], embedder: string | null): Step<boolean> {
+    return this.verbatim.vectors.write(rowid, embedding, embedder);
+  }
+
+  private verbatimWriters?: { rows: RowWriter; vectors: VectorRows };
+
+  private get verbatim() {
+    return (this.verbatimWriters ??= { rows: new RowWriter(this.db, this.namespaceId), vectors: new VectorRows(this.db, this.namespaceId) });
   }
 }

@@ -8,7 +8,7 @@ from .errors import MemoryConnectionError, MemoryRuntimeError, MemoryTimeoutErro
 from .types import (
     ConsolidateResponse, Contradiction, DeletionSnapshot, EndEpisodeResponse, Entity, EntityKind, EntitySummary,
     Explanation, ForgetResponse, Group, GroupOrder, HealthResponse, InspectedEpisodicMemory, InspectedFact, InspectResponse,
-    ListEntitiesResponse, ListSnapshotsResponse, Memory, MemoryType, Outcome, RecallGroupedResponse, RecallResponse,
+    ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, Memory, MemoryType, Outcome, RecallGroupedResponse, RecallResponse,
     RestoreResponse, SignalContribution, SnapshotSummary, StartEpisodeResponse, StatsResponse, StatusResponse,
     StoredFact, ImportEpisodeResponse, RememberBatchResponse, BatchItemResult, BatchItemError,
     MemoryHistoryResponse, HistoryEvent,
@@ -19,7 +19,7 @@ __all__ = [
     "DEFAULT_BASE_URL", "DEFAULT_RECALL_LIMIT", "DEFAULT_TIMEOUT", "__version__",
     "ConsolidateResponse", "Contradiction", "DeletionSnapshot", "EndEpisodeResponse", "Entity", "EntityKind",
     "EntitySummary", "Explanation", "ForgetResponse", "Group", "GroupOrder", "HealthResponse",
-    "InspectedEpisodicMemory", "InspectedFact", "InspectResponse", "ListEntitiesResponse", "ListSnapshotsResponse", "Memory",
+    "InspectedEpisodicMemory", "InspectedFact", "InspectResponse", "ListEntitiesResponse", "ListNamespacesResponse", "ListSnapshotsResponse", "Memory",
     "MemoryType", "Outcome", "RecallGroupedResponse", "RecallResponse", "RestoreResponse", "SignalContribution",
     "SnapshotSummary", "StartEpisodeResponse", "StatsResponse", "StatusResponse", "StoredFact",
     "ImportEpisodeResponse", "RememberBatchResponse", "BatchItemResult", "BatchItemError",

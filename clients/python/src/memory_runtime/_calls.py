@@ -38,6 +38,7 @@ ROUTES: Dict[str, Route] = {
     "add_message": Route("POST", "/v1/episodes/{id}/message"),
     "end_episode": Route("POST", "/v1/episodes/{id}/end"),
     "list_snapshots": Route("GET", "/v1/snapshots"),
+    "list_namespaces": Route("GET", "/v1/namespaces"),
     "restore_snapshot": Route("POST", "/v1/snapshots/{snapshot_id}/restore"),
 }
 
@@ -133,10 +134,12 @@ def recall(
 
 
 def recall_grouped(
-    query: str, limit: int, order: str, max_groups: Optional[int], explain: bool,
+    query: str, limit: int, order: str, max_groups: Optional[int], explain: bool, entity: Optional[str] = None,
     as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
 ) -> Call:
     body: Dict[str, Any] = {"query": query, "limit": limit, "order": order, "max_groups": max_groups}
+    if entity is not None:
+        body["entity"] = entity
     if explain:
         body["explain"] = True
     _time_fields(body, as_of, include_superseded, since, until)
@@ -183,6 +186,10 @@ def list_entities(q: Optional[str], limit: Optional[int], offset: Optional[int])
 
 def list_snapshots() -> Call:
     return make_call("list_snapshots")
+
+
+def list_namespaces() -> Call:
+    return make_call("list_namespaces")
 
 
 def restore_snapshot(snapshot_id: str) -> Call:

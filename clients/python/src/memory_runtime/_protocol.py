@@ -68,6 +68,7 @@ class Settings:
         max_retry_delay: float,
         ssl_context: Optional[ssl.SSLContext],
         position: Optional[str],
+        namespace: Optional[str] = None,
     ) -> None:
         if timeout <= 0:
             raise ValueError("timeout: must be a positive number of seconds")
@@ -79,6 +80,11 @@ class Settings:
             # It goes into a header line: a line break there would start another header.
             raise ValueError("api_key: must not contain line breaks or NUL")
         self.api_key = api_key
+        if namespace is not None and (namespace == "" or len(namespace) > 128 or any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in namespace)):
+            raise ValueError("namespace: 1 to 128 characters, no control characters")
+        #: Sent as Memory-Namespace: the namespace an operator key (or auth off) acts on; a key
+        #: bound to a namespace may only name its own.
+        self.namespace = namespace
         self.timeout = float(timeout)
         self.max_retries = int(max_retries)
         self.max_retry_delay = float(max_retry_delay)
@@ -112,6 +118,8 @@ class Settings:
         headers = {"Accept": "application/json", "User-Agent": f"memory-runtime-python/{__version__}"}
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        if self.namespace is not None:
+            headers["Memory-Namespace"] = self.namespace
         payload = None
         if call.body is not None:
             headers["Content-Type"] = "application/json"

@@ -20,7 +20,7 @@ from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_
 from .errors import MemoryRuntimeError
 from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
-    InspectResponse, ListEntitiesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
+    InspectResponse, ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
     ImportEpisodeResponse, MemoryHistoryResponse, RememberBatchResponse,
 )
@@ -33,6 +33,7 @@ class AsyncMemoryClient:
         self,
         base_url: str = DEFAULT_BASE_URL,
         api_key: Optional[str] = None,
+        namespace: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT,
         *,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -40,7 +41,7 @@ class AsyncMemoryClient:
         ssl_context: Optional[ssl.SSLContext] = None,
         position: Optional[str] = None,
     ) -> None:
-        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position)
+        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position, namespace)
 
     @property
     def base_url(self) -> str:
@@ -83,10 +84,10 @@ class AsyncMemoryClient:
 
     async def recall_grouped(
         self, query: str, limit: int = 50, order: GroupOrder = "chronological", max_groups: Optional[int] = None,
-        *, explain: bool = False,
+        *, entity: Optional[str] = None, explain: bool = False,
         as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
     ) -> RecallGroupedResponse:
-        return await self._send(calls.recall_grouped(query, limit, order, max_groups, explain, as_of, include_superseded, since, until))
+        return await self._send(calls.recall_grouped(query, limit, order, max_groups, explain, entity, as_of, include_superseded, since, until))
 
     async def start_episode(self, participants: Sequence[str], started_at: Optional[str] = None) -> StartEpisodeResponse:
         return await self._send(calls.start_episode(participants, started_at))
@@ -122,6 +123,9 @@ class AsyncMemoryClient:
 
     async def list_entities(self, q: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEntitiesResponse:
         return await self._send(calls.list_entities(q, limit, offset))
+
+    async def list_namespaces(self) -> ListNamespacesResponse:
+        return await self._send(calls.list_namespaces())
 
     async def list_snapshots(self) -> ListSnapshotsResponse:
         return await self._send(calls.list_snapshots())

@@ -13,7 +13,7 @@ from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_
 from .errors import MemoryRuntimeError
 from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
-    InspectResponse, ListEntitiesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
+    InspectResponse, ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
     ImportEpisodeResponse, MemoryHistoryResponse, RememberBatchResponse,
 )
@@ -32,6 +32,7 @@ class MemoryClient:
         self,
         base_url: str = DEFAULT_BASE_URL,
         api_key: Optional[str] = None,
+        namespace: Optional[str] = None,
         timeout: float = DEFAULT_TIMEOUT,
         *,
         max_retries: int = DEFAULT_MAX_RETRIES,
@@ -39,7 +40,7 @@ class MemoryClient:
         ssl_context: Optional[ssl.SSLContext] = None,
         position: Optional[str] = None,
     ) -> None:
-        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position)
+        self._settings = Settings(base_url, api_key, timeout, max_retries, max_retry_delay, ssl_context, position, namespace)
 
     @property
     def base_url(self) -> str:
@@ -86,11 +87,12 @@ class MemoryClient:
 
     def recall_grouped(
         self, query: str, limit: int = 50, order: GroupOrder = "chronological", max_groups: Optional[int] = None,
-        *, explain: bool = False,
+        *, entity: Optional[str] = None, explain: bool = False,
         as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
     ) -> RecallGroupedResponse:
-        """Recall, grouped by the episode (session) each memory came from."""
-        return self._send(calls.recall_grouped(query, limit, order, max_groups, explain, as_of, include_superseded, since, until))
+        """Recall, grouped by the episode (session) each memory came from; ``entity`` keeps one
+        entity's memories (an entity never stored for gives no groups)."""
+        return self._send(calls.recall_grouped(query, limit, order, max_groups, explain, entity, as_of, include_superseded, since, until))
 
     def start_episode(self, participants: Sequence[str], started_at: Optional[str] = None) -> StartEpisodeResponse:
         return self._send(calls.start_episode(participants, started_at))
@@ -130,6 +132,10 @@ class MemoryClient:
     def list_entities(self, q: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEntitiesResponse:
         """A page of entities by name; ``q`` keeps those whose name contains it (any case)."""
         return self._send(calls.list_entities(q, limit, offset))
+
+    def list_namespaces(self) -> ListNamespacesResponse:
+        """Every namespace with its counts (operator keys only: a key bound to a namespace gets 403)."""
+        return self._send(calls.list_namespaces())
 
     def list_snapshots(self) -> ListSnapshotsResponse:
         """Deletion snapshots beside the service's database, oldest first."""

@@ -223,6 +223,10 @@ class SnapshotSummary(TypedDict):
     problem: Optional[str]
 
 
+class ListNamespacesResponse(TypedDict):
+    namespaces: List[StatsResponse]
+
+
 class ListSnapshotsResponse(TypedDict):
     snapshots: List[SnapshotSummary]
 

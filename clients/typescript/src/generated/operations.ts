@@ -66,6 +66,8 @@ export type DeletionSnapshot = {
 export type EmptyBody = object;
 
 export type EndEpisodeBody = {
+  /** Accepted when it is the path's episode id (some SDKs send both); another id is 400 */
+  episode_id?: string;
   outcome?: ("success" | "failure" | "partial") | null;
 };
 
@@ -95,6 +97,8 @@ export type EntitySummary = {
 };
 
 export type EpisodeMessageBody = {
+  /** Accepted when it is the path's episode id (some SDKs send both); another id is 400 */
+  episode_id?: string;
   /** Speaker role, for example user or assistant */
   role: string;
   content: string;
@@ -130,6 +134,11 @@ export type Explanation = {
     weight: number;
     contribution: number;
   }[];
+};
+
+export type ForgetBody = {
+  /** Accepted and ignored (the query parameter is the documented form) */
+  hard_delete?: boolean;
 };
 
 export type ForgetParams = {
@@ -197,6 +206,8 @@ export type InspectBody = {
   limit?: number;
   /** Also list facts a later fact superseded */
   include_superseded?: boolean;
+  /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
+  cursor?: null;
 };
 
 export type InspectResponse = {
@@ -351,6 +362,10 @@ export type MemoryParams = {
 /** Prometheus text exposition format 0.0.4 */
 export type MetricsText = string;
 
+export type NamespacesResponse = {
+  namespaces: StatsResponse[];
+};
+
 /** This OpenAPI 3.1 document */
 export type OpenApiDocument = {
   openapi: string;
@@ -377,10 +392,14 @@ export type RecallBody = {
   since?: string;
   /** Only memories that occurred at or before this time */
   until?: string;
+  /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
+  cursor?: null;
 };
 
 export type RecallGroupedBody = {
   query: string;
+  /** Restricts to one entity's memories, as recall's entity does */
+  entity?: string | null;
   /** Maximum results (1–1000) */
   limit?: number;
   order?: "chronological" | "relevance";
@@ -395,6 +414,8 @@ export type RecallGroupedBody = {
   since?: string;
   /** Only memories that occurred at or before this time */
   until?: string;
+  /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
+  cursor?: null;
 };
 
 export type RecallGroupedResponse = {
@@ -531,6 +552,11 @@ export interface Operations {
     query: never;
     response: HealthResponse;
   };
+  listNamespaces: {
+    request: EmptyBody;
+    query: never;
+    response: NamespacesResponse;
+  };
   stats: {
     request: EmptyBody;
     query: never;
@@ -623,6 +649,7 @@ export type OperationName = keyof Operations;
 /** The first REST route of each operation, the one the client calls. */
 export const ROUTES = {
   health: {"method":"GET","path":"/v1/health","body":false},
+  listNamespaces: {"method":"GET","path":"/v1/namespaces","body":false},
   stats: {"method":"GET","path":"/v1/stats","body":false},
   createEntity: {"method":"POST","path":"/v1/entities","body":true,"position":"returned"},
   forget: {"method":"DELETE","path":"/v1/entities/:entity_name","params":{"entity_name":"entity_name"},"query":["hard_delete"],"body":false,"position":"returned"},
@@ -654,7 +681,8 @@ export const TOOLS = {
     },
     "inputSchema": {
       "type": "object",
-      "properties": {}
+      "properties": {},
+      "additionalProperties": false
     }
   },
   create_entity: {
@@ -688,13 +716,14 @@ export const TOOLS = {
           ],
           "default": "user"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   forget: {
     "operation": "forget",
     "title": "Forget an entity",
-    "description": "Delete ALL active memories of one entity (as owner or episode participant). Use only when the user asks for their data to be forgotten or the memories are clearly wrong; it cannot be undone from here. A recovery snapshot is written first (for operators); if it cannot be written nothing is deleted. Returns {forgotten_count, snapshot?}; snapshot is omitted when there was nothing to delete.",
+    "description": "Delete ALL active memories of one entity (as owner or episode participant). Use only when the user asks for their data to be forgotten or the memories are clearly wrong; it cannot be undone from here. A recovery snapshot is written first (for operators); if it cannot be written nothing is deleted. Returns {forgotten_count, snapshot?}; snapshot is omitted when there was nothing to delete. The entity itself goes too: forgetting it again fails with \"not found\".",
     "annotations": {
       "readOnlyHint": false,
       "destructiveHint": true,
@@ -713,7 +742,8 @@ export const TOOLS = {
           "maxLength": 512,
           "description": "Entity name: any UTF-8 text, 1–512 characters"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   inspect: {
@@ -747,8 +777,14 @@ export const TOOLS = {
           "type": "boolean",
           "description": "Also list facts a later fact superseded",
           "default": false
+        },
+        "cursor": {
+          "type": "null",
+          "deprecated": true,
+          "description": "Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null."
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   consolidate: {
@@ -762,7 +798,8 @@ export const TOOLS = {
     },
     "inputSchema": {
       "type": "object",
-      "properties": {}
+      "properties": {},
+      "additionalProperties": false
     }
   },
   memory_history: {
@@ -785,7 +822,8 @@ export const TOOLS = {
           "maxLength": 128,
           "description": "A memory id, as answers give it"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   recall: {
@@ -874,14 +912,20 @@ export const TOOLS = {
           "maxLength": 64,
           "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
           "description": "Only memories that occurred at or before this time"
+        },
+        "cursor": {
+          "type": "null",
+          "deprecated": true,
+          "description": "Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null."
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   recall_grouped: {
     "operation": "recallGrouped",
     "title": "Recall memories grouped by conversation",
-    "description": "Like recall, but groups the matching memories by the conversation (episode) they came from, so you can read each match in its context. order \"chronological\" (default) gives the oldest conversation first with messages in conversation order; \"relevance\" gives the best-matching group first. limit (default 50) caps the memories considered across all groups; max_groups optionally caps the number of groups. Facts not tied to a conversation come back as single-memory groups with session_id null. Returns {groups: [{session_id, session_time, group_score, memories}]}. explain: true adds each memory's explanation, as in recall.",
+    "description": "Like recall, but groups the matching memories by the conversation (episode) they came from, so you can read each match in its context. order \"chronological\" (default) gives the oldest conversation first with messages in conversation order; \"relevance\" gives the best-matching group first. Optional entity: only that entity's memories. limit (default 50) caps the memories considered across all groups; max_groups optionally caps the number of groups. Facts not tied to a conversation come back as single-memory groups with session_id null. Returns {groups: [{session_id, session_time, group_score, memories}]}. explain: true adds each memory's explanation, as in recall.",
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": false
@@ -896,6 +940,21 @@ export const TOOLS = {
           "type": "string",
           "minLength": 1,
           "maxLength": 10000
+        },
+        "entity": {
+          "anyOf": [
+            {
+              "type": "string",
+              "minLength": 1,
+              "maxLength": 512,
+              "description": "Entity name: any UTF-8 text, 1–512 characters"
+            },
+            {
+              "type": "null"
+            }
+          ],
+          "description": "Restricts to one entity's memories, as recall's entity does",
+          "default": null
         },
         "limit": {
           "type": "integer",
@@ -951,8 +1010,14 @@ export const TOOLS = {
           "maxLength": 64,
           "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
           "description": "Only memories that occurred at or before this time"
+        },
+        "cursor": {
+          "type": "null",
+          "deprecated": true,
+          "description": "Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null."
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   remember: {
@@ -995,7 +1060,8 @@ export const TOOLS = {
           "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
           "description": "When the fact became true (ISO 8601 with offset); default now. A later fact about the same attribute supersedes it"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   remember_batch: {
@@ -1035,13 +1101,15 @@ export const TOOLS = {
                 "type": "string",
                 "description": "As remember's valid_from (default now)"
               }
-            }
+            },
+            "additionalProperties": false
           },
           "minItems": 1,
           "maxItems": 1000,
           "description": "1–1000 facts, each as remember's body; each is stored or reported on its own"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   episode_message: {
@@ -1084,7 +1152,8 @@ export const TOOLS = {
           "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
           "description": "When the message was said (ISO 8601 with offset); default now"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   episode_end: {
@@ -1123,7 +1192,8 @@ export const TOOLS = {
           ],
           "default": null
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   episode_import: {
@@ -1200,13 +1270,15 @@ export const TOOLS = {
                 "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
                 "description": "When the message was said (ISO 8601 with offset); default now"
               }
-            }
+            },
+            "additionalProperties": false
           },
           "minItems": 1,
           "maxItems": 10000,
           "description": "The conversation in order (1–10000)"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
   episode_start: {
@@ -1241,7 +1313,8 @@ export const TOOLS = {
           "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
           "description": "When the conversation took place (ISO 8601 with offset); default now. recall_grouped's session_time"
         }
-      }
+      },
+      "additionalProperties": false
     }
   },
 } as const;

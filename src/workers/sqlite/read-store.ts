@@ -1,49 +1,12 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
-import type { Db } from '../shared/db.js';
-import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, MemoryType, StatsResult } from '../shared/schemas.js';
-import { ResponseBudget } from './response-budget.js';
-
-/** A memory row as the recall and inspect paths need it. */
-export interface MemoryRow {
-  rowid: number;
-  id: string;
-  content: string;
-  memory_type: MemoryType;
-  confidence: number;
-  stability: number;
-  last_access_at: number;
-  created_at: number;
-  episode_id: string | null;
-  seq: number | null;
-  role: string | null;
-  entity_id: string | null;
-  /** 1 rules or direct, 2 LLM: inspect shows it on extracted memories (the console's tier). */
-  extraction_tier: number;
-  /** When it was said or became true; valid until / replaced by (migration 7, docs/time.md). */
-  occurred_at: number;
-  valid_until: number | null;
-  superseded_by: string | null;
-}
+import type { Db } from '../../shared/db.js';
+import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, StatsResult } from '../../shared/schemas.js';
+import { ResponseBudget } from '../port/response-budget.js';
+import type { EpisodeRow, HistoryRows, MemoryRow } from '../port/rows.js';
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
   m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier,
   m.occurred_at, m.valid_until, m.superseded_by`;
-
-/** A memory's history as storage holds it (workers/memory-history.ts makes the answer). */
-export interface HistoryRows {
-  row: MemoryRow & { access_count: number; decayed_at: number | null; archived: number };
-  /** The owner's facts of the same attribute (the row itself when it has none), by occurred_at. */
-  chain: MemoryRow[];
-  /** The episodic memories consolidation promoted into it. */
-  promotedFrom: { id: string; created_at: number }[];
-}
-
-export interface EpisodeRow {
-  id: string;
-  started_at: number;
-  last_activity_at: number;
-  ended_at: number | null;
-}
 
 export class ReadStore {
   private readonly s;

@@ -3,15 +3,17 @@
 // /v1/snapshots/{id}/restore) instead of opening the file. The service is found at --url, else
 // MEMORY_RUNTIME_URL, else the URL the service wrote into the lock's holder file when it began
 // listening; the key is --api-key, else MEMORY_RUNTIME_API_KEY, else the first of SERVICE_API_KEYS.
-import type { Config } from '../shared/config.js';
-import type { LockInfo } from '../shared/instance-lock.js';
-import type { RestoreResult } from '../shared/schemas.js';
-import { MemoryClient, MemoryServiceError } from '../client/index.js';
-import { CliError } from './args.js';
+import type { Config } from '../../shared/config.js';
+import type { LockInfo } from '../../shared/instance-lock.js';
+import type { RestoreResult } from '../../shared/schemas.js';
+import { MemoryClient, MemoryServiceError } from '../../client/index.js';
+import { CliError } from '../terminal/args.js';
 
 export interface ServiceAddress {
   url: string | null;
   apiKey: string | undefined;
+  /** The namespace to restore into (--namespace, else SERVICE_NAMESPACE): sent as Memory-Namespace. */
+  namespace: string;
 }
 
 export function serviceAddress(config: Config, values: Record<string, string | boolean | undefined>, env: NodeJS.ProcessEnv, holder: LockInfo | null): ServiceAddress {
@@ -19,6 +21,7 @@ export function serviceAddress(config: Config, values: Record<string, string | b
   return {
     url: flag('url') ?? env.MEMORY_RUNTIME_URL ?? holder?.url ?? null,
     apiKey: flag('api-key') ?? env.MEMORY_RUNTIME_API_KEY ?? config.apiKeys[0],
+    namespace: config.namespace,
   };
 }
 
@@ -28,7 +31,7 @@ export async function restoreThroughService(address: ServiceAddress, holder: Loc
   if (address.url === null) {
     throw new CliError(`${held}, and its address is unknown: pass --url or set MEMORY_RUNTIME_URL to restore through it`);
   }
-  const client = new MemoryClient({ baseUrl: address.url, apiKey: address.apiKey, timeoutMs: 10 * 60_000 });
+  const client = new MemoryClient({ baseUrl: address.url, apiKey: address.apiKey, namespace: address.namespace, timeoutMs: 10 * 60_000 });
   try {
     return await client.restoreSnapshot({ snapshot_id: snapshotId });
   } catch (error) {

@@ -1,17 +1,17 @@
 // The read port: everything the pool threads read from storage, behind one interface with one
-// adapter per backend (the SQLite file: sqlite-read-port.ts; PostgreSQL: postgres/). Methods
+// adapter per backend (the SQLite file: sqlite/; PostgreSQL: postgres/). Methods
 // return promises because a network database answers later; the SQLite adapter runs the same
 // synchronous statements as before and hands back settled promises, one per signal or lookup,
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
-import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../shared/schemas.js';
-import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../shared/protocol/pool.js';
-import type { VectorMove } from '../shared/protocol/writer.js';
-import type { SnapshotFileT, SnapshotHeaderT } from '../shared/file-formats.js';
-import type { SnapshotSummary, StoredSnapshotChunk } from '../shared/snapshot-files.js';
-import type { Centroids } from './ivf/kmeans.js';
-import type { EpisodeRow, HistoryRows, MemoryRow } from './read-store.js';
-import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './recall/signals.js';
+import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../../shared/schemas.js';
+import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../../shared/protocol/pool.js';
+import type { VectorMove } from '../../shared/protocol/writer.js';
+import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
+import type { SnapshotSummary, StoredSnapshotChunk } from '../../shared/snapshot-files.js';
+import type { Centroids } from '../../shared/protocol/writer.js';
+import type { EpisodeRow, HistoryRows, MemoryRow } from './rows.js';
+import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './candidates.js';
 
 /**
  * The reads of one recall, all from one consistent snapshot (so the IVF cells probed and the

@@ -1,7 +1,7 @@
-// Finds the entities a text names: every run of 1–4 words (split on spaces, and on
-// non-letters) is looked up by case-insensitive name. Used for the entity prior (entities in
-// a query) and to link stored memories to the entities they mention.
-import type { Db } from '../shared/db.js';
+// Which names a text could mention: every run of 1–4 words (split on spaces, and on
+// non-letters), folded as the adapters fold entity names; each adapter looks them up by
+// case-insensitive name (SQLite: sqlite/entity-matcher.ts). Used for the entity prior (entities
+// in a query) and to link stored memories to the entities they mention.
 
 const MAX_WORDS = 4;
 const MAX_GRAMS = 400;
@@ -26,20 +26,4 @@ export function nameCandidates(text: string): string[] {
     }
   }
   return [...grams];
-}
-
-export class EntityMatcher {
-  private readonly stmt;
-
-  constructor(db: Db, private readonly namespaceId: number) {
-    this.stmt = db.prepare<[number, string], { id: string }>(
-      'SELECT id FROM entities WHERE namespace_id = ? AND lower(name) IN (SELECT value FROM json_each(?))');
-  }
-
-  /** Ids of entities named in the text. */
-  find(text: string): string[] {
-    const grams = nameCandidates(text);
-    if (grams.length === 0) return [];
-    return this.stmt.all(this.namespaceId, JSON.stringify(grams)).map((row) => row.id);
-  }
 }

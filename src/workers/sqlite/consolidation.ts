@@ -4,7 +4,7 @@ import type { Db } from '../../shared/db.js';
 import { DAY_MS } from '../../shared/fsrs.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { promotionWatermarkKey } from '../../shared/sql-schema.js';
-import type { DecayCandidate, PromotionCandidate } from '../read-port.js';
+import type { DecayCandidate, PromotionCandidate } from '../port/read-port.js';
 
 type CandidateRow = Omit<PromotionCandidate, 'vector'> & { embedding: Buffer | null };
 

@@ -1,21 +1,22 @@
 // The read port over the SQLite file: the statements the pool has always run (ReadStore, the
 // recall signals, the IVF cells), unchanged and still synchronous inside. Each method settles
 // at once; a recall's snapshot is one read transaction on this thread's read-only connection.
-import type { Db } from '../shared/db.js';
-import type { Config } from '../shared/config.js';
-import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById } from '../shared/snapshot-files.js';
-import { SqliteConsolidationReads } from './consolidation/sqlite-reads.js';
+import type { Db } from '../../shared/db.js';
+import type { Config } from '../../shared/config.js';
+import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById } from '../../shared/snapshot-files.js';
+import { SqliteConsolidationReads } from './consolidation.js';
 import { DeletionSnapshots } from './deletion-snapshot.js';
-import { EntityMatcher } from './entity-mentions.js';
-import { VectorCells } from './ivf/cells.js';
-import { VectorIndexMaintenance } from './ivf/upkeep.js';
-import { MEMORY_COLUMNS, ReadStore, type MemoryRow } from './read-store.js';
-import type { ReadPort, RecallReads } from './read-port.js';
-import { Bm25Signal } from './recall/bm25-signal.js';
-import { TurnNeighbours } from './recall/conversation.js';
-import { EntityLinks } from './recall/entity-prior.js';
-import type { CandidateFilter, CandidateRow, RecallContext } from './recall/signals.js';
-import { VectorSignal } from './recall/vector-signal.js';
+import { EntityMatcher } from './entity-matcher.js';
+import { VectorCells } from './ivf-cells.js';
+import { VectorIndexMaintenance } from './ivf-upkeep.js';
+import { MEMORY_COLUMNS, ReadStore } from './read-store.js';
+import type { MemoryRow } from '../port/rows.js';
+import type { ReadPort, RecallReads } from '../port/read-port.js';
+import { Bm25Signal } from './lexical.js';
+import { TurnNeighbours } from './turn-neighbours.js';
+import { EntityLinks } from './entity-links.js';
+import type { CandidateFilter, CandidateRow, RecallContext } from '../port/candidates.js';
+import { VectorSignal } from './vectors.js';
 
 export interface SqliteReadOptions {
   /** Cosine similarity from which a vector match counts on its own (embedder calibration). */
@@ -24,6 +25,13 @@ export interface SqliteReadOptions {
   vectorProbes?: number;
   /** Where deletion snapshots live (the snapshot folder, the namespace's name); needed only by the snapshot reads. */
   config?: Config;
+  /** Shared by every port on the same connection (one per namespace): they take turns together. */
+  turns?: ConnectionTurns;
+}
+
+/** The turn order of one read-only connection (see SqliteReadPort.turn). */
+export interface ConnectionTurns {
+  turn: Promise<unknown>;
 }
 
 export class SqliteReadPort implements ReadPort {
@@ -41,7 +49,7 @@ export class SqliteReadPort implements ReadPort {
    * awaits: a lookup run in between would read inside it — an older view than the write the
    * client was just told about — and a statement left open across an await makes COMMIT fail.
    */
-  private turn: Promise<unknown> = Promise.resolve();
+  private readonly turns: ConnectionTurns;
 
   constructor(private readonly db: Db, namespaceId: number, namespace: string, options: SqliteReadOptions) {
     this.namespace = namespace;
@@ -52,6 +60,7 @@ export class SqliteReadPort implements ReadPort {
     this.reads = sqliteRecallReads(db, this.store, namespaceId, options);
     this.deletions = options.config ? new DeletionSnapshots(db, namespaceId, options.config) : null;
     this.snapshotDir = options.config?.snapshotDir ?? null;
+    this.turns = options.turns ?? { turn: Promise.resolve() };
   }
 
   snapshot<T>(work: (reads: RecallReads) => Promise<T>): Promise<T> {
@@ -100,8 +109,8 @@ export class SqliteReadPort implements ReadPort {
       if (this.db.inTransaction) this.endTransaction(); // one a failed COMMIT could not end
       return read();
     };
-    const result = this.turn.then(run, run);
-    this.turn = result.catch(() => {});
+    const result = this.turns.turn.then(run, run);
+    this.turns.turn = result.catch(() => {});
     return result;
   }
 

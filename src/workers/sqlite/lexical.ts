@@ -14,9 +14,10 @@
 //   entity with more than LARGE_ENTITY memories (a one-user store's user) is a filter on the
 //   path above instead.
 import type { Db } from '../../shared/db.js';
-import { ftsMatchExpression } from './query-text.js';
-import { MATCH_BUDGET, selectTerms } from './term-selection.js';
-import { entitySize, FILTER_SQL, filterParams, TIME_FILTER_SQL, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
+import { ftsMatchExpression } from './fts-match.js';
+import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
+import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
+import { entitySize, FILTER_SQL, filterParams, TIME_FILTER_SQL, type RetrievalSignal } from './filter.js';
 
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;

@@ -2,7 +2,7 @@
 // options all commands take (--db, --namespace, --help), configuration from the same
 // environment the service reads, and errors that end the process with one line.
 import { parseArgs } from 'node:util';
-import { ConfigError, databaseLabel, loadConfig, type Config } from '../shared/config.js';
+import { ConfigError, databaseLabel, loadConfig, type Config } from '../../shared/config.js';
 
 /** Ends the command with `memory-runtime: <message>` on stderr and a non-zero exit code. */
 export class CliError extends Error {

@@ -4,13 +4,13 @@
 // while a large entity's snapshot is written. The writer then deletes exactly the rows listed
 // here (entity-deletion.ts), never a row the fsynced file does not hold.
 import { randomUUID } from 'node:crypto';
-import type { Db } from '../shared/db.js';
-import type { Config } from '../shared/config.js';
-import { fail } from '../shared/errors.js';
-import { readMeta, vectorFromBlob } from '../shared/meta.js';
-import type { PoolResults } from '../shared/protocol/pool.js';
-import type { EntityRecord, MemoryType } from '../shared/schemas.js';
-import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from '../shared/snapshot-file.js';
+import type { Db } from '../../shared/db.js';
+import type { Config } from '../../shared/config.js';
+import { fail } from '../../shared/errors.js';
+import { readMeta, vectorFromBlob } from '../../shared/meta.js';
+import type { PoolResults } from '../../shared/protocol/pool.js';
+import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
+import { SNAPSHOT_FORMAT_VERSION, writeSnapshot } from '../../shared/snapshot-file.js';
 
 /** Rows read per query: bounds memory to one page of rows (with vectors) at a time. */
 const PAGE_ROWS = 500;
@@ -22,7 +22,11 @@ export class DeletionSnapshots {
 
   constructor(private readonly db: Db, private readonly namespaceId: number, private readonly config: Config) {
     this.s = {
-      entity: db.prepare<[number, string], EntityRecord>('SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
+      entity: db.prepare<[number, string], EntityRecord & { created_at: number }>(
+        'SELECT id, name, kind, created_at FROM entities WHERE namespace_id = ? AND name = ?'),
+      // The delete removes the entity's record too (writer forgetEntity): its participations go in the header.
+      participations: db.prepare<[string], [string, number]>(
+        'SELECT episode_id, position FROM episode_participants WHERE entity_id = ? ORDER BY episode_id').raw(),
       page: db.prepare<[string, number, number, number], Row>(`SELECT m.* FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
           AND m.rowid > ? AND m.rowid <= ? ORDER BY m.rowid LIMIT ?`),
@@ -54,7 +58,8 @@ export class DeletionSnapshots {
     const capturedAt = new Date().toISOString();
     const written = writeSnapshot(this.config.snapshotDir, {
       format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt,
-      namespace: this.config.namespace, entity, embedder: readMeta(this.db, 'embedder'), memories,
+      namespace: this.config.namespace, entity: { ...entity, episodes: this.s.participations.all(entity.id) },
+      embedder: readMeta(this.db, 'embedder'), memories,
     });
     return {
       rows,

@@ -8,8 +8,8 @@ import type { VectorIndexStatus } from '../../shared/protocol/pool.js';
 import type { VectorMove } from '../../shared/protocol/writer.js';
 export type { VectorIndexStatus };
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import type { VectorCells } from './cells.js';
-import { trainIndex, type Centroids } from './kmeans.js';
+import type { VectorCells } from './ivf-cells.js';
+import { trainIndex, type Centroids } from '../ivf/kmeans.js';
 
 
 export class VectorIndexMaintenance {

@@ -11,15 +11,12 @@
 // count when BM25 proposes the same memory or it links an entity the query names.
 import type { Db } from '../../shared/db.js';
 import { blobOf } from '../../shared/meta.js';
-import type { VectorCells } from '../ivf/cells.js';
-import { timed } from './timing.js';
-import { entitySize, FILTER_SQL, filterParams, LARGE_ENTITY, type Proposal, type RecallContext, type RetrievalSignal } from './signals.js';
+import type { VectorCells } from './ivf-cells.js';
+import { timed } from '../port/timing.js';
+import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
+import { graded, WEAK_SIMILARITY } from '../port/similarity.js';
+import { entitySize, FILTER_SQL, filterParams, type RetrievalSignal } from './filter.js';
 
-/** Faintest similarity still worth proposing (as a weak candidate). */
-export const WEAK_SIMILARITY = 0.15;
-
-/** A strong neighbour must also be at least this fraction as similar as the best one. */
-export const RELATIVE_SIMILARITY = 0.75;
 /**
  * With a types filter, KNN fetches this many times the wanted depth, to survive filtering.
  * Without one only archived rows drop out, so it fetches the depth itself: vec0's per-chunk
@@ -125,13 +122,6 @@ export class VectorSignal implements RetrievalSignal {
   private grade(neighbours: Neighbour[]): Proposal[] {
     return graded(neighbours.map((n) => ({ rowid: n.rowid, score: 1 - n.distance })), this.minSimilarity);
   }
-}
-
-/** Marks neighbours (nearest first, score = cosine) below the calibrated floor, or far from the best match, as weak. */
-export function graded(neighbours: { rowid: number; score: number }[], minSimilarity: number): Proposal[] {
-  if (neighbours.length === 0) return [];
-  const strongFloor = Math.max(minSimilarity, neighbours[0].score * RELATIVE_SIMILARITY);
-  return neighbours.map((n) => ({ rowid: n.rowid, score: n.score, weak: n.score < strongFloor }));
 }
 
 interface Neighbour {

@@ -1,0 +1,41 @@
+// The rows the read port hands back, whichever adapter read them (SQLite: sqlite/read-store.ts,
+// PostgreSQL: postgres/read-port.ts); recall, inspect and the pool's handlers read only these.
+import type { MemoryType } from '../../shared/schemas.js';
+
+/** A memory row as the recall and inspect paths need it. */
+export interface MemoryRow {
+  rowid: number;
+  id: string;
+  content: string;
+  memory_type: MemoryType;
+  confidence: number;
+  stability: number;
+  last_access_at: number;
+  created_at: number;
+  episode_id: string | null;
+  seq: number | null;
+  role: string | null;
+  entity_id: string | null;
+  /** 1 rules or direct, 2 LLM: inspect shows it on extracted memories (the console's tier). */
+  extraction_tier: number;
+  /** When it was said or became true; valid until / replaced by (docs/time.md). */
+  occurred_at: number;
+  valid_until: number | null;
+  superseded_by: string | null;
+}
+
+/** A memory's history as storage holds it (workers/memory-history.ts makes the answer). */
+export interface HistoryRows {
+  row: MemoryRow & { access_count: number; decayed_at: number | null; archived: number };
+  /** The owner's facts of the same attribute (the row itself when it has none), by occurred_at. */
+  chain: MemoryRow[];
+  /** The episodic memories consolidation promoted into it. */
+  promotedFrom: { id: string; created_at: number }[];
+}
+
+export interface EpisodeRow {
+  id: string;
+  started_at: number;
+  last_activity_at: number;
+  ended_at: number | null;
+}

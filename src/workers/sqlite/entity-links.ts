@@ -1,0 +1,40 @@
+// Entity links for recall on SQLite: the members of entities with few memories (candidates of
+// their own) and which candidates link an entity the query names (the prior, recall/entity-prior.ts).
+import type { Db } from '../../shared/db.js';
+import type { CandidateFilter } from '../port/candidates.js';
+import { FILTER_SQL, filterParams } from './filter.js';
+
+export class EntityLinks {
+  private readonly linkedRows;
+  private readonly fewMembers;
+
+  constructor(db: Db, private readonly namespaceId: number) {
+    this.fewMembers = db.prepare<Record<string, unknown>, number>(`
+      SELECT DISTINCT m.rowid FROM json_each(@seeds) s
+      CROSS JOIN memory_entities e ON e.entity_id = s.value
+      CROSS JOIN memories m ON m.rowid = e.memory_rowid
+      WHERE (SELECT count(*) FROM (SELECT DISTINCT x.memory_rowid FROM memory_entities x WHERE x.entity_id = s.value LIMIT @depth + 1)) <= @depth
+        AND ${FILTER_SQL}
+      LIMIT @depth`).pluck();
+    // (DISTINCT: a memory can link an entity twice, as participant and as mention; "few" counts
+    // memories. LIMIT: a query can name hundreds of entities, each "few"; together they bring at most
+    // `depth` members, else one request could pull 100k+ candidates into every later stage.)
+    // (memory_rowid, …) is the key's prefix: one seek per candidate.
+    this.linkedRows = db.prepare<[string, string], number>(`
+      SELECT DISTINCT e.memory_rowid FROM json_each(?) j
+      CROSS JOIN memory_entities e ON e.memory_rowid = j.value
+      WHERE e.entity_id IN (SELECT value FROM json_each(?))`).pluck();
+  }
+
+  /** Every memory of those entities that have at most `depth` links (passing the filter). */
+  membersOfFew(entityIds: string[], depth: number, filter: CandidateFilter): number[] {
+    if (entityIds.length === 0) return [];
+    return this.fewMembers.all({ seeds: JSON.stringify(entityIds), depth, ...filterParams(this.namespaceId, filter) });
+  }
+
+  /** The memories among these that link one of the entities. */
+  linked(rowids: number[], entityIds: string[]): Set<number> {
+    if (rowids.length === 0 || entityIds.length === 0) return new Set();
+    return new Set(this.linkedRows.all(JSON.stringify(rowids), JSON.stringify(entityIds)));
+  }
+}

@@ -1,0 +1,24 @@
+// The turns next to a recall's best candidates (same episode, seq ± 1): the SQLite side of the
+// conversation lift (recall/conversation.ts), read by the port's `adjacent`.
+import type { Db } from '../../shared/db.js';
+import type { CandidateFilter } from '../port/candidates.js';
+import { FILTER_SQL, filterParams } from './filter.js';
+
+export class TurnNeighbours {
+  private readonly adjacentRows;
+
+  constructor(db: Db, private readonly namespaceId: number) {
+    // By the (episode_id, seq) index, from each given turn to the turns on either side of it.
+    this.adjacentRows = db.prepare<Record<string, unknown>, number>(`
+      SELECT DISTINCT m.rowid FROM json_each(@rowids) j
+      CROSS JOIN memories t ON t.rowid = j.value
+      CROSS JOIN memories m ON m.episode_id = t.episode_id AND m.seq IN (t.seq - 1, t.seq + 1)
+      WHERE t.memory_type = 'episodic' AND t.episode_id IS NOT NULL AND m.memory_type = 'episodic' AND ${FILTER_SQL}`).pluck();
+  }
+
+  /** Row ids of the episodic turns adjacent to these, passing the filter (may include the given ones). */
+  adjacent(rowids: number[], filter: CandidateFilter): number[] {
+    if (rowids.length === 0) return [];
+    return this.adjacentRows.all({ rowids: JSON.stringify(rowids), ...filterParams(this.namespaceId, filter) });
+  }
+}
