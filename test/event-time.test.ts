@@ -2,8 +2,8 @@
 // (scripts/test-postgres.mjs runs it on PostgreSQL): valid_from / started_at / occurred_at,
 // a Berlin → Madrid → Lisbon chain sent in order and in reverse, as_of between each pair,
 // include_superseded, compatible facts untouched, equal times still reported as contradictions,
-// since/until, bad times refused with nothing stored, and every field kept across a restart and
-// an entity delete + restore.
+// since/until, bad times refused with nothing stored, every field kept across a restart and
+// an entity delete + restore, and one memory retracted (DELETE /v1/memories/{id}) and restored.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -180,5 +180,74 @@ describe('kept', () => {
     const restored = await post(t.base, `/v1/snapshots/${deleted.body.snapshot.snapshot_id}/restore`);
     assert.equal(restored.status, 200, JSON.stringify(restored.body));
     await assertChain('tl-mid');
+  });
+});
+
+describe('one memory retracted', () => {
+  const history = async (id: string) => (await get(t.base, `/v1/memories/${id}/history`)).body;
+
+  test('retracting the current value makes the previous one current; its restore puts the chain back, with a restored event', async () => {
+    await timeline.storeChain(t.base, 'tl-ret');
+    const all = await recall({ query: 'where does tl-ret live', entity: 'tl-ret', include_superseded: true });
+    const byCity = new Map(all.memories.map((m) => [m.content.split(' ').pop(), m]));
+    const [madrid, lisbon] = [byCity.get('Madrid'), byCity.get('Lisbon')];
+
+    const deleted = await del(t.base, `/v1/memories/${lisbon.id}`);
+    assert.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    assert.equal(deleted.body.forgotten_count, 1);
+    assert.equal(deleted.body.snapshot.memory_count, 1);
+    assert.equal(deleted.body.snapshot.semantic_count, 1);
+    const now = await recall({ query: 'where does tl-ret live', entity: 'tl-ret' });
+    assert.deepEqual(contents(now), ['tl-ret lives in Madrid']);
+    assert.equal(now.memories[0].superseded_by, null);
+    assert.equal(now.memories[0].valid_until, null);
+    assert.equal((await get(t.base, `/v1/memories/${lisbon.id}/history`)).status, 404);
+    // Gone, not hidden: a second delete finds nothing; the entity and its other memories stay.
+    assert.equal((await del(t.base, `/v1/memories/${lisbon.id}`)).status, 404);
+    assert.equal((await post(t.base, '/v1/inspect', { entity: 'tl-ret', include_superseded: true })).body.semantic.length, 2);
+
+    const restored = await post(t.base, `/v1/snapshots/${deleted.body.snapshot.snapshot_id}/restore`);
+    assert.equal(restored.status, 200, JSON.stringify(restored.body));
+    assert.equal(restored.body.restored_count, 1);
+    await assertChain('tl-ret');
+    const back = await history(lisbon.id);
+    const events = back.events.map((e: { event: string }) => e.event);
+    assert.equal(events[0], 'stored');
+    assert.ok(events.includes('restored'), events.join(' '));
+    assert.ok(Date.parse(back.events.find((e: { event: string }) => e.event === 'restored').at) >= Date.parse(deleted.body.snapshot.captured_at));
+    assert.equal((await history(madrid.id)).memory.superseded_by, lisbon.id);
+  });
+
+  test('a value in the middle leaves no gap: the one before runs on to the one after', async () => {
+    await timeline.storeChain(t.base, 'tl-gap', [2023, 2021, 2022]);
+    const all = await recall({ query: 'where does tl-gap live', entity: 'tl-gap', include_superseded: true });
+    const byCity = new Map(all.memories.map((m) => [m.content.split(' ').pop(), m]));
+    const [berlin, madrid, lisbon] = ['Berlin', 'Madrid', 'Lisbon'].map((c) => byCity.get(c));
+    const deleted = await del(t.base, `/v1/memories/${madrid.id}`);
+    assert.equal(deleted.status, 200);
+    const before = (await history(berlin.id)).memory;
+    assert.equal(before.superseded_by, lisbon.id);
+    assert.equal(before.valid_until, iso(T2023));
+    assert.deepEqual(contents(await recall({ query: 'where does tl-gap live', entity: 'tl-gap', as_of: '2022-06-01T00:00:00Z' })), ['tl-gap lives in Berlin']);
+    // A value stored while it was gone is placed around it when it comes back.
+    assert.equal((await post(t.base, `/v1/snapshots/${deleted.body.snapshot.snapshot_id}/restore`)).status, 200);
+    await assertChain('tl-gap');
+  });
+
+  test('an episodic turn can be retracted too; an unknown id is 404 and changes nothing', async () => {
+    const episode = (await post(t.base, '/v1/episodes/start', { participants: ['tl-turns'] })).body.episode_id;
+    await post(t.base, `/v1/episodes/${episode}/message`, { role: 'user', content: 'my locker code is 4417' });
+    await post(t.base, `/v1/episodes/${episode}/message`, { role: 'user', content: 'the weather is fine' });
+    const turns = (await post(t.base, '/v1/inspect', { entity: 'tl-turns' })).body.episodic;
+    const code = turns.find((m: { content: string }) => m.content.includes('4417'));
+    const deleted = await del(t.base, `/v1/memories/${code.id}`);
+    assert.equal(deleted.status, 200);
+    assert.equal(deleted.body.snapshot.episodic_count, 1);
+    assert.deepEqual((await post(t.base, '/v1/inspect', { entity: 'tl-turns' })).body.episodic.map((m: { content: string }) => m.content), ['the weather is fine']);
+    const stats = (await get(t.base, '/v1/stats')).body;
+    const unknown = await del(t.base, '/v1/memories/no-such-memory');
+    assert.equal(unknown.status, 404);
+    assert.equal(unknown.body.code, 'NOT_FOUND');
+    assert.deepEqual((await get(t.base, '/v1/stats')).body, stats);
   });
 });

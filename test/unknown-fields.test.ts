@@ -40,6 +40,7 @@ const samples = (): Record<OperationName, Record<string, unknown>> => ({
   forget: { entity_name: 'maria' },
   inspect: { entity: 'maria', limit: 10, include_superseded: false },
   memoryHistory: { memory_id: memoryId },
+  forgetMemory: { memory_id: memoryId },
   consolidate: {},
   listEntities: { q: 'mar', limit: 10, offset: 0 },
   listSnapshots: {},

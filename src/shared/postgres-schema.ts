@@ -197,6 +197,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   ALTER TABLE memories ADD COLUMN valid_until bigint;
   ALTER TABLE memories ADD COLUMN superseded_by text;
   ALTER TABLE memories ADD COLUMN fact_attribute text;
+  ALTER TABLE memories ADD COLUMN restored_at bigint;
   CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute) WHERE fact_attribute IS NOT NULL;
   CREATE INDEX memories_by_occurrence ON memories(namespace_id, occurred_at);
   `,

@@ -270,7 +270,7 @@ export const EndEpisodeResponse = Type.Object({
   }),
 });
 
-export const MEMORY_EVENTS = ['stored', 'reinforced', 'promoted_from', 'decayed', 'archived', 'superseded'] as const;
+export const MEMORY_EVENTS = ['stored', 'reinforced', 'promoted_from', 'decayed', 'archived', 'superseded', 'restored'] as const;
 export const MemoryHistoryResponse = Type.Object({
   memory: Memory,
   chain: Type.Array(Memory, { description: 'Its values of the same attribute over time, oldest first, itself included (semantic facts; else itself)' }),

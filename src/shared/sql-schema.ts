@@ -249,11 +249,13 @@ export const MIGRATIONS: readonly string[] = [
   -- attribute replaced this one (writer/commands/supersession.ts). fact_attribute: that
   -- attribute (shared/fact-attributes.ts; FACT_ATTRIBUTE_FUNCTION, registered by migrate.ts),
   -- indexed so a new fact finds its owner's earlier values without reading every fact.
+  -- restored_at: when a deletion snapshot's restore last put the row back (its history's event).
   ALTER TABLE memories ADD COLUMN occurred_at INTEGER NOT NULL DEFAULT 0;
   UPDATE memories SET occurred_at = created_at;
   ALTER TABLE memories ADD COLUMN valid_until INTEGER;
   ALTER TABLE memories ADD COLUMN superseded_by TEXT;
   ALTER TABLE memories ADD COLUMN fact_attribute TEXT;
+  ALTER TABLE memories ADD COLUMN restored_at INTEGER;
   UPDATE memories SET fact_attribute = memrt_fact_attribute(content) WHERE memory_type = 'semantic';
   CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute) WHERE fact_attribute IS NOT NULL;
   CREATE INDEX memories_by_occurrence ON memories(namespace_id, occurred_at);

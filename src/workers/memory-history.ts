@@ -1,8 +1,8 @@
 // GET /v1/memories/{id}/history (docs/time.md): a memory, the values its attribute had over time
 // (the supersession chain, oldest first) and its life events, from what the row records:
 // stored (created_at), reinforced (recalls: access_count, the last at last_access_at), promoted
-// from (the episodic memories consolidation merged into it), decayed (decayed_at), archived, and
-// superseded (valid_until, by superseded_by).
+// from (the episodic memories consolidation merged into it), decayed (decayed_at), archived,
+// superseded (valid_until, by superseded_by) and restored (restored_at: put back from a deletion snapshot).
 import type { MemoryHistoryResult } from '../shared/schemas.js';
 import { isoWithOffset } from '../shared/text.js';
 import type { HistoryRows } from './port/rows.js';
@@ -24,6 +24,7 @@ export function memoryHistory({ row, chain, promotedFrom }: HistoryRows): Memory
   if (row.valid_until !== null && row.superseded_by !== null) {
     events.push({ event: 'superseded', at: isoWithOffset(row.valid_until), memory_id: row.superseded_by, ms: row.valid_until });
   }
+  if (row.restored_at !== null) events.push({ event: 'restored', at: isoWithOffset(row.restored_at), ms: row.restored_at });
   events.sort((a, b) => a.ms - b.ms);
   return {
     memory: toMemory(row, null),

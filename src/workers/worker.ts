@@ -225,6 +225,7 @@ const handlers: PoolHandlers = {
   trainVectorIndex: async (task) => (await namespaceReads(task.namespace)).store.trainVectorIndex(),
   staleVectorMoves: async (task) => ({ moves: await (await namespaceReads(task.namespace)).store.staleVectorMoves(task.limit) }),
   snapshotEntity: async (task) => (await namespaceReads(task.namespace)).store.snapshotEntity(task.entity, task.maxRowid),
+  snapshotMemory: async (task) => (await namespaceReads(task.namespace)).store.snapshotMemory(task.memoryId),
   namespaceNames: () => directory.names(),
   pendingNamespaces: () => directory.pending(),
   listNamespaces: () => listNamespaces(),

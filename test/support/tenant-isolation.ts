@@ -181,6 +181,18 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
       });
       assert.equal(imported.status, 201);
       assert.equal((await call(t.base, 'GET', `/v1/memories/${bMadrid}/history`, undefined, auth(KEY_B))).body.memory.superseded_by, null);
+      // A's key cannot retract B's memory; retracting its own leaves B's fact of the same words alone.
+      assert.equal((await as(KEY_A, 'DELETE', `/v1/memories/${bMadrid}`, '/v1/memories/:memory_id')).status, 404);
+      const retracted = await as(KEY_A, 'DELETE', `/v1/memories/${aBerlin.body.id}`, '/v1/memories/:memory_id');
+      assert.equal(retracted.status, 200);
+      assert.equal(retracted.body.forgotten_count, 1);
+      assert.equal((await call(t.base, 'GET', `/v1/memories/${bMadrid}/history`, undefined, auth(KEY_B))).status, 200);
+      // Its snapshot is A's: listed and restorable by A, not by B.
+      assert.equal((await call(t.base, 'POST', `/v1/snapshots/${retracted.body.snapshot.snapshot_id}/restore`, undefined, auth(KEY_B))).status, 404);
+      assert.equal((await as(KEY_A, 'POST', `/v1/snapshots/${retracted.body.snapshot.snapshot_id}/restore`, '/v1/snapshots/:snapshot_id/restore')).status, 200);
+      const back = await as(KEY_A, 'GET', `/v1/memories/${aBerlin.body.id}/history`, '/v1/memories/:memory_id/history');
+      assert.equal(back.status, 200);
+      assert.notEqual(back.body.memory.superseded_by, bMadrid);
 
       // tenant-b's episode does not exist for key A.
       assert.equal((await as(KEY_A, 'POST', `/v1/episodes/${bEpisode}/message`, '/v1/episodes/:id/message', { role: 'user', content: 'hello' })).status, 404);
@@ -243,6 +255,7 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
           episode_import: { participants: ['maria', 'assistant'], messages: [{ role: 'user', content: 'Maria asked about tides' }] },
           remember_batch: { facts: [{ entity: 'maria', fact: 'Maria keeps goats', valid_from: '2021-01-01T00:00:00Z' }] },
           memory_history: { memory_id: bMemory },
+          forget_memory: { memory_id: bMemory },
           forget: { entity_name: 'b-only-entity' },
           inspect: { entity: 'b-only-entity' },
           stats: {},
@@ -255,7 +268,7 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
           const text = JSON.stringify(result);
           seenByA.push(text);
           if (tool.name === 'stats') assert.equal((result.structuredContent as { namespace: string }).namespace, A);
-          if (['episode_message', 'episode_end', 'inspect', 'memory_history'].includes(tool.name)) assert.equal(result.isError, true, tool.name);
+          if (['episode_message', 'episode_end', 'inspect', 'memory_history', 'forget_memory'].includes(tool.name)) assert.equal(result.isError, true, tool.name);
         }
         assert.equal(tools.length, MEMORY_TOOLS.length);
       } finally {

@@ -75,6 +75,12 @@ class EveryEndpoint(unittest.TestCase):
         assert_shape(self, history, types.MemoryHistoryResponse)
         self.assertEqual([m["id"] for m in history["chain"]], [berlin["id"], madrid["id"]])
         self.assertIn("superseded", [e["event"] for e in history["events"]])
+        # Retracting the current value makes the previous one current again.
+        retracted = self.client.forget_memory(madrid["id"])
+        assert_shape(self, retracted, types.ForgetResponse)
+        self.assertEqual(retracted["forgotten_count"], 1)
+        again = self.client.recall("where does it live", entity=entity)
+        self.assertEqual([(m["id"], m["superseded_by"]) for m in again["memories"]], [(berlin["id"], None)])
 
     def test_bulk_import_and_batch(self) -> None:
         entity = unique("py-bulk")

@@ -10,6 +10,7 @@ import type { EmbeddingBackfill } from '../jobs/embedding-backfill.js';
 import type { Reinforcer } from '../reinforcement.js';
 import type { Consolidator } from '../jobs/consolidator.js';
 import { EntityDeletion } from '../entity-deletion.js';
+import { MemoryRetraction } from '../memory-retraction.js';
 import { SnapshotRestore } from '../snapshot-restore.js';
 import { DeleteRestoreTurns } from '../take-turns.js';
 import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from '../cluster-turns.js';
@@ -41,6 +42,7 @@ import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer, ty
 export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;
   private readonly restoration: SnapshotRestore;
+  private readonly retraction: MemoryRetraction;
 
   constructor(
     private readonly config: Config,
@@ -58,6 +60,7 @@ export class MemoryOperations implements OperationHandlers {
     // with the other nodes' too).
     const turns = new DeleteRestoreTurns(clusterTurns);
     this.deletion = new EntityDeletion(pool, writer, log, turns);
+    this.retraction = new MemoryRetraction(pool, writer, log, turns);
     this.restoration = new SnapshotRestore(config, pool, writer, backfill, log, turns);
   }
 
@@ -231,6 +234,11 @@ export class MemoryOperations implements OperationHandlers {
   /** The namespace's entities by name, a page at a time (the console's entity list). */
   async listEntities(input: Input<'listEntities'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'listEntities'>>> {
     return answerOf(await this.pool.run({ op: 'listEntities', namespace, input }));
+  }
+
+  /** One memory, snapshot first, as an entity delete (core/memory-retraction.ts). */
+  forgetMemory(input: Input<'forgetMemory'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'forgetMemory'>>> {
+    return this.written((trail) => this.retraction.retract(namespace, input.memory_id, trail));
   }
 
   /** Read from the primary (PostgreSQL), as inspect: it always sees this node's writes. */

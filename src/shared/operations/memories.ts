@@ -1,6 +1,7 @@
-// Memories: storing a fact, recalling (flat or grouped by conversation), consolidating.
+// Memories: storing a fact, recalling (flat or grouped by conversation), consolidating, one
+// memory's history and its retraction.
 import {
-  ConsolidateResponse, EmptyBody, MAX_LIMIT, RecallBody, RecallGroupedBody, RecallGroupedResponse, RecallResponse,
+  ConsolidateResponse, EmptyBody, ForgetResponse, MAX_LIMIT, RecallBody, RecallGroupedBody, RecallGroupedResponse, RecallResponse,
   MAX_BATCH_FACTS, MemoryHistoryResponse, MemoryParams, RememberBatchBody, RememberBatchResponse, RememberBody, StoredFact,
 } from '../schemas.js';
 import { defaultOf } from '../defaults.js';
@@ -121,7 +122,28 @@ export const memoryHistory = declareOperation({
     description:
       'How one memory came to be and what replaced it: memory_id (from a recall or inspect answer). Returns {memory, chain, events}: ' +
       'chain lists the values the same attribute had over time, oldest first (e.g. each city someone lived in, with valid_until and ' +
-      'superseded_by), events its life (stored, reinforced, promoted_from, decayed, archived, superseded) with times.',
+      'superseded_by), events its life (stored, reinforced, promoted_from, decayed, archived, superseded, restored) with times.',
     annotations: READS,
+  },
+});
+
+export const forgetMemory = declareOperation({
+  name: 'forgetMemory',
+  input: MemoryParams,
+  output: ForgetResponse,
+  position: 'returned',
+  errors: ['NOT_FOUND', 'RESTORE_BUSY', 'SNAPSHOT_FAILED', 'STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
+  rest: [{
+    method: 'delete', path: '/v1/memories/:memory_id', body: null, params: { memory_id: 'memory_id' },
+    summary: 'Retract one memory after writing a recovery snapshot (restore brings it back)',
+  }],
+  mcp: {
+    name: 'forget_memory',
+    title: 'Retract one memory',
+    description:
+      'Delete ONE memory by memory_id (from a recall or inspect answer), e.g. a fact the user says is wrong; the entity and ' +
+      'its other memories stay. A recovery snapshot is written first (for operators); if it cannot be written nothing is ' +
+      'deleted. A fact it had superseded is current again. Returns {forgotten_count, snapshot}; an unknown id fails with "not found".',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   },
 });

@@ -93,6 +93,14 @@ export const POOL_TASKS = {
     { entity: string; maxRowid: number },
     { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null; header?: SnapshotHeaderT }
   >('requested'),
+  /**
+   * One memory's deletion snapshot (DELETE /v1/memories/{id}), as snapshotEntity's with its owner
+   * entity in the header; not found unless the namespace holds it.
+   */
+  snapshotMemory: task<
+    { memoryId: string },
+    { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null; header?: SnapshotHeaderT }
+  >('requested'),
   // Snapshot files or rows (a big one is hundreds of MB, read a chunk at a time): never in recall's way.
   listSnapshots: task<object, SnapshotSummary[]>('requested'),
   /**

@@ -58,6 +58,15 @@ export type WriterCommand =
       deletionId: number;
     }
   | {
+      /**
+       * Removes one memory (DELETE /v1/memories/{id}) whose snapshot was taken as forgetRows'
+       * is; the facts it had superseded take over its own end (it leaves the chain).
+       */
+      type: 'retractMemory';
+      row: [number, string];
+      snapshot?: SnapshotHeaderT;
+    }
+  | {
       type: 'forgetRows';
       /** [rowid, id] pairs from an fsynced deletion snapshot; the id guards against a reused rowid. */
       rows: [number, string][];
@@ -141,6 +150,7 @@ export interface WriterResults {
    * chunk runs). SQLite's snapshot is the file, written whole before the first chunk.
    */
   forgetRows: { processed: number; removed: number; copied?: Record<MemoryType, number> };
+  retractMemory: { removed: number };
   /** `processed`: how many of `memories` were handled; `restored` + `present` = processed. */
   restoreRows: { processed: number; restored: number; present: number };
   attachVectors: { attached: number };

@@ -157,4 +157,6 @@ export interface ReadPort {
    * which the writer fills in the delete's own transaction.
    */
   snapshotEntity(entityName: string, maxRowid: number): Promise<PoolResults['snapshotEntity']>;
+  /** One memory's deletion snapshot (SQLite: the file, fsynced; PostgreSQL: its row and header). */
+  snapshotMemory(memoryId: string): Promise<PoolResults['snapshotMemory']>;
 }

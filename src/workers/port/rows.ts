@@ -26,7 +26,7 @@ export interface MemoryRow {
 
 /** A memory's history as storage holds it (workers/memory-history.ts makes the answer). */
 export interface HistoryRows {
-  row: MemoryRow & { access_count: number; decayed_at: number | null; archived: number };
+  row: MemoryRow & { access_count: number; decayed_at: number | null; archived: number; restored_at: number | null };
   /** The owner's facts of the same attribute (the row itself when it has none), by occurred_at. */
   chain: MemoryRow[];
   /** The episodic memories consolidation promoted into it. */

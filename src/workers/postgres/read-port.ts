@@ -19,7 +19,7 @@ import { PostgresVectors } from './vectors.js';
 import { ReadSource, type ReplicaOptions } from './replica.js';
 import { checkSnapshotRows, listSnapshotRows, readSnapshotRows, snapshotMemoryRows } from './snapshots.js';
 import { decayCandidates, newestEpisodicRowid, promotionCandidates, promotionWatermark } from './consolidation.js';
-import { listDeletion } from './deletion-snapshot.js';
+import { listDeletion, listMemoryDeletion } from './deletion-snapshot.js';
 import type { PrimaryWatch } from './primary-watch.js';
 
 export interface PostgresReadOptions {
@@ -85,7 +85,7 @@ export class PostgresReadPort implements ReadPort {
   /** Rows while the content before them fits the budget (raw bytes never exceed their JSON), cut exactly by the caller. */
   async memoryHistory(id: string): Promise<HistoryRows | undefined> {
     const [found] = await this.sql<(HistoryRows['row'] & { fact_attribute: string | null })[]>`SELECT ${this.sql.unsafe(MEMORY_COLUMNS)},
-      m.access_count, m.decayed_at, m.archived, m.fact_attribute FROM memories m WHERE m.id = ${id} AND m.namespace_id = ${this.namespaceId}`;
+      m.access_count, m.decayed_at, m.archived, m.restored_at, m.fact_attribute FROM memories m WHERE m.id = ${id} AND m.namespace_id = ${this.namespaceId}`;
     if (!found) return undefined;
     const { fact_attribute: attribute, ...row } = found;
     const chain = attribute !== null && row.entity_id !== null
@@ -211,6 +211,7 @@ export class PostgresReadPort implements ReadPort {
   snapshotMemories(snapshotId: string, after: number) { return snapshotMemoryRows(this.sql, this.namespaceId, this.namespace, snapshotId, after); }
   /** Lists the rows only: the writer copies each into the snapshot tables as it deletes it. */
   snapshotEntity(entityName: string, maxRowid: number) { return listDeletion(this.sql, this.namespaceId, this.namespace, entityName, maxRowid); }
+  snapshotMemory(memoryId: string) { return listMemoryDeletion(this.sql, this.namespaceId, this.namespace, memoryId); }
 }
 
 async function entity(sql: Sql | Tx, namespaceId: number, name: string): Promise<EntityRecord | undefined> {

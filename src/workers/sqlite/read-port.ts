@@ -102,6 +102,7 @@ export class SqliteReadPort implements ReadPort {
   checkSnapshot(snapshotId: string) { return this.inTurn(() => checkedHeaderById(this.configured(this.snapshotDir), snapshotId)); }
   snapshotMemories(snapshotId: string, after: number) { return this.inTurn(() => memoriesAfterById(this.configured(this.snapshotDir), snapshotId, after)); }
   snapshotEntity(entityName: string, maxRowid: number) { return this.inTurn(() => this.configured(this.deletions).write(entityName, maxRowid)); }
+  snapshotMemory(memoryId: string) { return this.inTurn(() => this.configured(this.deletions).writeMemory(memoryId)); }
 
   /** Runs `read` once every read queued before it has settled, on a connection outside any transaction. */
   private inTurn<T>(read: () => T | Promise<T>): Promise<T> {

@@ -45,7 +45,7 @@ export class ReadStore {
       entityTotal: db.prepare<Record<string, unknown>, number>(
         'SELECT count(*) FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)').pluck(),
       historyRow: db.prepare<[string, number], HistoryRows['row'] & { fact_attribute: string | null }>(`SELECT ${MEMORY_COLUMNS},
-        m.access_count, m.decayed_at, m.archived, m.fact_attribute FROM memories m WHERE m.id = ? AND m.namespace_id = ?`),
+        m.access_count, m.decayed_at, m.archived, m.restored_at, m.fact_attribute FROM memories m WHERE m.id = ? AND m.namespace_id = ?`),
       attributeChain: db.prepare<[string, string], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
         WHERE m.entity_id = ? AND m.fact_attribute = ? AND m.memory_type = 'semantic' ORDER BY m.occurred_at, m.rowid`),
       promotedFrom: db.prepare<[number], { id: string; created_at: number }>(

@@ -4,7 +4,7 @@ import type { CommandOf, WriterCommandType, WriterResults } from '../../shared/p
 import type { Step } from './rows.js';
 import type { RuleContext } from './context.js';
 import { consolidate } from './consolidate.js';
-import { forgetBegin, forgetEnd, forgetEntity, forgetRows } from './deletes.js';
+import { forgetBegin, forgetEnd, forgetEntity, forgetRows, retractMemory } from './deletes.js';
 import { ensureEntity } from './entities.js';
 import { addMessage, endEpisode, startEpisode } from './episodes.js';
 import { importEpisode, rememberBatch } from './imports.js';
@@ -27,6 +27,7 @@ export const RULES: { [K in WriterCommandType]: Rule<K> } = {
   forgetEnd,
   forgetRows,
   forgetEntity,
+  retractMemory,
   restoreRows,
   attachVectors,
   reinforce,

@@ -42,12 +42,12 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
     yield* ctx.rows.raiseConfidence(duplicate.rowid, memory.confidence, ctx.now());
     return { ...duplicate, confidence: Math.max(duplicate.confidence, memory.confidence), created: false };
   }
-  const place = memory.type === 'semantic' ? yield* placement(ctx, ownerId, memory.content, occurredAt) : null;
+  const place = memory.type === 'semantic' ? yield* placement(ctx.rows, ownerId, memory.content, occurredAt) : null;
   const links = [{ entityId: ownerId, relation: 'owner' as const }, ...memory.links];
   const stored = yield* insertMemory(ctx, {
     ...memory, links, occurredAt,
     ...(place?.next ? { validUntil: place.next.at, supersededBy: place.next.id } : {}),
   });
-  if (place) yield* applyPlacement(ctx, stored, place);
+  if (place) yield* applyPlacement(ctx.rows, stored, place);
   return { ...stored, created: true };
 }

@@ -142,6 +142,8 @@ export interface WriteRows {
    * in the same transaction. Answers what was removed.
    */
   removeMemories(rows: [number, string][], snapshot: SnapshotHeaderT | undefined): Step<Removed[]>;
+  /** The facts memory (rowid, id) superseded get its own valid_until and superseded_by (it is about to go). */
+  reinstateSupersededBy(rowid: number, id: string): Step<void>;
   /** Some memory (archived or not) is owned by the entity, or links it as owner or participant. */
   entityHasMemories(entityId: string): Step<boolean>;
   /**

@@ -7,8 +7,7 @@
 // later value, and it supersedes the earlier values still valid at its start. Two values from
 // the same moment stay side by side: time cannot decide, and recall reports the contradiction.
 import { factAttribute } from '../../shared/fact-attributes.js';
-import type { MemoryRow, Step, TimelineFact } from './rows.js';
-import type { RuleContext } from './context.js';
+import type { MemoryRow, Step, TimelineFact, WriteRows } from './rows.js';
 
 /** Where a new fact sits on its attribute's timeline. */
 export interface Placement {
@@ -20,10 +19,10 @@ export interface Placement {
 
 const NOTHING: Placement = { next: null, supersedes: [] };
 
-export function* placement(ctx: RuleContext, ownerId: string, content: string, occurredAt: number): Step<Placement> {
+export function* placement(rows: WriteRows, ownerId: string, content: string, occurredAt: number): Step<Placement> {
   const set = factAttribute(content);
   if (set === null) return NOTHING;
-  const others = (yield* ctx.rows.factsSetting(ownerId, set.attribute))
+  const others = (yield* rows.factsSetting(ownerId, set.attribute))
     .filter((fact) => factAttribute(fact.content)?.value !== set.value);
   let next: Placement['next'] = null;
   const supersedes: TimelineFact[] = [];
@@ -38,6 +37,6 @@ export function* placement(ctx: RuleContext, ownerId: string, content: string, o
 }
 
 /** Marks the earlier values as superseded by the stored fact. */
-export function* applyPlacement(ctx: RuleContext, stored: MemoryRow, place: Placement): Step<void> {
-  for (const fact of place.supersedes) yield* ctx.rows.supersede(fact.rowid, stored.occurred_at, stored.id);
+export function* applyPlacement(rows: WriteRows, stored: Pick<MemoryRow, 'id' | 'occurred_at'>, place: Placement): Step<void> {
+  for (const fact of place.supersedes) yield* rows.supersede(fact.rowid, stored.occurred_at, stored.id);
 }

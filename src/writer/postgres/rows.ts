@@ -132,6 +132,13 @@ export class PgRows implements WriteRows {
       access_count = access_count + 1 WHERE rowid = ${rowid}`);
   }
 
+  /** Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them. */
+  *reinstateSupersededBy(rowid: number, id: string): Step<void> {
+    yield* query(this.tx`UPDATE memories m SET valid_until = x.valid_until, superseded_by = x.superseded_by
+      FROM memories x WHERE x.rowid = ${rowid} AND x.id = ${id} AND x.namespace_id = ${this.ns} AND x.fact_attribute IS NOT NULL
+        AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id`);
+  }
+
   /**
    * The snapshot is not a file here: the rows still there are copied — every column, their links
    * and vectors, in the snapshot file's memory shape — into deletion_snapshot_memories in the

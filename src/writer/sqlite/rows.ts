@@ -24,6 +24,10 @@ function statements(db: Db) {
     factsSetting: db.prepare<[string, string], TimelineFact>(`SELECT rowid, id, content, occurred_at, valid_until FROM memories
       WHERE entity_id = ? AND fact_attribute = ? AND memory_type = 'semantic' AND archived = 0 ORDER BY rowid`),
     supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
+    // Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them.
+    reinstate: db.prepare<[number, string]>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
+      FROM memories AS x WHERE x.rowid = ? AND x.id = ? AND x.fact_attribute IS NOT NULL
+        AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id`),
     turnContent: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
     link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
     // The pool found the names before the writer runs: an entity forgotten in between is skipped.
@@ -183,6 +187,10 @@ export class SqliteRows implements WriteRows {
 
   *review(rowid: number, stability: number, lastAccessAt: number): Step<void> {
     this.s.review.run(stability, lastAccessAt, rowid);
+  }
+
+  *reinstateSupersededBy(rowid: number, id: string): Step<void> {
+    this.s.reinstate.run(rowid, id);
   }
 
   /** The snapshot is the file the pool fsynced before the first chunk: nothing to copy here. */

@@ -30,6 +30,7 @@ ROUTES: Dict[str, Route] = {
     "remember": Route("POST", "/v1/remember"),
     "remember_batch": Route("POST", "/v1/remember/batch"),
     "memory_history": Route("GET", "/v1/memories/{memory_id}/history"),
+    "forget_memory": Route("DELETE", "/v1/memories/{memory_id}"),
     "recall": Route("POST", "/v1/recall", takes_position=True),
     "recall_grouped": Route("POST", "/v1/recall_grouped", takes_position=True),
     "consolidate": Route("POST", "/v1/consolidate"),
@@ -109,6 +110,10 @@ def remember(entity: str, fact: str, confidence: Optional[float], valid_from: Op
 
 def memory_history(memory_id: str) -> Call:
     return make_call("memory_history", {"memory_id": memory_id})
+
+
+def forget_memory(memory_id: str) -> Call:
+    return make_call("forget_memory", {"memory_id": memory_id})
 
 
 def remember_batch(facts: Sequence[Dict[str, Any]]) -> Call:

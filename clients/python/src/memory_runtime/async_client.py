@@ -111,6 +111,10 @@ class AsyncMemoryClient:
         """The entity's most recent memories by type (limit defaults to 50 on the server); superseded facts only when asked."""
         return await self._send(calls.inspect(entity, limit, include_superseded))
 
+    async def forget_memory(self, memory_id: str) -> ForgetResponse:
+        """Retracts one memory after writing a recovery snapshot (see MemoryClient.forget_memory)."""
+        return await self._send(calls.forget_memory(memory_id))
+
     async def memory_history(self, memory_id: str) -> MemoryHistoryResponse:
         """A memory with its supersession chain (oldest first) and its life events."""
         return await self._send(calls.memory_history(memory_id))

@@ -119,6 +119,11 @@ class MemoryClient:
         """The entity's most recent memories by type (limit defaults to 50 on the server); superseded facts only when asked."""
         return self._send(calls.inspect(entity, limit, include_superseded))
 
+    def forget_memory(self, memory_id: str) -> ForgetResponse:
+        """Retracts one memory after writing a recovery snapshot (restoring it brings the memory back);
+        a fact it had superseded is current again."""
+        return self._send(calls.forget_memory(memory_id))
+
     def memory_history(self, memory_id: str) -> MemoryHistoryResponse:
         """A memory with its supersession chain (oldest first) and its life events."""
         return self._send(calls.memory_history(memory_id))

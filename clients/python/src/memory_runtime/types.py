@@ -239,7 +239,7 @@ class RestoreResponse(TypedDict):
     already_present_count: int
 
 
-MemoryEvent = Literal["stored", "reinforced", "promoted_from", "decayed", "archived", "superseded"]
+MemoryEvent = Literal["stored", "reinforced", "promoted_from", "decayed", "archived", "superseded", "restored"]
 
 
 class _HistoryEventFields(TypedDict):

@@ -344,7 +344,7 @@ export type MemoryHistoryResponse = {
   chain: Memory[];
   /** Its life, in time order */
   events: {
-    event: "stored" | "reinforced" | "promoted_from" | "decayed" | "archived" | "superseded";
+    event: "stored" | "reinforced" | "promoted_from" | "decayed" | "archived" | "superseded" | "restored";
     /** When; null when not recorded */
     at: string | null;
     /** promoted_from: the episodic memory; superseded: the fact that replaced it */
@@ -587,6 +587,11 @@ export interface Operations {
     query: never;
     response: ConsolidateResponse;
   };
+  forgetMemory: {
+    request: MemoryParams;
+    query: never;
+    response: ForgetResponse;
+  };
   memoryHistory: {
     request: MemoryParams;
     query: never;
@@ -656,6 +661,7 @@ export const ROUTES = {
   inspect: {"method":"POST","path":"/v1/inspect","body":true},
   listEntities: {"method":"GET","path":"/v1/entities","query":["q","limit","offset"],"body":false},
   consolidate: {"method":"POST","path":"/v1/consolidate","body":false,"position":"returned"},
+  forgetMemory: {"method":"DELETE","path":"/v1/memories/:memory_id","params":{"memory_id":"memory_id"},"body":false,"position":"returned"},
   memoryHistory: {"method":"GET","path":"/v1/memories/:memory_id/history","params":{"memory_id":"memory_id"},"body":false},
   recall: {"method":"POST","path":"/v1/recall","body":true,"position":"accepted"},
   recallGrouped: {"method":"POST","path":"/v1/recall_grouped","body":true,"position":"accepted"},
@@ -802,10 +808,36 @@ export const TOOLS = {
       "additionalProperties": false
     }
   },
+  forget_memory: {
+    "operation": "forgetMemory",
+    "title": "Retract one memory",
+    "description": "Delete ONE memory by memory_id (from a recall or inspect answer), e.g. a fact the user says is wrong; the entity and its other memories stay. A recovery snapshot is written first (for operators); if it cannot be written nothing is deleted. A fact it had superseded is current again. Returns {forgotten_count, snapshot}; an unknown id fails with \"not found\".",
+    "annotations": {
+      "readOnlyHint": false,
+      "destructiveHint": true,
+      "idempotentHint": true,
+      "openWorldHint": false
+    },
+    "inputSchema": {
+      "type": "object",
+      "required": [
+        "memory_id"
+      ],
+      "properties": {
+        "memory_id": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "A memory id, as answers give it"
+        }
+      },
+      "additionalProperties": false
+    }
+  },
   memory_history: {
     "operation": "memoryHistory",
     "title": "History of a memory",
-    "description": "How one memory came to be and what replaced it: memory_id (from a recall or inspect answer). Returns {memory, chain, events}: chain lists the values the same attribute had over time, oldest first (e.g. each city someone lived in, with valid_until and superseded_by), events its life (stored, reinforced, promoted_from, decayed, archived, superseded) with times.",
+    "description": "How one memory came to be and what replaced it: memory_id (from a recall or inspect answer). Returns {memory, chain, events}: chain lists the values the same attribute had over time, oldest first (e.g. each city someone lived in, with valid_until and superseded_by), events its life (stored, reinforced, promoted_from, decayed, archived, superseded, restored) with times.",
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": false
