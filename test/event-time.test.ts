@@ -251,3 +251,28 @@ describe('one memory retracted', () => {
     assert.deepEqual((await get(t.base, '/v1/stats')).body, stats);
   });
 });
+
+describe('time in the query', () => {
+  test('a date expression reads the memories of that time, relative to as_of; none of that time: as if it named none', async () => {
+    await timeline.storeChain(t.base, 'tl-q');
+    // The facts valid at some moment of May 2022 (Madrid, from March 2022), whatever replaced them since.
+    assert.deepEqual(contents(await recall({ query: 'where did tl-q live in May 2022', entity: 'tl-q' })), ['tl-q lives in Madrid']);
+    // "last year" as of mid-2022 is 2021: Berlin (Madrid only came in 2022).
+    assert.deepEqual(contents(await recall({ query: 'where did tl-q live last year', entity: 'tl-q', as_of: '2022-06-01T00:00:00Z' })), ['tl-q lives in Berlin']);
+    // The client's own interval wins over the text's.
+    assert.deepEqual(contents(await recall({ query: 'where did tl-q live in May 2022', entity: 'tl-q', since: '2023-01-01T00:00:00Z' })), ['tl-q lives in Lisbon']);
+    // Nothing of 1999: the recall answers as the query without it would (the current value).
+    assert.deepEqual(contents(await recall({ query: 'where did tl-q live in May 1999', entity: 'tl-q' })), ['tl-q lives in Lisbon']);
+
+    // Turns: "yesterday" relative to as_of is the day before it, by occurred_at.
+    const imported = await post(t.base, '/v1/episodes/import', { participants: ['tl-qt'], messages: [
+      { role: 'user', content: 'tl-qt booked the ferry to Porto', occurred_at: '2023-05-07T10:00:00Z' },
+      { role: 'user', content: 'tl-qt booked the train to Porto', occurred_at: '2023-05-08T10:00:00Z' },
+    ] });
+    assert.equal(imported.status, 201, JSON.stringify(imported.body));
+    const said = await recall({ query: 'what did tl-qt book yesterday', entity: 'tl-qt', types: ['episodic'], as_of: '2023-05-09T09:00:00Z' });
+    assert.deepEqual(contents(said), ['tl-qt booked the train to Porto']);
+    const both = await recall({ query: 'what did tl-qt book', entity: 'tl-qt', types: ['episodic'], as_of: '2023-05-09T09:00:00Z' });
+    assert.equal(both.memories.length, 2);
+  });
+});

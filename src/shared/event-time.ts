@@ -40,6 +40,17 @@ export interface TimeFilter {
   allVersions: boolean;
   since: number | null;
   until: number | null;
+  /**
+   * The time the query text speaks of (workers/recall/query-time.ts): memories of that time —
+   * a turn said in it, a fact valid at some moment of it, superseded or not.
+   */
+  during?: TimeWindow | null;
+}
+
+/** A closed interval of epoch milliseconds. */
+export interface TimeWindow {
+  from: number;
+  to: number;
 }
 
 /** The time fields of a recall or recall_grouped body. */

@@ -19,6 +19,7 @@ import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
 import { extractEpisode, extractTurns } from './extraction/episode.js';
 import { memoryHistory } from './memory-history.js';
+import { queryWindow } from './recall/query-time.js';
 import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
 import { createEmbedder } from './embedding/index.js';
@@ -111,7 +112,11 @@ async function recallHits(
   const now = Date.now();
   const time = recallTime(timeInput, now);
   const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed, time };
-  const hits = await engine.recallWithin(request, config.maxResponseBytes, now, timings);
+  // A time the query speaks of narrows it, unless the client gave the interval itself; when
+  // nothing of that time matches, the recall answers as if the query had named none.
+  const during = timeInput.since === undefined && timeInput.until === undefined ? queryWindow(query, time.validAt) : null;
+  let hits = during ? await engine.recallWithin({ ...request, time: { ...time, during } }, config.maxResponseBytes, now, timings) : null;
+  if (!hits || hits.kept.length === 0) hits = await engine.recallWithin(request, config.maxResponseBytes, now, timings);
   return embedded ? { ...hits, embedded } : hits;
 }
 

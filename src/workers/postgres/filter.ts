@@ -9,10 +9,12 @@ import type { Tx } from './client.js';
 export function candidateFilter(tx: Tx, namespaceId: number, filter: CandidateFilter) {
   const time = filter.time ?? validNow();
   return tx`m.namespace_id = ${namespaceId} AND m.archived = 0
-    ${time.allVersions ? tx`` : tx`AND (m.valid_until IS NULL OR m.valid_until > ${time.validAt})`}
+    ${time.allVersions || time.during ? tx`` : tx`AND (m.valid_until IS NULL OR m.valid_until > ${time.validAt})`}
     ${time.asOf ? tx`AND m.occurred_at <= ${time.validAt}` : tx``}
     ${time.since === null ? tx`` : tx`AND m.occurred_at >= ${time.since}`}
     ${time.until === null ? tx`` : tx`AND m.occurred_at <= ${time.until}`}
+    ${time.during ? tx`AND m.occurred_at <= ${time.during.to} AND (m.valid_until IS NULL OR m.valid_until > ${time.during.from})
+      AND (m.memory_type = 'semantic' OR m.occurred_at >= ${time.during.from})` : tx``}
     ${filter.types ? tx`AND m.memory_type = ANY(${filter.types}::text[])` : tx``}
     ${filter.entityId === null ? tx`` : tx`AND EXISTS (SELECT 1 FROM memory_entities fe
       WHERE fe.memory_rowid = m.rowid AND fe.entity_id = ${filter.entityId} AND fe.relation IN ('owner', 'participant'))`}`;

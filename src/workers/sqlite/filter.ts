@@ -10,11 +10,17 @@ export interface RetrievalSignal {
   retrieve(ctx: RecallContext): Proposal[];
 }
 
-/** Valid at @valid_at (unless @all_versions), occurred by @as_of and within [@since, @until] (docs/time.md). */
+/**
+ * Valid at @valid_at (unless @all_versions), occurred by @as_of and within [@since, @until], and
+ * of the time the query speaks of, [@during_from, @during_to]: a fact valid at some moment of it,
+ * anything else said or done in it (docs/time.md).
+ */
 export const TIME_FILTER_SQL = `(@all_versions OR m.valid_until IS NULL OR m.valid_until > @valid_at)
   AND (@as_of IS NULL OR m.occurred_at <= @as_of)
   AND (@since IS NULL OR m.occurred_at >= @since)
-  AND (@until IS NULL OR m.occurred_at <= @until)`;
+  AND (@until IS NULL OR m.occurred_at <= @until)
+  AND (@during_from IS NULL OR (m.occurred_at <= @during_to AND (m.valid_until IS NULL OR m.valid_until > @during_from)
+    AND (m.memory_type = 'semantic' OR m.occurred_at >= @during_from)))`;
 /** The SQL that every candidate query shares: namespace, active only, types, entity and time filters. */
 export const FILTER_SQL = `m.namespace_id = @ns AND m.archived = 0
   AND (@types IS NULL OR m.memory_type IN (SELECT value FROM json_each(@types)))
@@ -35,8 +41,9 @@ export function filterParams(namespaceId: number, filter: CandidateFilter) {
   const time = filter.time ?? validNow();
   return {
     ns: namespaceId, types: filter.types ? JSON.stringify(filter.types) : null, entity: filter.entityId,
-    valid_at: time.validAt, as_of: time.asOf ? time.validAt : null, all_versions: time.allVersions ? 1 : 0,
-    since: time.since, until: time.until,
+    // A window replaces "valid now": what held then counts, whatever replaced it since.
+    valid_at: time.validAt, as_of: time.asOf ? time.validAt : null, all_versions: time.allVersions || time.during ? 1 : 0,
+    since: time.since, until: time.until, during_from: time.during?.from ?? null, during_to: time.during?.to ?? null,
   };
 }
 
