@@ -11,7 +11,7 @@ import { postgresUnavailable, startPrimary, startReplica } from '../dist/test/su
 /** Backend-agnostic: each uses only the HTTP/MCP API, through startTestService. */
 const FILES = [
   'ai-tools', 'auth-rate-limit', 'client', 'concurrency', 'console-assets', 'console-metrics', 'embedding-retry',
-  'delete-during-end', 'endpoints', 'entity-forget', 'entity-list', 'episode-expiry', 'errors', 'http-edges', 'lanes', 'mcp', 'memory-position', 'metrics',
+  'delete-during-end', 'endpoints', 'entity-forget', 'entity-list', 'episode-expiry', 'errors', 'event-time', 'bulk-import', 'http-edges', 'lanes', 'mcp', 'memory-position', 'metrics',
   'nginx-proxy', 'openapi', 'python-client', 'query-cache', 'unknown-fields', 'tenant-isolation', 'tenant-isolation-ivf', 'tenant-headers', 'keys-file',
 ];
 // Inside those files, tests of deletion and consolidation skip on PostgreSQL until they are wired
@@ -34,6 +34,7 @@ const LEFT_OUT = {
   'disk-full': 'the SQLite file on a full disk',
   durability: 'kill -9 against the SQLite file (PostgreSQL: test/postgres-two-nodes.test.ts)',
   'early-answer': 'a service process on its SQLite file (process start-up behaviour)',
+  'event-time-export': 'the CLI exports/imports the SQLite file offline (event time on PostgreSQL: event-time)',
   'entity-exclusion': 'seeds rows straight into the SQLite file',
   extraction: 'reads rows from the SQLite file',
   'extraction-fallback': 'reads rows from the SQLite file',

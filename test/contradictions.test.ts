@@ -10,6 +10,7 @@ function fact(content: string, entity = 'e1', memory_type: MemoryRow['memory_typ
   return {
     rowid, id: `id-${rowid}`, content, memory_type, confidence: 0.8, stability: 1, last_access_at: 0,
     created_at: 0, episode_id: null, seq: null, role: null, entity_id: entity, extraction_tier: 1,
+    occurred_at: 0, valid_until: null, superseded_by: null,
   };
 }
 
@@ -71,4 +72,14 @@ test('long memories are quoted as their first 200 characters and an ellipsis', (
   const [withEmoji] = findContradictions([fact(emoji), fact('Bob lives in Rome')]);
   const quoted = withEmoji.description.slice(1, withEmoji.description.indexOf('…'));
   assert.equal(quoted, `Bob lives in ${'🙂'.repeat(200 - 'Bob lives in '.length)}`);
+});
+
+test('facts that never held at the same time do not conflict; each reported pair names its memories', () => {
+  const berlin = { ...fact('Alice lives in Berlin'), occurred_at: 100, valid_until: 200 };
+  const madrid = { ...fact('Alice lives in Madrid'), occurred_at: 200 };
+  assert.equal(conflicts(berlin, madrid), 0);
+  // Valid from the same moment: time cannot decide, the pair is reported.
+  const lisbon = { ...fact('Alice lives in Lisbon'), occurred_at: 200 };
+  const [found] = findContradictions([madrid, lisbon]);
+  assert.deepEqual(found!.memory_ids, [madrid.id, lisbon.id]);
 });

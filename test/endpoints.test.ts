@@ -9,7 +9,9 @@ before(async () => {
 });
 after(() => t.close());
 
-const MEMORY_KEYS = ['confidence', 'content', 'id', 'memory_type', 'score', 'stability'];
+// The spec's fields, and what event time adds to a semantic memory (docs/time.md): only added.
+const TIME_KEYS = ['occurred_at', 'superseded_by', 'valid_until'];
+const MEMORY_KEYS = ['confidence', 'content', 'id', 'memory_type', 'score', 'stability', ...TIME_KEYS].sort();
 
 describe('health', () => {
   test('reports ok and the package version', async () => {
@@ -49,7 +51,7 @@ describe('remember', () => {
   test('stores a semantic fact with default confidence 0.8, 201', async () => {
     const r = await post(t.base, '/v1/remember', { entity: 'rem-user', fact: 'Rem likes sailing' });
     assert.equal(r.status, 201);
-    assert.deepEqual(Object.keys(r.body).sort(), ['confidence', 'content', 'extraction_tier', 'id', 'memory_type', 'stability']);
+    assert.deepEqual(Object.keys(r.body).sort(), ['confidence', 'content', 'extraction_tier', 'id', 'memory_type', 'stability', ...TIME_KEYS].sort());
     assert.equal(r.body.memory_type, 'semantic');
     assert.equal(r.body.confidence, 0.8);
     assert.equal(r.body.content, 'Rem likes sailing');

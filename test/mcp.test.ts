@@ -106,8 +106,9 @@ describe('MCP over streamable HTTP', () => {
     // The order agents have always been shown: memories, episodes, entities, status.
     assert.deepEqual(tools.map((tool) => tool.name), [
       'remember', 'recall', 'recall_grouped', 'episode_start', 'episode_message', 'episode_end',
-      'forget', 'inspect', 'stats', 'consolidate', 'create_entity',
+      'forget', 'inspect', 'stats', 'consolidate', 'create_entity', 'forget_memory', 'memory_history', 'remember_batch', 'episode_import',
     ]);
+    assert.equal(byName.get('forget_memory')?.annotations?.destructiveHint, true);
     assert.equal(byName.get('recall')?.annotations?.readOnlyHint, true);
     assert.equal(byName.get('forget')?.annotations?.destructiveHint, true);
   });
@@ -151,6 +152,14 @@ describe('MCP over streamable HTTP', () => {
 
     const consolidated = await callOk(client, 'consolidate');
     assert.deepEqual(Object.keys(consolidated).sort(), ['archived', 'decayed', 'promoted']);
+
+    // One memory: its history, then retracted, snapshot first (as over REST).
+    const wrong = await callOk(client, 'remember', { entity: 'mcp-retract', fact: 'Retract keeps a pet llama' });
+    assert.equal((await callOk(client, 'memory_history', { memory_id: wrong.id })).memory.id, wrong.id);
+    const retracted = await callOk(client, 'forget_memory', { memory_id: wrong.id });
+    assert.equal(retracted.forgotten_count, 1);
+    assert.match(retracted.snapshot.snapshot_id, UUID);
+    assert.equal(await callError(client, 'forget_memory', { memory_id: wrong.id }), (await del(t.base, `/v1/memories/${wrong.id}`)).body.error);
 
     const forgotten = await callOk(client, 'forget', { entity_name: 'mcp-alice' });
     assert.ok(forgotten.forgotten_count >= 1);

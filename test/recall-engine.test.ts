@@ -118,8 +118,10 @@ describe('filters and limits', () => {
 
 describe('contradictions', () => {
   test('conflicting facts are reported, compatible ones are not', async () => {
-    await post(t.base, '/v1/remember', { entity: 'cx-ana', fact: 'Ana lives in Berlin' });
-    await post(t.base, '/v1/remember', { entity: 'cx-ana', fact: 'Ana lives in Madrid' });
+    // Valid from the same moment: supersession cannot decide between them (docs/time.md).
+    const valid_from = '2024-01-01T00:00:00Z';
+    await post(t.base, '/v1/remember', { entity: 'cx-ana', fact: 'Ana lives in Berlin', valid_from });
+    await post(t.base, '/v1/remember', { entity: 'cx-ana', fact: 'Ana lives in Madrid', valid_from });
     await post(t.base, '/v1/remember', { entity: 'cx-ana', fact: 'Ana likes tea' });
     await post(t.base, '/v1/remember', { entity: 'cx-ana', fact: 'Ana likes coffee' });
     await embedded();

@@ -13,20 +13,34 @@ import { mcpCall } from './support/mcp.js';
 
 let t: TestService;
 let episode = '';
+let memoryId = '';
 
 /** A valid input of each operation (its fields, path ones included), against the data seeded below. */
 const samples = (): Record<OperationName, Record<string, unknown>> => ({
   health: {},
   stats: {},
   createEntity: { name: 'strict-new', kind: 'user' },
-  remember: { entity: 'maria', fact: 'Maria likes figs', confidence: 0.5 },
-  recall: { query: 'figs', entity: 'maria', limit: 5, types: null, explain: false },
-  recallGrouped: { query: 'figs', entity: 'maria', limit: 5, order: 'relevance', max_groups: null, explain: false },
-  startEpisode: { participants: ['maria'] },
-  addMessage: { episode_id: episode, role: 'user', content: 'Maria says hello' },
+  remember: { entity: 'maria', fact: 'Maria likes figs', confidence: 0.5, valid_from: '2024-05-01T10:00:00Z' },
+  rememberBatch: { facts: [{ entity: 'maria', fact: 'Maria likes plums', confidence: 0.5, valid_from: '2024-05-01T10:00:00Z' }] },
+  recall: {
+    query: 'figs', entity: 'maria', limit: 5, types: null, explain: false,
+    as_of: '2030-01-01T00:00:00Z', include_superseded: false, since: '2000-01-01T00:00:00Z', until: '2030-01-01T00:00:00Z',
+  },
+  recallGrouped: {
+    query: 'figs', entity: 'maria', limit: 5, order: 'relevance', max_groups: null, explain: false,
+    as_of: '2030-01-01T00:00:00Z', include_superseded: false, since: '2000-01-01T00:00:00Z', until: '2030-01-01T00:00:00Z',
+  },
+  startEpisode: { participants: ['maria'], started_at: '2024-05-01T10:00:00Z' },
+  importEpisode: {
+    participants: ['maria'], started_at: '2024-05-01T10:00:00Z', outcome: 'success',
+    messages: [{ role: 'user', content: 'Maria imports a chat', occurred_at: '2024-05-01T10:00:00Z' }],
+  },
+  addMessage: { episode_id: episode, role: 'user', content: 'Maria says hello', occurred_at: '2024-05-01T10:00:00Z' },
   endEpisode: { episode_id: episode, outcome: 'success' },
   forget: { entity_name: 'maria' },
-  inspect: { entity: 'maria', limit: 10 },
+  inspect: { entity: 'maria', limit: 10, include_superseded: false },
+  memoryHistory: { memory_id: memoryId },
+  forgetMemory: { memory_id: memoryId },
   consolidate: {},
   listEntities: { q: 'mar', limit: 10, offset: 0 },
   listSnapshots: {},
@@ -54,7 +68,9 @@ function assertUnknown(r: { status: number; body: any }, name: string, where: st
 
 before(async () => {
   t = await startTestService({ SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1', SERVICE_EXTRACTOR_TIMEOUT_MS: '2000' });
-  assert.equal((await post(t.base, '/v1/remember', { entity: 'maria', fact: 'Maria grows figs in Porto' })).status, 201);
+  const stored = await post(t.base, '/v1/remember', { entity: 'maria', fact: 'Maria grows figs in Porto' });
+  assert.equal(stored.status, 201);
+  memoryId = stored.body.id;
   assert.equal((await post(t.base, '/v1/remember', { entity: 'jonas', fact: 'Jonas grows figs in Oslo' })).status, 201);
   episode = (await post(t.base, '/v1/episodes/start', { participants: ['maria'] })).body.episode_id;
   assert.equal((await post(t.base, `/v1/episodes/${episode}/message`, { role: 'user', content: 'Figs again today' })).status, 200);

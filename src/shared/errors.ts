@@ -149,6 +149,7 @@ export const fail = {
   // The operations.
   entityNotFound: (entity: string) => error('NOT_FOUND', `entity '${entity}' not found`),
   episodeNotFound: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' not found`),
+  memoryNotFound: (id: string) => error('NOT_FOUND', `memory '${id}' not found`),
   episodeEnded: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' has already ended`),
   episodeExpired: (episodeId: string) => error('NOT_FOUND', `episode '${episodeId}' expired after inactivity`),
   snapshotNotFound: (id: string) => error('SNAPSHOT_NOT_FOUND', `snapshot '${id}' not found`),

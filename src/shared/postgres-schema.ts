@@ -187,7 +187,24 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX open_deletions_by_namespace ON open_deletions(namespace_id, entity);
   `,
+  /* 5 */ `
+  -- Event time and supersession, as SQLite's migration 7 (docs/time.md). Facts stored before it
+  -- get their fact_attribute from the writer's own rule after this runs (migrate.ts), since
+  -- the rule is JavaScript.
+  ALTER TABLE memories ADD COLUMN occurred_at bigint;
+  UPDATE memories SET occurred_at = created_at;
+  ALTER TABLE memories ALTER COLUMN occurred_at SET NOT NULL;
+  ALTER TABLE memories ADD COLUMN valid_until bigint;
+  ALTER TABLE memories ADD COLUMN superseded_by text;
+  ALTER TABLE memories ADD COLUMN fact_attribute text;
+  ALTER TABLE memories ADD COLUMN restored_at bigint;
+  CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute) WHERE fact_attribute IS NOT NULL;
+  CREATE INDEX memories_by_occurrence ON memories(namespace_id, occurred_at);
+  `,
 ];
+
+/** The migration that added fact_attribute: facts stored before it are filled in by migrate.ts. */
+export const PG_FACT_ATTRIBUTE_MIGRATION = 5;
 
 /**
  * The text search configuration of the `search` column (migration 2). Queries must build their

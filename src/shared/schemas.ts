@@ -5,6 +5,7 @@
 import Type, { type Static, type TSchema } from 'typebox';
 import { ANY_WRONG_VALUE_IS_400 } from './value-rules.js';
 import { defaultOf, withDefault, type Parsed } from './defaults.js';
+import { EVENT_TIME_PATTERN } from './event-time.js';
 
 export const MEMORY_TYPES = ['episodic', 'semantic', 'procedural'] as const;
 export const ENTITY_KINDS = ['agent', 'user', 'team', 'tool'] as const;
@@ -16,6 +17,10 @@ export const MAX_NAME_LENGTH = 512;
 export const MAX_CONTENT_LENGTH = 100_000;
 export const MAX_QUERY_LENGTH = 10_000;
 export const MAX_PARTICIPANTS = 100;
+/** remember/batch: facts per call (docs/time.md). */
+export const MAX_BATCH_FACTS = 1000;
+/** episodes/import: messages per call (each a row of the call's one transaction). */
+export const MAX_IMPORT_MESSAGES = 10_000;
 
 export type MemoryType = (typeof MEMORY_TYPES)[number];
 export type EntityKind = (typeof ENTITY_KINDS)[number];
@@ -30,6 +35,15 @@ const EntityName = Type.String({
 const Limit = Type.Integer({ minimum: 1, maximum: MAX_LIMIT, description: `Maximum results (1–${MAX_LIMIT})` });
 const Confidence = Type.Number({ minimum: 0, maximum: 1 });
 const MemoryTypeName = Type.Enum([...MEMORY_TYPES]);
+/** An event time as clients send it (see event-time.ts). */
+const EventTime = (description: string) => Type.String({ maxLength: 64, pattern: EVENT_TIME_PATTERN, description });
+/** Recall's time filters (docs/time.md), shared by recall and recall_grouped. */
+const RecallTimeFields = {
+  as_of: Type.Optional(EventTime('Return what was valid at this time (ISO 8601 with offset) rather than now; memories that occurred later are left out')),
+  include_superseded: withDefault(Type.Boolean({ description: 'Also return facts a later fact superseded (each with valid_until and superseded_by set)' }), false),
+  since: Type.Optional(EventTime('Only memories that occurred at or after this time')),
+  until: Type.Optional(EventTime('Only memories that occurred at or before this time')),
+};
 
 // ---------------------------------------------------------------- requests
 // Every object a request takes is closed: a field not listed is refused (closed-schemas.ts). The
@@ -59,6 +73,7 @@ export const RememberBody = Type.Object({
   entity: EntityName,
   fact: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
   confidence: withDefault(Confidence, 0.8),
+  valid_from: Type.Optional(EventTime('When the fact became true (ISO 8601 with offset); default now. A later fact about the same attribute supersedes it')),
 });
 
 export const RecallBody = Type.Object({
@@ -67,6 +82,7 @@ export const RecallBody = Type.Object({
   limit: withDefault(Limit, 5),
   types: withDefault(Type.Union([Type.Array(MemoryTypeName, { maxItems: 3 }), Type.Null()]), null),
   explain: withDefault(Type.Boolean({ description: "Add each memory's explanation: every signal's rank and contribution to its score" }), false),
+  ...RecallTimeFields,
   cursor: NoCursor,
 });
 
@@ -79,16 +95,19 @@ export const RecallGroupedBody = Type.Object({
   order: withDefault(Type.Enum([...GROUP_ORDERS], { [ANY_WRONG_VALUE_IS_400]: true }), 'chronological'),
   max_groups: withDefault(Type.Union([Type.Integer({ minimum: 1, maximum: MAX_LIMIT }), Type.Null()]), null),
   explain: withDefault(Type.Boolean({ description: "Add each memory's explanation, as recall does" }), false),
+  ...RecallTimeFields,
   cursor: NoCursor,
 });
 
 export const StartEpisodeBody = Type.Object({
   participants: Type.Array(EntityName, { minItems: 1, maxItems: MAX_PARTICIPANTS }),
+  started_at: Type.Optional(EventTime('When the conversation took place (ISO 8601 with offset); default now. recall_grouped\'s session_time')),
 });
 
 const MessageFields = {
   role: Type.String({ minLength: 1, maxLength: 64, description: 'Speaker role, for example user or assistant' }),
   content: Type.String({ minLength: 1, maxLength: MAX_CONTENT_LENGTH }),
+  occurred_at: Type.Optional(EventTime('When the message was said (ISO 8601 with offset); default now')),
 };
 const EpisodeId = Type.String({ minLength: 1, maxLength: 64, description: 'Episode id returned by start' });
 const OutcomeField = withDefault(Type.Union([Type.Enum([...OUTCOMES]), Type.Null()]), null);
@@ -107,9 +126,33 @@ export const EndEpisodeBody = Type.Object({ episode_id: RepeatedEpisodeId, outco
 /** Compatibility form: `POST /v1/episodes/end` with the id in the body. */
 export const EndEpisodeByBody = Type.Object({ episode_id: EpisodeId, outcome: OutcomeField });
 
+export const ImportEpisodeBody = Type.Object({
+  participants: Type.Array(EntityName, { minItems: 1, maxItems: MAX_PARTICIPANTS }),
+  started_at: Type.Optional(EventTime('When the conversation took place (ISO 8601 with offset); default now')),
+  outcome: OutcomeField,
+  messages: Type.Array(Type.Object(MessageFields), { minItems: 1, maxItems: MAX_IMPORT_MESSAGES, description: `The conversation in order (1–${MAX_IMPORT_MESSAGES})` }),
+});
+
+/**
+ * remember/batch. Each item is checked as remember's body on its own (an invalid one is reported
+ * in its result, the others are stored), so here an item only has its fields' JSON types: a
+ * missing field, a value out of range or a time that is not one is the item's error, not the call's.
+ */
+export const RememberBatchBody = Type.Object({
+  facts: Type.Array(Type.Object({
+    entity: Type.Optional(Type.String({ description: "As remember's entity" })),
+    fact: Type.Optional(Type.String({ description: "As remember's fact" })),
+    confidence: Type.Optional(Type.Number({ description: "As remember's confidence (default 0.8)" })),
+    valid_from: Type.Optional(Type.String({ description: "As remember's valid_from (default now)" })),
+  }), {
+    minItems: 1, maxItems: MAX_BATCH_FACTS, description: `1–${MAX_BATCH_FACTS} facts, each as remember's body; each is stored or reported on its own`,
+  }),
+});
+
 export const InspectBody = Type.Object({
   entity: EntityName,
   limit: withDefault(Limit, 50),
+  include_superseded: withDefault(Type.Boolean({ description: 'Also list facts a later fact superseded' }), false),
   cursor: NoCursor,
 });
 
@@ -131,6 +174,10 @@ export const ListEntitiesQuery = Type.Object({
 
 export const SnapshotParams = Type.Object({
   snapshot_id: Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'Snapshot id returned by DELETE /v1/entities/{name}' }),
+});
+
+export const MemoryParams = Type.Object({
+  memory_id: Type.String({ minLength: 1, maxLength: 128, description: 'A memory id, as answers give it' }),
 });
 
 // --------------------------------------------------------------- responses
@@ -162,12 +209,25 @@ const MemoryFields = {
   stability: Type.Number(),
 };
 
+/** When a memory happened or held (docs/time.md); who said an episodic one, and in which episode. */
+const MemoryTimeFields = {
+  occurred_at: Type.Optional(Type.String({ format: 'date-time', description: 'Episodic: when it was said; semantic and procedural: when it became true (valid_from)' })),
+  valid_until: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'Semantic: when a later fact superseded it; null while current' })),
+  superseded_by: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Semantic: the id of the memory that superseded it; null while current' })),
+  role: Type.Optional(Type.String({ description: 'Episodic: the speaker role of the turn' })),
+  episode_id: Type.Optional(Type.String({ description: 'Episodic: the episode (session) the turn belongs to' })),
+};
+
 export const Memory = Type.Object({
   ...MemoryFields, score: Type.Optional(Type.Union([Type.Number(), Type.Null()])), explanation: Type.Optional(Explanation),
+  ...MemoryTimeFields,
 });
-export const StoredFact = Type.Object({ ...MemoryFields, extraction_tier: Type.Integer() });
+export const StoredFact = Type.Object({ ...MemoryFields, extraction_tier: Type.Integer(), ...MemoryTimeFields });
 
-export const Contradiction = Type.Object({ description: Type.String() });
+export const Contradiction = Type.Object({
+  description: Type.String(),
+  memory_ids: Type.Optional(Type.Array(Type.String(), { description: 'The ids of the two memories in conflict' })),
+});
 
 export const RecallResponse = Type.Object({
   memories: Type.Array(Memory),
@@ -183,12 +243,43 @@ export const Group = Type.Object({
 
 export const RecallGroupedResponse = Type.Object({ groups: Type.Array(Group) });
 export const StartEpisodeResponse = Type.Object({ episode_id: Type.String({ format: 'uuid' }) });
+export const ImportEpisodeResponse = Type.Object({
+  episode_id: Type.String({ format: 'uuid' }),
+  memories_created: Type.Integer({ minimum: 0 }),
+  extraction_tier: Type.Union([Type.Literal(1), Type.Literal(2)], { description: 'As for end: 1 the offline rules, 2 the LLM endpoint' }),
+});
+export const BatchItemResult = Type.Object({
+  index: Type.Integer({ minimum: 0, description: 'Position of the item in facts' }),
+  memory: Type.Optional(StoredFact),
+  error: Type.Optional(Type.Object({
+    error: Type.String(),
+    code: Type.String(),
+    field: Type.String({ description: 'The field at fault, e.g. facts[3].valid_from' }),
+  })),
+});
+export const RememberBatchResponse = Type.Object({
+  results: Type.Array(BatchItemResult, { description: 'One per item, in order: memory when stored, error when refused' }),
+  stored: Type.Integer({ minimum: 0 }),
+  failed: Type.Integer({ minimum: 0 }),
+});
 export const StatusResponse = Type.Object({ status: Type.Literal('ok') });
 export const EndEpisodeResponse = Type.Object({
   memories_created: Type.Integer({ minimum: 0 }),
   extraction_tier: Type.Union([Type.Literal(1), Type.Literal(2)], {
     description: 'Which extractor produced the memories: 1 the offline rules (no LLM endpoint answered), 2 the LLM endpoint',
   }),
+});
+
+export const MEMORY_EVENTS = ['stored', 'reinforced', 'promoted_from', 'decayed', 'archived', 'superseded', 'restored'] as const;
+export const MemoryHistoryResponse = Type.Object({
+  memory: Memory,
+  chain: Type.Array(Memory, { description: 'Its values of the same attribute over time, oldest first, itself included (semantic facts; else itself)' }),
+  events: Type.Array(Type.Object({
+    event: Type.Enum([...MEMORY_EVENTS]),
+    at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When; null when not recorded' }),
+    memory_id: Type.Optional(Type.String({ description: 'promoted_from: the episodic memory; superseded: the fact that replaced it' })),
+    count: Type.Optional(Type.Integer({ description: 'reinforced: how many recalls returned it (at: the last)' })),
+  }), { description: 'Its life, in time order' }),
 });
 
 export const DeletionSnapshot = Type.Object({
@@ -310,6 +401,9 @@ export type GroupRecord = Static<typeof Group>;
 export type RecallGroupedResult = Static<typeof RecallGroupedResponse>;
 export type StartEpisodeResult = Static<typeof StartEpisodeResponse>;
 export type EndEpisodeResult = Static<typeof EndEpisodeResponse>;
+export type ImportEpisodeResult = Static<typeof ImportEpisodeResponse>;
+export type MemoryHistoryResult = Static<typeof MemoryHistoryResponse>;
+export type RememberBatchResult = Static<typeof RememberBatchResponse>;
 export type DeletionSnapshotRecord = Static<typeof DeletionSnapshot>;
 export type ForgetResult = Static<typeof ForgetResponse>;
 export type InspectResult = Static<typeof InspectResponse>;

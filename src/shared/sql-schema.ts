@@ -242,7 +242,28 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE memory_entities_rebuilt RENAME TO memory_entities;
   CREATE INDEX memory_entities_by_entity ON memory_entities(entity_id, relation);
   `,
+  /* 7 */ `
+  -- Event time and supersession (docs/time.md). occurred_at: when an episodic turn was said, or
+  -- when a fact became true (valid_from); rows stored before it are taken to have occurred when
+  -- stored. valid_until / superseded_by: set when a later fact about the same single-valued
+  -- attribute replaced this one (writer/commands/supersession.ts). fact_attribute: that
+  -- attribute (shared/fact-attributes.ts; FACT_ATTRIBUTE_FUNCTION, registered by migrate.ts),
+  -- indexed so a new fact finds its owner's earlier values without reading every fact.
+  -- restored_at: when a deletion snapshot's restore last put the row back (its history's event).
+  ALTER TABLE memories ADD COLUMN occurred_at INTEGER NOT NULL DEFAULT 0;
+  UPDATE memories SET occurred_at = created_at;
+  ALTER TABLE memories ADD COLUMN valid_until INTEGER;
+  ALTER TABLE memories ADD COLUMN superseded_by TEXT;
+  ALTER TABLE memories ADD COLUMN fact_attribute TEXT;
+  ALTER TABLE memories ADD COLUMN restored_at INTEGER;
+  UPDATE memories SET fact_attribute = memrt_fact_attribute(content) WHERE memory_type = 'semantic';
+  CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute) WHERE fact_attribute IS NOT NULL;
+  CREATE INDEX memories_by_occurrence ON memories(namespace_id, occurred_at);
+  `,
 ];
+
+/** The SQL function migration 7 fills fact_attribute with (a fact's single-valued attribute, or NULL). */
+export const FACT_ATTRIBUTE_FUNCTION = 'memrt_fact_attribute';
 
 /** Meta key: episodic rowids up to its value were considered by the namespace's last promotion run. */
 export const promotionWatermarkKey = (namespaceId: number) => `promotion_watermark:${namespaceId}`;

@@ -4,7 +4,7 @@ import { workerData } from 'node:worker_threads';
 import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, ServedNote, StageTimings, TaskNotes, TaskOf } from '../shared/protocol/pool.js';
-import type { InspectResult, MemoryType } from '../shared/schemas.js';
+import { FIRST_USE_KIND, type InspectResult, type MemoryType } from '../shared/schemas.js';
 import { openReadPorts } from './open-read-port.js';
 import type { ReadPort } from './port/read-port.js';
 import { BoundedMap } from '../shared/bounded-map.js';
@@ -17,7 +17,9 @@ import { closeWhenAsked } from '../shared/pool-close.js';
 import { RecallEngine, toMemory, type RecallHit } from './recall/engine.js';
 import { groupHits } from './recall/grouping.js';
 import { findContradictions } from './recall/contradictions.js';
-import { extractEpisode } from './extraction/episode.js';
+import { extractEpisode, extractTurns } from './extraction/episode.js';
+import { memoryHistory } from './memory-history.js';
+import { queryWindow } from './recall/query-time.js';
 import { LlmExtractor } from './extraction/llm.js';
 import { ConsolidationPlanner } from './consolidation/planner.js';
 import { createEmbedder } from './embedding/index.js';
@@ -25,6 +27,7 @@ import { embeddingInput } from './embedding/embedder.js';
 import { withinBudget, type Budgeted } from './port/response-budget.js';
 import { warmUp } from './warm-up.js';
 import { lowerThreadPriority, nameThread } from '../shared/os-thread.js';
+import { recallTime, type RecallTimeInput } from '../shared/event-time.js';
 import { checkSnapshotById, readMemoriesById, SnapshotFileError } from '../shared/snapshot-files.js';
 
 const { config, lane, closeChannel } = workerData as PoolWorkerData;
@@ -97,6 +100,7 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
 async function recallHits(
   { engine }: NamespaceReads, query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
   cached: Float32Array | undefined, timings: StageTimings, after: string | undefined, notes: TaskNotes,
+  timeInput: RecallTimeInput,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (!cached) {
@@ -105,16 +109,23 @@ async function recallHits(
     timings.embed = performance.now() - started;
   }
   const onServed = (side: ReadSide, note?: ServedNote) => Object.assign(notes, note, { readSide: side });
-  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed };
-  const hits = await engine.recallWithin(request, config.maxResponseBytes, Date.now(), timings);
+  const now = Date.now();
+  const time = recallTime(timeInput, now);
+  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed, time };
+  // A time the query speaks of narrows it, unless the client gave the interval itself; when
+  // nothing of that time matches, the recall answers as if the query had named none.
+  const during = timeInput.since === undefined && timeInput.until === undefined ? queryWindow(query, time.validAt) : null;
+  let hits = during ? await engine.recallWithin({ ...request, time: { ...time, during } }, config.maxResponseBytes, now, timings) : null;
+  if (!hits || hits.kept.length === 0) hits = await engine.recallWithin(request, config.maxResponseBytes, now, timings);
   return embedded ? { ...hits, embedded } : hits;
 }
 
-async function inspect({ store }: NamespaceReads, entityName: string, limit: number): Promise<PoolResults['inspect']> {
+async function inspect({ store }: NamespaceReads, entityName: string, limit: number, includeSuperseded: boolean): Promise<PoolResults['inspect']> {
   const entity = await store.entity(entityName);
   if (!entity) throw fail.entityNotFound(entityName);
   const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
-  const { kept, truncated } = withinBudget(await store.entityMemories(entity.id, limit, config.maxResponseBytes), (row) => row.content, config.maxResponseBytes);
+  const rows = await store.entityMemories(entity.id, limit, config.maxResponseBytes, includeSuperseded);
+  const { kept, truncated } = withinBudget(rows, (row) => row.content, config.maxResponseBytes);
   for (const row of kept) {
     const memory = toMemory(row, null);
     if (row.memory_type !== 'episodic') result[row.memory_type].push({ ...memory, extraction_tier: row.extraction_tier });
@@ -172,7 +183,7 @@ async function listNamespaces(): Promise<PoolResults['listNamespaces']> {
 const handlers: PoolHandlers = {
   async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(await namespaceReads(task.namespace), query, entity, types, limit, explain, task.queryVector, timings, task.after, notes);
+    const { kept: hits, truncated, embedded } = await recallHits(await namespaceReads(task.namespace), query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -185,7 +196,7 @@ const handlers: PoolHandlers = {
     const { query, entity, limit, order, max_groups, explain } = task.input;
     const reads = await namespaceReads(task.namespace);
     const { store } = reads;
-    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes);
+    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
@@ -197,17 +208,29 @@ const handlers: PoolHandlers = {
       embedded,
     };
   },
-  inspect: async (task) => inspect(await namespaceReads(task.namespace), task.input.entity, task.input.limit),
+  inspect: async (task) => inspect(await namespaceReads(task.namespace), task.input.entity, task.input.limit, task.input.include_superseded ?? false),
   stats: async (task) => (await namespaceReads(task.namespace)).store.stats(),
+  memoryHistory: async (task) => {
+    const rows = await (await namespaceReads(task.namespace)).store.memoryHistory(task.input.memory_id);
+    if (!rows) throw fail.memoryNotFound(task.input.memory_id);
+    return memoryHistory(rows);
+  },
   embedPending: async (task) => embedPending(await namespaceReads(task.namespace), task.limit),
   embeddingBacklog: async (task) => ({ count: await (await namespaceReads(task.namespace)).store.unembeddedCount() }),
   warmUp: async () => (await warmedUp) ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
   prepareEpisodeEnd: async (task) => extractEpisode((await namespaceReads(task.namespace)).store, llm, task.episodeId, task.outcome),
+  extractImport: async (task) => {
+    const { store } = await namespaceReads(task.namespace);
+    // Participants not stored yet are read as the entities their first use will create.
+    const participants = await Promise.all(task.participants.map(async (name) => (await store.entity(name)) ?? { id: '', name, kind: FIRST_USE_KIND }));
+    return extractTurns(llm, participants, task.turns, task.outcome);
+  },
   planConsolidation: async (task) => (await namespaceReads(task.namespace)).consolidation.plan(task.now, embedder),
   vectorIndexStatus: async (task) => (await namespaceReads(task.namespace)).store.vectorIndexStatus(),
   trainVectorIndex: async (task) => (await namespaceReads(task.namespace)).store.trainVectorIndex(),
   staleVectorMoves: async (task) => ({ moves: await (await namespaceReads(task.namespace)).store.staleVectorMoves(task.limit) }),
   snapshotEntity: async (task) => (await namespaceReads(task.namespace)).store.snapshotEntity(task.entity, task.maxRowid),
+  snapshotMemory: async (task) => (await namespaceReads(task.namespace)).store.snapshotMemory(task.memoryId),
   namespaceNames: () => directory.names(),
   pendingNamespaces: () => directory.pending(),
   listNamespaces: () => listNamespaces(),

@@ -38,6 +38,7 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
     let bEpisode = '';
     let bSnapshot = '';
     let aEpisode = '';
+    let bMemory = '';
     const aIds = new Set<string>();
 
     const as = async (key: string, method: string, path: string, route: string, body?: unknown, extra: Record<string, string> = {}): Promise<Reply> => {
@@ -68,7 +69,9 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
         }
       }
       // tenant-b: an entity tenant-a does not have, an open episode, and a deletion snapshot.
-      assert.equal((await call(t.base, 'POST', '/v1/remember', { entity: 'b-only-entity', fact: 'quokkaflux keeps the B-SECRET-7731 code' }, auth(KEY_B))).status, 201);
+      const bOnly = await call(t.base, 'POST', '/v1/remember', { entity: 'b-only-entity', fact: 'quokkaflux keeps the B-SECRET-7731 code' }, auth(KEY_B));
+      assert.equal(bOnly.status, 201);
+      bMemory = bOnly.body.id;
       bEpisode = (await call(t.base, 'POST', '/v1/episodes/start', { participants: ['maria', 'assistant'] }, auth(KEY_B))).body.episode_id;
       assert.equal((await call(t.base, 'POST', `/v1/episodes/${bEpisode}/message`, { role: 'user', content: 'my zebracorn password is B-SECRET-7731' }, auth(KEY_B))).status, 200);
       await call(t.base, 'POST', '/v1/remember', { entity: 'doomed', fact: 'zebracorn doomed fact' }, auth(KEY_B));
@@ -148,6 +151,49 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
       const entities = await as(KEY_A, 'GET', '/v1/entities?limit=100', '/v1/entities');
       assert.deepEqual(entities.body.entities.map((e: { name: string }) => e.name).sort(), ['assistant', 'garden', 'maria']);
 
+      // Event time stays inside the namespace (issue 26): tenant-b's later fact of the same
+      // attribute does not supersede tenant-a's, nor does its history or recall in time reach A.
+      const aBerlin = await as(KEY_A, 'POST', '/v1/remember', '/v1/remember', { entity: 'mover', fact: 'Mover lives in Berlin', valid_from: '2020-01-01T00:00:00Z' });
+      assert.equal(aBerlin.status, 201);
+      const bBatch = await call(t.base, 'POST', '/v1/remember/batch', { facts: [{ entity: 'mover', fact: 'Mover lives in Madrid zebracorn', valid_from: '2022-01-01T00:00:00Z' }] }, auth(KEY_B));
+      assert.equal(bBatch.status, 200, JSON.stringify(bBatch.body));
+      const bMadrid = bBatch.body.results[0].memory.id as string;
+      const aHistory = await as(KEY_A, 'GET', `/v1/memories/${aBerlin.body.id}/history`, '/v1/memories/:memory_id/history');
+      assert.equal(aHistory.status, 200);
+      assert.equal(aHistory.body.memory.superseded_by, null);
+      assert.deepEqual(aHistory.body.chain.map((m: { id: string }) => m.id), [aBerlin.body.id]);
+      assert.equal((await as(KEY_A, 'GET', `/v1/memories/${bMadrid}/history`, '/v1/memories/:memory_id/history')).status, 404);
+      for (const time of [{ as_of: '2023-01-01T00:00:00Z' }, { include_superseded: true }, { since: '2019-01-01T00:00:00Z', until: '2030-01-01T00:00:00Z' }]) {
+        const inTime = await as(KEY_A, 'POST', '/v1/recall', '/v1/recall', { query: 'Mover lives in Madrid zebracorn', limit: 50, ...time });
+        assert.equal(inTime.status, 200);
+        const mover = inTime.body.memories.filter((m: { content: string }) => m.content.startsWith('Mover'));
+        assert.deepEqual(mover.map((m: { id: string; valid_until: string | null }) => [m.id, m.valid_until]), [[aBerlin.body.id, null]], JSON.stringify(time));
+        const grouped = await as(KEY_A, 'POST', '/v1/recall_grouped', '/v1/recall_grouped', { query: 'Mover lives zebracorn', limit: 50, ...time });
+        assert.equal(grouped.status, 200);
+      }
+      // A's batch supersedes within A only: its older fact arrives superseded by A's Berlin, never by B's Madrid.
+      const aBatch = await as(KEY_A, 'POST', '/v1/remember/batch', '/v1/remember/batch', { facts: [{ entity: 'mover', fact: 'Mover lives in Porto', valid_from: '2019-01-01T00:00:00Z' }] });
+      assert.equal(aBatch.status, 200);
+      assert.equal(aBatch.body.results[0].memory.superseded_by, aBerlin.body.id);
+      const imported = await as(KEY_A, 'POST', '/v1/episodes/import', '/v1/episodes/import', {
+        participants: ['mover', 'assistant'], started_at: '2021-03-01T10:00:00Z',
+        messages: [{ role: 'user', content: 'I moved to a flat near the station', occurred_at: '2021-03-01T10:00:00Z' }],
+      });
+      assert.equal(imported.status, 201);
+      assert.equal((await call(t.base, 'GET', `/v1/memories/${bMadrid}/history`, undefined, auth(KEY_B))).body.memory.superseded_by, null);
+      // A's key cannot retract B's memory; retracting its own leaves B's fact of the same words alone.
+      assert.equal((await as(KEY_A, 'DELETE', `/v1/memories/${bMadrid}`, '/v1/memories/:memory_id')).status, 404);
+      const retracted = await as(KEY_A, 'DELETE', `/v1/memories/${aBerlin.body.id}`, '/v1/memories/:memory_id');
+      assert.equal(retracted.status, 200);
+      assert.equal(retracted.body.forgotten_count, 1);
+      assert.equal((await call(t.base, 'GET', `/v1/memories/${bMadrid}/history`, undefined, auth(KEY_B))).status, 200);
+      // Its snapshot is A's: listed and restorable by A, not by B.
+      assert.equal((await call(t.base, 'POST', `/v1/snapshots/${retracted.body.snapshot.snapshot_id}/restore`, undefined, auth(KEY_B))).status, 404);
+      assert.equal((await as(KEY_A, 'POST', `/v1/snapshots/${retracted.body.snapshot.snapshot_id}/restore`, '/v1/snapshots/:snapshot_id/restore')).status, 200);
+      const back = await as(KEY_A, 'GET', `/v1/memories/${aBerlin.body.id}/history`, '/v1/memories/:memory_id/history');
+      assert.equal(back.status, 200);
+      assert.notEqual(back.body.memory.superseded_by, bMadrid);
+
       // tenant-b's episode does not exist for key A.
       assert.equal((await as(KEY_A, 'POST', `/v1/episodes/${bEpisode}/message`, '/v1/episodes/:id/message', { role: 'user', content: 'hello' })).status, 404);
       assert.equal((await as(KEY_A, 'POST', `/v1/episodes/${bEpisode}/end`, '/v1/episodes/:id/end', {})).status, 404);
@@ -179,14 +225,14 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
 
       // tenant-b's data is untouched by all of it.
       const bStats = await call(t.base, 'GET', '/v1/stats', undefined, auth(KEY_B));
-      assert.deepEqual(bStats.body, { namespace: B, entities: 4, // maria, assistant, garden, b-only-entity ('doomed' was forgotten)
-        episodic_memories: 1, semantic_memories: SHARED.length + FILLER + 1, procedural_memories: 0 });
+      assert.deepEqual(bStats.body, { namespace: B, entities: 5, // maria, assistant, garden, b-only-entity, mover ('doomed' was forgotten)
+        episodic_memories: 1, semantic_memories: SHARED.length + FILLER + 2, procedural_memories: 0 });
       const bMaria = await call(t.base, 'POST', '/v1/inspect', { entity: 'maria', limit: 1000 }, auth(KEY_B));
       assert.equal(bMaria.body.semantic.length, SHARED.length);
       // The operator sees both, with their counts, and can act on either by header.
       const listed = (await call(t.base, 'GET', '/v1/namespaces', undefined, auth(OPERATOR))).body.namespaces;
       assert.deepEqual(listed.filter((n: { namespace: string }) => n.namespace === B), [bStats.body]);
-      assert.equal((await call(t.base, 'GET', '/v1/stats', undefined, auth(OPERATOR, { 'memory-namespace': B }))).body.semantic_memories, SHARED.length + FILLER + 1);
+      assert.equal((await call(t.base, 'GET', '/v1/stats', undefined, auth(OPERATOR, { 'memory-namespace': B }))).body.semantic_memories, SHARED.length + FILLER + 2);
 
       // The walk covered every route the service declares (a new one must be added here).
       const declared = buildRoutes().map((route) => `${route.method === 'del' ? 'DELETE' : route.method.toUpperCase()} ${route.path}`);
@@ -206,6 +252,10 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
           episode_start: { participants: ['maria'] },
           episode_message: { episode_id: bEpisode, role: 'user', content: 'hi' },
           episode_end: { episode_id: bEpisode },
+          episode_import: { participants: ['maria', 'assistant'], messages: [{ role: 'user', content: 'Maria asked about tides' }] },
+          remember_batch: { facts: [{ entity: 'maria', fact: 'Maria keeps goats', valid_from: '2021-01-01T00:00:00Z' }] },
+          memory_history: { memory_id: bMemory },
+          forget_memory: { memory_id: bMemory },
           forget: { entity_name: 'b-only-entity' },
           inspect: { entity: 'b-only-entity' },
           stats: {},
@@ -218,7 +268,7 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
           const text = JSON.stringify(result);
           seenByA.push(text);
           if (tool.name === 'stats') assert.equal((result.structuredContent as { namespace: string }).namespace, A);
-          if (['episode_message', 'episode_end', 'inspect'].includes(tool.name)) assert.equal(result.isError, true, tool.name);
+          if (['episode_message', 'episode_end', 'inspect', 'memory_history', 'forget_memory'].includes(tool.name)) assert.equal(result.isError, true, tool.name);
         }
         assert.equal(tools.length, MEMORY_TOOLS.length);
       } finally {

@@ -49,11 +49,50 @@ class EveryEndpoint(unittest.TestCase):
 
     def test_recall_reports_contradictions(self) -> None:
         entity = unique("py-contra")
-        self.client.remember(entity, f"{entity} lives in Berlin")
-        self.client.remember(entity, f"{entity} lives in Madrid")
+        # Valid from the same moment: supersession cannot decide, so recall reports the pair.
+        at = "2024-01-01T00:00:00Z"
+        berlin = self.client.remember(entity, f"{entity} lives in Berlin", valid_from=at)
+        madrid = self.client.remember(entity, f"{entity} lives in Madrid", valid_from=at)
         found = self.client.recall("where does it live", entity=entity, limit=10)
         assert_shape(self, found, types.RecallResponse)
         self.assertEqual(len(found["contradictions"]), 1, found)
+        self.assertEqual(sorted(found["contradictions"][0]["memory_ids"]), sorted([berlin["id"], madrid["id"]]))
+
+    def test_a_later_fact_supersedes_and_as_of_finds_the_earlier(self) -> None:
+        entity = unique("py-time")
+        berlin = self.client.remember(entity, f"{entity} lives in Berlin", valid_from="2021-01-01T00:00:00Z")
+        madrid = self.client.remember(entity, f"{entity} lives in Madrid", valid_from="2022-01-01T00:00:00Z")
+        now = self.client.recall("where does it live", entity=entity)
+        assert_shape(self, now, types.RecallResponse)
+        self.assertEqual([m["id"] for m in now["memories"]], [madrid["id"]])
+        then = self.client.recall("where does it live", entity=entity, as_of="2021-06-01T00:00:00Z")
+        self.assertEqual([m["id"] for m in then["memories"]], [berlin["id"]])
+        both = self.client.recall("where does it live", entity=entity, include_superseded=True)
+        old = next(m for m in both["memories"] if m["id"] == berlin["id"])
+        self.assertEqual(old["superseded_by"], madrid["id"])
+        self.assertEqual(len(self.client.inspect(entity, include_superseded=True)["semantic"]), 2)
+        history = self.client.memory_history(berlin["id"])
+        assert_shape(self, history, types.MemoryHistoryResponse)
+        self.assertEqual([m["id"] for m in history["chain"]], [berlin["id"], madrid["id"]])
+        self.assertIn("superseded", [e["event"] for e in history["events"]])
+        # Retracting the current value makes the previous one current again.
+        retracted = self.client.forget_memory(madrid["id"])
+        assert_shape(self, retracted, types.ForgetResponse)
+        self.assertEqual(retracted["forgotten_count"], 1)
+        again = self.client.recall("where does it live", entity=entity)
+        self.assertEqual([(m["id"], m["superseded_by"]) for m in again["memories"]], [(berlin["id"], None)])
+
+    def test_bulk_import_and_batch(self) -> None:
+        entity = unique("py-bulk")
+        imported = self.client.import_episode([entity], [
+            {"role": "user", "content": "I keep bees on my allotment", "occurred_at": "2023-05-08T10:00:00Z"},
+            {"role": "assistant", "content": "Lovely", "occurred_at": "2023-05-08T10:01:00Z"},
+        ], started_at="2023-05-08T10:00:00Z")
+        assert_shape(self, imported, types.ImportEpisodeResponse)
+        batch = self.client.remember_batch([{"entity": entity, "fact": "owns a kayak"}, {"entity": entity}])
+        assert_shape(self, batch, types.RememberBatchResponse)
+        self.assertEqual((batch["stored"], batch["failed"]), (1, 1))
+        self.assertEqual(batch["results"][1]["error"]["field"], "facts[1].fact")
 
     def test_recall_explain(self) -> None:
         entity = unique("py-explain")

@@ -10,6 +10,7 @@ import type { EmbeddingBackfill } from '../jobs/embedding-backfill.js';
 import type { Reinforcer } from '../reinforcement.js';
 import type { Consolidator } from '../jobs/consolidator.js';
 import { EntityDeletion } from '../entity-deletion.js';
+import { MemoryRetraction } from '../memory-retraction.js';
 import { SnapshotRestore } from '../snapshot-restore.js';
 import { DeleteRestoreTurns } from '../take-turns.js';
 import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from '../cluster-turns.js';
@@ -17,11 +18,31 @@ import type { Logger } from '../../shared/logger.js';
 import type { QueryEmbeddingCache } from '../query-embedding-cache.js';
 import { CommitTrail } from '../commit-trail.js';
 import { furthestWalPosition, READ_PRIMARY } from '../../shared/wal-position.js';
+import { optionalTime, recallTime } from '../../shared/event-time.js';
+import type { CommandOf } from '../../shared/protocol/writer.js';
+import { RememberBody } from '../../shared/schemas.js';
+import { compileValidator } from '../../shared/validation.js';
+import type { Parsed } from '../../shared/defaults.js';
+
+/** remember/batch checks each item as remember's body. */
+const BATCH_ITEM = compileValidator(RememberBody, 'item');
+
+/** A refused batch item's error, its field named from the batch (facts[3].valid_from). */
+function batchItemError(index: number, error: ServiceError): { error: string; code: string; field: string } {
+  const item = `facts[${index}]`;
+  const named = /^([A-Za-z_][\w.[\]]*): /.exec(error.message);
+  const missing = /missing required fields? '([^']+)'/.exec(error.message);
+  const inner = named ? named[1] : missing ? missing[1] : 'item';
+  const field = inner === 'item' ? item : `${item}.${inner}`;
+  const message = `${field}: ${named ? error.message.slice(named[0].length) : missing ? 'missing (required)' : error.message}`;
+  return { error: message, code: error.code, field };
+}
 import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer, type OperationHandlers, type RequestContext } from './contract.js';
 
 export class MemoryOperations implements OperationHandlers {
   private readonly deletion: EntityDeletion;
   private readonly restoration: SnapshotRestore;
+  private readonly retraction: MemoryRetraction;
 
   constructor(
     private readonly config: Config,
@@ -39,6 +60,7 @@ export class MemoryOperations implements OperationHandlers {
     // with the other nodes' too).
     const turns = new DeleteRestoreTurns(clusterTurns);
     this.deletion = new EntityDeletion(pool, writer, log, turns);
+    this.retraction = new MemoryRetraction(pool, writer, log, turns);
     this.restoration = new SnapshotRestore(config, pool, writer, backfill, log, turns);
   }
 
@@ -88,10 +110,37 @@ export class MemoryOperations implements OperationHandlers {
 
   remember(input: Input<'remember'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'remember'>>> {
     return this.written((trail) =>
-      this.stored(namespace, this.writer.send(namespace, { type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence }, trail)));
+      this.stored(namespace, this.writer.send(namespace, {
+        type: 'remember', entity: input.entity, fact: input.fact, confidence: input.confidence, validFrom: optionalTime('valid_from', input.valid_from),
+      }, trail)));
+  }
+
+  /** Each fact checked on its own: the valid ones are stored in one writer command, the others reported by index and field. */
+  async rememberBatch(input: Input<'rememberBatch'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'rememberBatch'>>> {
+    const results: Output<'rememberBatch'>['results'] = [];
+    const facts: CommandOf<'rememberBatch'>['facts'] = [];
+    const slots: number[] = [];
+    input.facts.forEach((item, index) => {
+      try {
+        const fact = BATCH_ITEM.parse(item) as Parsed<typeof RememberBody>; // defaults applied
+        facts.push({ entity: fact.entity, fact: fact.fact, confidence: fact.confidence, validFrom: optionalTime('valid_from', fact.valid_from) });
+        slots.push(index);
+        results.push({ index });
+      } catch (error) {
+        results.push({ index, error: batchItemError(index, ServiceError.from(error)) });
+      }
+    });
+    return this.written(async (trail) => {
+      if (facts.length > 0) {
+        const stored = await this.stored(namespace, this.writer.send(namespace, { type: 'rememberBatch', facts }, trail));
+        stored.forEach((memory, k) => (results[slots[k]!]!.memory = memory));
+      }
+      return { results, stored: facts.length, failed: input.facts.length - facts.length };
+    });
   }
 
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
+    recallTime(input, Date.now()); // a date the calendar lacks is refused here, before the pool
     const queryVector = this.queryCache.get(input.query);
     const { namespace } = request;
     const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, queryVector, after: this.readAfter(request) });
@@ -101,6 +150,7 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recallGrouped'>>> {
+    recallTime(input, Date.now()); // refused here (400), not reported as a failed pipeline
     try {
       const queryVector = this.queryCache.get(input.query);
       const { namespace } = request;
@@ -119,12 +169,32 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   startEpisode(input: Input<'startEpisode'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'startEpisode'>>> {
-    return this.written((trail) => this.writer.send(namespace, { type: 'startEpisode', participants: input.participants }, trail));
+    const startedAt = optionalTime('started_at', input.started_at);
+    return this.written((trail) => this.writer.send(namespace, { type: 'startEpisode', participants: input.participants, startedAt }, trail));
   }
 
   addMessage(input: Input<'addMessage'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'addMessage'>>> {
     return this.written((trail) =>
-      this.stored(namespace, this.writer.send(namespace, { type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content }, trail)));
+      this.stored(namespace, this.writer.send(namespace, {
+        type: 'addMessage', episodeId: input.episode_id, role: input.role, content: input.content, occurredAt: optionalTime('occurred_at', input.occurred_at),
+      }, trail)));
+  }
+
+  /** Extraction over the given turns in the pool, then one writer command stores it all (one transaction). */
+  async importEpisode(input: Input<'importEpisode'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'importEpisode'>>> {
+    const startedAt = optionalTime('started_at', input.started_at);
+    const messages = input.messages.map((m, i) => ({ role: m.role, content: m.content, occurredAt: optionalTime(`messages[${i}].occurred_at`, m.occurred_at) }));
+    const { memories, extractor, fallbackReason } = await this.pool.run({
+      op: 'extractImport', namespace, participants: input.participants, outcome: input.outcome, turns: messages.map(({ role, content }) => ({ role, content })),
+    });
+    this.onExtraction?.(extractor, fallbackReason);
+    const extraction_tier = extractor === 'llm' ? 2 : 1;
+    return this.written(async (trail) => ({
+      ...(await this.stored(namespace, this.writer.send(namespace, {
+        type: 'importEpisode', participants: input.participants, startedAt, outcome: input.outcome, messages, memories,
+      }, trail))),
+      extraction_tier,
+    }));
   }
 
   /** Extraction runs in the pool (it may call an LLM); its results are stored by the writer. */
@@ -164,6 +234,16 @@ export class MemoryOperations implements OperationHandlers {
   /** The namespace's entities by name, a page at a time (the console's entity list). */
   async listEntities(input: Input<'listEntities'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'listEntities'>>> {
     return answerOf(await this.pool.run({ op: 'listEntities', namespace, input }));
+  }
+
+  /** One memory, snapshot first, as an entity delete (core/memory-retraction.ts). */
+  forgetMemory(input: Input<'forgetMemory'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'forgetMemory'>>> {
+    return this.written((trail) => this.retraction.retract(namespace, input.memory_id, trail));
+  }
+
+  /** Read from the primary (PostgreSQL), as inspect: it always sees this node's writes. */
+  async memoryHistory(input: Input<'memoryHistory'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'memoryHistory'>>> {
+    return answerOf(await this.pool.run({ op: 'memoryHistory', namespace, input }));
   }
 
   async inspect(input: Input<'inspect'>, { namespace }: RequestContext): Promise<SerialisedAnswer<Output<'inspect'>>> {

@@ -2,8 +2,8 @@
 // Message and end have a second REST form with the episode id in the body, as existing SDKs send it.
 import type { TObject } from 'typebox';
 import {
-  EndEpisodeBody, EndEpisodeByBody, EndEpisodeResponse, EpisodeMessageBody, EpisodeMessageByBody, StartEpisodeBody,
-  StartEpisodeResponse, StatusResponse,
+  EndEpisodeBody, EndEpisodeByBody, EndEpisodeResponse, EpisodeMessageBody, EpisodeMessageByBody, ImportEpisodeBody,
+  ImportEpisodeResponse, MAX_IMPORT_MESSAGES, StartEpisodeBody, StartEpisodeResponse, StatusResponse,
 } from '../schemas.js';
 import { declareOperation, WRITES, type RestBinding } from './declare.js';
 
@@ -66,6 +66,26 @@ export const endEpisode = declareOperation({
       'Close an episode and extract lasting memories (facts and procedures) from its messages. Optional outcome: ' +
       '"success", "failure" or "partial". Returns {memories_created, extraction_tier}: how many semantic/procedural ' +
       'memories the extraction stored, and which extractor ran (1 offline rules, 2 the LLM endpoint). Fails with "not found" when the episode is unknown or was already ended.',
+    annotations: WRITES,
+  },
+});
+
+export const importEpisode = declareOperation({
+  name: 'importEpisode',
+  input: ImportEpisodeBody,
+  output: ImportEpisodeResponse,
+  position: 'returned',
+  errors: ['STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
+  rest: [{ method: 'post', path: '/v1/episodes/import', status: 201, summary: 'Store a whole past conversation in one call (one transaction), ended and extracted' }],
+  mcp: {
+    name: 'episode_import',
+    title: 'Import a past conversation',
+    description:
+      'Store a whole conversation that already happened, in one call: participants, optional started_at (when it took place, ' +
+      'ISO 8601 with offset), optional outcome, and messages [{role, content, occurred_at?}] in order (up to ' +
+      `${MAX_IMPORT_MESSAGES}). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when ` +
+      'it took place. Returns {episode_id, memories_created, extraction_tier}. Use it to load chat history; for a live ' +
+      'conversation use episode_start / episode_message / episode_end.',
     annotations: WRITES,
   },
 });

@@ -1,7 +1,8 @@
-// Memories: storing a fact, recalling (flat or grouped by conversation), consolidating.
+// Memories: storing a fact, recalling (flat or grouped by conversation), consolidating, one
+// memory's history and its retraction.
 import {
-  ConsolidateResponse, EmptyBody, MAX_LIMIT, RecallBody, RecallGroupedBody, RecallGroupedResponse, RecallResponse,
-  RememberBody, StoredFact,
+  ConsolidateResponse, EmptyBody, ForgetResponse, MAX_LIMIT, RecallBody, RecallGroupedBody, RecallGroupedResponse, RecallResponse,
+  MAX_BATCH_FACTS, MemoryHistoryResponse, MemoryParams, RememberBatchBody, RememberBatchResponse, RememberBody, StoredFact,
 } from '../schemas.js';
 import { defaultOf } from '../defaults.js';
 import { declareOperation, READS, WRITES } from './declare.js';
@@ -22,6 +23,24 @@ export const remember = declareOperation({
       `The entity is created (kind "user") if it does not exist yet. confidence (0–1, default ${defaultOf(RememberBody, 'confidence')}) ` +
       'says how sure you are. Storing the same fact again does not duplicate it; the higher confidence is kept. ' +
       'Returns the stored record: id, content, memory_type ("semantic"), confidence, stability, extraction_tier.',
+    annotations: { ...WRITES, idempotentHint: true },
+  },
+});
+
+export const rememberBatch = declareOperation({
+  name: 'rememberBatch',
+  input: RememberBatchBody,
+  output: RememberBatchResponse,
+  position: 'returned',
+  errors: ['STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
+  rest: [{ method: 'post', path: '/v1/remember/batch', summary: `Store up to ${MAX_BATCH_FACTS} facts in one call; each is stored or reported on its own` }],
+  mcp: {
+    name: 'remember_batch',
+    title: 'Remember many facts',
+    description:
+      `Store up to ${MAX_BATCH_FACTS} facts in one call: facts [{entity, fact, confidence?, valid_from?}], each as remember takes it. ` +
+      'Returns {results, stored, failed}: one result per fact in order, with the stored memory, or an error naming the field ' +
+      '(e.g. facts[3].valid_from) for a fact that was refused; the others are stored all the same.',
     annotations: { ...WRITES, idempotentHint: true },
   },
 });
@@ -85,5 +104,46 @@ export const consolidate = declareOperation({
       'and archive memories that have faded below the threshold. Takes no arguments. Returns {promoted, decayed, ' +
       'archived}. Normally scheduled by operators; call it only when asked to.',
     annotations: { ...WRITES, destructiveHint: true },
+  },
+});
+
+export const memoryHistory = declareOperation({
+  name: 'memoryHistory',
+  input: MemoryParams,
+  output: MemoryHistoryResponse,
+  errors: ['NOT_FOUND'],
+  rest: [{
+    method: 'get', path: '/v1/memories/:memory_id/history', body: null, params: { memory_id: 'memory_id' },
+    summary: 'A memory with its supersession chain in time order and its life events',
+  }],
+  mcp: {
+    name: 'memory_history',
+    title: 'History of a memory',
+    description:
+      'How one memory came to be and what replaced it: memory_id (from a recall or inspect answer). Returns {memory, chain, events}: ' +
+      'chain lists the values the same attribute had over time, oldest first (e.g. each city someone lived in, with valid_until and ' +
+      'superseded_by), events its life (stored, reinforced, promoted_from, decayed, archived, superseded, restored) with times.',
+    annotations: READS,
+  },
+});
+
+export const forgetMemory = declareOperation({
+  name: 'forgetMemory',
+  input: MemoryParams,
+  output: ForgetResponse,
+  position: 'returned',
+  errors: ['NOT_FOUND', 'RESTORE_BUSY', 'SNAPSHOT_FAILED', 'STORAGE_FULL', 'DATABASE_UNAVAILABLE'],
+  rest: [{
+    method: 'delete', path: '/v1/memories/:memory_id', body: null, params: { memory_id: 'memory_id' },
+    summary: 'Retract one memory after writing a recovery snapshot (restore brings it back)',
+  }],
+  mcp: {
+    name: 'forget_memory',
+    title: 'Retract one memory',
+    description:
+      'Delete ONE memory by memory_id (from a recall or inspect answer), e.g. a fact the user says is wrong; the entity and ' +
+      'its other memories stay. A recovery snapshot is written first (for operators); if it cannot be written nothing is ' +
+      'deleted. A fact it had superseded is current again. Returns {forgotten_count, snapshot}; an unknown id fails with "not found".',
+    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
   },
 });

@@ -1,6 +1,7 @@
 // The pool protocol: the tasks the main thread hands to the Piscina pool of read-only workers.
 // Each task is declared once below (POOL_TASKS): its lane as a value the pool routes by, and what
 // it takes and answers as types. A task's fields, its result and its lane cannot drift apart.
+import type { MemoryHistoryResult } from '../schemas.js';
 import type { Config } from '../config.js';
 import type { WireError } from '../errors.js';
 import type { SnapshotHeaderT } from '../file-formats.js';
@@ -60,6 +61,7 @@ export const POOL_TASKS = {
   recallGrouped: task<RecallFields<ValidatedRecallGrouped>, RecallAnswer<RecallGroupedResult>>('interactive'),
   inspect: task<{ input: ValidatedInspect }, { answer: JsonBytes<InspectResult>; truncated: boolean }>('interactive'),
   stats: task<object, StatsResult>('interactive'),
+  memoryHistory: task<{ input: { memory_id: string } }, MemoryHistoryResult>('interactive'),
   listEntities: task<{ input: ValidatedListEntities }, ListEntitiesResult>('interactive'),
   /** Every namespace with its counts (GET /v1/namespaces, operator keys only). */
   listNamespaces: task<object, StatsResult[]>('interactive'),
@@ -75,6 +77,11 @@ export const POOL_TASKS = {
     { episodeId: string; outcome: Outcome | null },
     { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string; sourceIds: string[] }
   >('requested'),
+  /** episodes/import: extraction over turns not stored yet (participants by name; unknown ones as first use creates them). */
+  extractImport: task<
+    { participants: string[]; outcome: Outcome | null; turns: { role: string; content: string }[] },
+    { memories: ExtractedMemory[]; extractor: 'llm' | 'rules' | 'none'; fallbackReason?: string }
+  >('requested'),
   planConsolidation: task<{ now: number }, ConsolidationPlan>('requested'),
   /**
    * The entity's rows as [rowid, id] (null snapshot when it had none). SQLite: all in the fsynced
@@ -84,6 +91,14 @@ export const POOL_TASKS = {
    */
   snapshotEntity: task<
     { entity: string; maxRowid: number },
+    { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null; header?: SnapshotHeaderT }
+  >('requested'),
+  /**
+   * One memory's deletion snapshot (DELETE /v1/memories/{id}), as snapshotEntity's with its owner
+   * entity in the header; not found unless the namespace holds it.
+   */
+  snapshotMemory: task<
+    { memoryId: string },
     { rows: [number, string][]; snapshot: DeletionSnapshotRecord | null; header?: SnapshotHeaderT }
   >('requested'),
   // Snapshot files or rows (a big one is hundreds of MB, read a chunk at a time): never in recall's way.

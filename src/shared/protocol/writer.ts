@@ -22,9 +22,16 @@ export interface ExtractedMemory {
 /** Writes, handled by the single writer thread. Each maps to its result in WriterResults. */
 export type WriterCommand =
   | { type: 'ensureEntity'; name: string; kind: EntityKind }
-  | { type: 'remember'; entity: string; fact: string; confidence: number }
-  | { type: 'startEpisode'; participants: string[] }
-  | { type: 'addMessage'; episodeId: string; role: string; content: string }
+  // Event times (ms; docs/time.md): absent means now.
+  | { type: 'remember'; entity: string; fact: string; confidence: number; validFrom?: number }
+  | { type: 'startEpisode'; participants: string[]; startedAt?: number }
+  | { type: 'addMessage'; episodeId: string; role: string; content: string; occurredAt?: number }
+  | { type: 'rememberBatch'; facts: { entity: string; fact: string; confidence: number; validFrom?: number }[] }
+  | {
+      /** A whole past conversation, ended, with what extraction (run in the pool on `messages`) produced. */
+      type: 'importEpisode'; participants: string[]; startedAt?: number; outcome: Outcome | null;
+      messages: { role: string; content: string; occurredAt?: number }[]; memories: ExtractedMemory[];
+    }
   | {
       type: 'endEpisode'; episodeId: string; outcome: Outcome | null; memories: ExtractedMemory[];
       /** Ids of the turns extraction read: if any is gone by now (deleted), nothing is stored. */
@@ -49,6 +56,15 @@ export type WriterCommand =
        */
       type: 'forgetEntity';
       deletionId: number;
+    }
+  | {
+      /**
+       * Removes one memory (DELETE /v1/memories/{id}) whose snapshot was taken as forgetRows'
+       * is; the facts it had superseded take over its own end (it leaves the chain).
+       */
+      type: 'retractMemory';
+      row: [number, string];
+      snapshot?: SnapshotHeaderT;
     }
   | {
       type: 'forgetRows';
@@ -117,7 +133,9 @@ export interface Centroids {
 export interface WriterResults {
   ensureEntity: EntityRecord;
   remember: StoredFactRecord;
+  rememberBatch: StoredFactRecord[];
   startEpisode: StartEpisodeResult;
+  importEpisode: { episode_id: string; memories_created: number };
   addMessage: { status: 'ok' };
   /** The tier is added by the caller: the pool, not the writer, knows which extractor ran. */
   endEpisode: Omit<EndEpisodeResult, 'extraction_tier'>;
@@ -132,6 +150,7 @@ export interface WriterResults {
    * chunk runs). SQLite's snapshot is the file, written whole before the first chunk.
    */
   forgetRows: { processed: number; removed: number; copied?: Record<MemoryType, number> };
+  retractMemory: { removed: number };
   /** `processed`: how many of `memories` were handled; `restored` + `present` = processed. */
   restoreRows: { processed: number; restored: number; present: number };
   attachVectors: { attached: number };

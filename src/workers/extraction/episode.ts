@@ -4,10 +4,10 @@
 import { fail } from '../../shared/errors.js';
 import type { PoolResults } from '../../shared/protocol/pool.js';
 import type { ExtractedMemory } from '../../shared/protocol/writer.js';
-import type { Outcome } from '../../shared/schemas.js';
+import type { EntityRecord, Outcome } from '../../shared/schemas.js';
 import type { ReadPort } from '../port/read-port.js';
 import type { LlmExtractor } from './llm.js';
-import { extractByRules, outcomeAdjusted } from './rules.js';
+import { extractByRules, outcomeAdjusted, type TranscriptTurn } from './rules.js';
 import { subjectOf } from './speakers.js';
 
 type RuleExtractor = typeof extractByRules;
@@ -35,17 +35,24 @@ export async function extractEpisode(
   if (!episode) throw fail.episodeNotFound(episodeId);
   if (episode.ended_at !== null) throw fail.episodeEnded(episodeId);
   const participants = await store.participants(episodeId);
-  const subject = subjectOf(participants);
   const turns = await store.transcript(episodeId);
+  return { ...(await extractTurns(llm, participants, turns, outcome, rules)), sourceIds: turns.map((turn) => turn.id) };
+}
+
+/** What extraction makes of a conversation, stored (end) or about to be (episodes/import). */
+export async function extractTurns(
+  llm: LlmExtractor, participants: EntityRecord[], turns: TranscriptTurn[], outcome: Outcome | null,
+  rules: RuleExtractor = extractByRules,
+): Promise<Omit<PoolResults['prepareEpisodeEnd'], 'sourceIds'>> {
+  const subject = subjectOf(participants);
   // Nothing was said: there is nothing to extract, and no reason to call a model.
-  const sourceIds = turns.map((turn) => turn.id);
-  if (!subject || turns.length === 0) return { memories: [], extractor: 'none', sourceIds };
+  if (!subject || turns.length === 0) return { memories: [], extractor: 'none' };
 
   const reply = await llm.extract({ subject: subject.name, participants: participants.map((p) => p.name), outcome, turns });
   if (!reply.ok) {
     const { memories, failure } = rulesOrNothing(rules, turns, participants, outcome);
     const fallbackReason = failure === undefined ? reply.reason : `${reply.reason}; the rules failed too (${failure}), nothing extracted`;
-    return { memories, extractor: 'rules', fallbackReason, sourceIds };
+    return { memories, extractor: 'rules', fallbackReason };
   }
   const memories = reply.items.map((item): ExtractedMemory => ({
     content: item.content,
@@ -55,5 +62,5 @@ export async function extractEpisode(
     extraction_tier: 2,
     entities: [subject.name],
   }));
-  return { memories, extractor: 'llm', sourceIds };
+  return { memories, extractor: 'llm' };
 }

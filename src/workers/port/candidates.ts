@@ -2,12 +2,17 @@
 // filter and context, the candidates a retrieval proposes from the whole namespace with its raw
 // score, and what ranking reads of each; fusion (recall/fuse.ts) combines the scores.
 import type { MemoryType } from '../../shared/schemas.js';
+import type { TimeFilter } from '../../shared/event-time.js';
 import type { MemoryRow } from './rows.js';
 
 export interface CandidateFilter {
   entityId: string | null;
   types: MemoryType[] | null;
+  /** Which memories are valid when (docs/time.md); absent: those valid now. */
+  time?: TimeFilter;
 }
+
+export type { TimeFilter };
 
 export interface RecallContext {
   query: string;
@@ -37,6 +42,11 @@ export interface Proposal {
  * search the namespace with the entity as a filter instead.
  */
 export const LARGE_ENTITY = 4000;
+
+/** The default view: what is valid now, whenever it occurred. */
+export function validNow(now = Date.now()): TimeFilter {
+  return { validAt: now, asOf: false, allVersions: false, since: null, until: null };
+}
 
 /** The columns ranking reads of every candidate (no content: that is read for the returned few). */
 export type CandidateRow = Pick<MemoryRow, 'rowid' | 'memory_type' | 'episode_id' | 'seq' | 'confidence' | 'created_at'>;

@@ -10,7 +10,7 @@ import type { VectorMove } from '../../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { SnapshotSummary, StoredSnapshotChunk } from '../../shared/snapshot-files.js';
 import type { Centroids } from '../../shared/protocol/writer.js';
-import type { EpisodeRow, MemoryRow } from './rows.js';
+import type { EpisodeRow, HistoryRows, MemoryRow } from './rows.js';
 import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './candidates.js';
 
 /**
@@ -94,10 +94,12 @@ export interface ReadPort {
   /**
    * The entity's active memories (owner or participant), newest first, at least those whose
    * content fits `budgetBytes` (the caller cuts exactly, withinBudget): lazy on SQLite, and on a
-   * network database never much more than the budget moved.
+   * network database never much more than the budget moved. Superseded facts only when asked.
    */
-  entityMemories(entityId: string, limit: number, budgetBytes: number): Promise<Iterable<MemoryRow>>;
+  entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded?: boolean): Promise<Iterable<MemoryRow>>;
   stats(): Promise<StatsResult>;
+  /** A memory of this namespace with its attribute's chain and what was promoted into it. */
+  memoryHistory(id: string): Promise<HistoryRows | undefined>;
   entities(query: ValidatedListEntities): Promise<ListEntitiesResult>;
   episode(id: string): Promise<EpisodeRow | undefined>;
   episodeStarts(ids: string[]): Promise<Map<string, number>>;
@@ -155,4 +157,6 @@ export interface ReadPort {
    * which the writer fills in the delete's own transaction.
    */
   snapshotEntity(entityName: string, maxRowid: number): Promise<PoolResults['snapshotEntity']>;
+  /** One memory's deletion snapshot (SQLite: the file, fsynced; PostgreSQL: its row and header). */
+  snapshotMemory(memoryId: string): Promise<PoolResults['snapshotMemory']>;
 }

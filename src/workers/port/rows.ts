@@ -18,6 +18,19 @@ export interface MemoryRow {
   entity_id: string | null;
   /** 1 rules or direct, 2 LLM: inspect shows it on extracted memories (the console's tier). */
   extraction_tier: number;
+  /** When it was said or became true; valid until / replaced by (docs/time.md). */
+  occurred_at: number;
+  valid_until: number | null;
+  superseded_by: string | null;
+}
+
+/** A memory's history as storage holds it (workers/memory-history.ts makes the answer). */
+export interface HistoryRows {
+  row: MemoryRow & { access_count: number; decayed_at: number | null; archived: number; restored_at: number | null };
+  /** The owner's facts of the same attribute (the row itself when it has none), by occurred_at. */
+  chain: MemoryRow[];
+  /** The episodic memories consolidation promoted into it. */
+  promotedFrom: { id: string; created_at: number }[];
 }
 
 export interface EpisodeRow {

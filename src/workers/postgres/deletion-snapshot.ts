@@ -49,3 +49,36 @@ export async function listDeletion(sql: Sql, namespaceId: number, namespace: str
     };
   });
 }
+
+/**
+ * One memory's deletion (DELETE /v1/memories/{id}): its row and a snapshot header naming its
+ * owner (else the first entity it links), whose record and other memories stay — so no
+ * participations. The writer copies the row into the snapshot as it deletes it, as above.
+ */
+export async function listMemoryDeletion(sql: Sql, namespaceId: number, namespace: string, memoryId: string): Promise<PoolResults['snapshotMemory']> {
+  return sql.begin('ISOLATION LEVEL REPEATABLE READ READ ONLY', async (tx) => {
+    const [row] = await tx<{ rowid: number; id: string; memory_type: MemoryType }[]>`SELECT rowid, id, memory_type FROM memories
+      WHERE id = ${memoryId} AND namespace_id = ${namespaceId}`;
+    if (!row) throw fail.memoryNotFound(memoryId);
+    const [owner] = await tx<(EntityRecord & { created_at: string })[]>`SELECT e.id, e.name, e.kind, e.created_at
+      FROM memories m JOIN memory_entities me ON me.memory_rowid = m.rowid JOIN entities e ON e.id = me.entity_id
+      WHERE m.rowid = ${row.rowid}
+      ORDER BY e.id = m.entity_id DESC, me.relation = 'owner' DESC, me.relation = 'participant' DESC, e.name LIMIT 1`;
+    if (!owner) throw fail.memoryNotFound(memoryId); // links nothing: not a memory any answer shows
+    const [embedder] = await tx<{ value: string }[]>`SELECT value FROM meta WHERE key = 'embedder'`;
+    const snapshotId = randomUUID();
+    const capturedAt = new Date().toISOString();
+    return {
+      rows: [[Number(row.rowid), row.id]],
+      snapshot: {
+        snapshot_id: snapshotId, format_version: SNAPSHOT_FORMAT_VERSION, captured_at: capturedAt, owner_only: true,
+        memory_count: 1, episodic_count: row.memory_type === 'episodic' ? 1 : 0, semantic_count: row.memory_type === 'semantic' ? 1 : 0,
+      },
+      header: {
+        format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt, namespace,
+        entity: { id: owner.id, name: owner.name, kind: owner.kind, created_at: Number(owner.created_at), episodes: [] },
+        embedder: embedder?.value ?? null,
+      },
+    };
+  });
+}

@@ -9,7 +9,7 @@ import { storableText } from '../../shared/postgres-text.js';
 import { nameCandidates } from '../port/entity-mentions.js';
 import { cellFor } from '../ivf/cells.js';
 import { trainIndex, trainingSample } from '../ivf/kmeans.js';
-import type { EpisodeRow, MemoryRow } from '../port/rows.js';
+import type { EpisodeRow, HistoryRows, MemoryRow } from '../port/rows.js';
 import type { ReadPort, RecallReads, SnapshotOptions } from '../port/read-port.js';
 import type { CandidateRow } from '../port/candidates.js';
 import type { Sql, Tx } from './client.js';
@@ -19,7 +19,7 @@ import { PostgresVectors } from './vectors.js';
 import { ReadSource, type ReplicaOptions } from './replica.js';
 import { checkSnapshotRows, listSnapshotRows, readSnapshotRows, snapshotMemoryRows } from './snapshots.js';
 import { decayCandidates, newestEpisodicRowid, promotionCandidates, promotionWatermark } from './consolidation.js';
-import { listDeletion } from './deletion-snapshot.js';
+import { listDeletion, listMemoryDeletion } from './deletion-snapshot.js';
 import type { PrimaryWatch } from './primary-watch.js';
 
 export interface PostgresReadOptions {
@@ -35,7 +35,7 @@ export interface PostgresReadOptions {
   watch?: PrimaryWatch | null;
 }
 
-const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier';
+const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier, m.occurred_at, m.valid_until, m.superseded_by';
 
 export class PostgresReadPort implements ReadPort {
   private readonly vectors: PostgresVectors;
@@ -83,12 +83,28 @@ export class PostgresReadPort implements ReadPort {
   entitiesNamedIn(text: string) { return entitiesNamedIn(this.sql, this.namespaceId, text); }
 
   /** Rows while the content before them fits the budget (raw bytes never exceed their JSON), cut exactly by the caller. */
-  async entityMemories(entityId: string, limit: number, budgetBytes: number): Promise<Iterable<MemoryRow>> {
-    return this.sql<MemoryRow[]>`SELECT rowid, id, content, memory_type, confidence, stability, last_access_at, created_at, episode_id, seq, role, entity_id, extraction_tier
+  async memoryHistory(id: string): Promise<HistoryRows | undefined> {
+    const [found] = await this.sql<(HistoryRows['row'] & { fact_attribute: string | null })[]>`SELECT ${this.sql.unsafe(MEMORY_COLUMNS)},
+      m.access_count, m.decayed_at, m.archived, m.restored_at, m.fact_attribute FROM memories m WHERE m.id = ${id} AND m.namespace_id = ${this.namespaceId}`;
+    if (!found) return undefined;
+    const { fact_attribute: attribute, ...row } = found;
+    const chain = attribute !== null && row.entity_id !== null
+      ? [...await this.sql<MemoryRow[]>`SELECT ${this.sql.unsafe(MEMORY_COLUMNS)} FROM memories m
+          WHERE m.entity_id = ${row.entity_id} AND m.fact_attribute = ${attribute} AND m.memory_type = 'semantic' ORDER BY m.occurred_at, m.rowid`]
+      : [row];
+    const promotedFrom = [...await this.sql<{ id: string; created_at: number }[]>`SELECT id, created_at FROM memories
+      WHERE promoted_into = ${row.rowid} ORDER BY created_at, rowid`];
+    return { row, chain, promotedFrom };
+  }
+
+  async entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded = false): Promise<Iterable<MemoryRow>> {
+    return this.sql<MemoryRow[]>`SELECT rowid, id, content, memory_type, confidence, stability, last_access_at, created_at, episode_id, seq, role, entity_id, extraction_tier,
+        occurred_at, valid_until, superseded_by
       FROM (SELECT ${this.sql.unsafe(MEMORY_COLUMNS)}, sum(octet_length(m.content)) OVER (ORDER BY m.created_at DESC, m.rowid DESC) - octet_length(m.content) AS before
         FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ${entityId} AND relation IN ('owner', 'participant'))
-          AND m.archived = 0 ORDER BY m.created_at DESC, m.rowid DESC LIMIT ${limit}) r
+          AND m.archived = 0 ${includeSuperseded ? this.sql`` : this.sql`AND m.superseded_by IS NULL`}
+        ORDER BY m.created_at DESC, m.rowid DESC LIMIT ${limit}) r
       WHERE r.before <= ${budgetBytes} ORDER BY created_at DESC, rowid DESC`;
   }
 
@@ -195,6 +211,7 @@ export class PostgresReadPort implements ReadPort {
   snapshotMemories(snapshotId: string, after: number) { return snapshotMemoryRows(this.sql, this.namespaceId, this.namespace, snapshotId, after); }
   /** Lists the rows only: the writer copies each into the snapshot tables as it deletes it. */
   snapshotEntity(entityName: string, maxRowid: number) { return listDeletion(this.sql, this.namespaceId, this.namespace, entityName, maxRowid); }
+  snapshotMemory(memoryId: string) { return listMemoryDeletion(this.sql, this.namespaceId, this.namespace, memoryId); }
 }
 
 async function entity(sql: Sql | Tx, namespaceId: number, name: string): Promise<EntityRecord | undefined> {

@@ -4,10 +4,12 @@
 //     has different values ("lives in Berlin" / "lives in Madrid"), or
 //   - the same statement appears once affirmed and once negated ("likes tea" / "does not like tea"), or
 //   - the statements are identical except for numbers or dates ("has 2 cats" / "has 3 cats").
+// Facts whose validity intervals do not overlap (one superseded the other) are not in conflict.
 // Multi-valued attributes (likes, has, is allergic to) never conflict by value alone, so
 // "likes tea" and "likes coffee" raise nothing.
 import type { ContradictionRecord } from '../../shared/schemas.js';
 import type { MemoryRow } from '../port/rows.js';
+import { affirmative, attributeOfAffirmed, normaliseFact } from '../../shared/fact-attributes.js';
 
 interface Claim {
   row: MemoryRow;
@@ -23,75 +25,25 @@ interface Claim {
   plain: string;
 }
 
-const SINGLE_VALUED: { attribute: string; pattern: RegExp }[] = [
-  { attribute: 'lives in', pattern: /\b(?:lives|living|resides|is based|moved) (?:in|to) (.+)$/ },
-  { attribute: 'is from', pattern: /\b(?:is|comes) from (.+)$/ },
-  { attribute: 'works at', pattern: /\bworks (?:at|for) (.+)$/ },
-  { attribute: 'works as', pattern: /\bworks as (?:an? )?(.+)$/ },
-  { attribute: 'age', pattern: /\bis (\d+) years? old\b/ },
-  { attribute: 'is married to', pattern: /\bis married to (.+)$/ },
-  { attribute: 'born', pattern: /\bwas born (?:on|in) (.+)$/ },
-  { attribute: 'name', pattern: /\bname is (.+)$/ },
-  // "<owner>'s favourite colour is blue", "my birthday is in May"
-  { attribute: '$1', pattern: /(?:'s|\bmy|\bher|\bhis|\btheir) ((?:favou?rite )?[a-z ]{2,30}?) (?:is|are) (.+)$/ },
-];
-
 /** Numbers only conflict in statements of state (quantities, times, ages), not of events. */
 const STATE_VERB = /\b(?:is|are|was|has|have|owns|costs|earns|weighs|measures|needs|takes|lasts|starts|ends|scheduled|due|born|old)\b/;
 /** "museum number 7", "room 12", "#3": identifiers, not quantities. */
 const IDENTIFIER_NUMBER = /\b(?:number|no\.?|room|floor|version|chapter|page|step|item|#)\s*\d/;
 
-// Negated forms map to their affirmative so "is not vegetarian" compares with "is vegetarian".
-const NEGATIONS: [RegExp, string][] = [
-  [/\b(?:does not|doesn't|do not|don't|did not|didn't|never|no longer)\s+/g, ''],
-  [/\b(?:is not|isn't)\b/g, 'is'],
-  [/\b(?:are not|aren't)\b/g, 'are'],
-  [/\b(?:was not|wasn't)\b/g, 'was'],
-  [/\b(?:has not|hasn't)\b/g, 'has'],
-  [/\bnot\s+/g, ''],
-];
 const NUMBER = /\b\d+(?:[.,:]\d+)*(?:st|nd|rd|th|am|pm)?\b/g;
-
-/** The affirmative form of a statement, and whether it was negated. */
-function affirmative(text: string): { affirmed: string; negated: boolean } {
-  let affirmed = text;
-  let negated = false;
-  for (const [pattern, replacement] of NEGATIONS) {
-    affirmed = affirmed.replace(pattern, () => {
-      negated = true;
-      return replacement;
-    });
-  }
-  return { affirmed: affirmed.replace(/\s+/g, ' ').trim(), negated };
-}
 
 /** Words crudely singularised, so "likes" and "(does not) like" compare equal. */
 function singularised(text: string): string {
   return text.split(' ').map((w) => (w.length > 3 && /[^s]s$/.test(w) ? w.slice(0, -1) : w)).join(' ');
 }
 
-function normalise(text: string): string {
-  return text.toLowerCase().replace(/[’`]/g, "'").replace(/[.!?;]+\s*$/, '').replace(/\s+/g, ' ').trim();
-}
-
 function claimOf(row: MemoryRow): Claim {
-  const text = normalise(row.content);
+  const text = normaliseFact(row.content);
   const { affirmed, negated } = affirmative(text);
   const plain = singularised(affirmed);
-  let attribute: string | null = null;
-  let value = '';
-  for (const rule of SINGLE_VALUED) {
-    const match = rule.pattern.exec(affirmed);
-    if (!match) continue;
-    if (rule.attribute === '$1') {
-      attribute = `'s ${match[1].trim()}`;
-      value = match[2].trim();
-    } else {
-      attribute = rule.attribute;
-      value = match[1].trim();
-    }
-    break;
-  }
+  const set = attributeOfAffirmed(affirmed);
+  const attribute = set?.attribute ?? null;
+  const value = set?.value ?? '';
   return { row, attribute, value, negated, affirmed, plain, shape: text.replace(NUMBER, '#'), numbers: text.match(NUMBER) ?? [] };
 }
 
@@ -130,6 +82,13 @@ function quote(text: string): string {
   return `"${cut}"`; // long in UTF-16 units, but not in characters
 }
 
+/** Whether the two memories' validity intervals [occurred_at, valid_until) share a moment. */
+function overlapInTime(a: MemoryRow, b: MemoryRow): boolean {
+  const endA = a.valid_until ?? Infinity;
+  const endB = b.valid_until ?? Infinity;
+  return a.occurred_at < endB && b.occurred_at < endA;
+}
+
 export function findContradictions(memories: MemoryRow[]): ContradictionRecord[] {
   const claims = memories.filter((m) => m.memory_type === 'semantic').map(claimOf);
   const found: ContradictionRecord[] = [];
@@ -138,9 +97,11 @@ export function findContradictions(memories: MemoryRow[]): ContradictionRecord[]
       const [a, b] = [claims[i], claims[j]];
       // Facts about different entities cannot contradict each other.
       if (a.row.entity_id === null || a.row.entity_id !== b.row.entity_id) continue;
+      // Nor can facts that never held at the same time (one superseded before the other began).
+      if (!overlapInTime(a.row, b.row)) continue;
       const reason = conflict(a, b);
       if (!reason) continue;
-      found.push({ description: `${quote(a.row.content)} conflicts with ${quote(b.row.content)}: ${reason}` });
+      found.push({ description: `${quote(a.row.content)} conflicts with ${quote(b.row.content)}: ${reason}`, memory_ids: [a.row.id, b.row.id] });
       if (found.length === MAX_CONTRADICTIONS) return found;
     }
   }

@@ -20,7 +20,8 @@ import { liftedByNeighbours } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
-import type { CandidateRow, Proposal, RecallContext } from '../port/candidates.js';
+import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
+import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
 import { timed, timedAsync } from '../port/timing.js';
 import { ResponseBudget, type Budgeted } from '../port/response-budget.js';
@@ -31,6 +32,8 @@ export interface RecallRequest {
   limit: number;
   /** The query's embedding, computed once by the caller; null to recall without vectors. */
   queryVector: Float32Array | null;
+  /** Which memories are valid when (as_of, include_superseded, since, until); absent: valid now. */
+  time?: TimeFilter;
   /** Attach each hit's explanation (explain.ts); off by default, and then nothing is built for it. */
   explain?: boolean;
   /** A write position the recall must see (read-your-writes on PostgreSQL replicas). */
@@ -151,7 +154,7 @@ export class RecallEngine {
       queryVector: this.useVector ? request.queryVector : null,
       // The filter entity tells no candidate apart: every one of them is linked to it.
       queryEntityIds: (await reads.entitiesNamedIn(request.query)).filter((id) => id !== entityId),
-      filter: { entityId, types: request.types && request.types.length > 0 ? request.types : null },
+      filter: { entityId, types: request.types && request.types.length > 0 ? request.types : null, time: request.time ?? validNow(now) },
       depth: Math.max(MIN_DEPTH, request.limit * DEPTH_FACTOR),
       now,
       timings,
@@ -265,7 +268,16 @@ export function toMemory(row: MemoryRow, score: number | null, explanation?: Exp
     confidence: row.confidence,
     stability: row.stability,
     score: score === null ? null : Math.round(score * 1e6) / 1e6,
+    occurred_at: isoWithOffset(row.occurred_at),
   };
+  if (row.memory_type === 'semantic') {
+    memory.valid_until = row.valid_until === null ? null : isoWithOffset(row.valid_until);
+    memory.superseded_by = row.superseded_by;
+  }
+  if (row.memory_type === 'episodic' && row.episode_id !== null) {
+    memory.episode_id = row.episode_id;
+    if (row.role !== null) memory.role = row.role;
+  }
   if (explanation) memory.explanation = explanation;
   return memory;
 }

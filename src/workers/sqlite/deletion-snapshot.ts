@@ -33,6 +33,11 @@ export class DeletionSnapshots {
       linksOf: db.prepare<[number], { entity_id: string; relation: string }>(
         'SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ?'),
       vectorOf: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
+      memory: db.prepare<[string, number], Row>('SELECT m.* FROM memories m WHERE m.id = ? AND m.namespace_id = ?'),
+      // The memory's owner, else the first entity it links (a turn's speaker): the header needs one, and restore finds it by name.
+      ownerOf: db.prepare<[number], EntityRecord & { created_at: number }>(`SELECT e.id, e.name, e.kind, e.created_at
+        FROM memories m JOIN memory_entities me ON me.memory_rowid = m.rowid JOIN entities e ON e.id = me.entity_id
+        WHERE m.rowid = ? ORDER BY e.id = m.entity_id DESC, me.relation = 'owner' DESC, me.relation = 'participant' DESC, e.name LIMIT 1`),
     };
   }
 
@@ -69,6 +74,35 @@ export class DeletionSnapshots {
         episodic_count: counts.episodic, semantic_count: counts.semantic,
       },
     };
+  }
+
+  /**
+   * One memory's snapshot (DELETE /v1/memories/{id}), fsynced before the writer removes it: the
+   * same file as an entity's, its header naming the memory's owner, whose record and other
+   * memories stay (so no participations: restore adds none).
+   */
+  writeMemory(memoryId: string): PoolResults['snapshotMemory'] {
+    return this.db.transaction(() => {
+      const row = this.s.memory.get(memoryId, this.namespaceId);
+      if (!row) throw fail.memoryNotFound(memoryId);
+      const owner = this.s.ownerOf.get(row.rowid);
+      if (!owner) throw fail.memoryNotFound(memoryId); // links nothing: not a memory any answer shows
+      const vector = this.s.vectorOf.get(BigInt(row.rowid));
+      const snapshotId = randomUUID();
+      const capturedAt = new Date().toISOString();
+      const written = writeSnapshot(this.config.snapshotDir, {
+        format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt,
+        namespace: this.config.namespace, entity: { ...owner, episodes: [] }, embedder: readMeta(this.db, 'embedder'),
+        memories: [{ ...row, links: this.s.linksOf.all(row.rowid), embedding: vector ? vectorFromBlob(vector.embedding) : null }],
+      });
+      return {
+        rows: [[row.rowid, row.id] as [number, string]],
+        snapshot: {
+          snapshot_id: snapshotId, format_version: SNAPSHOT_FORMAT_VERSION, captured_at: capturedAt, owner_only: written.ownerOnly,
+          memory_count: 1, episodic_count: row.memory_type === 'episodic' ? 1 : 0, semantic_count: row.memory_type === 'semantic' ? 1 : 0,
+        },
+      };
+    })();
   }
 
   /** The entity's memories with links and vectors, a page at a time, as the writer consumes them. */

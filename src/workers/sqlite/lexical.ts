@@ -17,7 +17,7 @@ import type { Db } from '../../shared/db.js';
 import { ftsMatchExpression } from './fts-match.js';
 import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
-import { entitySize, FILTER_SQL, filterParams, type RetrievalSignal } from './filter.js';
+import { entitySize, FILTER_SQL, filterParams, TIME_FILTER_SQL, type RetrievalSignal } from './filter.js';
 
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;
@@ -49,7 +49,7 @@ export class Bm25Signal implements RetrievalSignal {
       WITH newest AS MATERIALIZED (${NEWEST_MATCHES}),
       best AS MATERIALIZED (SELECT rowid, rank FROM newest ORDER BY rank, rowid LIMIT @fetch)
       SELECT m.rowid AS rowid, -best.rank AS score, (SELECT count(*) FROM best) AS fetched FROM best CROSS JOIN memories m ON m.rowid = best.rowid
-      WHERE m.namespace_id = @ns AND m.archived = 0
+      WHERE m.namespace_id = @ns AND m.archived = 0 AND ${TIME_FILTER_SQL}
       ORDER BY best.rank, best.rowid LIMIT @depth`);
     this.filtered = db.prepare<Record<string, unknown>, Proposal>(`
       WITH newest AS MATERIALIZED (${NEWEST_MATCHES})
@@ -92,7 +92,7 @@ export class Bm25Signal implements RetrievalSignal {
   private ranked(match: string, ctx: RecallContext, depth: number): Proposal[] {
     if (ctx.filter.types === null && ctx.filter.entityId === null) {
       const fetch = depth * OVERFETCH;
-      const hits = this.best.all({ match, depth, fetch, ns: this.namespaceId });
+      const hits = this.best.all({ match, depth, fetch, ...filterParams(this.namespaceId, ctx.filter) });
       // Enough survivors, or nothing more to rank: the same answer the filtered query gives.
       if (hits.length === depth || (hits.length > 0 && hits[0].fetched < fetch)) return hits.map(({ rowid, score }) => ({ rowid, score }));
     }

@@ -76,8 +76,11 @@ export class SqliteReadPort implements ReadPort {
 
   entity(name: string) { return this.inTurn(() => this.store.entity(name)); }
   entitiesNamedIn(text: string) { return this.inTurn(() => this.reads.entitiesNamedIn(text)); }
-  entityMemories(entityId: string, limit: number, budgetBytes: number) { return this.inTurn(() => this.store.entityMemories(entityId, limit, budgetBytes)); }
+  entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded?: boolean) {
+    return this.inTurn(() => this.store.entityMemories(entityId, limit, budgetBytes, includeSuperseded));
+  }
   stats() { return this.inTurn(() => this.store.stats()); }
+  memoryHistory(id: string) { return this.inTurn(() => this.store.memoryHistory(id)); }
   entities(query: Parameters<ReadStore['entities']>[0]) { return this.inTurn(() => this.store.entities(query)); }
   episode(id: string) { return this.inTurn(() => this.store.episode(id)); }
   episodeStarts(ids: string[]) { return this.inTurn(() => this.store.episodeStarts(ids)); }
@@ -99,6 +102,7 @@ export class SqliteReadPort implements ReadPort {
   checkSnapshot(snapshotId: string) { return this.inTurn(() => checkedHeaderById(this.configured(this.snapshotDir), snapshotId)); }
   snapshotMemories(snapshotId: string, after: number) { return this.inTurn(() => memoriesAfterById(this.configured(this.snapshotDir), snapshotId, after)); }
   snapshotEntity(entityName: string, maxRowid: number) { return this.inTurn(() => this.configured(this.deletions).write(entityName, maxRowid)); }
+  snapshotMemory(memoryId: string) { return this.inTurn(() => this.configured(this.deletions).writeMemory(memoryId)); }
 
   /** Runs `read` once every read queued before it has settled, on a connection outside any transaction. */
   private inTurn<T>(read: () => T | Promise<T>): Promise<T> {

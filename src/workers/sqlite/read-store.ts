@@ -2,10 +2,11 @@
 import type { Db } from '../../shared/db.js';
 import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, StatsResult } from '../../shared/schemas.js';
 import { ResponseBudget } from '../port/response-budget.js';
-import type { EpisodeRow, MemoryRow } from '../port/rows.js';
+import type { EpisodeRow, HistoryRows, MemoryRow } from '../port/rows.js';
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
-  m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier`;
+  m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier,
+  m.occurred_at, m.valid_until, m.superseded_by`;
 
 export class ReadStore {
   private readonly s;
@@ -15,9 +16,9 @@ export class ReadStore {
     this.s = {
       entity: db.prepare<[number, string], EntityRecord>(
         'SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
-      entityMemories: db.prepare<[string, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
+      entityMemories: db.prepare<[string, number, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
-          AND m.archived = 0
+          AND m.archived = 0 AND (? = 1 OR m.superseded_by IS NULL)
         ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`),
       stats: db.prepare<{ ns: number }, Omit<StatsResult, 'namespace'>>(`SELECT
         (SELECT count(*) FROM entities WHERE namespace_id = @ns) AS entities,
@@ -43,6 +44,12 @@ export class ReadStore {
         ORDER BY e.name LIMIT @limit OFFSET @offset`),
       entityTotal: db.prepare<Record<string, unknown>, number>(
         'SELECT count(*) FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)').pluck(),
+      historyRow: db.prepare<[string, number], HistoryRows['row'] & { fact_attribute: string | null }>(`SELECT ${MEMORY_COLUMNS},
+        m.access_count, m.decayed_at, m.archived, m.restored_at, m.fact_attribute FROM memories m WHERE m.id = ? AND m.namespace_id = ?`),
+      attributeChain: db.prepare<[string, string], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
+        WHERE m.entity_id = ? AND m.fact_attribute = ? AND m.memory_type = 'semantic' ORDER BY m.occurred_at, m.rowid`),
+      promotedFrom: db.prepare<[number], { id: string; created_at: number }>(
+        'SELECT id, created_at FROM memories WHERE promoted_into = ? ORDER BY created_at, rowid'),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
     };
@@ -58,10 +65,10 @@ export class ReadStore {
    * array, not a lazy iterator: an open statement must not outlive this call, because other
    * tasks use the connection as soon as the caller awaits.
    */
-  entityMemories(entityId: string, limit: number, budgetBytes: number): MemoryRow[] {
+  entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded = false): MemoryRow[] {
     const rows: MemoryRow[] = [];
     const budget = new ResponseBudget<MemoryRow>((row) => row.content, budgetBytes);
-    for (const row of this.s.entityMemories.iterate(entityId, limit)) {
+    for (const row of this.s.entityMemories.iterate(entityId, includeSuperseded ? 1 : 0, limit)) {
       rows.push(row);
       if (!budget.take(row)) break; // `break` closes the statement
     }
@@ -101,6 +108,14 @@ export class ReadStore {
 
   unembeddedCount(): number {
     return this.s.unembeddedCount.get(this.namespaceId)!.count;
+  }
+
+  memoryHistory(id: string): HistoryRows | undefined {
+    const found = this.s.historyRow.get(id, this.namespaceId);
+    if (!found) return undefined;
+    const { fact_attribute: attribute, ...row } = found;
+    const chain = attribute !== null && row.entity_id !== null ? this.s.attributeChain.all(row.entity_id, attribute) : [row];
+    return { row, chain, promotedFrom: this.s.promotedFrom.all(row.rowid) };
   }
 
   participants(episodeId: string): EntityRecord[] {

@@ -62,3 +62,16 @@ export function* forgetRows(cmd: CommandOf<'forgetRows'>, ctx: RuleContext): Ste
   // The snapshot's counts are the rows it holds, when the chunk itself copied them.
   return ctx.rows.snapshotsInDatabase ? { processed, removed, copied } : { processed, removed };
 }
+
+/**
+ * One memory retracted (DELETE /v1/memories/{id}): the facts it had superseded take over its own
+ * end — valid until it was, replaced by what replaced it — so retracting the current value makes
+ * the previous one current again, and one in the middle of a chain leaves no gap. Then it goes
+ * as forgetRows removes a row (a PostgreSQL snapshot copies it in the same transaction).
+ */
+export function* retractMemory(cmd: CommandOf<'retractMemory'>, ctx: RuleContext): Step<WriterResults['retractMemory']> {
+  const [rowid, id] = cmd.row;
+  yield* ctx.rows.reinstateSupersededBy(rowid, id);
+  const { removed } = yield* forgetRows({ type: 'forgetRows', rows: [cmd.row], snapshot: cmd.snapshot }, ctx);
+  return { removed };
+}

@@ -12,7 +12,8 @@ import { storeOwned } from './remember.js';
 
 export function* startEpisode(cmd: CommandOf<'startEpisode'>, ctx: RuleContext): Step<WriterResults['startEpisode']> {
   const id = randomUUID();
-  yield* ctx.rows.insertEpisode(id, ctx.now());
+  const now = ctx.now();
+  yield* ctx.rows.insertEpisode(id, now, cmd.startedAt ?? now);
   for (const [position, name] of cmd.participants.entries()) {
     yield* ctx.rows.insertParticipant(id, (yield* entity(ctx, name)).id, position);
   }
@@ -28,13 +29,22 @@ export function* addMessage(cmd: CommandOf<'addMessage'>, ctx: RuleContext): Ste
   const participants = yield* ctx.rows.participants(cmd.episodeId);
   const seq = episode.message_count;
   const context = seq > 0 ? (yield* ctx.rows.turnContent(cmd.episodeId, seq - 1)) ?? '' : '';
+  yield* appendTurn(ctx, cmd.episodeId, participants, { seq, role: cmd.role, content: cmd.content, context, occurredAt: cmd.occurredAt ?? now });
+  return { status: 'ok' };
+}
+
+/** Stores a turn as an episodic memory of the episode (linked to its participants) and counts it. */
+export function* appendTurn(
+  ctx: RuleContext, episodeId: string, participants: string[],
+  turn: { seq: number; role: string; content: string; context: string; occurredAt: number },
+): Step<void> {
   yield* insertMemory(ctx, {
-    type: 'episodic', content: cmd.content, confidence: 1, tier: 1, ownerId: null,
-    episodeId: cmd.episodeId, seq, role: cmd.role, context,
+    type: 'episodic', content: turn.content, confidence: 1, tier: 1, ownerId: null,
+    episodeId, seq: turn.seq, role: turn.role, context: turn.context, occurredAt: turn.occurredAt,
     links: participants.map((entityId) => ({ entityId, relation: 'participant' as const })),
   });
-  yield* ctx.rows.touchEpisode(cmd.episodeId, now);
-  return { status: 'ok' };
+  // Inactivity counts from arrival, not from when the turn was said (an imported 2023 turn is not stale).
+  yield* ctx.rows.touchEpisode(episodeId, ctx.now());
 }
 
 /** Ends an episode (expired ones too) and stores what extraction produced from it. */
@@ -49,11 +59,12 @@ export function* endEpisode(cmd: CommandOf<'endEpisode'>, ctx: RuleContext): Ste
   // The same when a delete in progress is about to remove one of them.
   if (yield* ctx.deletes.anySourceHeld(ctx.rows, cmd.sourceIds)) return { memories_created: 0 };
   let created = 0;
-  for (const memory of cmd.memories) if (yield* storeExtracted(ctx, cmd.episodeId, memory)) created++;
+  // What the conversation taught became true when it took place, not when extraction ran.
+  for (const memory of cmd.memories) if (yield* storeExtracted(ctx, cmd.episodeId, memory, episode.started_at)) created++;
   return { memories_created: created };
 }
 
-function* storeExtracted(ctx: RuleContext, episodeId: string, memory: ExtractedMemory): Step<boolean> {
+export function* storeExtracted(ctx: RuleContext, episodeId: string, memory: ExtractedMemory, occurredAt: number): Step<boolean> {
   const [ownerName, ...mentioned] = memory.entities;
   if (ownerName === undefined) return false;
   const owner = yield* entity(ctx, ownerName);
@@ -63,6 +74,6 @@ function* storeExtracted(ctx: RuleContext, episodeId: string, memory: ExtractedM
   }
   return (yield* storeOwned(ctx, owner.id, {
     type: memory.memory_type, content: memory.content, confidence: memory.confidence,
-    tier: memory.extraction_tier, ownerId: owner.id, episodeId, seq: null, role: null, links,
+    tier: memory.extraction_tier, ownerId: owner.id, episodeId, seq: null, role: null, links, occurredAt,
   })).created;
 }

@@ -4,9 +4,10 @@ import type { CommandOf, WriterCommandType, WriterResults } from '../../shared/p
 import type { Step } from './rows.js';
 import type { RuleContext } from './context.js';
 import { consolidate } from './consolidate.js';
-import { forgetBegin, forgetEnd, forgetEntity, forgetRows } from './deletes.js';
+import { forgetBegin, forgetEnd, forgetEntity, forgetRows, retractMemory } from './deletes.js';
 import { ensureEntity } from './entities.js';
 import { addMessage, endEpisode, startEpisode } from './episodes.js';
+import { importEpisode, rememberBatch } from './imports.js';
 import { reinforce } from './reinforce.js';
 import { remember } from './remember.js';
 import { restoreRows } from './restore.js';
@@ -17,13 +18,16 @@ export type Rule<K extends WriterCommandType> = (command: CommandOf<K>, ctx: Rul
 export const RULES: { [K in WriterCommandType]: Rule<K> } = {
   ensureEntity,
   remember,
+  rememberBatch,
   startEpisode,
+  importEpisode,
   addMessage,
   endEpisode,
   forgetBegin,
   forgetEnd,
   forgetRows,
   forgetEntity,
+  retractMemory,
   restoreRows,
   attachVectors,
   reinforce,

@@ -7,7 +7,7 @@ import type { WriterCommandType } from '../../shared/protocol/writer.js';
 
 export const ABSENT_NAMESPACE_ID = 0;
 
-const CREATING: ReadonlySet<WriterCommandType> = new Set<WriterCommandType>(['ensureEntity', 'remember', 'startEpisode', 'restoreRows']);
+const CREATING: ReadonlySet<WriterCommandType> = new Set<WriterCommandType>(['ensureEntity', 'remember', 'rememberBatch', 'startEpisode', 'importEpisode', 'restoreRows']);
 
 /** Whether running this command in a namespace that does not exist yet creates it. */
 export function createsNamespace(type: WriterCommandType): boolean {

@@ -1,5 +1,6 @@
 // A memory as the writer creates it: a fresh id, the FSRS starting state, its entity links.
 import { randomUUID } from 'node:crypto';
+import { factAttribute } from '../../shared/fact-attributes.js';
 import { INITIAL_DIFFICULTY, initialStability } from '../../shared/fsrs.js';
 import type { MemoryType } from '../../shared/schemas.js';
 import { contentKey } from '../../shared/text.js';
@@ -18,19 +19,31 @@ export interface NewMemory {
   /** Episodic turns: the previous turn's text, indexed as context (see migration 6). */
   context?: string;
   links: { entityId: string; relation: Relation }[];
+  /** When it was said or became true; default now. */
+  occurredAt?: number;
+  /** Already superseded on arrival (supersession.ts). */
+  validUntil?: number | null;
+  supersededBy?: string | null;
 }
 
 export function* insertMemory(ctx: RuleContext, memory: NewMemory): Step<MemoryRow> {
   const id = randomUUID();
   const stability = initialStability(memory.type, memory.confidence);
+  const at = ctx.now();
+  const occurredAt = memory.occurredAt ?? at;
+  const validUntil = memory.validUntil ?? null;
+  const supersededBy = memory.supersededBy ?? null;
   const rowid = yield* ctx.rows.insertMemory({
     id, type: memory.type, content: memory.content, contentKey: contentKey(memory.content),
-    confidence: memory.confidence, stability, difficulty: INITIAL_DIFFICULTY, at: ctx.now(), tier: memory.tier,
+    confidence: memory.confidence, stability, difficulty: INITIAL_DIFFICULTY, at, tier: memory.tier,
     ownerId: memory.ownerId, episodeId: memory.episodeId, seq: memory.seq, role: memory.role,
     context: memory.context ?? '', links: memory.links,
+    occurredAt, validUntil, supersededBy,
+    factAttribute: memory.type === 'semantic' ? factAttribute(memory.content)?.attribute ?? null : null,
   });
   return {
     rowid, id, memory_type: memory.type, content: memory.content,
     confidence: memory.confidence, stability, extraction_tier: memory.tier,
+    occurred_at: occurredAt, valid_until: validUntil, superseded_by: supersededBy,
   };
 }

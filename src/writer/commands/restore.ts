@@ -6,12 +6,14 @@
 // backend), and the offline CLI, a whole file in one transaction (cli/commands/restore.ts).
 import { randomUUID } from 'node:crypto';
 import { fail } from '../../shared/errors.js';
+import { storedFactAttribute } from '../../shared/fact-attributes.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import type { EntityKind } from '../../shared/schemas.js';
 import type { RuleContext } from './context.js';
 import { CHUNK_BUDGET_MS } from './deletes.js';
 import type { IdTable, Step, WriteRows } from './rows.js';
+import { applyPlacement, placement } from './supersession.js';
 
 type SnapshotMemory = SnapshotFileT['memories'][number];
 
@@ -57,19 +59,31 @@ export function* restoreMemories(rows: WriteRows, snapshot: SnapshotHeaderT, mem
       continue;
     }
     const episodeId = row.episode_id == null ? null : (yield* isHere(rows, 'episodes', String(row.episode_id))) ? String(row.episode_id) : null;
+    const entityId = row.entity_id == null ? null : yield* entity(String(row.entity_id));
+    const occurredAt = typeof row.occurred_at === 'number' ? row.occurred_at : Number(row.created_at);
+    // A fact goes back on its attribute's timeline as it stands now: facts stored or retracted
+    // since the snapshot decide what replaced it and what it replaces (supersession.ts).
+    const place = row.memory_type === 'semantic' && entityId !== null ? yield* placement(rows, entityId, String(row.content), occurredAt) : null;
     const rowid = yield* rows.insertVerbatim({
       ...row,
+      ...(place ? { valid_until: place.next?.at ?? null, superseded_by: place.next?.id ?? null } : {}),
+      restored_at: now,
       episode_id: episodeId,
-      entity_id: row.entity_id == null ? null : yield* entity(String(row.entity_id)),
+      entity_id: entityId,
       // A file written before migration 6 has no `context`: a turn gets its previous turn's
       // text as the writer would have stored it (turns come in insertion order, the previous first).
       context: 'context' in row ? row.context : yield* previousTurn(rows, row, episodeId),
+      // A file written before event time (SQLite migration 7, PostgreSQL 5): it occurred when
+      // stored, and its attribute is computed by the writer's own rule.
+      occurred_at: occurredAt,
+      fact_attribute: 'fact_attribute' in row ? row.fact_attribute : storedFactAttribute(row),
     });
     if (rowid === null) { // inserted meanwhile (another node)
       done.present++;
       continue;
     }
     done.restored++;
+    if (place) yield* applyPlacement(rows, { id: memory.id, occurred_at: occurredAt }, place);
     for (const link of links) {
       const entityId = yield* entity(link.entity_id);
       if (entityId === null) done.droppedLinks++;

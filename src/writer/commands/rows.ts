@@ -32,6 +32,22 @@ export interface MemoryInsert {
   role: string | null;
   context: string;
   links: { entityId: string; relation: Relation }[];
+  /** When it was said (episodic) or became true (valid_from); migration 7. */
+  occurredAt: number;
+  /** Set when it arrives already superseded (a reversed import). */
+  validUntil: number | null;
+  supersededBy: string | null;
+  /** The single-valued attribute a semantic fact sets (shared/fact-attributes.ts), indexed for supersession. */
+  factAttribute: string | null;
+}
+
+/** A fact on an owner's timeline of one attribute, as supersession reads it. */
+export interface TimelineFact {
+  rowid: number;
+  id: string;
+  content: string;
+  occurred_at: number;
+  valid_until: number | null;
 }
 
 /** A stored memory as a rule reads it back for de-duplication and answers. */
@@ -43,9 +59,13 @@ export interface MemoryRow {
   confidence: number;
   stability: number;
   extraction_tier: number;
+  occurred_at: number;
+  valid_until: number | null;
+  superseded_by: string | null;
 }
 
 export interface EpisodeState {
+  started_at: number;
   last_activity_at: number;
   ended_at: number | null;
   message_count: number;
@@ -99,6 +119,10 @@ export interface WriteRows {
   raiseConfidence(rowid: number, confidence: number, at: number): Step<void>;
   /** The row and its entity links; answers the new rowid. */
   insertMemory(memory: MemoryInsert): Step<number>;
+  /** The owner's live semantic memories that set this attribute (any time, superseded or not). */
+  factsSetting(ownerId: string, attribute: string): Step<TimelineFact[]>;
+  /** Marks a memory superseded: valid until `at`, replaced by memory `by`. */
+  supersede(rowid: number, at: number, by: string): Step<void>;
   /** An episode's turn's text by position. */
   turnContent(episodeId: string, seq: number): Step<string | undefined>;
   /** How many of these memory ids exist (any namespace). */
@@ -118,6 +142,8 @@ export interface WriteRows {
    * in the same transaction. Answers what was removed.
    */
   removeMemories(rows: [number, string][], snapshot: SnapshotHeaderT | undefined): Step<Removed[]>;
+  /** The facts memory (rowid, id) superseded get its own valid_until and superseded_by (it is about to go). */
+  reinstateSupersededBy(rowid: number, id: string): Step<void>;
   /** Some memory (archived or not) is owned by the entity, or links it as owner or participant. */
   entityHasMemories(entityId: string): Step<boolean>;
   /**
@@ -135,7 +161,8 @@ export interface WriteRows {
   clearContext(turns: { episodeId: string; seq: number }[]): Step<void>;
 
   // episodes
-  insertEpisode(id: string, at: number): Step<void>;
+  /** `startedAt`: when the conversation took place; `at`: now (inactivity counts from it). */
+  insertEpisode(id: string, at: number, startedAt: number): Step<void>;
   insertParticipant(episodeId: string, entityId: string, position: number): Step<void>;
   episode(id: string): Step<EpisodeState | undefined>;
   participants(episodeId: string): Step<string[]>;

@@ -1,8 +1,9 @@
 // Schema migrations and the namespace row for the PostgreSQL adapter. Nodes that start together
 // migrate one at a time (an advisory lock); every pending migration commits in ONE transaction
 // (PostgreSQL's DDL is transactional), so a failure leaves the schema as it was.
-import { POSTGRES_MIGRATIONS, PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
-import type { Sql } from './connect.js';
+import { factAttribute } from '../../shared/fact-attributes.js';
+import { PG_FACT_ATTRIBUTE_MIGRATION, POSTGRES_MIGRATIONS, PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
+import type { Sql, Tx } from './connect.js';
 
 export async function migratePostgres(sql: Sql): Promise<void> {
   await sql.begin(async (tx) => {
@@ -15,6 +16,7 @@ export async function migratePostgres(sql: Sql): Promise<void> {
     }
     for (let version = current; version < POSTGRES_MIGRATIONS.length; version++) {
       await tx.unsafe(POSTGRES_MIGRATIONS[version]!);
+      if (version + 1 === PG_FACT_ATTRIBUTE_MIGRATION) await fillFactAttributes(tx);
     }
     if (current < POSTGRES_MIGRATIONS.length) {
       await tx`DELETE FROM schema_version`;
@@ -28,4 +30,23 @@ export async function ensurePostgresNamespace(sql: Sql, name: string, now = Date
   await sql`INSERT INTO namespaces (name, created_at) VALUES (${name}, ${now}) ON CONFLICT (name) DO NOTHING`;
   const [row] = await sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = ${name}`;
   return row!.id;
+}
+
+/** Facts stored before the column existed: their attribute by the writer's rule, a page at a time. */
+async function fillFactAttributes(tx: Tx): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const page = await tx<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
+      WHERE memory_type = 'semantic' AND rowid > ${after} ORDER BY rowid LIMIT 1000`;
+    if (page.length === 0) return;
+    const set = page.flatMap((row) => {
+      const attribute = factAttribute(row.content)?.attribute;
+      return attribute === undefined ? [] : [{ rowid: row.rowid, attribute }];
+    });
+    if (set.length > 0) {
+      await tx`UPDATE memories SET fact_attribute = s.attribute FROM unnest(${set.map((s) => s.rowid)}::bigint[], ${set.map((s) => s.attribute)}::text[])
+        AS s(rowid, attribute) WHERE memories.rowid = s.rowid`;
+    }
+    after = Number(page[page.length - 1]!.rowid);
+  }
 }

@@ -7,7 +7,7 @@ import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf, vectorFromBlob } from '../../shared/meta.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, WriteRows } from '../commands/rows.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
 import type { Tx } from './connect.js';
 import type { PgRowState } from './row-state.js';
 
@@ -53,9 +53,11 @@ export class PgRows implements WriteRows {
 
   /** md5(content_key) is what memories_by_entity indexes (migration 3); the text comparison decides. */
   *ownedDuplicate(ownerId: string, key: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined> {
-    const [row] = yield* query(this.tx<MemoryRow[]>`SELECT rowid, id, memory_type, content, confidence, stability, extraction_tier
+    // A current one first: the same words superseded earlier are history (remember.ts).
+    const [row] = yield* query(this.tx<MemoryRow[]>`SELECT rowid, id, memory_type, content, confidence, stability, extraction_tier,
+        occurred_at, valid_until, superseded_by
       FROM memories WHERE entity_id = ${ownerId} AND md5(content_key) = md5(${key}) AND content_key = ${key} AND memory_type = ${type}
-        AND archived = 0 AND rowid > ${aboveRowid} LIMIT 1`);
+        AND archived = 0 AND rowid > ${aboveRowid} ORDER BY valid_until IS NOT NULL, rowid DESC LIMIT 1`);
     return row;
   }
 
@@ -67,10 +69,12 @@ export class PgRows implements WriteRows {
   *insertMemory(m: MemoryInsert): Step<number> {
     const [inserted] = yield* query(this.tx<{ rowid: number }[]>`WITH m AS (INSERT INTO memories
         (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
-         last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context)
+         last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context,
+         occurred_at, valid_until, superseded_by, fact_attribute)
       VALUES (${m.id}, ${this.ns}, ${m.type}, ${m.content}, ${m.contentKey},
         ${m.confidence}, ${m.stability}, ${m.difficulty}, ${m.at}, ${m.at}, ${m.tier},
-        ${m.ownerId}, ${m.episodeId}, ${m.seq}, ${m.role}, ${m.context})
+        ${m.ownerId}, ${m.episodeId}, ${m.seq}, ${m.role}, ${m.context},
+        ${m.occurredAt}, ${m.validUntil}, ${m.supersededBy}, ${m.factAttribute})
       ON CONFLICT (id) DO NOTHING RETURNING rowid),
       links AS (INSERT INTO memory_entities (memory_rowid, entity_id, relation)
         SELECT m.rowid, l.entity_id, l.relation FROM m,
@@ -78,6 +82,15 @@ export class PgRows implements WriteRows {
         ON CONFLICT DO NOTHING)
       SELECT rowid FROM m`);
     return inserted!.rowid;
+  }
+
+  *factsSetting(ownerId: string, attribute: string): Step<TimelineFact[]> {
+    return yield* query(this.tx<TimelineFact[]>`SELECT rowid, id, content, occurred_at, valid_until FROM memories
+      WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND memory_type = 'semantic' AND archived = 0 ORDER BY rowid`);
+  }
+
+  *supersede(rowid: number, at: number, by: string): Step<void> {
+    yield* query(this.tx`UPDATE memories SET valid_until = ${at}, superseded_by = ${by} WHERE rowid = ${rowid}`);
   }
 
   *turnContent(episodeId: string, seq: number): Step<string | undefined> {
@@ -117,6 +130,13 @@ export class PgRows implements WriteRows {
   *review(rowid: number, stability: number, lastAccessAt: number): Step<void> {
     yield* query(this.tx`UPDATE memories SET stability = ${stability}, last_access_at = ${lastAccessAt},
       access_count = access_count + 1 WHERE rowid = ${rowid}`);
+  }
+
+  /** Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them. */
+  *reinstateSupersededBy(rowid: number, id: string): Step<void> {
+    yield* query(this.tx`UPDATE memories m SET valid_until = x.valid_until, superseded_by = x.superseded_by
+      FROM memories x WHERE x.rowid = ${rowid} AND x.id = ${id} AND x.namespace_id = ${this.ns} AND x.fact_attribute IS NOT NULL
+        AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id`);
   }
 
   /**
@@ -177,8 +197,8 @@ export class PgRows implements WriteRows {
       WHERE memories.episode_id = n.episode_id AND memories.seq = n.seq AND memories.memory_type = 'episodic' AND memories.context != ''`);
   }
 
-  *insertEpisode(id: string, at: number): Step<void> {
-    yield* query(this.tx`INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (${id}, ${this.ns}, ${at}, ${at})
+  *insertEpisode(id: string, at: number, startedAt: number): Step<void> {
+    yield* query(this.tx`INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (${id}, ${this.ns}, ${startedAt}, ${at})
       ON CONFLICT (id) DO NOTHING`);
   }
 
@@ -188,7 +208,7 @@ export class PgRows implements WriteRows {
   }
 
   *episode(id: string): Step<EpisodeState | undefined> {
-    const [row] = yield* query(this.tx<EpisodeState[]>`SELECT last_activity_at, ended_at, message_count FROM episodes
+    const [row] = yield* query(this.tx<EpisodeState[]>`SELECT started_at, last_activity_at, ended_at, message_count FROM episodes
       WHERE id = ${id} AND namespace_id = ${this.ns}`);
     return row;
   }

@@ -1,6 +1,7 @@
 // Applies pending schema migrations and makes sure the configured namespace exists.
 import type { Db } from '../../shared/db.js';
-import { MIGRATIONS } from '../../shared/sql-schema.js';
+import { factAttribute } from '../../shared/fact-attributes.js';
+import { FACT_ATTRIBUTE_FUNCTION, MIGRATIONS } from '../../shared/sql-schema.js';
 
 export function migrate(db: Db): void {
   const current = db.pragma('user_version', { simple: true }) as number;
@@ -8,6 +9,9 @@ export function migrate(db: Db): void {
     throw new Error(`database schema version ${current} is newer than this build understands (${MIGRATIONS.length})`);
   }
   if (current === MIGRATIONS.length) return;
+  // Migration 7 computes each stored fact's attribute with the writer's own rule.
+  db.function(FACT_ATTRIBUTE_FUNCTION, { deterministic: true },
+    (content) => (typeof content === 'string' ? factAttribute(content)?.attribute ?? null : null));
   // A table rebuild (drop, then rename a copy into place) must not fire ON DELETE actions or
   // trip references mid-way, so foreign keys are off while migrating (the pragma is a no-op
   // inside a transaction, hence out here) and checked as a whole before each commit.

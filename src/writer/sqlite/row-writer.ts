@@ -7,6 +7,7 @@
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../shared/db.js';
 import { TURN_CONTENT_SQL } from '../../shared/sql-schema.js';
+import { storedFactAttribute } from '../../shared/fact-attributes.js';
 
 type Row = Record<string, unknown>;
 type Table = 'entities' | 'episodes' | 'memories';
@@ -75,6 +76,9 @@ export class RowWriter {
       // A file written before migration 6 has no `context`: a turn gets its previous turn's
       // text as the writer would have stored it (turns come in insertion order, the previous first).
       context: 'context' in row ? row.context : this.previousTurn(row, episodeId),
+      // A file written before migration 7: it occurred when stored, and its attribute is computed as the writer would.
+      occurred_at: 'occurred_at' in row ? row.occurred_at : row.created_at,
+      fact_attribute: 'fact_attribute' in row ? row.fact_attribute : storedFactAttribute(row),
     });
     for (const link of links) {
       const entityId = refs.entity(link.entity_id);

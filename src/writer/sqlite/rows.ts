@@ -6,7 +6,7 @@ import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf } from '../../shared/meta.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, WriteRows } from '../commands/rows.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
 import { RowWriter } from './row-writer.js';
 import { VectorRows } from './vector-rows.js';
 
@@ -16,22 +16,33 @@ function statements(db: Db) {
     insertEntity: db.prepare('INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES (?, ?, ?, ?, ?)'),
     insertMemory: db.prepare(`INSERT INTO memories
       (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
-       last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context)
+       last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context,
+       occurred_at, valid_until, superseded_by, fact_attribute)
       VALUES (@id, @ns, @type, @content, @key, @confidence, @stability, @difficulty,
-       @now, @now, @tier, @owner, @episode, @seq, @role, @context)`),
+       @now, @now, @tier, @owner, @episode, @seq, @role, @context,
+       @occurredAt, @validUntil, @supersededBy, @factAttribute)`),
+    factsSetting: db.prepare<[string, string], TimelineFact>(`SELECT rowid, id, content, occurred_at, valid_until FROM memories
+      WHERE entity_id = ? AND fact_attribute = ? AND memory_type = 'semantic' AND archived = 0 ORDER BY rowid`),
+    supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
+    // Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them.
+    reinstate: db.prepare<[number, string]>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
+      FROM memories AS x WHERE x.rowid = ? AND x.id = ? AND x.fact_attribute IS NOT NULL
+        AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id`),
     turnContent: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
     link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
     // The pool found the names before the writer runs: an entity forgotten in between is skipped.
     linkMention: db.prepare(`INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation)
       SELECT ?, id, 'mention' FROM entities WHERE id = ?`),
+    // A current one first: the same words superseded earlier are history (remember.ts).
     ownedDuplicate: db.prepare<[string, string, string, number], MemoryRow>(`SELECT rowid, id, memory_type, content,
-      confidence, stability, extraction_tier FROM memories
-      WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 AND rowid > ? LIMIT 1`),
+      confidence, stability, extraction_tier, occurred_at, valid_until, superseded_by FROM memories
+      WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 AND rowid > ?
+      ORDER BY valid_until IS NOT NULL, rowid DESC LIMIT 1`),
     raiseConfidence: db.prepare('UPDATE memories SET confidence = max(confidence, ?), last_access_at = ? WHERE rowid = ?'),
     insertEpisode: db.prepare('INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (?, ?, ?, ?)'),
     insertParticipant: db.prepare('INSERT OR IGNORE INTO episode_participants (episode_id, entity_id, position) VALUES (?, ?, ?)'),
     episode: db.prepare<[string, number], EpisodeState>(
-      'SELECT last_activity_at, ended_at, message_count FROM episodes WHERE id = ? AND namespace_id = ?'),
+      'SELECT started_at, last_activity_at, ended_at, message_count FROM episodes WHERE id = ? AND namespace_id = ?'),
     participants: db.prepare<[string], string>('SELECT entity_id FROM episode_participants WHERE episode_id = ? ORDER BY position').pluck(),
     touchEpisode: db.prepare('UPDATE episodes SET last_activity_at = ?, message_count = message_count + 1 WHERE id = ?'),
     endEpisode: db.prepare('UPDATE episodes SET ended_at = ?, outcome = ? WHERE id = ?'),
@@ -130,10 +141,19 @@ export class SqliteRows implements WriteRows {
       id: m.id, ns: this.namespaceId, type: m.type, content: m.content, key: m.contentKey,
       confidence: m.confidence, stability: m.stability, difficulty: m.difficulty, now: m.at,
       tier: m.tier, owner: m.ownerId, episode: m.episodeId, seq: m.seq, role: m.role, context: m.context,
+      occurredAt: m.occurredAt, validUntil: m.validUntil, supersededBy: m.supersededBy, factAttribute: m.factAttribute,
     });
     const rowid = Number(info.lastInsertRowid);
     for (const link of m.links) this.s.link.run(rowid, link.entityId, link.relation);
     return rowid;
+  }
+
+  *factsSetting(ownerId: string, attribute: string): Step<TimelineFact[]> {
+    return this.s.factsSetting.all(ownerId, attribute);
+  }
+
+  *supersede(rowid: number, at: number, by: string): Step<void> {
+    this.s.supersede.run(at, by, rowid);
   }
 
   *turnContent(episodeId: string, seq: number): Step<string | undefined> {
@@ -169,6 +189,10 @@ export class SqliteRows implements WriteRows {
     this.s.review.run(stability, lastAccessAt, rowid);
   }
 
+  *reinstateSupersededBy(rowid: number, id: string): Step<void> {
+    this.s.reinstate.run(rowid, id);
+  }
+
   /** The snapshot is the file the pool fsynced before the first chunk: nothing to copy here. */
   *removeMemories(rows: [number, string][], _snapshot: SnapshotHeaderT | undefined): Step<Removed[]> {
     const removed: Removed[] = [];
@@ -195,8 +219,8 @@ export class SqliteRows implements WriteRows {
     for (const turn of turns) this.s.clearContext.run(turn.episodeId, turn.seq);
   }
 
-  *insertEpisode(id: string, at: number): Step<void> {
-    this.s.insertEpisode.run(id, this.namespaceId, at, at);
+  *insertEpisode(id: string, at: number, startedAt: number): Step<void> {
+    this.s.insertEpisode.run(id, this.namespaceId, startedAt, at);
   }
 
   *insertParticipant(episodeId: string, entityId: string, position: number): Step<void> {

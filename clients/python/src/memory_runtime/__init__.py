@@ -10,7 +10,8 @@ from .types import (
     Explanation, ForgetResponse, Group, GroupOrder, HealthResponse, InspectedEpisodicMemory, InspectedFact, InspectResponse,
     ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, Memory, MemoryType, Outcome, RecallGroupedResponse, RecallResponse,
     RestoreResponse, SignalContribution, SnapshotSummary, StartEpisodeResponse, StatsResponse, StatusResponse,
-    StoredFact,
+    StoredFact, ImportEpisodeResponse, RememberBatchResponse, BatchItemResult, BatchItemError,
+    MemoryHistoryResponse, HistoryEvent,
 )
 
 __all__ = [
@@ -21,4 +22,6 @@ __all__ = [
     "InspectedEpisodicMemory", "InspectedFact", "InspectResponse", "ListEntitiesResponse", "ListNamespacesResponse", "ListSnapshotsResponse", "Memory",
     "MemoryType", "Outcome", "RecallGroupedResponse", "RecallResponse", "RestoreResponse", "SignalContribution",
     "SnapshotSummary", "StartEpisodeResponse", "StatsResponse", "StatusResponse", "StoredFact",
+    "ImportEpisodeResponse", "RememberBatchResponse", "BatchItemResult", "BatchItemError",
+    "MemoryHistoryResponse", "HistoryEvent",
 ]

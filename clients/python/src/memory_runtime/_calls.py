@@ -28,10 +28,14 @@ ROUTES: Dict[str, Route] = {
     "forget": Route("DELETE", "/v1/entities/{entity_name}"),
     "inspect": Route("POST", "/v1/inspect"),
     "remember": Route("POST", "/v1/remember"),
+    "remember_batch": Route("POST", "/v1/remember/batch"),
+    "memory_history": Route("GET", "/v1/memories/{memory_id}/history"),
+    "forget_memory": Route("DELETE", "/v1/memories/{memory_id}"),
     "recall": Route("POST", "/v1/recall", takes_position=True),
     "recall_grouped": Route("POST", "/v1/recall_grouped", takes_position=True),
     "consolidate": Route("POST", "/v1/consolidate"),
     "start_episode": Route("POST", "/v1/episodes/start"),
+    "import_episode": Route("POST", "/v1/episodes/import"),
     "add_message": Route("POST", "/v1/episodes/{id}/message"),
     "end_episode": Route("POST", "/v1/episodes/{id}/end"),
     "list_snapshots": Route("GET", "/v1/snapshots"),
@@ -100,32 +104,66 @@ def create_entity(name: str, kind: Optional[str]) -> Call:
     return make_call("create_entity", body=without_none(name=name, kind=kind))
 
 
-def remember(entity: str, fact: str, confidence: Optional[float]) -> Call:
-    return make_call("remember", body=without_none(entity=entity, fact=fact, confidence=confidence))
+def remember(entity: str, fact: str, confidence: Optional[float], valid_from: Optional[str] = None) -> Call:
+    return make_call("remember", body=without_none(entity=entity, fact=fact, confidence=confidence, valid_from=valid_from))
 
 
-def recall(query: str, entity: Optional[str], limit: int, types: Optional[Sequence[str]], explain: bool) -> Call:
+def memory_history(memory_id: str) -> Call:
+    return make_call("memory_history", {"memory_id": memory_id})
+
+
+def forget_memory(memory_id: str) -> Call:
+    return make_call("forget_memory", {"memory_id": memory_id})
+
+
+def remember_batch(facts: Sequence[Dict[str, Any]]) -> Call:
+    return make_call("remember_batch", body={"facts": [dict(fact) for fact in facts]})
+
+
+def _time_fields(body: Dict[str, Any], as_of: Optional[str], include_superseded: bool, since: Optional[str], until: Optional[str]) -> None:
+    """Recall's time filters, sent only when given (the server's defaults: valid now, any time)."""
+    body.update(without_none(as_of=as_of, since=since, until=until))
+    if include_superseded:
+        body["include_superseded"] = True
+
+
+def recall(
+    query: str, entity: Optional[str], limit: int, types: Optional[Sequence[str]], explain: bool,
+    as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
+) -> Call:
     body: Dict[str, Any] = {"query": query, "entity": entity, "limit": limit, "types": _list_or_none("types", types)}
     if explain:
         body["explain"] = True
+    _time_fields(body, as_of, include_superseded, since, until)
     return make_call("recall", body=body)
 
 
-def recall_grouped(query: str, limit: int, order: str, max_groups: Optional[int], explain: bool, entity: Optional[str] = None) -> Call:
+def recall_grouped(
+    query: str, limit: int, order: str, max_groups: Optional[int], explain: bool, entity: Optional[str] = None,
+    as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
+) -> Call:
     body: Dict[str, Any] = {"query": query, "limit": limit, "order": order, "max_groups": max_groups}
     if entity is not None:
         body["entity"] = entity
     if explain:
         body["explain"] = True
+    _time_fields(body, as_of, include_superseded, since, until)
     return make_call("recall_grouped", body=body)
 
 
-def start_episode(participants: Sequence[str]) -> Call:
-    return make_call("start_episode", body={"participants": _list_or_none("participants", participants)})
+def start_episode(participants: Sequence[str], started_at: Optional[str] = None) -> Call:
+    return make_call("start_episode", body=without_none(participants=_list_or_none("participants", participants), started_at=started_at))
 
 
-def add_message(episode_id: str, role: str, content: str) -> Call:
-    return make_call("add_message", {"id": episode_id}, body={"role": role, "content": content})
+def import_episode(participants: Sequence[str], messages: Sequence[Dict[str, Any]], started_at: Optional[str], outcome: Optional[str]) -> Call:
+    return make_call("import_episode", body=without_none(
+        participants=_list_or_none("participants", participants), messages=[dict(m) for m in messages],
+        started_at=started_at, outcome=outcome,
+    ))
+
+
+def add_message(episode_id: str, role: str, content: str, occurred_at: Optional[str] = None) -> Call:
+    return make_call("add_message", {"id": episode_id}, body=without_none(role=role, content=content, occurred_at=occurred_at))
 
 
 def end_episode(episode_id: str, outcome: Optional[str]) -> Call:
@@ -136,8 +174,11 @@ def forget(entity: str, hard_delete: bool) -> Call:
     return make_call("forget", {"entity_name": entity}, query={"hard_delete": bool(hard_delete)})
 
 
-def inspect(entity: str, limit: Optional[int]) -> Call:
-    return make_call("inspect", body=without_none(entity=entity, limit=limit))
+def inspect(entity: str, limit: Optional[int], include_superseded: bool = False) -> Call:
+    body = without_none(entity=entity, limit=limit)
+    if include_superseded:
+        body["include_superseded"] = True
+    return make_call("inspect", body=body)
 
 
 def consolidate() -> Call:

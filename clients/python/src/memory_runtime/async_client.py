@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from . import _calls as calls
 from ._calls import Call
@@ -22,6 +22,7 @@ from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
     InspectResponse, ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
+    ImportEpisodeResponse, MemoryHistoryResponse, RememberBatchResponse,
 )
 
 
@@ -65,26 +66,40 @@ class AsyncMemoryClient:
     async def create_entity(self, name: str, kind: Optional[EntityKind] = None) -> Entity:
         return await self._send(calls.create_entity(name, kind))
 
-    async def remember(self, entity: str, fact: str, confidence: Optional[float] = None) -> StoredFact:
-        return await self._send(calls.remember(entity, fact, confidence))
+    async def remember(self, entity: str, fact: str, confidence: Optional[float] = None, valid_from: Optional[str] = None) -> StoredFact:
+        """Stores a semantic memory (confidence defaults to 0.8; valid_from, ISO 8601 with offset, to now); an unknown entity is created.
+        A later fact about the same single-valued attribute supersedes it."""
+        return await self._send(calls.remember(entity, fact, confidence, valid_from))
+
+    async def remember_batch(self, facts: Sequence[Dict[str, Any]]) -> RememberBatchResponse:
+        """Up to 1,000 facts ({entity, fact, confidence?, valid_from?}) in one call; each result says stored or why not."""
+        return await self._send(calls.remember_batch(facts))
 
     async def recall(
         self, query: str, entity: Optional[str] = None, limit: int = DEFAULT_RECALL_LIMIT,
         types: Optional[Sequence[MemoryType]] = None, *, explain: bool = False,
+        as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
     ) -> RecallResponse:
-        return await self._send(calls.recall(query, entity, limit, types, explain))
+        return await self._send(calls.recall(query, entity, limit, types, explain, as_of, include_superseded, since, until))
 
     async def recall_grouped(
         self, query: str, limit: int = 50, order: GroupOrder = "chronological", max_groups: Optional[int] = None,
         *, entity: Optional[str] = None, explain: bool = False,
+        as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
     ) -> RecallGroupedResponse:
-        return await self._send(calls.recall_grouped(query, limit, order, max_groups, explain, entity))
+        return await self._send(calls.recall_grouped(query, limit, order, max_groups, explain, entity, as_of, include_superseded, since, until))
 
-    async def start_episode(self, participants: Sequence[str]) -> StartEpisodeResponse:
-        return await self._send(calls.start_episode(participants))
+    async def start_episode(self, participants: Sequence[str], started_at: Optional[str] = None) -> StartEpisodeResponse:
+        return await self._send(calls.start_episode(participants, started_at))
 
-    async def add_message(self, episode_id: str, role: str, content: str) -> StatusResponse:
-        return await self._send(calls.add_message(episode_id, role, content))
+    async def import_episode(
+        self, participants: Sequence[str], messages: Sequence[Dict[str, Any]], started_at: Optional[str] = None, outcome: Optional[Outcome] = None,
+    ) -> ImportEpisodeResponse:
+        """A whole past conversation ([{role, content, occurred_at?}]) in one call, stored ended and extracted."""
+        return await self._send(calls.import_episode(participants, messages, started_at, outcome))
+
+    async def add_message(self, episode_id: str, role: str, content: str, occurred_at: Optional[str] = None) -> StatusResponse:
+        return await self._send(calls.add_message(episode_id, role, content, occurred_at))
 
     async def end_episode(self, episode_id: str, outcome: Optional[Outcome] = None) -> EndEpisodeResponse:
         return await self._send(calls.end_episode(episode_id, outcome))
@@ -92,8 +107,17 @@ class AsyncMemoryClient:
     async def forget(self, entity: str, hard_delete: bool = False) -> ForgetResponse:
         return await self._send(calls.forget(entity, hard_delete))
 
-    async def inspect(self, entity: str, limit: Optional[int] = None) -> InspectResponse:
-        return await self._send(calls.inspect(entity, limit))
+    async def inspect(self, entity: str, limit: Optional[int] = None, include_superseded: bool = False) -> InspectResponse:
+        """The entity's most recent memories by type (limit defaults to 50 on the server); superseded facts only when asked."""
+        return await self._send(calls.inspect(entity, limit, include_superseded))
+
+    async def forget_memory(self, memory_id: str) -> ForgetResponse:
+        """Retracts one memory after writing a recovery snapshot (see MemoryClient.forget_memory)."""
+        return await self._send(calls.forget_memory(memory_id))
+
+    async def memory_history(self, memory_id: str) -> MemoryHistoryResponse:
+        """A memory with its supersession chain (oldest first) and its life events."""
+        return await self._send(calls.memory_history(memory_id))
 
     async def stats(self) -> StatsResponse:
         return await self._send(calls.stats())

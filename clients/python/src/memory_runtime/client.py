@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ssl
 import time
-from typing import Any, Optional, Sequence
+from typing import Any, Dict, Optional, Sequence
 
 from . import _calls as calls
 from ._calls import Call
@@ -15,6 +15,7 @@ from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
     InspectResponse, ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
+    ImportEpisodeResponse, MemoryHistoryResponse, RememberBatchResponse,
 )
 
 
@@ -67,30 +68,43 @@ class MemoryClient:
         """Creates the entity, or returns the existing one of that name (kind defaults to "user")."""
         return self._send(calls.create_entity(name, kind))
 
-    def remember(self, entity: str, fact: str, confidence: Optional[float] = None) -> StoredFact:
-        """Stores a semantic memory (confidence defaults to 0.8); an unknown entity is created."""
-        return self._send(calls.remember(entity, fact, confidence))
+    def remember(self, entity: str, fact: str, confidence: Optional[float] = None, valid_from: Optional[str] = None) -> StoredFact:
+        """Stores a semantic memory (confidence defaults to 0.8; valid_from, ISO 8601 with offset, to now); an unknown entity is created.
+        A later fact about the same single-valued attribute supersedes it."""
+        return self._send(calls.remember(entity, fact, confidence, valid_from))
+
+    def remember_batch(self, facts: Sequence[Dict[str, Any]]) -> RememberBatchResponse:
+        """Up to 1,000 facts ({entity, fact, confidence?, valid_from?}) in one call; each result says stored or why not."""
+        return self._send(calls.remember_batch(facts))
 
     def recall(
         self, query: str, entity: Optional[str] = None, limit: int = DEFAULT_RECALL_LIMIT,
         types: Optional[Sequence[MemoryType]] = None, *, explain: bool = False,
+        as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
     ) -> RecallResponse:
         """The most relevant memories first, with contradictions among the returned facts."""
-        return self._send(calls.recall(query, entity, limit, types, explain))
+        return self._send(calls.recall(query, entity, limit, types, explain, as_of, include_superseded, since, until))
 
     def recall_grouped(
         self, query: str, limit: int = 50, order: GroupOrder = "chronological", max_groups: Optional[int] = None,
         *, entity: Optional[str] = None, explain: bool = False,
+        as_of: Optional[str] = None, include_superseded: bool = False, since: Optional[str] = None, until: Optional[str] = None,
     ) -> RecallGroupedResponse:
         """Recall, grouped by the episode (session) each memory came from; ``entity`` keeps one
         entity's memories (an entity never stored for gives no groups)."""
-        return self._send(calls.recall_grouped(query, limit, order, max_groups, explain, entity))
+        return self._send(calls.recall_grouped(query, limit, order, max_groups, explain, entity, as_of, include_superseded, since, until))
 
-    def start_episode(self, participants: Sequence[str]) -> StartEpisodeResponse:
-        return self._send(calls.start_episode(participants))
+    def start_episode(self, participants: Sequence[str], started_at: Optional[str] = None) -> StartEpisodeResponse:
+        return self._send(calls.start_episode(participants, started_at))
 
-    def add_message(self, episode_id: str, role: str, content: str) -> StatusResponse:
-        return self._send(calls.add_message(episode_id, role, content))
+    def import_episode(
+        self, participants: Sequence[str], messages: Sequence[Dict[str, Any]], started_at: Optional[str] = None, outcome: Optional[Outcome] = None,
+    ) -> ImportEpisodeResponse:
+        """A whole past conversation ([{role, content, occurred_at?}]) in one call, stored ended and extracted."""
+        return self._send(calls.import_episode(participants, messages, started_at, outcome))
+
+    def add_message(self, episode_id: str, role: str, content: str, occurred_at: Optional[str] = None) -> StatusResponse:
+        return self._send(calls.add_message(episode_id, role, content, occurred_at))
 
     def end_episode(self, episode_id: str, outcome: Optional[Outcome] = None) -> EndEpisodeResponse:
         """Ends the episode and extracts memories from it (``memories_created``)."""
@@ -101,9 +115,18 @@ class MemoryClient:
         the same snapshot-backed delete whatever ``hard_delete`` says; it is sent for compatibility."""
         return self._send(calls.forget(entity, hard_delete))
 
-    def inspect(self, entity: str, limit: Optional[int] = None) -> InspectResponse:
-        """The entity's most recent memories by type (limit defaults to 50 on the server)."""
-        return self._send(calls.inspect(entity, limit))
+    def inspect(self, entity: str, limit: Optional[int] = None, include_superseded: bool = False) -> InspectResponse:
+        """The entity's most recent memories by type (limit defaults to 50 on the server); superseded facts only when asked."""
+        return self._send(calls.inspect(entity, limit, include_superseded))
+
+    def forget_memory(self, memory_id: str) -> ForgetResponse:
+        """Retracts one memory after writing a recovery snapshot (restoring it brings the memory back);
+        a fact it had superseded is current again."""
+        return self._send(calls.forget_memory(memory_id))
+
+    def memory_history(self, memory_id: str) -> MemoryHistoryResponse:
+        """A memory with its supersession chain (oldest first) and its life events."""
+        return self._send(calls.memory_history(memory_id))
 
     def stats(self) -> StatsResponse:
         return self._send(calls.stats())

@@ -27,15 +27,28 @@ class Entity(TypedDict):
     kind: EntityKind
 
 
-class StoredFact(TypedDict):
-    """The answer of ``remember``."""
-
+class _StoredFactFields(TypedDict):
     id: str
     content: str
     memory_type: MemoryType
     confidence: float
     stability: float
     extraction_tier: int
+
+
+class _TimeFields(TypedDict, total=False):
+    #: Episodic: when it was said; semantic and procedural: when it became true (valid_from). ISO 8601.
+    occurred_at: str
+    #: Semantic: when a later fact superseded it, and that fact's id; None while current.
+    valid_until: Optional[str]
+    superseded_by: Optional[str]
+    #: Episodic: the speaker role of the turn, and its episode.
+    role: str
+    episode_id: str
+
+
+class StoredFact(_StoredFactFields, _TimeFields):
+    """The answer of ``remember``."""
 
 
 class SignalContribution(TypedDict):
@@ -61,7 +74,7 @@ class _MemoryFields(TypedDict):
     stability: float
 
 
-class Memory(_MemoryFields, total=False):
+class Memory(_MemoryFields, _TimeFields, total=False):
     #: Relevance: a number in recall answers, null in inspect answers.
     score: Optional[float]
     explanation: Explanation
@@ -78,8 +91,13 @@ class InspectedFact(Memory):
     extraction_tier: int
 
 
-class Contradiction(TypedDict):
+class _ContradictionFields(TypedDict):
     description: str
+
+
+class Contradiction(_ContradictionFields, total=False):
+    #: The ids of the two memories in conflict.
+    memory_ids: List[str]
 
 
 class RecallResponse(TypedDict):
@@ -110,6 +128,35 @@ class EndEpisodeResponse(TypedDict):
     memories_created: int
     #: Which extractor produced the memories: 1 the offline rules (no LLM endpoint answered), 2 the LLM endpoint.
     extraction_tier: Literal[1, 2]
+
+
+class ImportEpisodeResponse(TypedDict):
+    episode_id: str
+    memories_created: int
+    extraction_tier: Literal[1, 2]
+
+
+class BatchItemError(TypedDict):
+    error: str
+    code: str
+    #: The field at fault, e.g. ``facts[3].valid_from``.
+    field: str
+
+
+class _BatchItemFields(TypedDict):
+    index: int
+
+
+class BatchItemResult(_BatchItemFields, total=False):
+    #: The stored memory, or the error when the item was refused.
+    memory: StoredFact
+    error: BatchItemError
+
+
+class RememberBatchResponse(TypedDict):
+    results: List[BatchItemResult]
+    stored: int
+    failed: int
 
 
 class DeletionSnapshot(TypedDict):
@@ -190,3 +237,25 @@ class RestoreResponse(TypedDict):
     entity: str
     restored_count: int
     already_present_count: int
+
+
+MemoryEvent = Literal["stored", "reinforced", "promoted_from", "decayed", "archived", "superseded", "restored"]
+
+
+class _HistoryEventFields(TypedDict):
+    event: MemoryEvent
+    at: Optional[str]
+
+
+class HistoryEvent(_HistoryEventFields, total=False):
+    #: promoted_from: the episodic memory; superseded: the fact that replaced it.
+    memory_id: str
+    #: reinforced: how many recalls returned it (``at``: the last).
+    count: int
+
+
+class MemoryHistoryResponse(TypedDict):
+    memory: Memory
+    #: The values of the same attribute over time, oldest first, itself included.
+    chain: List[Memory]
+    events: List[HistoryEvent]

@@ -6,6 +6,35 @@ export type EntityKind = "agent" | "user" | "team" | "tool";
 export type Outcome = "success" | "failure" | "partial";
 export type GroupOrder = "chronological" | "relevance";
 
+export type BatchItemResult = {
+  /** Position of the item in facts */
+  index: number;
+  memory?: {
+    id: string;
+    content: string;
+    memory_type: "episodic" | "semantic" | "procedural";
+    confidence: number;
+    stability: number;
+    extraction_tier: number;
+    /** Episodic: when it was said; semantic and procedural: when it became true (valid_from) */
+    occurred_at?: string;
+    /** Semantic: when a later fact superseded it; null while current */
+    valid_until?: string | null;
+    /** Semantic: the id of the memory that superseded it; null while current */
+    superseded_by?: string | null;
+    /** Episodic: the speaker role of the turn */
+    role?: string;
+    /** Episodic: the episode (session) the turn belongs to */
+    episode_id?: string;
+  };
+  error?: {
+    error: string;
+    code: string;
+    /** The field at fault, e.g. facts[3].valid_from */
+    field: string;
+  };
+};
+
 export type ConsolidateResponse = {
   promoted: number;
   decayed: number;
@@ -14,6 +43,8 @@ export type ConsolidateResponse = {
 
 export type Contradiction = {
   description: string;
+  /** The ids of the two memories in conflict */
+  memory_ids?: string[];
 };
 
 export type CreateEntityBody = {
@@ -71,6 +102,8 @@ export type EpisodeMessageBody = {
   /** Speaker role, for example user or assistant */
   role: string;
   content: string;
+  /** When the message was said (ISO 8601 with offset); default now */
+  occurred_at?: string;
 };
 
 export type EpisodeMessageByBody = {
@@ -79,6 +112,8 @@ export type EpisodeMessageByBody = {
   /** Speaker role, for example user or assistant */
   role: string;
   content: string;
+  /** When the message was said (ISO 8601 with offset); default now */
+  occurred_at?: string;
 };
 
 export type ErrorResponse = {
@@ -142,11 +177,35 @@ export type HealthResponse = {
   version: string;
 };
 
+export type ImportEpisodeBody = {
+  participants: string[];
+  /** When the conversation took place (ISO 8601 with offset); default now */
+  started_at?: string;
+  outcome?: ("success" | "failure" | "partial") | null;
+  /** The conversation in order (1–10000) */
+  messages: {
+    /** Speaker role, for example user or assistant */
+    role: string;
+    content: string;
+    /** When the message was said (ISO 8601 with offset); default now */
+    occurred_at?: string;
+  }[];
+};
+
+export type ImportEpisodeResponse = {
+  episode_id: string;
+  memories_created: number;
+  /** As for end: 1 the offline rules, 2 the LLM endpoint */
+  extraction_tier: 1 | 2;
+};
+
 export type InspectBody = {
   /** Entity name: any UTF-8 text, 1–512 characters */
   entity: string;
   /** Maximum results (1–1000) */
   limit?: number;
+  /** Also list facts a later fact superseded */
+  include_superseded?: boolean;
   /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
   cursor?: null;
 };
@@ -179,6 +238,14 @@ export type InspectedEpisodicMemory = {
       contribution: number;
     }[];
   };
+  /** Episodic: when it was said; semantic and procedural: when it became true (valid_from) */
+  occurred_at?: string;
+  /** Semantic: when a later fact superseded it; null while current */
+  valid_until?: string | null;
+  /** Semantic: the id of the memory that superseded it; null while current */
+  superseded_by?: string | null;
+  /** Episodic: the speaker role of the turn */
+  role?: string;
   /** Episode (session) this turn belongs to */
   episode_id?: string;
   /** Position of the turn in its episode (0-based) */
@@ -206,6 +273,16 @@ export type InspectedFact = {
       contribution: number;
     }[];
   };
+  /** Episodic: when it was said; semantic and procedural: when it became true (valid_from) */
+  occurred_at?: string;
+  /** Semantic: when a later fact superseded it; null while current */
+  valid_until?: string | null;
+  /** Semantic: the id of the memory that superseded it; null while current */
+  superseded_by?: string | null;
+  /** Episodic: the speaker role of the turn */
+  role?: string;
+  /** Episodic: the episode (session) the turn belongs to */
+  episode_id?: string;
   /** 1: the offline extraction rules, or a fact stored directly (remember); 2: the LLM extractor */
   extraction_tier: number;
 };
@@ -249,6 +326,37 @@ export type Memory = {
       contribution: number;
     }[];
   };
+  /** Episodic: when it was said; semantic and procedural: when it became true (valid_from) */
+  occurred_at?: string;
+  /** Semantic: when a later fact superseded it; null while current */
+  valid_until?: string | null;
+  /** Semantic: the id of the memory that superseded it; null while current */
+  superseded_by?: string | null;
+  /** Episodic: the speaker role of the turn */
+  role?: string;
+  /** Episodic: the episode (session) the turn belongs to */
+  episode_id?: string;
+};
+
+export type MemoryHistoryResponse = {
+  memory: Memory;
+  /** Its values of the same attribute over time, oldest first, itself included (semantic facts; else itself) */
+  chain: Memory[];
+  /** Its life, in time order */
+  events: {
+    event: "stored" | "reinforced" | "promoted_from" | "decayed" | "archived" | "superseded" | "restored";
+    /** When; null when not recorded */
+    at: string | null;
+    /** promoted_from: the episodic memory; superseded: the fact that replaced it */
+    memory_id?: string;
+    /** reinforced: how many recalls returned it (at: the last) */
+    count?: number;
+  }[];
+};
+
+export type MemoryParams = {
+  /** A memory id, as answers give it */
+  memory_id: string;
 };
 
 /** Prometheus text exposition format 0.0.4 */
@@ -276,6 +384,14 @@ export type RecallBody = {
   types?: (Array<"episodic" | "semantic" | "procedural">) | null;
   /** Add each memory's explanation: every signal's rank and contribution to its score */
   explain?: boolean;
+  /** Return what was valid at this time (ISO 8601 with offset) rather than now; memories that occurred later are left out */
+  as_of?: string;
+  /** Also return facts a later fact superseded (each with valid_until and superseded_by set) */
+  include_superseded?: boolean;
+  /** Only memories that occurred at or after this time */
+  since?: string;
+  /** Only memories that occurred at or before this time */
+  until?: string;
   /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
   cursor?: null;
 };
@@ -290,6 +406,14 @@ export type RecallGroupedBody = {
   max_groups?: number | null;
   /** Add each memory's explanation, as recall does */
   explain?: boolean;
+  /** Return what was valid at this time (ISO 8601 with offset) rather than now; memories that occurred later are left out */
+  as_of?: string;
+  /** Also return facts a later fact superseded (each with valid_until and superseded_by set) */
+  include_superseded?: boolean;
+  /** Only memories that occurred at or after this time */
+  since?: string;
+  /** Only memories that occurred at or before this time */
+  until?: string;
   /** Accepted for compatibility and ignored: no answer carries a cursor (raise limit for more). Only null. */
   cursor?: null;
 };
@@ -303,11 +427,34 @@ export type RecallResponse = {
   contradictions: Contradiction[];
 };
 
+export type RememberBatchBody = {
+  /** 1–1000 facts, each as remember's body; each is stored or reported on its own */
+  facts: {
+    /** As remember's entity */
+    entity?: string;
+    /** As remember's fact */
+    fact?: string;
+    /** As remember's confidence (default 0.8) */
+    confidence?: number;
+    /** As remember's valid_from (default now) */
+    valid_from?: string;
+  }[];
+};
+
+export type RememberBatchResponse = {
+  /** One per item, in order: memory when stored, error when refused */
+  results: BatchItemResult[];
+  stored: number;
+  failed: number;
+};
+
 export type RememberBody = {
   /** Entity name: any UTF-8 text, 1–512 characters */
   entity: string;
   fact: string;
   confidence?: number;
+  /** When the fact became true (ISO 8601 with offset); default now. A later fact about the same attribute supersedes it */
+  valid_from?: string;
 };
 
 export type RestoreResponse = {
@@ -337,6 +484,8 @@ export type SnapshotSummaryRecord = {
 
 export type StartEpisodeBody = {
   participants: string[];
+  /** When the conversation took place (ISO 8601 with offset); default now. recall_grouped's session_time */
+  started_at?: string;
 };
 
 export type StartEpisodeResponse = {
@@ -362,6 +511,16 @@ export type StoredFact = {
   confidence: number;
   stability: number;
   extraction_tier: number;
+  /** Episodic: when it was said; semantic and procedural: when it became true (valid_from) */
+  occurred_at?: string;
+  /** Semantic: when a later fact superseded it; null while current */
+  valid_until?: string | null;
+  /** Semantic: the id of the memory that superseded it; null while current */
+  superseded_by?: string | null;
+  /** Episodic: the speaker role of the turn */
+  role?: string;
+  /** Episodic: the episode (session) the turn belongs to */
+  episode_id?: string;
 };
 
 export type EntityRecord = Entity;
@@ -373,6 +532,9 @@ export type GroupRecord = Group;
 export type RecallGroupedResult = RecallGroupedResponse;
 export type StartEpisodeResult = StartEpisodeResponse;
 export type EndEpisodeResult = EndEpisodeResponse;
+export type ImportEpisodeResult = ImportEpisodeResponse;
+export type MemoryHistoryResult = MemoryHistoryResponse;
+export type RememberBatchResult = RememberBatchResponse;
 export type DeletionSnapshotRecord = DeletionSnapshot;
 export type ForgetResult = ForgetResponse;
 export type InspectResult = InspectResponse;
@@ -425,6 +587,16 @@ export interface Operations {
     query: never;
     response: ConsolidateResponse;
   };
+  forgetMemory: {
+    request: MemoryParams;
+    query: never;
+    response: ForgetResponse;
+  };
+  memoryHistory: {
+    request: MemoryParams;
+    query: never;
+    response: MemoryHistoryResponse;
+  };
   recall: {
     request: RecallBody;
     query: never;
@@ -440,6 +612,11 @@ export interface Operations {
     query: never;
     response: StoredFact;
   };
+  rememberBatch: {
+    request: RememberBatchBody;
+    query: never;
+    response: RememberBatchResponse;
+  };
   addMessage: {
     request: EpisodeMessageByBody;
     query: never;
@@ -449,6 +626,11 @@ export interface Operations {
     request: EndEpisodeByBody;
     query: never;
     response: EndEpisodeResponse;
+  };
+  importEpisode: {
+    request: ImportEpisodeBody;
+    query: never;
+    response: ImportEpisodeResponse;
   };
   startEpisode: {
     request: StartEpisodeBody;
@@ -479,11 +661,15 @@ export const ROUTES = {
   inspect: {"method":"POST","path":"/v1/inspect","body":true},
   listEntities: {"method":"GET","path":"/v1/entities","query":["q","limit","offset"],"body":false},
   consolidate: {"method":"POST","path":"/v1/consolidate","body":false,"position":"returned"},
+  forgetMemory: {"method":"DELETE","path":"/v1/memories/:memory_id","params":{"memory_id":"memory_id"},"body":false,"position":"returned"},
+  memoryHistory: {"method":"GET","path":"/v1/memories/:memory_id/history","params":{"memory_id":"memory_id"},"body":false},
   recall: {"method":"POST","path":"/v1/recall","body":true,"position":"accepted"},
   recallGrouped: {"method":"POST","path":"/v1/recall_grouped","body":true,"position":"accepted"},
   remember: {"method":"POST","path":"/v1/remember","body":true,"position":"returned"},
+  rememberBatch: {"method":"POST","path":"/v1/remember/batch","body":true,"position":"returned"},
   addMessage: {"method":"POST","path":"/v1/episodes/:id/message","params":{"id":"episode_id"},"body":true,"position":"returned"},
   endEpisode: {"method":"POST","path":"/v1/episodes/:id/end","params":{"id":"episode_id"},"body":true,"position":"returned"},
+  importEpisode: {"method":"POST","path":"/v1/episodes/import","body":true,"position":"returned"},
   startEpisode: {"method":"POST","path":"/v1/episodes/start","body":true,"position":"returned"},
   listSnapshots: {"method":"GET","path":"/v1/snapshots","body":false},
   restoreSnapshot: {"method":"POST","path":"/v1/snapshots/:snapshot_id/restore","body":false,"position":"returned"},
@@ -593,6 +779,11 @@ export const TOOLS = {
           "description": "Maximum results (1–1000)",
           "default": 50
         },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also list facts a later fact superseded",
+          "default": false
+        },
         "cursor": {
           "type": "null",
           "deprecated": true,
@@ -614,6 +805,56 @@ export const TOOLS = {
     "inputSchema": {
       "type": "object",
       "properties": {},
+      "additionalProperties": false
+    }
+  },
+  forget_memory: {
+    "operation": "forgetMemory",
+    "title": "Retract one memory",
+    "description": "Delete ONE memory by memory_id (from a recall or inspect answer), e.g. a fact the user says is wrong; the entity and its other memories stay. A recovery snapshot is written first (for operators); if it cannot be written nothing is deleted. A fact it had superseded is current again. Returns {forgotten_count, snapshot}; an unknown id fails with \"not found\".",
+    "annotations": {
+      "readOnlyHint": false,
+      "destructiveHint": true,
+      "idempotentHint": true,
+      "openWorldHint": false
+    },
+    "inputSchema": {
+      "type": "object",
+      "required": [
+        "memory_id"
+      ],
+      "properties": {
+        "memory_id": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "A memory id, as answers give it"
+        }
+      },
+      "additionalProperties": false
+    }
+  },
+  memory_history: {
+    "operation": "memoryHistory",
+    "title": "History of a memory",
+    "description": "How one memory came to be and what replaced it: memory_id (from a recall or inspect answer). Returns {memory, chain, events}: chain lists the values the same attribute had over time, oldest first (e.g. each city someone lived in, with valid_until and superseded_by), events its life (stored, reinforced, promoted_from, decayed, archived, superseded, restored) with times.",
+    "annotations": {
+      "readOnlyHint": true,
+      "openWorldHint": false
+    },
+    "inputSchema": {
+      "type": "object",
+      "required": [
+        "memory_id"
+      ],
+      "properties": {
+        "memory_id": {
+          "type": "string",
+          "minLength": 1,
+          "maxLength": 128,
+          "description": "A memory id, as answers give it"
+        }
+      },
       "additionalProperties": false
     }
   },
@@ -680,6 +921,29 @@ export const TOOLS = {
           "type": "boolean",
           "description": "Add each memory's explanation: every signal's rank and contribution to its score",
           "default": false
+        },
+        "as_of": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "Return what was valid at this time (ISO 8601 with offset) rather than now; memories that occurred later are left out"
+        },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also return facts a later fact superseded (each with valid_until and superseded_by set)",
+          "default": false
+        },
+        "since": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "Only memories that occurred at or after this time"
+        },
+        "until": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "Only memories that occurred at or before this time"
         },
         "cursor": {
           "type": "null",
@@ -756,6 +1020,29 @@ export const TOOLS = {
           "description": "Add each memory's explanation, as recall does",
           "default": false
         },
+        "as_of": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "Return what was valid at this time (ISO 8601 with offset) rather than now; memories that occurred later are left out"
+        },
+        "include_superseded": {
+          "type": "boolean",
+          "description": "Also return facts a later fact superseded (each with valid_until and superseded_by set)",
+          "default": false
+        },
+        "since": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "Only memories that occurred at or after this time"
+        },
+        "until": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "Only memories that occurred at or before this time"
+        },
         "cursor": {
           "type": "null",
           "deprecated": true,
@@ -798,6 +1085,60 @@ export const TOOLS = {
           "minimum": 0,
           "maximum": 1,
           "default": 0.8
+        },
+        "valid_from": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "When the fact became true (ISO 8601 with offset); default now. A later fact about the same attribute supersedes it"
+        }
+      },
+      "additionalProperties": false
+    }
+  },
+  remember_batch: {
+    "operation": "rememberBatch",
+    "title": "Remember many facts",
+    "description": "Store up to 1000 facts in one call: facts [{entity, fact, confidence?, valid_from?}], each as remember takes it. Returns {results, stored, failed}: one result per fact in order, with the stored memory, or an error naming the field (e.g. facts[3].valid_from) for a fact that was refused; the others are stored all the same.",
+    "annotations": {
+      "readOnlyHint": false,
+      "destructiveHint": false,
+      "openWorldHint": false,
+      "idempotentHint": true
+    },
+    "inputSchema": {
+      "type": "object",
+      "required": [
+        "facts"
+      ],
+      "properties": {
+        "facts": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "properties": {
+              "entity": {
+                "type": "string",
+                "description": "As remember's entity"
+              },
+              "fact": {
+                "type": "string",
+                "description": "As remember's fact"
+              },
+              "confidence": {
+                "type": "number",
+                "description": "As remember's confidence (default 0.8)"
+              },
+              "valid_from": {
+                "type": "string",
+                "description": "As remember's valid_from (default now)"
+              }
+            },
+            "additionalProperties": false
+          },
+          "minItems": 1,
+          "maxItems": 1000,
+          "description": "1–1000 facts, each as remember's body; each is stored or reported on its own"
         }
       },
       "additionalProperties": false
@@ -836,6 +1177,12 @@ export const TOOLS = {
           "type": "string",
           "minLength": 1,
           "maxLength": 100000
+        },
+        "occurred_at": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "When the message was said (ISO 8601 with offset); default now"
         }
       },
       "additionalProperties": false
@@ -881,6 +1228,91 @@ export const TOOLS = {
       "additionalProperties": false
     }
   },
+  episode_import: {
+    "operation": "importEpisode",
+    "title": "Import a past conversation",
+    "description": "Store a whole conversation that already happened, in one call: participants, optional started_at (when it took place, ISO 8601 with offset), optional outcome, and messages [{role, content, occurred_at?}] in order (up to 10000). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when it took place. Returns {episode_id, memories_created, extraction_tier}. Use it to load chat history; for a live conversation use episode_start / episode_message / episode_end.",
+    "annotations": {
+      "readOnlyHint": false,
+      "destructiveHint": false,
+      "openWorldHint": false
+    },
+    "inputSchema": {
+      "type": "object",
+      "required": [
+        "participants",
+        "messages"
+      ],
+      "properties": {
+        "participants": {
+          "type": "array",
+          "items": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 512,
+            "description": "Entity name: any UTF-8 text, 1–512 characters"
+          },
+          "minItems": 1,
+          "maxItems": 100
+        },
+        "started_at": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "When the conversation took place (ISO 8601 with offset); default now"
+        },
+        "outcome": {
+          "anyOf": [
+            {
+              "enum": [
+                "success",
+                "failure",
+                "partial"
+              ]
+            },
+            {
+              "type": "null"
+            }
+          ],
+          "default": null
+        },
+        "messages": {
+          "type": "array",
+          "items": {
+            "type": "object",
+            "required": [
+              "role",
+              "content"
+            ],
+            "properties": {
+              "role": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 64,
+                "description": "Speaker role, for example user or assistant"
+              },
+              "content": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 100000
+              },
+              "occurred_at": {
+                "type": "string",
+                "maxLength": 64,
+                "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+                "description": "When the message was said (ISO 8601 with offset); default now"
+              }
+            },
+            "additionalProperties": false
+          },
+          "minItems": 1,
+          "maxItems": 10000,
+          "description": "The conversation in order (1–10000)"
+        }
+      },
+      "additionalProperties": false
+    }
+  },
   episode_start: {
     "operation": "startEpisode",
     "title": "Start an episode",
@@ -906,6 +1338,12 @@ export const TOOLS = {
           },
           "minItems": 1,
           "maxItems": 100
+        },
+        "started_at": {
+          "type": "string",
+          "maxLength": 64,
+          "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
+          "description": "When the conversation took place (ISO 8601 with offset); default now. recall_grouped's session_time"
         }
       },
       "additionalProperties": false

@@ -1,0 +1,77 @@
+// What a fact says about its owner, reduced to (attribute, value) when the attribute holds one
+// value at a time: where someone lives, works, is from, their age, "my X is …". Two facts of
+// one owner with the same such attribute and different values cannot both hold at once. The
+// contradiction detector (workers/recall/contradictions.ts) reports such pairs; the writer
+// (writer/commands/supersession.ts) lets the later one supersede the earlier. One rule, here,
+// so the two never disagree about what conflicts.
+
+export interface FactAttribute {
+  attribute: string;
+  value: string;
+}
+
+const SINGLE_VALUED: { attribute: string; pattern: RegExp }[] = [
+  { attribute: 'lives in', pattern: /\b(?:lives|living|resides|is based|moved) (?:in|to) (.+)$/ },
+  { attribute: 'is from', pattern: /\b(?:is|comes) from (.+)$/ },
+  { attribute: 'works at', pattern: /\bworks (?:at|for) (.+)$/ },
+  { attribute: 'works as', pattern: /\bworks as (?:an? )?(.+)$/ },
+  { attribute: 'age', pattern: /\bis (\d+) years? old\b/ },
+  { attribute: 'is married to', pattern: /\bis married to (.+)$/ },
+  { attribute: 'born', pattern: /\bwas born (?:on|in) (.+)$/ },
+  { attribute: 'name', pattern: /\bname is (.+)$/ },
+  // "<owner>'s favourite colour is blue", "my birthday is in May"
+  { attribute: '$1', pattern: /(?:'s|\bmy|\bher|\bhis|\btheir) ((?:favou?rite )?[a-z ]{2,30}?) (?:is|are) (.+)$/ },
+];
+
+// Negated forms map to their affirmative so "is not vegetarian" compares with "is vegetarian".
+const NEGATIONS: [RegExp, string][] = [
+  [/\b(?:does not|doesn't|do not|don't|did not|didn't|never|no longer)\s+/g, ''],
+  [/\b(?:is not|isn't)\b/g, 'is'],
+  [/\b(?:are not|aren't)\b/g, 'are'],
+  [/\b(?:was not|wasn't)\b/g, 'was'],
+  [/\b(?:has not|hasn't)\b/g, 'has'],
+  [/\bnot\s+/g, ''],
+];
+
+/** Lower case, typographic quotes folded, final punctuation and extra spaces dropped. */
+export function normaliseFact(text: string): string {
+  return text.toLowerCase().replace(/[’`]/g, "'").replace(/[.!?;]+\s*$/, '').replace(/\s+/g, ' ').trim();
+}
+
+/** The affirmative form of a normalised statement, and whether it was negated. */
+export function affirmative(text: string): { affirmed: string; negated: boolean } {
+  let affirmed = text;
+  let negated = false;
+  for (const [pattern, replacement] of NEGATIONS) {
+    affirmed = affirmed.replace(pattern, () => {
+      negated = true;
+      return replacement;
+    });
+  }
+  return { affirmed: affirmed.replace(/\s+/g, ' ').trim(), negated };
+}
+
+/** The single-valued attribute an affirmed, normalised statement sets, if any. */
+export function attributeOfAffirmed(affirmed: string): FactAttribute | null {
+  for (const rule of SINGLE_VALUED) {
+    const match = rule.pattern.exec(affirmed);
+    if (!match) continue;
+    if (rule.attribute === '$1') return { attribute: `'s ${match[1].trim()}`, value: match[2].trim() };
+    return { attribute: rule.attribute, value: match[1].trim() };
+  }
+  return null;
+}
+
+/**
+ * The single-valued attribute a fact sets (null for a negated statement: "does not live in
+ * Paris" says where someone is not, which no other place contradicts).
+ */
+export function factAttribute(content: string): FactAttribute | null {
+  const { affirmed, negated } = affirmative(normaliseFact(content));
+  return negated ? null : attributeOfAffirmed(affirmed);
+}
+
+/** The attribute a stored row sets (semantic rows only), for rows written before it was stored. */
+export function storedFactAttribute(row: Record<string, unknown>): string | null {
+  return row.memory_type === 'semantic' && typeof row.content === 'string' ? factAttribute(row.content)?.attribute ?? null : null;
+}

@@ -1,0 +1,34 @@
+// GET /v1/memories/{id}/history (docs/time.md): a memory, the values its attribute had over time
+// (the supersession chain, oldest first) and its life events, from what the row records:
+// stored (created_at), reinforced (recalls: access_count, the last at last_access_at), promoted
+// from (the episodic memories consolidation merged into it), decayed (decayed_at), archived,
+// superseded (valid_until, by superseded_by) and restored (restored_at: put back from a deletion snapshot).
+import type { MemoryHistoryResult } from '../shared/schemas.js';
+import { isoWithOffset } from '../shared/text.js';
+import type { HistoryRows } from './port/rows.js';
+import { toMemory } from './recall/engine.js';
+
+type Event = MemoryHistoryResult['events'][number];
+
+export function memoryHistory({ row, chain, promotedFrom }: HistoryRows): MemoryHistoryResult {
+  const events: (Event & { ms: number })[] = [{ event: 'stored', at: isoWithOffset(row.created_at), ms: row.created_at }];
+  for (const source of promotedFrom) {
+    events.push({ event: 'promoted_from', at: isoWithOffset(source.created_at), memory_id: source.id, ms: source.created_at });
+  }
+  if (row.access_count > 0) {
+    events.push({ event: 'reinforced', at: isoWithOffset(row.last_access_at), count: row.access_count, ms: row.last_access_at });
+  }
+  if (row.decayed_at !== null) events.push({ event: 'decayed', at: isoWithOffset(row.decayed_at), ms: row.decayed_at });
+  // Archiving happens in a decay step; its own time is not recorded.
+  if (row.archived) events.push({ event: 'archived', at: row.decayed_at === null ? null : isoWithOffset(row.decayed_at), ms: row.decayed_at ?? Infinity });
+  if (row.valid_until !== null && row.superseded_by !== null) {
+    events.push({ event: 'superseded', at: isoWithOffset(row.valid_until), memory_id: row.superseded_by, ms: row.valid_until });
+  }
+  if (row.restored_at !== null) events.push({ event: 'restored', at: isoWithOffset(row.restored_at), ms: row.restored_at });
+  events.sort((a, b) => a.ms - b.ms);
+  return {
+    memory: toMemory(row, null),
+    chain: chain.map((link) => toMemory(link, null)),
+    events: events.map(({ ms: _ms, ...event }) => event),
+  };
+}
