@@ -21,8 +21,8 @@ describe('PostgreSQL term rarity before the first ANALYZE', { skip: unavailable 
     // Fewer rows than autovacuum's analyse threshold (50), so the estimate stays unknown.
     for (let i = 0; i < 10; i++) {
       const content = i === 0 ? 'the harbour keeps a lighthouse' : `the harbour keeps boat ${i}`;
-      await sql`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty, last_access_at, created_at, extraction_tier)
-        VALUES (${'m' + i}, ${ns}, 'semantic', ${content}, ${'k' + i}, 0.8, 1, 5, 0, ${Date.now()}, 0)`;
+      await sql`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty, last_access_at, created_at, extraction_tier, occurred_at)
+        VALUES (${'m' + i}, ${ns}, 'semantic', ${content}, ${'k' + i}, 0.8, 1, 5, 0, ${Date.now()}, 0, ${Date.now()})`;
     }
   });
   after(async () => {

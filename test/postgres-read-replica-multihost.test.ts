@@ -36,8 +36,8 @@ describe('read-your-writes over two replica hosts, one stale', { skip: unavailab
       let missed = 0;
       for (let i = 0; i < 20; i++) {
         const word = `zebra${i}x`;
-        await primarySql`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty, last_access_at, created_at, extraction_tier)
-          VALUES (${'m' + i}, ${ns}, 'semantic', ${'note about ' + word}, ${'k' + i}, 0.8, 1, 5, 0, ${Date.now()}, 0)`;
+        await primarySql`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty, last_access_at, created_at, extraction_tier, occurred_at)
+          VALUES (${'m' + i}, ${ns}, 'semantic', ${'note about ' + word}, ${'k' + i}, 0.8, 1, 5, 0, ${Date.now()}, 0, ${Date.now()})`;
         const [{ position }] = await primarySql<{ position: string }[]>`SELECT pg_current_wal_insert_lsn()::text AS position`;
         const recalls = await Promise.all(Array.from({ length: 6 }, () =>
           new RecallEngine(port).recall({ query: word, entity: null, types: null, limit: 5, queryVector: null, after: position })));

@@ -26,7 +26,7 @@ describe('recall on a replica, read-your-writes', { skip: unavailable ? `Postgre
   async function write(word: string): Promise<{ content: string; position: string }> {
     const content = `note ${++written} mentions the ${word}`;
     await primarySql`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence, stability,
-      difficulty, last_access_at, created_at, extraction_tier) VALUES (${`m-${written}`}, ${namespaceId}, 'semantic', ${content}, ${content}, 0.8, 1, 5, 0, ${Date.now()}, 0)`;
+      difficulty, last_access_at, created_at, extraction_tier, occurred_at) VALUES (${`m-${written}`}, ${namespaceId}, 'semantic', ${content}, ${content}, 0.8, 1, 5, 0, ${Date.now()}, 0, ${Date.now()})`;
     const [{ position }] = await primarySql<{ position: string }[]>`SELECT pg_current_wal_insert_lsn()::text AS position`;
     return { content, position };
   }

@@ -364,8 +364,8 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     const [{ base }] = await sql!<{ base: number }[]>`SELECT max(rowid) + 100 AS base FROM memories`;
     const add = async (rowid: number, vector: Float32Array) => {
       await sql!`INSERT INTO memories (rowid, id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
-          last_access_at, created_at, extraction_tier, embedded, vector_cell) OVERRIDING SYSTEM VALUE
-        VALUES (${rowid}, ${`fp-${rowid}`}, ${ns}, 'semantic', 'fingerprint row', 'k', 0.8, 1, 5, 0, ${Date.now()}, 0, 1, ${cell})`;
+          last_access_at, created_at, extraction_tier, embedded, vector_cell, occurred_at) OVERRIDING SYSTEM VALUE
+        VALUES (${rowid}, ${`fp-${rowid}`}, ${ns}, 'semantic', 'fingerprint row', 'k', 0.8, 1, 5, 0, ${Date.now()}, 0, 1, ${cell}, ${Date.now()})`;
       await sql!`INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding) VALUES (${rowid}, ${ns}, ${cell}, ${blob(vector)})`;
     };
     const nearestTo = async () => (await postgresPort.snapshot((reads) => reads.nearest(context('', query))))[0]?.rowid;
@@ -418,8 +418,8 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     const before = await nearestTo();
     const cell = await postgresPort.cellFor(vector);
     const [{ rowid }] = await sql!<{ rowid: number }[]>`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-        stability, difficulty, last_access_at, created_at, extraction_tier, embedded, vector_cell)
-      VALUES ('late-one', ${namespaceOf(sqliteDb)}, 'semantic', 'Ava tunes the harpsichord before dawn', 'k', 0.8, 1, 5, 0, ${Date.now()}, 0, 1, ${cell})
+        stability, difficulty, last_access_at, created_at, extraction_tier, embedded, vector_cell, occurred_at)
+      VALUES ('late-one', ${namespaceOf(sqliteDb)}, 'semantic', 'Ava tunes the harpsichord before dawn', 'k', 0.8, 1, 5, 0, ${Date.now()}, 0, 1, ${cell}, ${Date.now()})
       RETURNING rowid`;
     await sql!`INSERT INTO memory_vectors (rowid, namespace_id, cell, embedding)
       VALUES (${rowid}, ${namespaceOf(sqliteDb)}, ${cell}, ${Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength)})`;

@@ -5,8 +5,11 @@
 // budget; the answer keeps the spec's shape and says it was cut (X-Result-Truncated on REST,
 // a note in the MCP text content). The first memory is always kept.
 
-/** Bytes of JSON around one memory's content: keys, id, type, scores. */
-const PER_MEMORY_OVERHEAD = 256;
+/**
+ * Bytes of JSON around one memory's content: keys, id, type, scores, and its times, role,
+ * episode and supersession fields (~430 bytes when all are set).
+ */
+const PER_MEMORY_OVERHEAD = 448;
 
 export interface Budgeted<T> {
   kept: T[];

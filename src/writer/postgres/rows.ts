@@ -57,7 +57,7 @@ export class PgRows implements WriteRows {
     const [row] = yield* query(this.tx<MemoryRow[]>`SELECT rowid, id, memory_type, content, confidence, stability, extraction_tier,
         occurred_at, valid_until, superseded_by
       FROM memories WHERE entity_id = ${ownerId} AND md5(content_key) = md5(${key}) AND content_key = ${key} AND memory_type = ${type}
-        AND archived = 0 AND rowid > ${aboveRowid} ORDER BY valid_until IS NOT NULL, rowid DESC LIMIT 1`);
+        AND archived = 0 AND rowid > ${aboveRowid} ORDER BY valid_until IS NOT NULL, rowid LIMIT 1`);
     return row;
   }
 

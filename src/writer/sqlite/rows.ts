@@ -37,7 +37,7 @@ function statements(db: Db) {
     ownedDuplicate: db.prepare<[string, string, string, number], MemoryRow>(`SELECT rowid, id, memory_type, content,
       confidence, stability, extraction_tier, occurred_at, valid_until, superseded_by FROM memories
       WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 AND rowid > ?
-      ORDER BY valid_until IS NOT NULL, rowid DESC LIMIT 1`),
+      ORDER BY valid_until IS NOT NULL, rowid LIMIT 1`),
     raiseConfidence: db.prepare('UPDATE memories SET confidence = max(confidence, ?), last_access_at = ? WHERE rowid = ?'),
     insertEpisode: db.prepare('INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (?, ?, ?, ?)'),
     insertParticipant: db.prepare('INSERT OR IGNORE INTO episode_participants (episode_id, entity_id, position) VALUES (?, ?, ?)'),
