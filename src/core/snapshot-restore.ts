@@ -51,7 +51,7 @@ export class SnapshotRestore {
   /** `trail` is told the position of each writer command's commit (the answer's Memory-Position). */
   restore(scope: NamespaceScope, snapshotId: string, trail?: CommitTrail): Promise<RestoreResult> {
     // A UUID is case-insensitive (the route's pattern takes either case); snapshot files are named in lower case.
-    return this.turns.restore(() => this.restoreNow(scope, snapshotId.toLowerCase(), trail));
+    return this.turns.restore(scope.namespace, () => this.restoreNow(scope, snapshotId.toLowerCase(), trail));
   }
 
   private async restoreNow(scope: NamespaceScope, snapshotId: string, trail: CommitTrail | undefined): Promise<RestoreResult> {
