@@ -92,20 +92,20 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
-    const queryVector = this.queryCache.get(input.query);
     const { namespace } = request;
+    const queryVector = this.queryCache.get(namespace, input.query);
     const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, queryVector, after: this.readAfter(request) });
-    if (embedded) this.queryCache.set(input.query, embedded);
+    if (embedded) this.queryCache.set(namespace, input.query, embedded);
     this.reinforcer.record(namespace, rowids);
     return serialisedAnswer(answer, truncated);
   }
 
   async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recallGrouped'>>> {
     try {
-      const queryVector = this.queryCache.get(input.query);
       const { namespace } = request;
+      const queryVector = this.queryCache.get(namespace, input.query);
       const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', namespace, input, queryVector, after: this.readAfter(request) });
-      if (embedded) this.queryCache.set(input.query, embedded);
+      if (embedded) this.queryCache.set(namespace, input.query, embedded);
       this.reinforcer.record(namespace, rowids);
       return serialisedAnswer(answer, truncated);
     } catch (error) {
