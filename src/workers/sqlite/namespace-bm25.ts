@@ -36,8 +36,7 @@ export class NamespaceBm25 {
   private readonly stats;
   private readonly instances;
   private readonly idf;
-  private readonly docSize;
-  private readonly passing;
+  private readonly rows;
   private readonly stemOf;
   private readonly clearStems;
   private readonly addStem;
@@ -52,14 +51,16 @@ export class NamespaceBm25 {
       'SELECT EXISTS (SELECT 1 FROM namespace_text_stats WHERE namespace_id != ? AND documents > 0)').pluck();
     this.stats = db.prepare<[number], { documents: number; tokens: number }>(
       'SELECT documents, tokens FROM namespace_text_stats WHERE namespace_id = ?');
-    this.instances = db.prepare<[string, number], { rowid: number; col: string }>(`SELECT i.doc AS rowid, i.col AS col
-      FROM temp.memories_fts_instances i CROSS JOIN memories m ON m.rowid = i.doc
-      WHERE i.term = ? AND m.namespace_id = ?`);
+    // Every namespace's occurrences (the index has no namespace column); rows of others are
+    // dropped by `rows` below, in one statement for all of them.
+    this.instances = db.prepare<[string], { rowid: number; col: string }>('SELECT doc AS rowid, col FROM temp.memories_fts_instances WHERE term = ?');
     // FTS5: idf = log((nRow - nHit + 0.5) / (nHit + 0.5)), at least 1e-6.
     this.idf = db.prepare<[number, number, number], number>('SELECT ln((? - ? + 0.5) / (? + 0.5))').pluck();
-    this.docSize = db.prepare<[number], Buffer>('SELECT sz FROM memories_fts_docsize WHERE id = ?').pluck();
-    this.passing = db.prepare<Record<string, unknown>, number>(
-      `SELECT m.rowid FROM json_each(@rowids) j CROSS JOIN memories m ON m.rowid = j.value WHERE ${FILTER_SQL}`).pluck();
+    // The namespace's rows among them: whether each passes the filter, and its length.
+    this.rows = db.prepare<Record<string, unknown>, { rowid: number; passes: number; sz: Buffer }>(`SELECT m.rowid AS rowid,
+        (${FILTER_SQL}) AS passes, d.sz AS sz
+      FROM json_each(@rowids) j CROSS JOIN memories m ON m.rowid = j.value CROSS JOIN memories_fts_docsize d ON d.id = m.rowid
+      WHERE m.namespace_id = @ns`);
     this.clearStems = db.prepare('DELETE FROM temp.query_stems');
     this.addStem = db.prepare<[number, string]>('INSERT INTO temp.query_stems (rowid, word) VALUES (?, ?)');
     this.readStems = db.prepare<[], { doc: number; term: string }>('SELECT doc, term FROM temp.query_stem_tokens ORDER BY doc, offset');
@@ -78,41 +79,54 @@ export class NamespaceBm25 {
     const stats = this.stats.get(this.namespaceId);
     if (stats === undefined || stats.documents === 0) return [];
     const avgdl = stats.tokens / stats.documents;
-    const phrases = this.stemmed(terms).map((stem) => this.occurrences(stem, stats.documents));
-    const matching = new Set<number>();
-    for (const { frequency } of phrases) for (const rowid of frequency.keys()) matching.add(rowid);
-    if (matching.size === 0) return [];
-    const rowids = this.passing.all({ rowids: JSON.stringify([...matching]), ...filterParams(this.namespaceId, ctx.filter) });
-    const scored = rowids.map((rowid) => {
-      const D = docSizeTokens(this.docSize.get(rowid)!);
+    const counted = this.stemmed(terms).map((stem) => this.counts(stem));
+    const anywhere = new Set<number>();
+    for (const byRow of counted) for (const rowid of byRow.keys()) anywhere.add(rowid);
+    if (anywhere.size === 0) return [];
+    const mine = this.rows.all({ rowids: JSON.stringify([...anywhere]), ...filterParams(this.namespaceId, ctx.filter) });
+    const inNamespace = new Set(mine.map((row) => row.rowid));
+    const phrases = counted.map((byRow) => this.phrase(byRow, inNamespace, stats.documents));
+    const scored: Proposal[] = [];
+    for (const { rowid, passes, sz } of mine) {
+      if (passes !== 1) continue;
+      const D = docSizeTokens(sz);
       let score = 0.0;
+      let matched = false;
       for (const { frequency, idf } of phrases) {
         const f = frequency.get(rowid) ?? 0;
+        if (f > 0) matched = true;
         score += idf * ((f * (K1 + 1.0)) / (f + K1 * (1 - B + B * D / avgdl)));
       }
-      return { rowid, score };
-    });
+      if (matched) scored.push({ rowid, score });
+    }
     scored.sort((a, b) => b.score - a.score || a.rowid - b.rowid);
     return scored.slice(0, ctx.depth);
   }
 
-  private occurrences(stem: string | null, documents: number): Occurrences {
-    const frequency = new Map<number, number>();
-    if (stem === null) return { frequency, idf: 0 };
-    // FTS5 adds the column weight of each instance in (column, offset) order: content's first.
-    const byRow = new Map<number, { content: number; context: number }>();
-    for (const { rowid, col } of this.instances.iterate(stem, this.namespaceId)) {
+  /** A stem's occurrences by row, every namespace's: [content, context] counts. */
+  private counts(stem: string | null): Map<number, [number, number]> {
+    const byRow = new Map<number, [number, number]>();
+    if (stem === null) return byRow;
+    for (const { rowid, col } of this.instances.iterate(stem)) {
       let counts = byRow.get(rowid);
-      if (counts === undefined) byRow.set(rowid, counts = { content: 0, context: 0 });
-      counts[col as 'content' | 'context'] += 1;
+      if (counts === undefined) byRow.set(rowid, counts = [0, 0]);
+      counts[col === 'content' ? 0 : 1] += 1;
     }
-    for (const [rowid, counts] of byRow) {
+    return byRow;
+  }
+
+  /** The term's weighted frequency per row of the namespace, and its idf from the namespace's counts. */
+  private phrase(byRow: Map<number, [number, number]>, inNamespace: Set<number>, documents: number): Occurrences {
+    const frequency = new Map<number, number>();
+    for (const [rowid, [content, context]] of byRow) {
+      if (!inNamespace.has(rowid)) continue;
+      // FTS5 adds the column weight of each instance in (column, offset) order: content's first.
       let f = 0;
-      for (let i = 0; i < counts.content; i++) f += COLUMN_WEIGHT.content;
-      for (let i = 0; i < counts.context; i++) f += COLUMN_WEIGHT.context;
+      for (let i = 0; i < content; i++) f += COLUMN_WEIGHT.content;
+      for (let i = 0; i < context; i++) f += COLUMN_WEIGHT.context;
       frequency.set(rowid, f);
     }
-    const idf = this.idf.get(documents, byRow.size, byRow.size)!;
+    const idf = this.idf.get(documents, frequency.size, frequency.size)!;
     return { frequency, idf: idf <= 0.0 ? 1e-6 : idf };
   }
 
