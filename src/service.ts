@@ -106,7 +106,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
   const consolidator = new Consolidator(pool, writer, backfill, log, config.consolidateIntervalMs, jobLocks, config.consolidateWaitMs, config.namespace);
   const queryCache = new QueryEmbeddingCache(embedderIdentity(config).id, config.queryCacheBytes);
   // Deletes and restores in progress are seen by every node sharing the database.
-  const clusterTurns = config.postgres ? new PostgresClusterTurns(config.postgres.url, writer.namespaceId, log) : LOCAL_CLUSTER_TURNS;
+  const clusterTurns = config.postgres ? new PostgresClusterTurns(config.postgres.url, log) : LOCAL_CLUSTER_TURNS;
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache, VERSION, clusterTurns);
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(), metrics, {

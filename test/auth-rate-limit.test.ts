@@ -40,6 +40,31 @@ describe('SERVICE_API_KEYS that is set but lists no key', () => {
   });
 });
 
+describe("SERVICE_API_KEYS entries with '=' inside (key=namespace or a whole key)", () => {
+  const bindings = (env: Record<string, string>) => loadConfig(env).apiKeyBindings.map((b) => [b.key, b.namespace]);
+
+  test("are refused at start unless SERVICE_API_KEYS_BINDINGS says which; the error names the entry's position, never the key", async () => {
+    assert.throws(() => loadConfig({ SERVICE_API_KEYS: 'plain,abc=def' }), (e: unknown) => e instanceof ConfigError
+      && /^SERVICE_API_KEYS: entry 2 has an '=' inside/.test(e.message) && !e.message.includes('abc') && !e.message.includes('def'));
+    const dir = tempDir();
+    const { code, output } = await spawnExpectingFailure({ SERVICE_API_KEYS: 's3cr3t=value', SERVICE_PATH: join(dir, 'm.db') });
+    assert.equal(code, 1, output);
+    assert.match(output, /SERVICE_API_KEYS: entry 1 has an '=' inside/);
+    assert.ok(!output.includes('s3cr3t'), 'the key is not printed');
+  });
+
+  test("false: every entry is a whole key (the spec's form); true: key=namespace binds", () => {
+    assert.deepEqual(bindings({ SERVICE_API_KEYS: 'abc=def,k2', SERVICE_API_KEYS_BINDINGS: 'false' }), [['abc=def', null], ['k2', null]]);
+    assert.deepEqual(bindings({ SERVICE_API_KEYS: 'abc=def,k2', SERVICE_API_KEYS_BINDINGS: 'true' }), [['abc', 'def'], ['k2', null]]);
+    assert.deepEqual(bindings({ SERVICE_API_KEYS: 'pad==,x=y==,k=ns', SERVICE_API_KEYS_BINDINGS: 'true' }), [['pad==', null], ['x=y==', null], ['k', 'ns']]);
+    assert.throws(() => loadConfig({ SERVICE_API_KEYS: 'k', SERVICE_API_KEYS_BINDINGS: 'maybe' }), /SERVICE_API_KEYS_BINDINGS/);
+  });
+
+  test("the spec's form needs nothing more: keys without '=' inside, and base64 padding, are whole keys", () => {
+    assert.deepEqual(bindings({ SERVICE_API_KEYS: 'key1, key2,abc==,YWJj=' }), [['key1', null], ['key2', null], ['abc==', null], ['YWJj=', null]]);
+  });
+});
+
 describe('auth on', () => {
   let t: TestService;
   const auth = (key: string) => ({ authorization: `Bearer ${key}` });

@@ -5,7 +5,8 @@
 // re-reads, and an unreadable file stops the start naming the variable.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { appendFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { loadConfig } from '../src/shared/config.js';
 import { createLogger } from '../src/shared/logger.js';
@@ -162,5 +163,46 @@ describe('a service on a keys file', () => {
     assert.equal((await call(t.base, 'GET', '/v1/stats', undefined, bearer(keyA))).status, 200);
     writeFileSync(file, '');
     await until(async () => (await call(t.base, 'GET', '/v1/stats', undefined, bearer(keyA))).status === 401, 'every key gone');
+  });
+});
+
+describe('keys add and revoke take turns on the file (issue 25 review: a concurrent add could undo a revoke)', () => {
+  const digests = (path: string) => parseKeysFile(readFileSync(path, 'utf8')).keys.map((k) => k.digest);
+
+  test('while another holds the lock, add and revoke wait, then both land', async () => {
+    const dir = tempDir('memrt-keys-lock-');
+    const file = join(dir, 'keys');
+    const old = keyDigest('old-key');
+    writeFileSync(file, `${old} tenant-a\n`);
+    // Another command's edit in progress: the lock held here.
+    const holder = new Database(`${file}.lock`);
+    holder.exec('BEGIN EXCLUSIVE');
+    const adding = runCli(['keys', 'add', '--namespace', 'tenant-b', '--file', file]);
+    const revoking = runCli(['keys', 'revoke', old.slice(0, 12), '--file', file]);
+    // Both processes are up and waiting (a CLI start takes well under this); the file is untouched.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    assert.deepEqual(digests(file), [old], 'nothing changed while the lock was held');
+    holder.exec('ROLLBACK');
+    holder.close();
+    const [added, revoked] = await Promise.all([adding, revoking]);
+    assert.equal(added.code, 0, added.stderr);
+    assert.equal(revoked.code, 0, revoked.stderr);
+    assert.deepEqual(digests(file), [keyDigest(added.stdout.trim())], 'the revoke and the add both took effect');
+  });
+
+  test('12 concurrent adds and a revoke: every add is kept, the revoked key stays gone', async () => {
+    const dir = tempDir('memrt-keys-race-');
+    const file = join(dir, 'keys');
+    const old = keyDigest('revoked-key');
+    writeFileSync(file, `${old} tenant-a\n`);
+    const runs = await Promise.all([
+      ...Array.from({ length: 6 }, () => runCli(['keys', 'add', '--namespace', 'tenant-b', '--file', file])),
+      runCli(['keys', 'revoke', old.slice(0, 12), '--file', file]),
+      ...Array.from({ length: 6 }, () => runCli(['keys', 'add', '--namespace', 'tenant-c', '--file', file])),
+    ]);
+    for (const run of runs) assert.equal(run.code, 0, run.stderr);
+    const added = runs.filter((run) => run.stdout.trim() !== '').map((run) => keyDigest(run.stdout.trim()));
+    assert.equal(added.length, 12);
+    assert.deepEqual(new Set(digests(file)), new Set(added));
   });
 });

@@ -188,20 +188,26 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
     const [{ id: namespaceId }] = await sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = 'default'`;
     const url = t.service.config.postgres!.url;
     const quiet = createLogger('silent');
-    const a = new PostgresClusterTurns(url, namespaceId, quiet, 400);
-    const b = new PostgresClusterTurns(url, namespaceId, quiet, 400);
+    const a = new PostgresClusterTurns(url, quiet, 400);
+    const b = new PostgresClusterTurns(url, quiet, 400);
     try {
-      const deleting = await a.take('turn-owl');
-      await assert.rejects(b.take('turn-owl'), (e: ServiceError) => e.code === 'ENTITY_BUSY' && e.message.includes(a.node));
-      await assert.rejects(b.take(null), (e: ServiceError) => e.code === 'RESTORE_BUSY');
-      const other = await b.take('turn-lark');
+      const deleting = await a.take('default', 'turn-owl');
+      // Another namespace's delete of a same-named entity, and its restores, do not conflict.
+      await sql`INSERT INTO namespaces (name, created_at) VALUES ('other-tenant', 0) ON CONFLICT DO NOTHING`;
+      await (await b.take('other-tenant', 'turn-owl')).release();
+      await (await b.take('other-tenant', null)).release();
+      // A namespace that does not exist has nothing to delete: no entry, no wait.
+      await (await b.take('never-written', 'turn-owl')).release();
+      await assert.rejects(b.take('default', 'turn-owl'), (e: ServiceError) => e.code === 'ENTITY_BUSY' && e.message.includes(a.node));
+      await assert.rejects(b.take('default', null), (e: ServiceError) => e.code === 'RESTORE_BUSY');
+      const other = await b.take('default', 'turn-lark');
       await other.release();
       // Released while the other node waits: it goes ahead.
-      const waiting = b.take('turn-owl');
+      const waiting = b.take('default', 'turn-owl');
       await new Promise((resolve) => setTimeout(resolve, 100));
       await deleting.release();
       const next = await waiting;
-      const restoring = a.take(null);
+      const restoring = a.take('default', null);
       await assert.rejects(restoring, (e: ServiceError) => e.code === 'RESTORE_BUSY');
       await next.release();
       assert.equal((await sql`SELECT 1 FROM open_deletions`).length, 0, 'every turn ended leaves no entry');
@@ -209,13 +215,13 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
       // A node that died mid-delete: its entry's lease ran out. It is removed, and nobody waits on it.
       await sql`INSERT INTO open_deletions (id, namespace_id, entity, node, lease_until)
         VALUES ('crashed', ${namespaceId}, 'turn-owl', 'crashed-node', now() - interval '1 second')`;
-      const afterCrash = await a.take('turn-owl');
+      const afterCrash = await a.take('default', 'turn-owl');
       assert.deepEqual((await sql<{ node: string }[]>`SELECT node FROM open_deletions`).map((r) => r.node), [a.node]);
       await afterCrash.release();
       // One still within its lease holds the entity.
       await sql`INSERT INTO open_deletions (id, namespace_id, entity, node, lease_until)
         VALUES ('live', ${namespaceId}, 'turn-owl', 'busy-node', now() + interval '10 minutes')`;
-      await assert.rejects(a.take('turn-owl'), (e: ServiceError) => e.code === 'ENTITY_BUSY' && e.message.includes('busy-node'));
+      await assert.rejects(a.take('default', 'turn-owl'), (e: ServiceError) => e.code === 'ENTITY_BUSY' && e.message.includes('busy-node'));
       await sql`DELETE FROM open_deletions WHERE id = 'live'`;
     } finally {
       await a.close();

@@ -102,6 +102,30 @@ describe('background jobs on a PostgreSQL cluster', { skip: unavailable ? `Postg
     assert.equal(await a.hold('consolidationRun'), true, 'let go after each run');
   });
 
+  test("a namespace's run does not wait for another namespace's run; two runs of one namespace still take turns", async () => {
+    const { url, sql } = await database();
+    // The locks look namespaces up by name; this database has no service, so only that table.
+    await sql`CREATE TABLE namespaces (id serial PRIMARY KEY, name text UNIQUE NOT NULL, created_at bigint NOT NULL)`;
+    await sql`INSERT INTO namespaces (name, created_at) VALUES ('tenant-a', 0), ('tenant-b', 0)`;
+    const a = new PostgresJobLocks(url, 1);
+    const b = new PostgresJobLocks(url, 1);
+    open.push(a, b);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started = false;
+    const first = a.whileHolding('consolidationRun', async () => { started = true; await gate; }, undefined, 'tenant-b');
+    await eventually(async () => started, 'the first run starts');
+    // Another namespace's run goes ahead while tenant-b's holds its lock (it would wait forever otherwise).
+    assert.equal(await b.whileHolding('consolidationRun', async () => 'ran', undefined, 'tenant-a'), 'ran');
+    let sameRan = false;
+    const same = b.whileHolding('consolidationRun', async () => { sameRan = true; }, undefined, 'tenant-b');
+    await sleep(600); // b tries tenant-b's lock meanwhile (every 200 ms)
+    assert.equal(sameRan, false, "tenant-b's second run waits for its first");
+    release();
+    await Promise.all([first, same]);
+    assert.equal(sameRan, true);
+  });
+
   test('two nodes: one embeds every row, whichever node wrote it; concurrent consolidations promote once', async () => {
     const { url, sql } = await database();
     const a = await node(url);

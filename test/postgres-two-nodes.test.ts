@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { exited, spawnService, type ServiceProcess } from './support/process.js';
 import { postgresUnavailable, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
 import { parseSamples, sample } from './support/prometheus.js';
-import { get, post, tempDir, UUID } from './support/service.js';
+import { del, get, post, tempDir, UUID } from './support/service.js';
 import { createDatabase } from './support/test-backend.js';
 
 const unavailable = postgresUnavailable();
@@ -75,6 +75,21 @@ describe('two service nodes on one PostgreSQL database', { skip: unavailable ?? 
     assert.equal(ids.size, 1);
     assert.match([...ids][0], UUID);
     for (const node of [a!, b!]) assert.equal((await get(node.base, '/v1/stats')).body.entities, 1);
+  });
+
+  test("an entity deleted on one node is created anew by the other node's POST /v1/entities (not answered from its cache)", async () => {
+    const [a, b] = nodes;
+    const first = await post(b!.base, '/v1/entities', { name: 'cached-wren', kind: 'team' });
+    assert.equal(first.status, 201);
+    // b has it cached now (it created it); a deletes it.
+    assert.equal((await del(a!.base, '/v1/entities/cached-wren')).status, 200);
+    const again = await post(b!.base, '/v1/entities', { name: 'cached-wren', kind: 'team' });
+    assert.equal(again.status, 201);
+    assert.notEqual(again.body.id, first.body.id, 'a new entity, not the deleted one');
+    // The entity b answered for exists (a reads a replica: wait for it to replay b's write).
+    const listed = async () => (await get(a!.base, '/v1/entities?q=cached-wren')).body.entities.some((e: { name: string }) => e.name === 'cached-wren');
+    for (let i = 0; i < 150 && !(await listed()); i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.ok(await listed(), 'the entity b answered for exists');
   });
 
   test('1,000 remembers split across both nodes are all readable from both and recallable from the other node', async () => {

@@ -52,13 +52,20 @@ test('SERVICE_QUERY_CACHE_BYTES=0 disables the cache: every recall embeds its qu
 test('the cache holds at most its byte bound, dropping the least recently used first', () => {
   const vector = () => new Float32Array(256);
   const cache = new QueryEmbeddingCache('hash-256', 4 * 1200);
-  for (let i = 0; i < 50; i++) cache.set(`query ${i}`, vector());
+  for (let i = 0; i < 50; i++) cache.set('default', `query ${i}`, vector());
   assert.ok(cache.bytes <= 4 * 1200);
-  assert.equal(cache.get('query 0'), undefined);
-  assert.ok(cache.get('query 49'));
+  assert.equal(cache.get('default', 'query 0'), undefined);
+  assert.ok(cache.get('default', 'query 49'));
 });
 
 test('SERVICE_QUERY_CACHE_BYTES must be a whole number of bytes, 0 or more', () => {
   assert.throws(() => loadConfig({ SERVICE_PATH: '/tmp/x.db', SERVICE_QUERY_CACHE_BYTES: '-1' }), /SERVICE_QUERY_CACHE_BYTES/);
   assert.equal(loadConfig({ SERVICE_PATH: '/tmp/x.db', SERVICE_QUERY_CACHE_BYTES: '0' }).queryCacheBytes, 0);
+});
+
+test("a namespace's cached query embedding is not another namespace's hit (a hit's speed would tell one tenant another's question)", () => {
+  const cache = new QueryEmbeddingCache('hash-256', 1 << 20);
+  cache.set('tenant-b', 'is maria pregnant', new Float32Array(256));
+  assert.equal(cache.get('tenant-a', 'is maria pregnant'), undefined);
+  assert.ok(cache.get('tenant-b', 'is maria pregnant'));
 });

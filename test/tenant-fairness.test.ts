@@ -14,7 +14,7 @@ const B_BOUND_MS = 5_000;
 
 let t: TestService;
 before(async () => {
-  t = await startTestService({ SERVICE_API_KEYS: 'key-a=tenant-a,key-b=tenant-b', SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: 'hash' });
+  t = await startTestService({ SERVICE_API_KEYS: 'key-a=tenant-a,key-b=tenant-b', SERVICE_API_KEYS_BINDINGS: 'true', SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: 'hash' });
 });
 after(() => t?.close());
 

@@ -89,7 +89,7 @@ const VARIANTS: { label: string; lines: Buffer[] }[] = [
 describe('Memory-Namespace header fuzzing', () => {
   let t: TestService;
   before(async () => {
-    t = await startTestService({ SERVICE_API_KEYS: `${OPERATOR},${KEY_A}=tenant-a,${KEY_B}=tenant-b`, SERVICE_EMBEDDER: 'hash' });
+    t = await startTestService({ SERVICE_API_KEYS: `${OPERATOR},${KEY_A}=tenant-a,${KEY_B}=tenant-b`, SERVICE_API_KEYS_BINDINGS: 'true', SERVICE_EMBEDDER: 'hash' });
     assert.equal((await call(t.base, 'POST', '/v1/remember', { entity: 'vault', fact: `the ${MARKER} secret is 4411` }, { authorization: `Bearer ${KEY_B}` })).status, 201);
     assert.equal((await call(t.base, 'POST', '/v1/remember', { entity: 'vault', fact: 'tenant a keeps its own secret' }, { authorization: `Bearer ${KEY_A}` })).status, 201);
     await t.service.backfill.idle();

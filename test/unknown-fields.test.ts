@@ -90,6 +90,11 @@ describe('REST: one misspelt field is 400 naming it, and changes nothing', () =>
       const pathFields = Object.entries(binding.params ?? {});
       const path = binding.path.replace(/:(\w+)/g, (_, param: string) => encodeURIComponent(String(sample[binding.params?.[param] ?? param])));
       const where = `${binding.method.toUpperCase()} ${binding.path}`;
+      if (binding.ignoresQuery) {
+        // A probe's route: a cache-buster (or anything else) is ignored, and it answers as without.
+        assert.equal((await get(t.base, `${path}?ts=1&entity=maria`)).status, 200, `${where} ignores its query string`);
+        continue;
+      }
       if (binding.method === 'get') {
         const names = Object.keys(binding.query?.properties ?? {});
         for (const name of names.length > 0 ? names : ['entity']) {
@@ -143,6 +148,14 @@ describe('REST: one misspelt field is 400 naming it, and changes nothing', () =>
     assertUnknown(await post(t.base, '/v1/recall', { querry: 'figs' }), 'querry', 'recall');
     assertUnknown(await post(t.base, '/v1/inspect', { entity: 'maria', limit: 5, x: 1, y: 2 }), 'x', 'inspect');
   });
+});
+
+test('probes may add cache-busters: health, metrics and the OpenAPI document ignore a query string; other routes still refuse one', async () => {
+  for (const path of ['/v1/health?ts=1', '/v1/health?_=1700000000&probe=lb', '/metrics?ts=1', '/v1/openapi.json?v=2']) {
+    assert.equal((await get(t.base, path)).status, 200, path);
+  }
+  assertUnknown(await get(t.base, '/v1/stats?ts=1'), 'ts', 'GET /v1/stats ?ts');
+  assertUnknown(await get(t.base, '/v1/entities?qq=maria'), 'qq', 'GET /v1/entities ?qq');
 });
 
 describe('accepted extras', () => {

@@ -11,6 +11,9 @@
 // itself (writer thread, pool) never blocks: a live node renews it four times a lease. Times
 // are the database's clock (now()), so nodes' clocks may disagree. Check and insert run in one
 // transaction under an advisory lock per namespace, so two nodes never both take conflicting turns.
+// Turns are the request's namespace's (by name): another namespace's never conflict with them. A
+// namespace that does not exist yet holds nothing to delete, and a restore needs a snapshot of
+// its own namespace (which therefore exists), so no turn is registered for one.
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
@@ -27,8 +30,8 @@ export interface ClusterTurn {
 
 /** Where a node's delete and restore turns are seen by the others (none on SQLite: one node). */
 export interface ClusterTurns {
-  /** A delete of `entity`, or a restore (null): resolves once no other node's turn conflicts. */
-  take(entity: string | null): Promise<ClusterTurn>;
+  /** A delete of `entity`, or a restore (null), in `namespace`: resolves once no other node's turn conflicts. */
+  take(namespace: string, entity: string | null): Promise<ClusterTurn>;
   close(): Promise<void>;
 }
 
@@ -51,20 +54,21 @@ export class PostgresClusterTurns implements ClusterTurns {
   /** This process, as other nodes' refusals name it. */
   readonly node = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
 
-  constructor(url: string, private readonly namespaceId: number, private readonly log: Logger,
+  constructor(url: string, private readonly log: Logger,
     private readonly waitMs = CLUSTER_TURN_WAIT_MS) {
     // Replaceable: a connection the client spoils in a failover is replaced (shared/postgres-client-guard.ts).
     this.sql = new ReplaceableSql((onclose) => postgres(url, { max: 1, idle_timeout: 60, onclose, onnotice: () => {}, connection: { application_name: 'memory-runtime turns' } })).sql;
   }
 
-  async take(entity: string | null): Promise<ClusterTurn> {
+  async take(namespace: string, entity: string | null): Promise<ClusterTurn> {
     // A name PostgreSQL text cannot hold (U+0000) names no stored entity, so no other node's
     // delete can touch it: no turn to register (the writer then answers 404, as SQLite does).
-    if (entity !== null && !storableText(entity)) return { release: async () => {} };
+    if ((entity !== null && !storableText(entity)) || !storableText(namespace)) return { release: async () => {} };
     const id = randomUUID();
     const deadline = performance.now() + this.waitMs;
     for (;;) {
-      const holder = await this.tryTake(id, entity);
+      const holder = await this.tryTake(id, namespace, entity);
+      if (holder === undefined) return { release: async () => {} };
       if (holder === null) break;
       if (performance.now() >= deadline) {
         throw entity === null ? fail.restoreBusyElsewhere(holder) : fail.entityBusyElsewhere(entity, holder);
@@ -86,17 +90,23 @@ export class PostgresClusterTurns implements ClusterTurns {
     };
   }
 
-  /** Registers the turn and answers null, or answers the node whose turn conflicts. */
-  private async tryTake(id: string, entity: string | null): Promise<string | null> {
+  /**
+   * Registers the turn and answers null, or answers the node whose turn conflicts; undefined when
+   * the namespace does not exist (nothing to take turns over).
+   */
+  private async tryTake(id: string, namespace: string, entity: string | null): Promise<string | null | undefined> {
     return this.sql.begin(async (tx) => {
-      await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.openDeletions}::int, ${this.namespaceId}::int)`;
-      await tx`DELETE FROM open_deletions WHERE namespace_id = ${this.namespaceId} AND lease_until < now()`;
+      const [row] = await tx<{ id: number }[]>`SELECT id FROM namespaces WHERE name = ${namespace}`;
+      if (!row) return undefined;
+      const namespaceId = row.id;
+      await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.openDeletions}::int, ${namespaceId}::int)`;
+      await tx`DELETE FROM open_deletions WHERE namespace_id = ${namespaceId} AND lease_until < now()`;
       // A restore conflicts with every turn; a delete with restores and deletes of its entity.
-      const [conflict] = await tx<{ node: string }[]>`SELECT node FROM open_deletions WHERE namespace_id = ${this.namespaceId}
+      const [conflict] = await tx<{ node: string }[]>`SELECT node FROM open_deletions WHERE namespace_id = ${namespaceId}
         AND (${entity}::text IS NULL OR entity IS NULL OR entity = ${entity}) LIMIT 1`;
       if (conflict) return conflict.node;
       await tx`INSERT INTO open_deletions (id, namespace_id, entity, node, lease_until)
-        VALUES (${id}, ${this.namespaceId}, ${entity}, ${this.node}, now() + make_interval(secs => ${LEASE_SECONDS}))`;
+        VALUES (${id}, ${namespaceId}, ${entity}, ${this.node}, now() + make_interval(secs => ${LEASE_SECONDS}))`;
       return null;
     });
   }

@@ -18,7 +18,8 @@
 // rows deleted and all of them in the file: `memory-runtime restore <snapshot_id>` brings the
 // entity back whole. Memories written to the entity after the snapshot was read are not in
 // it and are kept (they count as written after the delete).
-// A delete waits while any restore (or another delete of the same entity) runs (DeleteRestoreTurns):
+// A delete waits while any restore of its namespace (or another delete of the same entity there)
+// runs (DeleteRestoreTurns):
 // a restore's chunks committing after forgetBegin would be written above its maxRowid and survive,
 // and a restore of another entity's snapshot brings back memories this entity took part in.
 import type { Logger } from '../shared/logger.js';
@@ -42,12 +43,11 @@ export class EntityDeletion {
   ) {}
 
   /**
-   * Waits for any restore, and any delete of the same entity, that arrived first; then deletes.
+   * Waits for any restore, and any delete of the same entity, of the namespace that arrived first; then deletes.
    * `trail` is told the position of each writer command's commit (the answer's Memory-Position).
    */
   forget(namespace: string, entity: string, trail?: CommitTrail): Promise<ForgetResult> {
-    // Turns are by entity name, across namespaces: a same-named entity elsewhere only waits its turn.
-    return this.turns.delete(entity, () => this.forgetNow(namespace, entity, trail));
+    return this.turns.delete(namespace, entity, () => this.forgetNow(namespace, entity, trail));
   }
 
   private async forgetNow(namespace: string, entity: string, trail: CommitTrail | undefined): Promise<ForgetResult> {

@@ -51,14 +51,20 @@ export class SnapshotRestore {
   /** `trail` is told the position of each writer command's commit (the answer's Memory-Position). */
   restore(scope: NamespaceScope, snapshotId: string, trail?: CommitTrail): Promise<RestoreResult> {
     // A UUID is case-insensitive (the route's pattern takes either case); snapshot files are named in lower case.
-    return this.turns.restore(() => this.restoreNow(scope, snapshotId.toLowerCase(), trail));
+    return this.turns.restore(scope.namespace, () => this.restoreNow(scope, snapshotId.toLowerCase(), trail));
   }
 
   private async restoreNow(scope: NamespaceScope, snapshotId: string, trail: CommitTrail | undefined): Promise<RestoreResult> {
     const started = performance.now();
     const { namespace } = scope;
     const checked = await this.pool.run({ op: 'checkSnapshot', namespace, snapshotId }).catch(async (error: unknown) => {
-      if (error instanceof ServiceError && error.code === 'SNAPSHOT_UNUSABLE') await this.problems.record(snapshotId, error.message);
+      if (error instanceof ServiceError && error.code === 'SNAPSHOT_UNUSABLE') {
+        await this.problems.record(snapshotId, error.message);
+        // An unusable snapshot's namespace cannot be trusted (its header may be what is broken):
+        // a bound key hears what it hears of an unknown id, so it learns nothing of another
+        // namespace's snapshots. Operators get the problem (and GET /v1/snapshots lists it).
+        if (!scope.operator) throw fail.snapshotNotFound(snapshotId);
+      }
       throw error;
     });
     const header = 'stored' in checked ? checked.stored : headerOf(checked);

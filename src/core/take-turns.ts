@@ -1,4 +1,6 @@
-// Deletes and restores take turns, in arrival order, with bounded queues. Both work in many
+// Deletes and restores take turns, in arrival order, with bounded queues, within a namespace:
+// a namespace's rows are never touched by another's deletes or restores, so tenants never wait
+// for (nor are refused because of, nor learn of) each other's. Both work in many
 // writer commands, and interleaved they undo each other: a DELETE answered 200 while most of
 // the entity came back. A restore can bring back memories of more than its own entity — a
 // snapshot of X holds the memories Y took part in — so a restore takes turns with deletes of
@@ -14,12 +16,18 @@
 import { fail } from '../shared/errors.js';
 import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from './cluster-turns.js';
 
-/** Turns of one kind (restores; deletes of one entity) that may wait before the next is refused (409). */
+/** Turns of one kind (a namespace's restores; deletes of one entity) that may wait before the next is refused (409). */
 export const MAX_WAITING_TURNS = 4;
-/** Deletes of all entities that may wait (behind a restore) before the next is refused (409 ENTITY_BUSY). */
+/** A namespace's deletes of all entities that may wait (behind a restore) before the next is refused (409 ENTITY_BUSY). */
 export const MAX_WAITING_DELETES = 64;
+/**
+ * Turns of every namespace that may wait at once: the line's memory stays bounded however many
+ * tenants there are. Far above what one namespace may queue, so only a service-wide flood meets it.
+ */
+export const MAX_WAITING_OVERALL = 4_096;
 
 interface Turn {
+  namespace: string;
   /** The deleted entity; null for a restore. */
   entity: string | null;
   started: boolean;
@@ -32,25 +40,25 @@ export class DeleteRestoreTurns {
 
   constructor(private readonly cluster: ClusterTurns = LOCAL_CLUSTER_TURNS) {}
 
-  /** Runs `work` once every delete and restore that arrived before it has ended. */
-  restore<T>(work: () => Promise<T>): Promise<T> {
-    return this.take(null, work);
+  /** Runs `work` once every delete and restore of the namespace that arrived before it has ended. */
+  restore<T>(namespace: string, work: () => Promise<T>): Promise<T> {
+    return this.take(namespace, null, work);
   }
 
-  /** Runs `work` once every restore, and every delete of `entity`, that arrived before it has ended. */
-  delete<T>(entity: string, work: () => Promise<T>): Promise<T> {
-    return this.take(entity, work);
+  /** Runs `work` once every restore, and every delete of `entity`, of the namespace that arrived before it has ended. */
+  delete<T>(namespace: string, entity: string, work: () => Promise<T>): Promise<T> {
+    return this.take(namespace, entity, work);
   }
 
-  private async take<T>(entity: string | null, work: () => Promise<T>): Promise<T> {
-    this.refuseIfFull(entity);
-    const turn: Turn = { entity, started: false, start: () => {} };
+  private async take<T>(namespace: string, entity: string | null, work: () => Promise<T>): Promise<T> {
+    this.refuseIfFull(namespace, entity);
+    const turn: Turn = { namespace, entity, started: false, start: () => {} };
     const started = new Promise<void>((start) => (turn.start = start));
     this.line.push(turn);
     this.startReady();
     await started;
     try {
-      const clusterTurn = await this.cluster.take(entity);
+      const clusterTurn = await this.cluster.take(namespace, entity);
       try {
         return await work();
       } finally {
@@ -62,8 +70,12 @@ export class DeleteRestoreTurns {
     }
   }
 
-  private refuseIfFull(entity: string | null): void {
-    const waiting = this.line.filter((turn) => !turn.started);
+  private refuseIfFull(namespace: string, entity: string | null): void {
+    const everywhere = this.line.filter((turn) => !turn.started);
+    if (everywhere.length >= MAX_WAITING_OVERALL) {
+      throw entity === null ? fail.restoreBusy(MAX_WAITING_TURNS) : fail.entityBusy(entity, MAX_WAITING_TURNS, MAX_WAITING_DELETES);
+    }
+    const waiting = everywhere.filter((turn) => turn.namespace === namespace);
     if (entity === null) {
       if (waiting.filter((turn) => turn.entity === null).length >= MAX_WAITING_TURNS) throw fail.restoreBusy(MAX_WAITING_TURNS);
       return;
@@ -85,7 +97,7 @@ export class DeleteRestoreTurns {
   }
 }
 
-/** A restore conflicts with everything; deletes only with deletes of the same entity. */
+/** Within a namespace, a restore conflicts with everything; deletes only with deletes of the same entity. */
 function conflict(a: Turn, b: Turn): boolean {
-  return a.entity === null || b.entity === null || a.entity === b.entity;
+  return a.namespace === b.namespace && (a.entity === null || b.entity === null || a.entity === b.entity);
 }

@@ -19,7 +19,7 @@ export function withOperatorRoutes(api: Route[], metrics: ServiceMetrics, option
   let document: unknown = null;
   const operator: Route[] = [
     {
-      method: 'get', path: '/metrics', status: 200, response: MetricsText, produces: 'text/plain',
+      method: 'get', path: '/metrics', status: 200, response: MetricsText, produces: 'text/plain', ignoresQuery: true,
       summary: 'Prometheus metrics',
       // The gauges count SERVICE_NAMESPACE's memories and the whole process's work: not a bound key's to see.
       handle: async (_ops, { scope }) => {
@@ -28,7 +28,7 @@ export function withOperatorRoutes(api: Route[], metrics: ServiceMetrics, option
       },
     },
     {
-      method: 'get', path: '/v1/openapi.json', status: 200, response: OpenApiDocument,
+      method: 'get', path: '/v1/openapi.json', status: 200, response: OpenApiDocument, ignoresQuery: true,
       summary: 'This OpenAPI 3.1 document',
       // Built on first request: the route table is fixed once the service starts.
       handle: async () => answerOf(document ??= buildOpenApiDocument(routes, options)),

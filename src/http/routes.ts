@@ -54,6 +54,8 @@ export interface Route {
   query?: TObject;
   /** Set when the query string is the operation's input: its validator (http/query.ts). */
   queryInput?: Validator<TObject>;
+  /** A probe's route (health, metrics, the OpenAPI document): any query string is ignored, not refused. */
+  ignoresQuery?: true;
   /** Error codes particular to this route, beyond those any route can answer (OpenAPI). */
   errors?: readonly ErrorCode[];
   /** Answers the Memory-Position header ('returned'), or reads it from the request ('accepted'). */
@@ -93,6 +95,7 @@ function routeOf(name: OperationName, binding: RestBinding): Route {
       ? { params: Type.Object(Object.fromEntries(names.map((param, i) => [param, operation.input.properties[fields[i]]]))) }
       : {}),
     ...(binding.query ? { query: binding.query } : {}),
+    ...(binding.ignoresQuery ? { ignoresQuery: true } : {}),
     ...(queryIsInput ? { queryInput: compileValidator(operation.input, 'query') } : {}),
     handle: queryIsInput ? (ops, request) => invoke(ops, name, request.query, contextOf(request)) : handlerOf(name, operation, bodySchema !== null, fields),
   };

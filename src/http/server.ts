@@ -230,7 +230,8 @@ export class HttpServer {
   private dispatch(ex: Exchange, route: Route, captured: Captured): Promise<void> | void {
     return this.guarded(ex, route.path, captured, (scope) => {
       const params = captured.rawParams.map(decodeSegment);
-      const query = route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : checkQueryNames(captured.rawQuery, route.query);
+      const query = route.ignoresQuery ? undefined
+        : route.queryInput ? parseQuery(captured.rawQuery, route.queryInput) : checkQueryNames(captured.rawQuery, route.query);
       // Checked before the body is read: a bad header is refused whatever the body holds.
       const position = this.readPosition(captured.rawPosition, POSITION_HEADER);
       // A GET whose handler answers at once (health) is answered before uWS returns: no

@@ -45,6 +45,10 @@ export class BoundedMap<K, V> {
     return this.entries.values();
   }
 
+  delete(key: K): void {
+    this.entries.delete(key);
+  }
+
   clear(): void {
     this.entries.clear();
   }

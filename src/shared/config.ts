@@ -282,15 +282,30 @@ function apiKeyList(env: Env): ApiKeyBinding[] {
   if (raw !== '' && keys.length === 0) {
     throw new ConfigError('SERVICE_API_KEYS', `is set but lists no key (got ${JSON.stringify(raw)}); unset it or leave it empty to turn auth off`);
   }
+  const bindings = keyBindingsFlag(env);
   return keys.map((entry, i) => {
-    // `key=namespace` binds the key; split at the last '=' so base64 padding ("abc==") stays part of a key.
+    // An '=' followed by more text is either part of a key (the spec's form allows any key) or
+    // `key=namespace`. Never guessed: SERVICE_API_KEYS_BINDINGS says which. Trailing '=' (base64
+    // padding, "abc==") is always part of the key.
     const at = entry.lastIndexOf('=');
     if (at <= 0 || at === entry.length - 1) return { key: entry, namespace: null };
+    if (bindings === null) {
+      // The position, not the entry: the entry is (or holds) a secret, and errors get logged.
+      throw new ConfigError('SERVICE_API_KEYS', `entry ${i + 1} has an '=' inside: it is either a whole key or 'key=namespace'; ` +
+        'set SERVICE_API_KEYS_BINDINGS=true to bind such entries to their namespaces, or false to take them as whole keys');
+    }
+    if (!bindings) return { key: entry, namespace: null };
     const namespace = entry.slice(at + 1);
     const problem = namespaceNameProblem(namespace);
     if (problem) throw new ConfigError('SERVICE_API_KEYS', `entry ${i + 1}: the namespace after '=' ${problem}`);
     return { key: entry.slice(0, at), namespace };
   });
+}
+
+/** SERVICE_API_KEYS_BINDINGS: true, false, or null when unset (then an entry with '=' inside is refused). */
+function keyBindingsFlag(env: Env): boolean | null {
+  if ((env.SERVICE_API_KEYS_BINDINGS?.trim() ?? '') === '') return null;
+  return flag(env, 'SERVICE_API_KEYS_BINDINGS');
 }
 
 /** A key of SERVICE_API_KEYS and the namespace it acts on (null: any, by the Memory-Namespace header). */

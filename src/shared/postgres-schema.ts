@@ -201,6 +201,35 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute) WHERE fact_attribute IS NOT NULL;
   CREATE INDEX memories_by_occurrence ON memories(namespace_id, occurred_at);
   `,
+  /* 6 */ `
+  -- BM25's N per namespace: the lexical signal's idf took pg_class.reltuples, the rows of every
+  -- namespace, so one tenant's scores moved with another's data (workers/postgres/lexical.ts).
+  -- Kept by statement triggers; a namespace's writes already serialise on its advisory lock, so
+  -- the row's lock costs no extra waiting.
+  CREATE TABLE namespace_text_stats (
+    namespace_id integer PRIMARY KEY REFERENCES namespaces(id),
+    documents    bigint NOT NULL
+  );
+  INSERT INTO namespace_text_stats (namespace_id, documents)
+    SELECT namespace_id, count(*) FROM memories GROUP BY namespace_id;
+  CREATE FUNCTION memrt_count_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    INSERT INTO namespace_text_stats (namespace_id, documents)
+      SELECT namespace_id, count(*) FROM inserted GROUP BY namespace_id ORDER BY namespace_id
+      ON CONFLICT (namespace_id) DO UPDATE SET documents = namespace_text_stats.documents + excluded.documents;
+    RETURN NULL;
+  END $$;
+  CREATE FUNCTION memrt_count_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    UPDATE namespace_text_stats s SET documents = s.documents - d.n
+      FROM (SELECT namespace_id, count(*) AS n FROM deleted GROUP BY namespace_id) d WHERE s.namespace_id = d.namespace_id;
+    RETURN NULL;
+  END $$;
+  CREATE TRIGGER memories_counted_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT EXECUTE FUNCTION memrt_count_inserted();
+  CREATE TRIGGER memories_counted_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS deleted
+    FOR EACH STATEMENT EXECUTE FUNCTION memrt_count_deleted();
+  `,
 ];
 
 /** The migration that added fact_attribute: facts stored before it are filled in by migrate.ts. */

@@ -4,6 +4,11 @@
 // Times are integer milliseconds since the epoch (UTC). Memories keep an INTEGER rowid
 // (for FTS5 and vec0, which key on it) and a UUID `id` that is the public identifier.
 
+import { docSizeTokensSql } from './fts-doc-size.js';
+
+/** A row's tokens in memories_fts, in a trigger (`row`: new or old). */
+const rowTokens = (row: string) => `(SELECT ${docSizeTokensSql('hex(sz)')} FROM memories_fts_docsize WHERE id = ${row}.rowid)`;
+
 export const MIGRATIONS: readonly string[] = [
   /* 1 */ `
   CREATE TABLE meta (
@@ -259,6 +264,40 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE memories SET fact_attribute = memrt_fact_attribute(content) WHERE memory_type = 'semantic';
   CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute) WHERE fact_attribute IS NOT NULL;
   CREATE INDEX memories_by_occurrence ON memories(namespace_id, occurred_at);
+  `,
+  /* 8 */ `
+  -- BM25 per namespace. memories_fts holds every namespace's rows, and FTS5's bm25() takes N,
+  -- document frequencies and the average length from the whole table: one tenant's scores (which
+  -- explain shows) would move with, and so reveal, another's words. The reader scores from these
+  -- per-namespace figures instead when the file holds several namespaces
+  -- (workers/sqlite/namespace-bm25.ts); the triggers keep them with the index itself.
+  CREATE TABLE namespace_text_stats (
+    namespace_id INTEGER PRIMARY KEY REFERENCES namespaces(id),
+    documents    INTEGER NOT NULL, -- rows in memories_fts (archived included, as FTS5 counts)
+    tokens       INTEGER NOT NULL  -- their tokens, every column
+  ) STRICT;
+  INSERT INTO namespace_text_stats (namespace_id, documents, tokens)
+    SELECT m.namespace_id, count(*), sum(${docSizeTokensSql('hex(d.sz)')})
+    FROM memories m JOIN memories_fts_docsize d ON d.id = m.rowid GROUP BY m.namespace_id;
+  DROP TRIGGER memories_fts_insert;
+  DROP TRIGGER memories_fts_delete;
+  DROP TRIGGER memories_fts_update;
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+    INSERT INTO namespace_text_stats (namespace_id, documents, tokens) VALUES (new.namespace_id, 1, ${rowTokens('new')})
+      ON CONFLICT (namespace_id) DO UPDATE SET documents = documents + 1, tokens = tokens + excluded.tokens;
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    UPDATE namespace_text_stats SET documents = documents - 1, tokens = tokens - ${rowTokens('old')}
+      WHERE namespace_id = old.namespace_id;
+    INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, context ON memories BEGIN
+    UPDATE namespace_text_stats SET tokens = tokens - ${rowTokens('old')} WHERE namespace_id = old.namespace_id;
+    INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+    INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+    UPDATE namespace_text_stats SET tokens = tokens + ${rowTokens('new')} WHERE namespace_id = new.namespace_id;
+  END;
   `,
 ];
 

@@ -54,6 +54,7 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
     before(async () => {
       t = await startTestService({
         SERVICE_API_KEYS: `${OPERATOR},${KEY_A}=${A},${KEY_B}=${B}`,
+        SERVICE_API_KEYS_BINDINGS: 'true',
         SERVICE_EMBEDDER: 'hash',
         SERVICE_VECTOR_INDEX_MIN: index === 'on' ? '64' : '1000000000',
       });

@@ -2,12 +2,14 @@
 // key, prints it once (it is not stored anywhere: only its SHA-256 digest is appended); `list`
 // shows digests' prefixes, namespaces and rates; `revoke` removes the key(s) whose digest starts
 // with a prefix. Changes replace the file by rename, so a running service never reads half a file
-// (it notices the change within a second, http/keys-file.ts).
+// (it notices the change within a second, http/keys-file.ts), and take turns on a lock beside
+// the file (storage/keys-file-lock.ts), so concurrent changes never undo each other.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { CliError, UsageError, type Command } from '../terminal/args.js';
 import { keyDigest, keysFileLine, parseKeysFile, type FileKey } from '../../shared/api-keys-file.js';
 import { namespaceNameProblem } from '../../shared/namespace-name.js';
+import { withKeysFileLock } from '../storage/keys-file-lock.js';
 
 /** Digest characters `list` shows, and the shortest prefix `revoke` takes. */
 const PREFIX = 12;
@@ -79,9 +81,11 @@ function add(path: string, namespace: unknown, rate: unknown): void {
     if (!/^\d{1,9}$/.test(String(rate)) || perMinute <= 0) throw new UsageError('keys add: --rate must be a whole number of requests per minute above 0');
   }
   const key = `mrk_${randomBytes(24).toString('base64url')}`;
-  const { text } = read(path);
   const line = keysFileLine({ digest: keyDigest(key), namespace: namespace === '*' ? null : namespace, perMinute });
-  replace(path, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${line}\n`);
+  withKeysFileLock(path, () => {
+    const { text } = read(path);
+    replace(path, `${text}${text === '' || text.endsWith('\n') ? '' : '\n'}${line}\n`);
+  });
   process.stdout.write(`${key}\n`);
   process.stderr.write(`added key ${keyDigest(key).slice(0, PREFIX)} for namespace ${namespace}; the key is shown only this once\n`);
 }
@@ -94,15 +98,18 @@ function list(path: string): void {
 
 function revoke(path: string, prefix: string): void {
   if (!/^[0-9a-f]+$/.test(prefix) || prefix.length < MIN_PREFIX) throw new UsageError(`keys revoke: the prefix must be at least ${MIN_PREFIX} lower-case hex digits`);
-  const { text } = read(path);
-  let removed = 0;
-  const kept = text.split('\n').filter((line) => {
-    const digest = line.trim().split(/\s+/)[0] ?? '';
-    const drop = !line.trim().startsWith('#') && digest.startsWith(prefix);
-    if (drop) removed++;
-    return !drop;
+  const removed = withKeysFileLock(path, () => {
+    const { text } = read(path);
+    let dropped = 0;
+    const kept = text.split('\n').filter((line) => {
+      const digest = line.trim().split(/\s+/)[0] ?? '';
+      const drop = !line.trim().startsWith('#') && digest.startsWith(prefix);
+      if (drop) dropped++;
+      return !drop;
+    });
+    if (dropped === 0) throw new CliError(`no key's digest starts with ${prefix}`);
+    replace(path, kept.join('\n'));
+    return dropped;
   });
-  if (removed === 0) throw new CliError(`no key's digest starts with ${prefix}`);
-  replace(path, kept.join('\n'));
   process.stderr.write(`revoked ${removed} key(s)\n`);
 }

@@ -94,6 +94,8 @@ function askForKey(message = '') {
 $('key-form').addEventListener('submit', async (event) => {
   event.preventDefault();
   const key = $('key-input').value.trim();
+  // A new key acts on its own namespace until an operator key switches.
+  if (key !== session.key) session.namespace = null;
   try {
     await api.check(key);
   } catch (error) {
@@ -106,14 +108,22 @@ $('key-form').addEventListener('submit', async (event) => {
 });
 
 $('sign-out').addEventListener('click', () => {
-  session.key = null;
-  session.namespace = null;
-  $('namespace-line').hidden = true;
+  forgetKey();
   askForKey();
 });
 
-unauthorized.addEventListener('unauthorized', () => {
+/**
+ * The key is gone: so is the namespace an operator key switched to. The next key starts on its
+ * own namespace (a bound key naming another would be refused, 403, and could not sign in).
+ */
+function forgetKey() {
   session.key = null;
+  session.namespace = null;
+  $('namespace-line').hidden = true;
+}
+
+unauthorized.addEventListener('unauthorized', () => {
+  forgetKey();
   askForKey('The key was refused; enter it again.');
 });
 

@@ -93,7 +93,7 @@ export class Consolidator {
       // Promoted memories are new rows: they need vectors like any other.
       if (counts.promoted > 0) this.backfill.poke(namespace);
       return { counts, position: trail.position };
-    }, signal);
+    }, signal, namespace);
   }
 
   /** The scheduled run: each namespace consolidated on its own, one after another; their counts summed. */

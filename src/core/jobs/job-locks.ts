@@ -16,8 +16,10 @@ export interface JobLocks {
    * Runs `work` holding `job`'s lock for its length, after waiting for any other holder to let go.
    * The wait ends early, rejecting with the signal's reason, when `signal` aborts, and with
    * SHUTTING_DOWN once stopWaiting() was called; `work` itself, once started, is not cut short.
+   * With `namespace`, the lock is that namespace's (runs of different namespaces never wait for
+   * each other); without, the service's own (SERVICE_NAMESPACE), as hold()'s.
    */
-  whileHolding<T>(job: JobName, work: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  whileHolding<T>(job: JobName, work: () => Promise<T>, signal?: AbortSignal, namespace?: string): Promise<T>;
   /**
    * The service is stopping: every wait for a lock ends now (SHUTTING_DOWN), and no new one
    * starts. Locks held stay held, for the runs in progress, until close().

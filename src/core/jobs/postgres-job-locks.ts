@@ -29,6 +29,7 @@ import { fail } from '../../shared/errors.js';
 import { isConnectionFailure } from '../../shared/postgres-errors.js';
 import { PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
 import type { JobLocks, JobName } from './job-locks.js';
+import { BoundedMap } from '../../shared/bounded-map.js';
 
 /** How often a run waiting for another node's run tries the lock again. */
 const WAIT_MS = 200;
@@ -70,15 +71,21 @@ export class PostgresJobLocks implements JobLocks {
   private waitsStopped = false;
   /** Wakes the waits sleeping between tries when stopWaiting() is called. */
   private readonly wake = new AbortController();
+  /** Namespace ids by name, for the run locks of whileHolding (ids never change). */
+  private readonly namespaceIds = new BoundedMap<string, number>(1_024);
 
   constructor(private readonly url: string, private readonly namespaceId: number) {
     this.sql = connect(url);
   }
 
   async hold(job: JobName): Promise<boolean> {
+    return this.holdKey(job, this.namespaceId);
+  }
+
+  private async holdKey(job: JobName, key: number): Promise<boolean> {
     if (this.closed) return false;
     try {
-      return await this.check(job);
+      return await this.check(job, key);
     } catch (error) {
       // The session was cut (or went silent): a new client, a new session that holds nothing.
       // Any other failure is the job's (logged, retried).
@@ -86,28 +93,43 @@ export class PostgresJobLocks implements JobLocks {
       // Lost because close() ended the client: a new session now would never be ended.
       if (this.closed) return false;
       this.reconnect();
-      return this.check(job);
+      return this.check(job, key);
     }
   }
 
-  private async check(job: JobName): Promise<boolean> {
+  /**
+   * The second lock key of a run in `namespace`: its id (a run of one namespace never waits for
+   * another's); 0 for a namespace not written yet, which has nothing to run over.
+   */
+  private async keyOf(namespace: string | undefined): Promise<number> {
+    if (namespace === undefined) return this.namespaceId;
+    const known = this.namespaceIds.get(namespace);
+    if (known !== undefined) return known;
+    const [row] = await this.bounded(this.sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = ${namespace}`);
+    // Only found ids are kept: a namespace created later gets its own key then.
+    if (row) this.namespaceIds.set(namespace, row.id);
+    return row?.id ?? 0;
+  }
+
+  private async check(job: JobName, key: number): Promise<boolean> {
     const lockClass = PG_LOCK_CLASS[job];
     // Two-key advisory locks show in pg_locks as classid = key 1, objid = key 2, objsubid = 2.
     // Held already: not taken again (session locks stack, and one unlock must free it).
     const [row] = await this.bounded(this.sql<{ held: boolean }[]>`SELECT CASE WHEN EXISTS (SELECT 1 FROM pg_locks
         WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
-          AND classid::bigint = ${lockClass} AND objid::bigint = ${this.namespaceId} AND objsubid = 2)
-      THEN true ELSE pg_try_advisory_lock(${lockClass}::int, ${this.namespaceId}::int) END AS held`);
+          AND classid::bigint = ${lockClass} AND objid::bigint = ${key} AND objsubid = 2)
+      THEN true ELSE pg_try_advisory_lock(${lockClass}::int, ${key}::int) END AS held`);
     return row!.held;
   }
 
-  async whileHolding<T>(job: JobName, work: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async whileHolding<T>(job: JobName, work: () => Promise<T>, signal?: AbortSignal, namespace?: string): Promise<T> {
     const stop = () => {
       if (this.waitsStopped || this.closed) throw fail.shuttingDown();
       if (signal?.aborted) throw signal.reason;
     };
     stop();
-    while (!(await this.hold(job))) {
+    const key = await this.keyOf(namespace);
+    while (!(await this.holdKey(job, key))) {
       stop();
       // Woken early by an abort (caller gave up, service stopping): stop() below says which.
       await sleep(WAIT_MS, undefined, { signal: signal ? AbortSignal.any([signal, this.wake.signal]) : this.wake.signal }).catch(() => {});
@@ -117,7 +139,7 @@ export class PostgresJobLocks implements JobLocks {
       return await work();
     } finally {
       // A lost session freed the lock already; nothing to wait for then.
-      await this.bounded(this.sql`SELECT pg_advisory_unlock(${PG_LOCK_CLASS[job]}::int, ${this.namespaceId}::int)`).catch(() => {});
+      await this.bounded(this.sql`SELECT pg_advisory_unlock(${PG_LOCK_CLASS[job]}::int, ${key}::int)`).catch(() => {});
     }
   }
 

@@ -141,10 +141,10 @@ export class MemoryOperations implements OperationHandlers {
 
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
     recallTime(input, Date.now()); // a date the calendar lacks is refused here, before the pool
-    const queryVector = this.queryCache.get(input.query);
     const { namespace } = request;
+    const queryVector = this.queryCache.get(namespace, input.query);
     const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, queryVector, after: this.readAfter(request) });
-    if (embedded) this.queryCache.set(input.query, embedded);
+    if (embedded) this.queryCache.set(namespace, input.query, embedded);
     this.reinforcer.record(namespace, rowids);
     return serialisedAnswer(answer, truncated);
   }
@@ -152,10 +152,10 @@ export class MemoryOperations implements OperationHandlers {
   async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recallGrouped'>>> {
     recallTime(input, Date.now()); // refused here (400), not reported as a failed pipeline
     try {
-      const queryVector = this.queryCache.get(input.query);
       const { namespace } = request;
+      const queryVector = this.queryCache.get(namespace, input.query);
       const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', namespace, input, queryVector, after: this.readAfter(request) });
-      if (embedded) this.queryCache.set(input.query, embedded);
+      if (embedded) this.queryCache.set(namespace, input.query, embedded);
       this.reinforcer.record(namespace, rowids);
       return serialisedAnswer(answer, truncated);
     } catch (error) {

@@ -38,6 +38,11 @@ export interface RestBinding {
    * is refused as on every route; no body, or an empty one, is fine. Left out: an empty object.
    */
   ignoredBody?: TObject;
+  /**
+   * A probe's route (health): its query string is not read at all. Probes and load balancers add
+   * cache-busters (`?ts=1`), and a route that takes no input has nothing a parameter could widen.
+   */
+  ignoresQuery?: true;
 }
 
 /** MCP tool hints (MCP 2025-06-18 ToolAnnotations). */

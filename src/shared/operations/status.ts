@@ -8,7 +8,7 @@ export const health = declareOperation({
   output: HealthResponse,
   // Once the writer thread has died, health answers its 503 too.
   errors: ['WRITER_UNAVAILABLE'],
-  rest: [{ method: 'get', path: '/v1/health', body: null, summary: 'Liveness and version' }],
+  rest: [{ method: 'get', path: '/v1/health', body: null, summary: 'Liveness and version', ignoresQuery: true }],
 });
 
 export const stats = declareOperation({

@@ -43,15 +43,14 @@ export async function lexicalCandidates(tx: Tx, namespaceId: number, ctx: Recall
 
 /**
  * Each term's matches in the namespace (up to the budget + 1) and its BM25 idf, in one round trip.
- * The row count is the planner's estimate (free); before the table's first ANALYZE that is -1,
- * and taking it as 1 gave every term about the same idf, so the table is counted then instead.
+ * N is the namespace's own row count (namespace_text_stats, kept by triggers): another
+ * namespace's rows must not change this one's scores.
  */
 export async function countTerms(tx: Tx, namespaceId: number, terms: string[]): Promise<Term[]> {
   const rows = await tx<{ term: string; matches: number; total: number }[]>`
     SELECT t.term, (SELECT count(*) FROM (SELECT 1 FROM memories m
         WHERE m.search @@ plainto_tsquery(${TEXT_SEARCH_CONFIG}::regconfig, t.term) AND m.namespace_id = ${namespaceId} LIMIT ${MATCH_BUDGET + 1}) x) AS matches,
-      (SELECT CASE WHEN reltuples >= 0 THEN greatest(reltuples, 1)::bigint ELSE (SELECT count(*) FROM memories) END
-        FROM pg_class WHERE oid = 'memories'::regclass) AS total
+      coalesce((SELECT documents FROM namespace_text_stats WHERE namespace_id = ${namespaceId}), 0) AS total
     FROM unnest(${terms}::text[]) AS t(term)`;
   return rows.map(({ term, matches, total }) => ({
     term, matches, idf: Math.log(1 + (Math.max(total, matches) - matches + 0.5) / (matches + 0.5)),

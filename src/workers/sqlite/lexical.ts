@@ -2,7 +2,8 @@
 // its previous turn's at a lower weight — see migration 6), kept cheap at scale. FTS5 scores every
 // row a query matches before it can sort (it has no top-k pruning), about 1 µs a row, and
 // "where does Ava live" at 1M memories matches 30k rows through "live" alone. So, in a file
-// holding one namespace (the usual case; with several, every match is ranked as before):
+// holding one namespace (the usual case; with several, FTS5's bm25 would take other namespaces'
+// statistics, so every match is ranked by namespace-bm25.ts from the namespace's own):
 // - Each term's matches are counted (up to MATCH_BUDGET) and, rarest first, terms join the
 //   MATCH while the total stays within the budget: the commonest are left out (low-IDF term
 //   elimination). A row matching only a common term ranks below rows with a rarer one anyway,
@@ -18,6 +19,7 @@ import { ftsMatchExpression } from './fts-match.js';
 import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
 import { entitySize, FILTER_SQL, filterParams, TIME_FILTER_SQL, type RetrievalSignal } from './filter.js';
+import { NamespaceBm25 } from './namespace-bm25.js';
 
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;
@@ -28,18 +30,15 @@ const NEWEST_MATCHES = `SELECT rowid, rank FROM memories_fts WHERE memories_fts 
 
 export class Bm25Signal implements RetrievalSignal {
   readonly name = 'bm25';
-  private readonly namespaces;
+  private readonly ownStatistics;
   private readonly entitySize;
   private readonly matchesUpTo;
   private readonly best;
   private readonly filtered;
-  private readonly everyMatch;
   private readonly ofEntity;
 
   constructor(db: Db, private readonly namespaceId: number) {
-    // Namespaces holding memories (a namespace row alone, e.g. from an empty import, shares nothing).
-    this.namespaces = db.prepare<[], number>(
-      'SELECT count(*) FROM namespaces n WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id)').pluck();
+    this.ownStatistics = new NamespaceBm25(db, namespaceId);
     this.entitySize = entitySize(db);
     this.matchesUpTo = db.prepare<[string, number], number>(
       'SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)').pluck();
@@ -56,11 +55,6 @@ export class Bm25Signal implements RetrievalSignal {
       SELECT m.rowid AS rowid, -newest.rank AS score FROM newest CROSS JOIN memories m ON m.rowid = newest.rowid
       WHERE ${FILTER_SQL}
       ORDER BY newest.rank, newest.rowid LIMIT @depth`);
-    // Several namespaces share the FTS index: counts and windows would mix them, so rank all.
-    this.everyMatch = db.prepare<Record<string, unknown>, Proposal>(`SELECT m.rowid AS rowid, -memories_fts.rank AS score
-      FROM memories_fts CROSS JOIN memories m ON m.rowid = memories_fts.rowid
-      WHERE memories_fts MATCH @match AND ${FILTER_SQL}
-      ORDER BY memories_fts.rank, m.rowid LIMIT @depth`);
     // From the entity's links (one per memory: the key is memory × entity), each checked
     // against the MATCH by rowid (FTS5 seeks to it).
     this.ofEntity = db.prepare<Record<string, unknown>, Proposal>(`SELECT m.rowid AS rowid, -memories_fts.rank AS score
@@ -75,11 +69,13 @@ export class Bm25Signal implements RetrievalSignal {
   retrieve(ctx: RecallContext): Proposal[] {
     const all = ftsMatchExpression(ctx.terms);
     if (all === null) return [];
+    // Another namespace in the index: FTS5's ranks would count its rows (a namespace row alone,
+    // e.g. from an empty import, has none).
+    if (this.ownStatistics.shared()) return this.ownStatistics.retrieve(ctx.terms, ctx);
     const filter = filterParams(this.namespaceId, ctx.filter);
     if (ctx.filter.entityId !== null && this.entitySize(ctx.filter.entityId) <= LARGE_ENTITY) {
       return this.ofEntity.all({ match: all, depth: ctx.depth, ...filter });
     }
-    if (this.namespaces.get()! > 1) return this.everyMatch.all({ match: all, depth: ctx.depth, ...filter });
     const { kept, left } = this.selective(ctx.terms);
     const hits = this.ranked(ftsMatchExpression(kept)!, ctx, ctx.depth);
     if (hits.length >= ctx.depth || left.length === 0) return hits;

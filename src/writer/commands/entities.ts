@@ -7,12 +7,13 @@ import { FIRST_USE_KIND, type EntityKind, type EntityRecord } from '../../shared
 import type { Step } from './rows.js';
 import type { RuleContext } from './context.js';
 
-export function* entity(ctx: RuleContext, name: string, kind: EntityKind = FIRST_USE_KIND): Step<EntityRecord> {
-  const existing = yield* ctx.rows.entityByName(name);
+export function* entity(ctx: RuleContext, name: string, kind: EntityKind = FIRST_USE_KIND, fresh = false): Step<EntityRecord> {
+  const existing = yield* ctx.rows.entityByName(name, fresh);
   if (existing) return existing;
   return yield* ctx.rows.insertEntity({ id: randomUUID(), name, kind }, ctx.now());
 }
 
 export function* ensureEntity(cmd: CommandOf<'ensureEntity'>, ctx: RuleContext): Step<WriterResults['ensureEntity']> {
-  return yield* entity(ctx, cmd.name, cmd.kind);
+  // Fresh: the answer is all this command does, so a stale cached entity would go unnoticed.
+  return yield* entity(ctx, cmd.name, cmd.kind, true);
 }

@@ -109,7 +109,12 @@ export interface Generation {
 
 export interface WriteRows {
   // entities
-  entityByName(name: string): Step<EntityRecord | undefined>;
+  /**
+   * `fresh`: from the database, past any cache of this node's. A cached entity another node has
+   * deleted since is caught by the foreign key of the write that uses it; an answer that writes
+   * nothing (POST /v1/entities of an existing name) has no such check, so it reads fresh.
+   */
+  entityByName(name: string, fresh?: boolean): Step<EntityRecord | undefined>;
   /** Inserts it; a row of that name inserted meanwhile by another node wins and is returned. */
   insertEntity(entity: EntityRecord, createdAt: number): Step<EntityRecord>;
 

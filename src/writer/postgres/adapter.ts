@@ -17,7 +17,7 @@ import { type Sql, type Tx } from './connect.js';
 import { ensurePostgresNamespace, migratePostgres } from './migrate.js';
 import { PrimaryConnection, lostPrimary, type DatabaseState } from './primary.js';
 import { PrimaryWriteStore } from './primary-store.js';
-import { PgRowState } from './row-state.js';
+import { EntityCache, PgRowState } from './row-state.js';
 import { PgRows } from './rows.js';
 import { unstorableText } from './unstorable.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
@@ -45,6 +45,8 @@ class NeedsSavepoints extends Error {
 export class PostgresWriteStore implements WriteStorePort {
   /** Each namespace's cached entities, for the most recently written namespaces. */
   private readonly states: BoundedMap<number, PgRowState>;
+  /** Cached entities of every namespace, bounded in total. */
+  private readonly entities = new EntityCache();
   /** Namespace ids by name: a namespace's row is never removed, so a found id stays valid. */
   private readonly ids = new BoundedMap<string, number>(NAMESPACE_IDS);
   private readonly deletes = new OpenDeletes();
@@ -63,7 +65,7 @@ export class PostgresWriteStore implements WriteStorePort {
   }
 
   private stateOf(namespaceId: number): PgRowState {
-    return this.states.getOrCreate(namespaceId, () => new PgRowState(namespaceId, this.dimensions, this.now));
+    return this.states.getOrCreate(namespaceId, () => new PgRowState(namespaceId, this.dimensions, this.now, this.entities));
   }
 
   /**
@@ -195,7 +197,7 @@ export class PostgresWriteStore implements WriteStorePort {
   }
 
   private forgetEntities(): void {
-    for (const state of this.states.values()) state.forgetEntities();
+    this.entities.clear();
   }
 
   async close(): Promise<void> {

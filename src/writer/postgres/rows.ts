@@ -32,11 +32,12 @@ export class PgRows implements WriteRows {
   }
 
   /** The cache first: entities are never changed or deleted once created (see PgRowState). */
-  *entityByName(name: string): Step<EntityRecord | undefined> {
-    const cached = this.state.cachedEntity(name);
+  *entityByName(name: string, fresh = false): Step<EntityRecord | undefined> {
+    const cached = fresh ? undefined : this.state.cachedEntity(name);
     if (cached) return cached;
     const [found] = yield* query(this.tx<EntityRecord[]>`SELECT id, name, kind FROM entities WHERE namespace_id = ${this.ns} AND name = ${name}`);
     if (found) this.state.metEntity(found);
+    else if (fresh) this.state.dropEntity(name);
     return found;
   }
 
