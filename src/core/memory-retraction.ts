@@ -22,7 +22,7 @@ export class MemoryRetraction {
   ) {}
 
   retract(namespace: string, memoryId: string, trail?: CommitTrail): Promise<ForgetResult> {
-    return this.turns.restore(async () => {
+    return this.turns.restore(namespace, async () => {
       const { rows, snapshot, header } = await this.pool.run({ op: 'snapshotMemory', namespace, memoryId });
       const [row] = rows;
       if (!snapshot || !row) return { forgotten_count: 0 };
