@@ -187,6 +187,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX open_deletions_by_namespace ON open_deletions(namespace_id, entity);
   `,
+  /* 5 */ `
+  -- IVF cells are now seeded with k-means++ on a larger sample: a generation counting 0
+  -- trained-on vectors is retrained by the upkeep at its next look (as SQLite migration 7).
+  UPDATE vector_generations SET trained_on = 0;
+  `,
 ];
 
 /**

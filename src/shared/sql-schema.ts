@@ -242,6 +242,13 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE memory_entities_rebuilt RENAME TO memory_entities;
   CREATE INDEX memory_entities_by_entity ON memory_entities(entity_id, relation);
   `,
+  /* 7 */ `
+  -- IVF cells are now seeded with k-means++ on a larger sample (src/workers/ivf/kmeans.ts). A
+  -- generation counting 0 trained-on vectors is one the upkeep retrains at its next look
+  -- (needsTraining), so existing indexes are rebuilt in the background; recall keeps using
+  -- the old cells until the new generation has taken every vector.
+  UPDATE vector_generations SET trained_on = 0;
+  `,
 ];
 
 /** Meta key: episodic rowids up to its value were considered by the namespace's last promotion run. */
