@@ -15,6 +15,7 @@ import { DeleteRestoreTurns } from '../take-turns.js';
 import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from '../cluster-turns.js';
 import type { Logger } from '../../shared/logger.js';
 import type { QueryEmbeddingCache } from '../query-embedding-cache.js';
+import type { QueryEmbeddingBatcher } from '../query-embedding-batcher.js';
 import { CommitTrail } from '../commit-trail.js';
 import { furthestWalPosition, READ_PRIMARY } from '../../shared/wal-position.js';
 import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer, type OperationHandlers, type RequestContext } from './contract.js';
@@ -40,6 +41,18 @@ export class MemoryOperations implements OperationHandlers {
     const turns = new DeleteRestoreTurns(clusterTurns);
     this.deletion = new EntityDeletion(pool, writer, log, turns);
     this.restoration = new SnapshotRestore(config, pool, writer, backfill, log, turns);
+  }
+
+  /** Embeds the queries of concurrent recalls together (local models); null: each recall's thread embeds its own. */
+  queryBatcher: QueryEmbeddingBatcher | null = null;
+
+  /** The query's vector from the cache or a batched model call; undefined: the recall's thread embeds it. */
+  private async queryVectorOf(query: string): Promise<Float32Array | undefined> {
+    const cached = this.queryCache.get(query);
+    if (cached || !this.queryBatcher) return cached;
+    const vector = await this.queryBatcher.embed(query);
+    if (vector) this.queryCache.set(query, vector);
+    return vector;
   }
 
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
@@ -92,7 +105,7 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
-    const queryVector = this.queryCache.get(input.query);
+    const queryVector = await this.queryVectorOf(input.query);
     const { namespace } = request;
     const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, queryVector, after: this.readAfter(request) });
     if (embedded) this.queryCache.set(input.query, embedded);
@@ -102,7 +115,7 @@ export class MemoryOperations implements OperationHandlers {
 
   async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recallGrouped'>>> {
     try {
-      const queryVector = this.queryCache.get(input.query);
+      const queryVector = await this.queryVectorOf(input.query);
       const { namespace } = request;
       const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', namespace, input, queryVector, after: this.readAfter(request) });
       if (embedded) this.queryCache.set(input.query, embedded);

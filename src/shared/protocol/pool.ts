@@ -65,6 +65,11 @@ export const POOL_TASKS = {
   listNamespaces: task<object, StatsResult[]>('interactive'),
   // A count for /metrics: cheap, and a scrape must not wait behind a training run.
   embeddingBacklog: task<object, { count: number }>('interactive'),
+  /**
+   * Several recalls' queries embedded in one model call (core/query-embedding-batcher.ts); null
+   * where the embedder failed (the recall then runs on its other signals).
+   */
+  embedQueries: task<{ texts: string[] }, { vectors: (Float32Array | null)[] }>('interactive'),
   /** Answers when this thread's warm-up (workers/warm-up.ts) has ended; sent once per interactive thread at start. */
   warmUp: task<object, { threadId: number; ms: number; embedded: number; recalled: number }>('interactive'),
 
