@@ -359,3 +359,50 @@ describe('service: the index follows the vectors', () => {
     assert.equal(state().mismatched, 0);
   });
 });
+
+describe('service: an index trained before the k-means++ cells', () => {
+  test('is retrained by the upkeep on its own after the upgrade (migration 7), every vector moved', async () => {
+    const path = join(tempDir(), 'memory.db');
+    const env = { SERVICE_PATH: path, SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '32', SERVICE_VECTOR_INDEX_MIN: '100' };
+    const generations = () => {
+      const db = openDatabase(path, { readonly: true });
+      try {
+        return {
+          list: db.prepare('SELECT generation, trained_on AS trainedOn FROM vector_generations ORDER BY generation').all() as { generation: number; trainedOn: number }[],
+          unplaced: db.prepare('SELECT count(*) FROM memories WHERE embedded = 1 AND vector_cell < (SELECT min(cell) FROM vector_cells)').pluck().get() as number,
+        };
+      } finally {
+        db.close();
+      }
+    };
+    let t = await startTestService(env);
+    try {
+      for (let i = 0; i < 150; i += 25) {
+        const replies = await Promise.all(Array.from({ length: 25 }, (_, j) => post(t.base, '/v1/remember', { entity: `p${(i + j) % 9}`, fact: `p${(i + j) % 9} keeps note ${i + j} about topic ${(i + j) % 13}` })));
+        for (const r of replies) assert.equal(r.status, 201);
+      }
+      await t.service.backfill.idle();
+      await t.service.vectorIndexer.flush();
+    } finally {
+      await t.close();
+    }
+    const old = generations().list;
+    assert.equal(old.length, 1);
+    assert.equal(old[0].trainedOn, 150);
+    // The file as the previous release left it: its cells were trained by the old seeding.
+    const file = openDatabase(path, { readonly: false });
+    file.pragma('user_version = 6');
+    file.close();
+    t = await startTestService(env);
+    try {
+      await t.service.vectorIndexer.flush();
+    } finally {
+      await t.close();
+    }
+    const after = generations();
+    assert.equal(after.list.length, 1, 'the old generation was retired');
+    assert.ok(after.list[0].generation > old[0].generation, 'a new generation was trained');
+    assert.equal(after.list[0].trainedOn, 150);
+    assert.equal(after.unplaced, 0, 'every vector lives in the new cells');
+  });
+});
