@@ -105,9 +105,10 @@ async function embedQueries(texts: string[]): Promise<PoolResults['embedQueries'
  */
 async function recallHits(
   { engine }: NamespaceReads, query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
-  cached: Float32Array | undefined, timings: StageTimings, after: string | undefined, notes: TaskNotes,
+  cached: Float32Array | undefined, timings: StageTimings, after: string | undefined, notes: TaskNotes, embedMs?: number,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
+  if (embedMs !== undefined) timings.embed = embedMs;
   if (!cached) {
     const started = performance.now();
     embedded = (await embedQuery(query)) ?? undefined;
@@ -181,7 +182,7 @@ async function listNamespaces(): Promise<PoolResults['listNamespaces']> {
 const handlers: PoolHandlers = {
   async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(await namespaceReads(task.namespace), query, entity, types, limit, explain, task.queryVector, timings, task.after, notes);
+    const { kept: hits, truncated, embedded } = await recallHits(await namespaceReads(task.namespace), query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.embedMs);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -194,7 +195,7 @@ const handlers: PoolHandlers = {
     const { query, entity, limit, order, max_groups, explain } = task.input;
     const reads = await namespaceReads(task.namespace);
     const { store } = reads;
-    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes);
+    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.embedMs);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.

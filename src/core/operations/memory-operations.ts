@@ -46,13 +46,18 @@ export class MemoryOperations implements OperationHandlers {
   /** Embeds the queries of concurrent recalls together (local models); null: each recall's thread embeds its own. */
   queryBatcher: QueryEmbeddingBatcher | null = null;
 
-  /** The query's vector from the cache or a batched model call; undefined: the recall's thread embeds it. */
-  private async queryVectorOf(query: string): Promise<Float32Array | undefined> {
+  /**
+   * The query's vector from the cache or a batched model call (with the wait, the recall's embed
+   * stage); no vector: the recall's thread embeds the query itself.
+   */
+  private async queryVectorOf(query: string): Promise<{ queryVector?: Float32Array; embedMs?: number }> {
     const cached = this.queryCache.get(query);
-    if (cached || !this.queryBatcher) return cached;
+    if (cached || !this.queryBatcher) return { queryVector: cached };
+    const started = performance.now();
     const vector = await this.queryBatcher.embed(query);
-    if (vector) this.queryCache.set(query, vector);
-    return vector;
+    if (!vector) return {};
+    this.queryCache.set(query, vector);
+    return { queryVector: vector, embedMs: performance.now() - started };
   }
 
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
@@ -105,9 +110,9 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
-    const queryVector = await this.queryVectorOf(input.query);
+    const embedding = await this.queryVectorOf(input.query);
     const { namespace } = request;
-    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, queryVector, after: this.readAfter(request) });
+    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, ...embedding, after: this.readAfter(request) });
     if (embedded) this.queryCache.set(input.query, embedded);
     this.reinforcer.record(namespace, rowids);
     return serialisedAnswer(answer, truncated);
@@ -115,9 +120,9 @@ export class MemoryOperations implements OperationHandlers {
 
   async recallGrouped(input: Input<'recallGrouped'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recallGrouped'>>> {
     try {
-      const queryVector = await this.queryVectorOf(input.query);
+      const embedding = await this.queryVectorOf(input.query);
       const { namespace } = request;
-      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', namespace, input, queryVector, after: this.readAfter(request) });
+      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', namespace, input, ...embedding, after: this.readAfter(request) });
       if (embedded) this.queryCache.set(input.query, embedded);
       this.reinforcer.record(namespace, rowids);
       return serialisedAnswer(answer, truncated);
