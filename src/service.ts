@@ -114,7 +114,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
   if (config.embedder.kind === 'use') {
     operations.queryBatcher = new QueryEmbeddingBatcher(
       async (texts) => (await pool.run({ op: 'embedQueries', namespace: config.namespace, texts })).vectors,
-      Math.max(1, Math.floor(config.poolThreads / 2)));
+      config.poolThreads);
   }
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(), metrics, {

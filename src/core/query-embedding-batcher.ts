@@ -4,8 +4,9 @@
 // Under load recalls arrive while a model call runs; they wait for it to end and go together
 // in the next call, so batches grow with the load and a lone recall waits for nobody.
 //
-// Only a limited number of calls run at once (by default one per two interactive threads),
-// so the other threads stay free for the ranking half of the recalls.
+// As many calls run at once as the service has interactive threads: a recall arriving while a
+// thread is free is embedded at once (light load keeps its latency), and batches form only
+// when every call slot is taken, which is when the per-call cost matters.
 
 /** The most texts one model call takes: past ~16, per-text cost no longer falls. */
 const MAX_BATCH = 16;
