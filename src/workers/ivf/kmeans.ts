@@ -30,9 +30,10 @@ export function probeCountFor(cells: number): number {
 }
 
 /**
- * Training sample per cell: faiss suggests ≥ 30; 64 gave cells that find ~3 points more of the
- * exact top 50 at the same share of vectors scanned (hash-256 at 100k, bench:scale). Capped so
- * training stays within a minute at 1M on the background lane.
+ * Training sample per cell: faiss suggests ≥ 30. With k-means++ seeds, 64 gave cells that find
+ * 3–5 points more of the exact top 50 at the same share of vectors scanned than 32 with uniform
+ * seeds (hash-256, 100k and 1M; docs/recall-at-scale.md). The cap bounds training at 1M: 101 s
+ * on the loaded development box against 55 s before, on the idle-priority background lane.
  */
 const SAMPLE_PER_CELL = 64;
 const MAX_SAMPLE = 40_000;
@@ -110,8 +111,8 @@ export function trainCentroids(sample: Float32Array[], count: number, seed = 1):
 
 /**
  * k-means++ seeding (cosine distance 1 − similarity): each next seed is drawn with probability
- * proportional to its distance from the nearest seed so far. Random seeds crowd the dense
- * regions and leave sparse ones to a few huge cells, which every probe landing there must scan.
+ * proportional to its distance from the nearest seed so far. Uniform seeds crowd the dense
+ * regions and leave sparse ones without a cell of their own, sharing one with their neighbours.
  */
 function seedCentroids(sample: Float32Array[], k: number, data: Float32Array, random: () => number): void {
   const dimensions = sample[0].length;
