@@ -60,7 +60,7 @@ interface RawTimes {
 }
 
 /** Probe counts the scale bench tries beside the service's default. */
-const PROBE_SWEEP = [4, 8, 15, 25, 40];
+const PROBE_SWEEP = [4, 8, 15, 25, 40, 60];
 
 interface ScaleRow {
   memories: number;

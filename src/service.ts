@@ -7,6 +7,7 @@ import { createLogger, type Logger } from './shared/logger.js';
 import { WriterClient } from './core/writer-client.js';
 import { ReadPool } from './core/pool/read-pool.js';
 import { QueryEmbeddingCache } from './core/query-embedding-cache.js';
+import { QueryEmbeddingBatcher } from './core/query-embedding-batcher.js';
 import { embedderIdentity } from './shared/embedder-identity.js';
 import { MemoryOperations } from './core/operations/memory-operations.js';
 import { buildRoutes } from './http/routes.js';
@@ -108,6 +109,13 @@ export async function startService(config: Config, log: Logger = createLogger(),
   // Deletes and restores in progress are seen by every node sharing the database.
   const clusterTurns = config.postgres ? new PostgresClusterTurns(config.postgres.url, log) : LOCAL_CLUSTER_TURNS;
   const operations = new MemoryOperations(config, writer, pool, backfill, reinforcer, consolidator, log, queryCache, VERSION, clusterTurns);
+  // A local model answers batches far cheaper per query; a hashing or GloVe vector costs less
+  // than the hand-off, and an endpoint's failures are its own recall's to see.
+  if (config.embedder.kind === 'use') {
+    operations.queryBatcher = new QueryEmbeddingBatcher(
+      async (texts) => (await pool.run({ op: 'embedQueries', namespace: config.namespace, texts })).vectors,
+      config.poolThreads);
+  }
   const metrics = new ServiceMetrics();
   const routes = withOperatorRoutes(buildRoutes(), metrics, {
     version: VERSION, auth: config.authEnabled, rateLimited: config.rateLimitPerMinute > 0,

@@ -230,6 +230,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   CREATE TRIGGER memories_counted_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS deleted
     FOR EACH STATEMENT EXECUTE FUNCTION memrt_count_deleted();
   `,
+  /* 7 */ `
+  -- IVF cells are now seeded with k-means++ on a larger sample: a generation counting 0
+  -- trained-on vectors is retrained by the upkeep at its next look (as SQLite migration 9).
+  UPDATE vector_generations SET trained_on = 0;
+  `,
 ];
 
 /** The migration that added fact_attribute: facts stored before it are filled in by migrate.ts. */

@@ -299,6 +299,13 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE namespace_text_stats SET tokens = tokens + ${rowTokens('new')} WHERE namespace_id = new.namespace_id;
   END;
   `,
+  /* 9 */ `
+  -- IVF cells are now seeded with k-means++ on a larger sample (src/workers/ivf/kmeans.ts). A
+  -- generation counting 0 trained-on vectors is one the upkeep retrains at its next look
+  -- (needsTraining), so existing indexes are rebuilt in the background; recall keeps using
+  -- the old cells until the new generation has taken every vector.
+  UPDATE vector_generations SET trained_on = 0;
+  `,
 ];
 
 /** The SQL function migration 7 fills fact_attribute with (a fact's single-valued attribute, or NULL). */

@@ -93,6 +93,15 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
   }
 }
 
+/** Queries of several recalls in one model call: USE-lite costs ~2.4× less per query in batches of 8. */
+async function embedQueries(texts: string[]): Promise<PoolResults['embedQueries']> {
+  try {
+    return { vectors: await (await embedder).embed(texts) };
+  } catch {
+    return { vectors: texts.map(() => null) };
+  }
+}
+
 /**
  * The recall's hits in rank order, cut to the response budget, and the query vector when it was
  * computed here rather than handed in.
@@ -100,9 +109,10 @@ async function embedQuery(query: string): Promise<Float32Array | null> {
 async function recallHits(
   { engine }: NamespaceReads, query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
   cached: Float32Array | undefined, timings: StageTimings, after: string | undefined, notes: TaskNotes,
-  timeInput: RecallTimeInput,
+  timeInput: RecallTimeInput, embedMs?: number,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
+  if (embedMs !== undefined) timings.embed = embedMs;
   if (!cached) {
     const started = performance.now();
     embedded = (await embedQuery(query)) ?? undefined;
@@ -183,7 +193,7 @@ async function listNamespaces(): Promise<PoolResults['listNamespaces']> {
 const handlers: PoolHandlers = {
   async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(await namespaceReads(task.namespace), query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input);
+    const { kept: hits, truncated, embedded } = await recallHits(await namespaceReads(task.namespace), query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -196,7 +206,7 @@ const handlers: PoolHandlers = {
     const { query, entity, limit, order, max_groups, explain } = task.input;
     const reads = await namespaceReads(task.namespace);
     const { store } = reads;
-    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input);
+    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
@@ -217,6 +227,7 @@ const handlers: PoolHandlers = {
   },
   embedPending: async (task) => embedPending(await namespaceReads(task.namespace), task.limit),
   embeddingBacklog: async (task) => ({ count: await (await namespaceReads(task.namespace)).store.unembeddedCount() }),
+  embedQueries: (task) => embedQueries(task.texts),
   warmUp: async () => (await warmedUp) ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
   prepareEpisodeEnd: async (task) => extractEpisode((await namespaceReads(task.namespace)).store, llm, task.episodeId, task.outcome),
   extractImport: async (task) => {

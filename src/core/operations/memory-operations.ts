@@ -16,6 +16,7 @@ import { DeleteRestoreTurns } from '../take-turns.js';
 import { LOCAL_CLUSTER_TURNS, type ClusterTurns } from '../cluster-turns.js';
 import type { Logger } from '../../shared/logger.js';
 import type { QueryEmbeddingCache } from '../query-embedding-cache.js';
+import type { QueryEmbeddingBatcher } from '../query-embedding-batcher.js';
 import { CommitTrail } from '../commit-trail.js';
 import { furthestWalPosition, READ_PRIMARY } from '../../shared/wal-position.js';
 import { optionalTime, recallTime } from '../../shared/event-time.js';
@@ -62,6 +63,23 @@ export class MemoryOperations implements OperationHandlers {
     this.deletion = new EntityDeletion(pool, writer, log, turns);
     this.retraction = new MemoryRetraction(pool, writer, log, turns);
     this.restoration = new SnapshotRestore(config, pool, writer, backfill, log, turns);
+  }
+
+  /** Embeds the queries of concurrent recalls together (local models); null: each recall's thread embeds its own. */
+  queryBatcher: QueryEmbeddingBatcher | null = null;
+
+  /**
+   * The query's vector from the cache or a batched model call (with the wait, the recall's embed
+   * stage); no vector: the recall's thread embeds the query itself.
+   */
+  private async queryVectorOf(namespace: string, query: string): Promise<{ queryVector?: Float32Array; embedMs?: number }> {
+    const cached = this.queryCache.get(namespace, query);
+    if (cached || !this.queryBatcher) return { queryVector: cached };
+    const started = performance.now();
+    const vector = await this.queryBatcher.embed(query);
+    if (!vector) return {};
+    this.queryCache.set(namespace, query, vector);
+    return { queryVector: vector, embedMs: performance.now() - started };
   }
 
   /** Told which extractor served each `end`, and why the LLM was not used (metrics, logs). */
@@ -140,10 +158,9 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
-    recallTime(input, Date.now()); // a date the calendar lacks is refused here, before the pool
     const { namespace } = request;
-    const queryVector = this.queryCache.get(namespace, input.query);
-    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, queryVector, after: this.readAfter(request) });
+    const embedding = await this.queryVectorOf(namespace, input.query);
+    const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, ...embedding, after: this.readAfter(request) });
     if (embedded) this.queryCache.set(namespace, input.query, embedded);
     this.reinforcer.record(namespace, rowids);
     return serialisedAnswer(answer, truncated);
@@ -153,8 +170,8 @@ export class MemoryOperations implements OperationHandlers {
     recallTime(input, Date.now()); // refused here (400), not reported as a failed pipeline
     try {
       const { namespace } = request;
-      const queryVector = this.queryCache.get(namespace, input.query);
-      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', namespace, input, queryVector, after: this.readAfter(request) });
+      const embedding = await this.queryVectorOf(namespace, input.query);
+      const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recallGrouped', namespace, input, ...embedding, after: this.readAfter(request) });
       if (embedded) this.queryCache.set(namespace, input.query, embedded);
       this.reinforcer.record(namespace, rowids);
       return serialisedAnswer(answer, truncated);

@@ -48,12 +48,18 @@ declare const jsonOf: unique symbol;
 interface RecallAnswer<T> { answer: JsonBytes<T>; rowids: number[]; truncated: boolean; embedded?: Float32Array }
 
 /**
- * A recall's fields. `queryVector`: the query's embedding from the main thread's cache, when it
- * had one. `after`: the write position the recall must see (PostgreSQL replicas,
+ * A recall's fields. `queryVector`: the query's embedding from the main thread's cache or its
+ * batched model calls, when it had one. `after`: the write position the recall must see (PostgreSQL replicas,
  * read-your-writes): the furthest of this node's last commit and the caller's Memory-Position;
  * READ_PRIMARY (shared/wal-position.ts) when this node's last commit has no known position.
  */
-interface RecallFields<Input> { input: Input; queryVector?: Float32Array; after?: string }
+interface RecallFields<Input> {
+  input: Input;
+  queryVector?: Float32Array;
+  after?: string;
+  /** When queryVector came from a batched model call: how long this recall waited for it (its embed stage). */
+  embedMs?: number;
+}
 
 /** Every pool task, its lane, its fields and its result. */
 export const POOL_TASKS = {
@@ -67,6 +73,11 @@ export const POOL_TASKS = {
   listNamespaces: task<object, StatsResult[]>('interactive'),
   // A count for /metrics: cheap, and a scrape must not wait behind a training run.
   embeddingBacklog: task<object, { count: number }>('interactive'),
+  /**
+   * Several recalls' queries embedded in one model call (core/query-embedding-batcher.ts); null
+   * where the embedder failed (the recall then runs on its other signals).
+   */
+  embedQueries: task<{ texts: string[] }, { vectors: (Float32Array | null)[] }>('interactive'),
   /** Answers when this thread's warm-up (workers/warm-up.ts) has ended; sent once per interactive thread at start. */
   warmUp: task<object, { threadId: number; ms: number; embedded: number; recalled: number }>('interactive'),
 

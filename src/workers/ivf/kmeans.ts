@@ -20,16 +20,23 @@ const MAX_CELLS = 2048;
 
 /**
  * Cells each recall scans when the operator did not choose: at least 8, or 5% of the cells.
- * bench:scale measures the recall this keeps against an exact scan, and the sweep around it
- * (at 1M: 15 cells 81% in 12 ms, 25 cells 86% in 17 ms, 40 cells 90% in 27 ms).
+ * bench:scale measures the recall this keeps against an exact scan, and the sweep around it.
+ * Cells of the 1M hash-256 corpus (docs/recall-at-scale.md), share of the exact top 50 found /
+ * share of vectors scanned: 15 probes 82% / 3.9%, 25 probes 89% / 5.6%, 40 probes 93% / 8.8%,
+ * 60 probes 96% / 13%; KNN time grows with the share scanned (~0.35 µs a vector in vec0).
  */
 export function probeCountFor(cells: number): number {
   return Math.min(cells, Math.max(8, Math.ceil(cells * 0.05)));
 }
 
-/** Training sample per cell, as faiss suggests (≥ 30); capped so training stays seconds. */
-const SAMPLE_PER_CELL = 32;
-const MAX_SAMPLE = 20_000;
+/**
+ * Training sample per cell: faiss suggests ≥ 30. With k-means++ seeds, 64 gave cells that find
+ * 3–5 points more of the exact top 50 at the same share of vectors scanned than 32 with uniform
+ * seeds (hash-256, 100k and 1M; docs/recall-at-scale.md). The cap bounds training at 1M: 101 s
+ * on the loaded development box against 55 s before, on the idle-priority background lane.
+ */
+const SAMPLE_PER_CELL = 64;
+const MAX_SAMPLE = 40_000;
 const ITERATIONS = 10;
 
 export function dot(a: Float32Array, b: Float32Array, offset: number, dimensions: number): number {
@@ -82,13 +89,7 @@ export function trainCentroids(sample: Float32Array[], count: number, seed = 1):
   const k = Math.min(count, sample.length);
   const random = xorshift(seed);
   const data = new Float32Array(k * dimensions);
-  // Initial centroids: k distinct sample vectors (partial Fisher–Yates shuffle of indexes).
-  const picks = Array.from({ length: sample.length }, (_, i) => i);
-  for (let c = 0; c < k; c++) {
-    const j = c + Math.floor(random() * (picks.length - c));
-    [picks[c], picks[j]] = [picks[j], picks[c]];
-    data.set(sample[picks[c]], c * dimensions);
-  }
+  seedCentroids(sample, k, data, random);
   const centroids: Centroids = { count: k, dimensions, data };
   const assignment = new Int32Array(sample.length).fill(-1);
   const fit = new Float64Array(sample.length);
@@ -106,6 +107,40 @@ export function trainCentroids(sample: Float32Array[], count: number, seed = 1):
     recomputeCentroids(sample, assignment, fit, centroids);
   }
   return centroids;
+}
+
+/**
+ * k-means++ seeding (cosine distance 1 − similarity): each next seed is drawn with probability
+ * proportional to its distance from the nearest seed so far. Uniform seeds crowd the dense
+ * regions and leave sparse ones without a cell of their own, sharing one with their neighbours.
+ */
+function seedCentroids(sample: Float32Array[], k: number, data: Float32Array, random: () => number): void {
+  const dimensions = sample[0].length;
+  const nearest = new Float64Array(sample.length).fill(Infinity);
+  let pick = Math.floor(random() * sample.length);
+  for (let c = 0; c < k; c++) {
+    data.set(sample[pick], c * dimensions);
+    let total = 0;
+    for (let i = 0; i < sample.length; i++) {
+      const distance = Math.max(0, 1 - dot(sample[i], data, c * dimensions, dimensions));
+      if (distance < nearest[i]) nearest[i] = distance;
+      total += nearest[i];
+    }
+    // Every vector already coincides with a seed (duplicates): any vector will do.
+    if (total === 0) {
+      pick = Math.floor(random() * sample.length);
+      continue;
+    }
+    let target = random() * total;
+    pick = sample.length - 1;
+    for (let i = 0; i < sample.length; i++) {
+      target -= nearest[i];
+      if (target <= 0) {
+        pick = i;
+        break;
+      }
+    }
+  }
 }
 
 function recomputeCentroids(sample: Float32Array[], assignment: Int32Array, fit: Float64Array, centroids: Centroids): void {
