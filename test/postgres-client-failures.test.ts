@@ -15,6 +15,7 @@ import { isConnectionFailure } from '../src/shared/postgres-errors.js';
 import { ServiceError } from '../src/shared/errors.js';
 import { PrimaryConnection } from '../src/writer/postgres/primary.js';
 import { postgresUnavailable, replicaCaughtUp, startPrimary, startReplica, type PgCluster } from './support/postgres.js';
+import { tcpProxy } from './support/tcp-proxy.js';
 
 const unavailable = postgresUnavailable();
 
@@ -122,6 +123,37 @@ describe('the postgres client failing under a thread', { skip: unavailable ? `Po
       assert.equal(standby, false);
     } finally {
       await writer.close();
+    }
+  });
+
+  // The drill's rare stall after a promotion (a node acknowledging nothing for 10 s): on a loaded
+  // box a new connection takes longer than a write past its wait gave the look for the primary,
+  // and each look that ran out replaced the client, so with writes retrying back to back no
+  // connection ever got far enough to be checked.
+  test('a primary slow to take a new connection is found while writes keep asking past their wait', async () => {
+    const proxy = await tcpProxy(primary.port);
+    // No primary to be had at first (no connection gets through within a look): the writer
+    // looks for one in the background while writes are refused, as in a failover.
+    proxy.connectDelayMs = 60_000;
+    // No wait at all: every write is past it, as writes are once a failover has lasted the wait.
+    const writer = new PrimaryConnection(`postgres://memrt@127.0.0.1:${proxy.port}/postgres`, 0, () => {});
+    const write = () => writer.ready().then(() => true, (error: unknown) => {
+      assert.ok(error instanceof ServiceError && error.code === 'DATABASE_UNAVAILABLE', `answered ${error}`);
+      return false;
+    });
+    try {
+      for (let i = 0; i < 15; i++) assert.equal(await write(), false, 'no primary yet');
+      // The primary is there, slow to take a connection (a loaded box forking a backend).
+      proxy.connectDelayMs = 300;
+      for (let refused = 0; !(await write()); refused++) {
+        // A liveness bound, not a speed check: without the fix no write is ever let through.
+        assert.ok(refused < 100, 'the primary was never found while writes kept coming');
+      }
+      const [{ standby }] = await writer.sql<{ standby: boolean }[]>`SELECT pg_is_in_recovery() AS standby`;
+      assert.equal(standby, false);
+    } finally {
+      await writer.close();
+      await proxy.close();
     }
   });
 });

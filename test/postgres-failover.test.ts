@@ -172,7 +172,7 @@ describe(`a failover under two nodes (${ASYNC ? 'asynchronous' : 'synchronous'} 
     console.log(`# failover drill: ${JSON.stringify(figures)}`);
     if (process.env.FAILOVER_DEBUG) {
       const rel = (t: number) => Math.round(t - promotedAt);
-      console.log(`# killed at ${rel(killedAt)}; writes: ${drill.writes.map((w) => `${w.node}:${rel(w.at)}:${w.status}:${Math.round(w.ms)}`).join(' ')}`);
+      console.log(`# promoted at epoch ${Math.round(performance.timeOrigin + promotedAt)}; killed at ${rel(killedAt)}; writes: ${drill.writes.map((w) => `${w.node}:${rel(w.at)}:${w.status}:${Math.round(w.ms)}`).join(' ')}`);
       console.log(`# recalls: ${drill.recalls.map((w) => `${w.node}:${rel(w.at)}:${w.status}:${Math.round(w.ms)}`).join(' ')}`);
       for (const node of nodes) console.log(node.output().split('\n').filter((l) => /primary|replica|DATABASE/.test(l)).join('\n'));
     }

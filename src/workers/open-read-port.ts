@@ -9,8 +9,9 @@ import { connectReader } from './postgres/client.js';
 import { PostgresReadPort } from './postgres/read-port.js';
 import { replicaConnectMs } from '../shared/postgres-url.js';
 import { ReplaceableSql } from '../shared/replaceable-sql.js';
-import { isConnectionFailure } from '../shared/postgres-errors.js';
-import { PrimaryWatch, primaryOrReplica } from './postgres/primary-watch.js';
+import { failureCause, isConnectionFailure } from '../shared/postgres-errors.js';
+import { answersWithin, PrimaryWatch, primaryOrReplica } from './postgres/primary-watch.js';
+import { withinPrimaryBound, type PrimaryCheck } from './postgres/primary-bound.js';
 
 /** The namespaces of the database, as a pool thread reads them (never creating one). */
 export interface NamespaceDirectory {
@@ -59,16 +60,33 @@ export function openReadPorts(config: Config): OpenedReadPorts {
     // reconnect loop fail at once (and run again on the replicas) instead of at the connect bound.
     watch = replica ? new PrimaryWatch(primary.sql, connectMs, () => primary.replace('primary lost')) : null;
     const sql = replica && watch ? primaryOrReplica(primary.sql, replica.sql, watch) : primary.sql;
+    // Recall's reads on the primary (its snapshot, the namespace lookup before it) are bounded
+    // like a replica read (postgres/primary-bound.ts): a hung connection to a primary that no
+    // longer answers fails the read instead of holding the recall forever.
+    const primaryCheck: PrimaryCheck = {
+      boundMs: pg.readMaxLagMs + connectMs,
+      answers: async () => {
+        const probe = connectReader(pg.url, { max: 1, connectTimeoutSeconds: connectMs / 1000 });
+        try {
+          return await answersWithin(probe, connectMs);
+        } finally {
+          probe.end({ timeout: 0 }).catch(() => {});
+        }
+      },
+      // With replicas the watch drops the client and moves reads to them; without, it is dropped here.
+      lost: (error) => (watch ? watch.suspect(error) : primary.replace(failureCause(error))),
+    };
     const portFor = (namespaceId: number, namespace: string) => new PostgresReadPort(sql, namespaceId, namespace, {
       minSimilarity,
       vectorProbes: config.vectorIndexProbes,
       replica: replica ? { sql: replica.sql, maxLagMs: pg.readMaxLagMs, connectMs, replace: (reason) => replica.replace(reason) } : undefined,
       primary: primary.sql,
       watch,
+      primaryCheck,
       ...(namespace === config.namespace ? {} : { vectorCacheBytes: OTHER_NAMESPACE_VECTOR_CACHE_BYTES }),
     });
     const directory: NamespaceDirectory = {
-      idOf: async (name) => (await sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = ${name}`)[0]?.id,
+      idOf: async (name) => (await withinPrimaryBound(sql<{ id: number }[]>`SELECT id FROM namespaces WHERE name = ${name}`, primaryCheck))[0]?.id,
       names: async () => (await sql<{ name: string }[]>`SELECT name FROM namespaces ORDER BY id`).map((row) => row.name),
       pending: async () => (await sql<{ name: string }[]>`SELECT n.name FROM namespaces n
         WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id AND m.embedded = 0) ORDER BY n.id`).map((row) => row.name),

@@ -52,19 +52,24 @@ export class PrimaryWatch {
   }
 
   /** null when the primary answers within the bound, else why not. */
-  private async ask(): Promise<string | null> {
-    let timer: NodeJS.Timeout | undefined;
-    const asked = this.primary`SELECT 1`;
-    asked.catch(() => {});
-    try {
-      const answer = await Promise.race([asked, new Promise<'timeout'>((resolve) => { timer = setTimeout(resolve, this.connectMs, 'timeout'); })]);
-      return answer === 'timeout' ? `no answer within ${this.connectMs} ms` : null;
-    } catch (error) {
-      if (isConnectionFailure(error)) return failureCause(error);
-      return null; // the server answered, with an error of the statement's own
-    } finally {
-      clearTimeout(timer);
-    }
+  private ask(): Promise<string | null> {
+    return answersWithin(this.primary, this.connectMs);
+  }
+}
+
+/** null when the server behind `sql` answers `SELECT 1` within `ms`, else why not. */
+export async function answersWithin(sql: Sql, ms: number): Promise<string | null> {
+  let timer: NodeJS.Timeout | undefined;
+  const asked = sql`SELECT 1`;
+  asked.catch(() => {});
+  try {
+    const answer = await Promise.race([asked, new Promise<'timeout'>((resolve) => { timer = setTimeout(resolve, ms, 'timeout'); })]);
+    return answer === 'timeout' ? `no answer within ${ms} ms` : null;
+  } catch (error) {
+    if (isConnectionFailure(error)) return failureCause(error);
+    return null; // the server answered, with an error of the statement's own
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -17,6 +17,7 @@ import { candidateFilter } from './filter.js';
 import { lexicalCandidates } from './lexical.js';
 import { PostgresVectors } from './vectors.js';
 import { ReadSource, type ReplicaOptions } from './replica.js';
+import type { PrimaryCheck } from './primary-bound.js';
 import { checkSnapshotRows, listSnapshotRows, readSnapshotRows, snapshotMemoryRows } from './snapshots.js';
 import { decayCandidates, newestEpisodicRowid, promotionCandidates, promotionWatermark } from './consolidation.js';
 import { listDeletion, listMemoryDeletion } from './deletion-snapshot.js';
@@ -33,6 +34,8 @@ export interface PostgresReadOptions {
   primary?: Sql;
   /** Whether the primary answers (recall snapshots go to the replicas while it does not). */
   watch?: PrimaryWatch | null;
+  /** Bounds recall snapshots on the primary (primary-bound.ts); absent: unbounded. */
+  primaryCheck?: PrimaryCheck | null;
 }
 
 const MEMORY_COLUMNS = 'm.rowid, m.id, m.content, m.memory_type, m.confidence, m.stability, m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier, m.occurred_at, m.valid_until, m.superseded_by';
@@ -45,7 +48,7 @@ export class PostgresReadPort implements ReadPort {
   /** `sql`: the primary (target_session_attrs=primary); every read but recall snapshots goes there. */
   constructor(private readonly sql: Sql, private readonly namespaceId: number, readonly namespace: string, options: PostgresReadOptions) {
     this.vectors = new PostgresVectors(namespaceId, options.minSimilarity, options.vectorProbes, options.vectorCacheBytes);
-    this.source = new ReadSource(options.primary ?? sql, options.replica ?? null, options.watch ?? null);
+    this.source = new ReadSource(options.primary ?? sql, options.replica ?? null, options.watch ?? null, options.primaryCheck ?? null);
   }
 
   async snapshot<T>(work: (reads: RecallReads) => Promise<T>, options: SnapshotOptions = {}): Promise<T> {

@@ -14,6 +14,9 @@
 // under it can leave the client with a query that never settles (its socket gone, the write
 // never sent, no error), so past the bound — or when the connection dies — the replica client
 // is replaced (the hung query then fails) and the primary serves the recall.
+// A snapshot on the primary is bounded too (primary-bound.ts): past the bound, a primary that
+// does not answer a new connection has the read abandoned; the replicas serve it, or without
+// them the recall answers 503 DATABASE_UNAVAILABLE.
 // A replica that cancels the snapshot on a recovery conflict (replay removed row versions the
 // snapshot could still see, or took a lock it held, and max_standby_streaming_delay ran out) is
 // healthy: the primary serves that one recall, and the next one tries the replica again.
@@ -24,6 +27,7 @@ import { READ_PRIMARY } from '../../shared/wal-position.js';
 import type { OnServed } from '../port/read-port.js';
 import type { Sql, Tx } from './client.js';
 import type { PrimaryWatch } from './primary-watch.js';
+import { withinPrimaryBound, type PrimaryCheck } from './primary-bound.js';
 
 type ReservedSql = Reserved<{ bigint: number }>;
 
@@ -58,7 +62,12 @@ export class ReadSource {
   /** A failure not yet reported (it goes with the next primary snapshot's onServed). */
   private unreported: string | undefined;
 
-  constructor(private readonly primary: Sql, private readonly replica: ReplicaOptions | null, private readonly watch: PrimaryWatch | null = null) {}
+  constructor(
+    private readonly primary: Sql,
+    private readonly replica: ReplicaOptions | null,
+    private readonly watch: PrimaryWatch | null = null,
+    private readonly primaryCheck: PrimaryCheck | null = null,
+  ) {}
 
   /**
    * Runs `work` in one read-only snapshot that sees `after` (a pg_lsn, e.g. '0/16B3748'; READ_PRIMARY:
@@ -97,7 +106,7 @@ export class ReadSource {
       });
     }
     try {
-      return await (this.primary.begin(SNAPSHOT, work) as Promise<T>);
+      return await withinPrimaryBound(this.primary.begin(SNAPSHOT, work) as Promise<T>, this.primaryCheck);
     } catch (error) {
       if (!this.replica || !isConnectionFailure(error)) throw error;
       this.watch?.suspect(error);

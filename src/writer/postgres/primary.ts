@@ -65,14 +65,18 @@ export class PrimaryConnection {
   /**
    * Resolves once the connection is to a primary; throws DATABASE_UNAVAILABLE without one. The
    * wait is waitMs from when the primary was found missing, not from each flush: flushes queued
-   * behind a waiting one do not wait again; past it, a flush gets one look (at most LOOK_MS).
+   * behind a waiting one do not wait again; past it, a flush waits RETRY_MS on the look in
+   * progress. A flush only waits on a look, never shortens it: a look cut to a flush's remaining
+   * wait (100 ms) is shorter than a new connection takes on a loaded server, and since a look
+   * that runs out replaces the client, writes retrying back to back kept every connection from
+   * getting far enough to be checked (a drill node wrote nothing for 10 s after the promotion).
    */
   async ready(): Promise<void> {
     if (this.checked) return;
     const deadline = Math.max((this.missingSince ?? performance.now()) + this.waitMs, performance.now() + RETRY_MS);
     this.missingSince ??= performance.now();
     for (;;) {
-      const cause = await this.lookOnce(Math.min(LOOK_MS, deadline - performance.now()));
+      const cause = await this.waitForLook(deadline - performance.now());
       if (cause === null) return;
       if (performance.now() + RETRY_MS >= deadline) {
         this.wentAway(cause);
@@ -95,9 +99,20 @@ export class PrimaryConnection {
     await this.client.end({ timeout: 5 });
   }
 
-  /** One check of the current connection (opening it if needed) within `ms`: null when it is a primary, else why not. */
-  private lookOnce(ms: number): Promise<string | null> {
-    this.looking ??= this.check(Math.max(ms, 1)).finally(() => { this.looking = null; });
+  /** The look in progress (one is started if none is), waited for at most `ms`: null when the connection is to a primary, else why not (yet). */
+  private async waitForLook(ms: number): Promise<string | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<string>((resolve) => { timer = setTimeout(resolve, Math.max(ms, 1), `no primary found within ${Math.round(ms)} ms`); });
+    try {
+      return await Promise.race([this.lookOnce(), waited]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** One check of the current connection (opening it if needed) within LOOK_MS: null when it is a primary, else why not. */
+  private lookOnce(): Promise<string | null> {
+    this.looking ??= this.check(LOOK_MS).finally(() => { this.looking = null; });
     return this.looking;
   }
 
@@ -151,7 +166,7 @@ export class PrimaryConnection {
           this.cameBack();
           break;
         }
-        await this.lookOnce(LOOK_MS).catch(() => {});
+        await this.lookOnce().catch(() => {});
         if (!this.checked) await sleep(RETRY_MS);
       }
     } finally {
