@@ -20,6 +20,9 @@ import { liftedByNeighbours } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
+import { whoSaidIt } from './who-said-it.js';
+import { expansionTerms, feedbackVector } from './feedback.js';
+import { coveringParts } from './coverage.js';
 import type { CandidateRow, Proposal, RecallContext } from '../port/candidates.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
 import { timed, timedAsync } from '../port/timing.js';
@@ -51,7 +54,10 @@ export interface RecallHit {
  * turn's score a turn gains; session: what a turn of the best-scoring session gains (session-evidence.ts);
  * entity: the entity prior; strength: the tie-break.
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5 } as const;
+export const SIGNAL_WEIGHTS = {
+  bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5,
+  said: 0, saidEarly: 0, prf: 0, rm3: 0, split: 0,
+} as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -77,6 +83,10 @@ const MIN_EXPANDED = 20;
  * more rows than the budget left has room for at the largest row read so far.
  */
 const FIRST_HYDRATE_CHUNK = 16;
+/** Pseudo-relevance feedback reads this many of the first ranking's best (feedback.ts). */
+const FEEDBACK_DOCS = 5;
+/** Terms the lexical feedback adds to the query. */
+const EXPANSION_TERMS = 8;
 
 export class RecallEngine {
   private readonly useBm25: boolean;
@@ -174,11 +184,13 @@ export class RecallEngine {
     if (proposed.size === 0) return [];
 
     // 2. Every candidate on every signal, fused. Cosines KNN did not give are looked up.
-    const cosine = new Map(nearest.map((p) => [p.rowid, p.score]));
+    let cosine = new Map(nearest.map((p) => [p.rowid, p.score]));
+    let vectorQuery = ctx.queryVector;
+    let feedbackLexical = new Map<number, number>();
     const scoredOn = async (rowids: number[]): Promise<SignalScores[]> => {
       const unknown = rowids.filter((rowid) => !cosine.has(rowid));
-      if (ctx.queryVector && this.useVector && unknown.length > 0) {
-        for (const [rowid, similarity] of await reads.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
+      if (vectorQuery && this.useVector && unknown.length > 0) {
+        for (const [rowid, similarity] of await reads.similarities(vectorQuery, unknown)) cosine.set(rowid, similarity);
       }
       const known = new Set(rowids);
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
@@ -186,11 +198,38 @@ export class RecallEngine {
       return [
         { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
         { weight: w.vector, scores: new Map([...cosine].filter(([rowid]) => known.has(rowid))), scale: 'range' },
+        ...(feedbackLexical.size > 0 ? [{ weight: w.rm3, scores: new Map(rowids.map((r) => [r, feedbackLexical.get(r) ?? 0])), scale: 'ratio' as const }] : []),
       ];
     };
     let candidates = [...proposed];
     let signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
     let fused = fuseScores(candidates, signals);
+
+    // 2b. Pseudo-relevance feedback (feedback.ts): the first ranking's best few refine the query.
+    const wantsDense = w.prf > 0 && this.useVector && ctx.queryVector !== null;
+    if (wantsDense || w.rm3 > 0) {
+      const top = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, FEEDBACK_DOCS).map(([rowid]) => rowid);
+      const known = new Set(candidates);
+      const join = (rowids: number[]) => { for (const rowid of rowids) if (!known.has(rowid)) { known.add(rowid); candidates.push(rowid); } };
+      if (wantsDense) {
+        const vectors = await reads.vectors(top);
+        vectorQuery = feedbackVector(ctx.queryVector!, top.flatMap((rowid) => vectors.get(rowid) ?? []), w.prf);
+        const moved = await timedAsync(timings, 'vector', () => reads.nearest({ ...ctx, queryVector: vectorQuery }));
+        cosine = new Map(moved.map((p) => [p.rowid, p.score]));
+        join(moved.filter((p) => !p.weak || lexicalScores.has(p.rowid)).map((p) => p.rowid));
+      }
+      if (w.rm3 > 0 && this.useBm25) {
+        const texts = (await reads.rows(top)).map((row) => row.content);
+        const extra = expansionTerms(texts, ctx.terms, EXPANSION_TERMS);
+        if (extra.length > 0) {
+          const expanded = await timedAsync(timings, 'bm25', () => reads.lexical({ ...ctx, terms: [...ctx.terms, ...extra] }));
+          feedbackLexical = new Map(expanded.map((p) => [p.rowid, p.score]));
+          join(expanded.map((p) => p.rowid));
+        }
+      }
+      signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
+      fused = fuseScores(candidates, signals);
+    }
 
     // 3. Conversation context: the best candidates' adjacent turns join, then every turn is lifted by its neighbours.
     if (w.adjacent > 0) {
@@ -204,6 +243,15 @@ export class RecallEngine {
     }
     const rows = new Map((await timedAsync(timings, 'hydrate', () => reads.positions(candidates))).map((row) => [row.rowid, row]));
     const linkedToNamed = await timedAsync(timings, 'fusion', () => reads.linked(candidates, ctx.queryEntityIds));
+    const wantsAbout = (w.said > 0 || w.saidEarly > 0) && ctx.queryEntityIds.length > 0;
+    const about = wantsAbout ? await timedAsync(timings, 'fusion', () => reads.about(candidates, ctx.queryEntityIds)) : new Set<number>();
+    const parts = w.split > 0 && ctx.queryEntityIds.length > 1
+      ? await timedAsync(timings, 'fusion', () => Promise.all(ctx.queryEntityIds.map((id) => reads.about(candidates, [id])))) : [];
+    if (w.saidEarly > 0) {
+      const early = whoSaidIt(candidates, about, w.saidEarly);
+      fused = new Map([...fused].map(([rowid, score]) => [rowid, score + (early.get(rowid) ?? 0)]));
+    }
+    const said = whoSaidIt(candidates, about, w.said);
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
     let lifted = fused;
@@ -217,10 +265,15 @@ export class RecallEngine {
       prior = entityPrior(candidates, linkedToNamed, w.entity);
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
-        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
-        .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
-        .slice(0, request.limit);
+        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
+        .sort((a, b) => b.score - a.score || b.rowid - a.rowid);
     });
+    if (parts.length > 1) {
+      const byRowid = new Map(ranked.map((r) => [r.rowid, r]));
+      const order = coveringParts(ranked.map((r) => r.rowid), parts);
+      ranked.splice(0, ranked.length, ...order.map((rowid) => byRowid.get(rowid)!));
+    }
+    ranked.splice(request.limit);
     if (!request.explain) return ranked;
     const explanations = explainScores(ranked.map((r) => r.rowid), {
       lexical, nearest, cosine, signals, fused, lifted, session, prior, weights: w,
