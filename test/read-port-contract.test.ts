@@ -169,11 +169,6 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
         assert.equal((await reads.linked(turns, [ava.id])).size, turns.length);
         assert.deepEqual([...await reads.about(turns, [ava.id])], []);
         assert.deepEqual([...await reads.about([bees, turns[0]], [zoltan.id, ava.id])], [bees]);
-        const vectors = await reads.vectors([bees, turns[0]]);
-        assert.deepEqual([...vectors.keys()].sort((a, b) => a - b), [bees, turns[0]].sort((a, b) => a - b));
-        assert.equal(vectors.get(bees)!.length, DIMENSIONS);
-        const [self] = (await reads.similarities(vectors.get(bees)!, [bees])).values();
-        assert.ok(Math.abs(self - 1) < 1e-4, 'the stored vector is the one similarities scores');
         assert.deepEqual(await reads.entitiesNamedIn('what does Zoltan keep?'), [zoltan.id]);
         const [position] = await reads.positions([turns[1]]);
         assert.deepEqual({ ...position }, { rowid: turns[1], memory_type: 'episodic', episode_id: episodeId, seq: 1, confidence: position.confidence, created_at: position.created_at });

@@ -39,8 +39,6 @@ export interface RecallReads {
    * mention, not merely as a participant of the episode they were said in.
    */
   about(rowids: number[], entityIds: string[]): Promise<Set<number>>;
-  /** The stored vectors of these memories (those without one yet are absent). */
-  vectors(rowids: number[]): Promise<Map<number, Float32Array>>;
   /** What ranking needs of each candidate (no content). */
   positions(rowids: number[]): Promise<CandidateRow[]>;
   /** Whole rows, any order (missing rowids are absent). */

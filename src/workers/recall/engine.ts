@@ -6,7 +6,9 @@
 //    normalised per signal and fused by a weighted mean over the signals that know the memory;
 // 3. conversation context: the best candidates' adjacent turns join, and each turn is lifted
 //    by a fraction of its best neighbour's score and by its session's score as a whole;
-// 4. entity links as a small prior; strength and recency only break near-ties.
+// 4. entity links as a small prior, and who said it: what a person the query names said, or what
+//    was said about them (owner or mention links, not mere participation) gains; strength and
+//    recency only break near-ties.
 // Nothing here reads last access or stability: recalling never changes what a recall returns.
 // Filters (namespace, archived, entity, types) are applied inside each candidate query.
 // Storage is reached only through the read port (read-port.ts): the same engine ranks over
@@ -21,8 +23,6 @@ import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
-import { expansionTerms, feedbackVector } from './feedback.js';
-import { coveringParts } from './coverage.js';
 import type { CandidateRow, Proposal, RecallContext } from '../port/candidates.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
 import { timed, timedAsync } from '../port/timing.js';
@@ -52,12 +52,10 @@ export interface RecallHit {
  * Fusion weights, tuned on the LoCoMo dev conversations (bench:quality), each on a flat optimum:
  * bm25 and vector are the weighted mean's weights; adjacent: fraction of the best neighbouring
  * turn's score a turn gains; session: what a turn of the best-scoring session gains (session-evidence.ts);
- * entity: the entity prior; strength: the tie-break.
+ * entity: the entity prior; said: what a memory by or about a named person gains (who-said-it.ts);
+ * strength: the tie-break.
  */
-export const SIGNAL_WEIGHTS = {
-  bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5,
-  said: 0, saidEarly: 0, prf: 0, rm3: 0, split: 0,
-} as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 0.4 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -70,6 +68,7 @@ export interface EngineOptions {
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
 const NOTHING = (): number => 0;
 const NO_BONUS: ReadonlyMap<number, number> = new Map();
+const NO_ROWS: ReadonlySet<number> = new Set();
 
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
@@ -83,10 +82,6 @@ const MIN_EXPANDED = 20;
  * more rows than the budget left has room for at the largest row read so far.
  */
 const FIRST_HYDRATE_CHUNK = 16;
-/** Pseudo-relevance feedback reads this many of the first ranking's best (feedback.ts). */
-const FEEDBACK_DOCS = 5;
-/** Terms the lexical feedback adds to the query. */
-const EXPANSION_TERMS = 8;
 
 export class RecallEngine {
   private readonly useBm25: boolean;
@@ -184,13 +179,11 @@ export class RecallEngine {
     if (proposed.size === 0) return [];
 
     // 2. Every candidate on every signal, fused. Cosines KNN did not give are looked up.
-    let cosine = new Map(nearest.map((p) => [p.rowid, p.score]));
-    let vectorQuery = ctx.queryVector;
-    let feedbackLexical = new Map<number, number>();
+    const cosine = new Map(nearest.map((p) => [p.rowid, p.score]));
     const scoredOn = async (rowids: number[]): Promise<SignalScores[]> => {
       const unknown = rowids.filter((rowid) => !cosine.has(rowid));
-      if (vectorQuery && this.useVector && unknown.length > 0) {
-        for (const [rowid, similarity] of await reads.similarities(vectorQuery, unknown)) cosine.set(rowid, similarity);
+      if (ctx.queryVector && this.useVector && unknown.length > 0) {
+        for (const [rowid, similarity] of await reads.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
       }
       const known = new Set(rowids);
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
@@ -198,38 +191,11 @@ export class RecallEngine {
       return [
         { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
         { weight: w.vector, scores: new Map([...cosine].filter(([rowid]) => known.has(rowid))), scale: 'range' },
-        ...(feedbackLexical.size > 0 ? [{ weight: w.rm3, scores: new Map(rowids.map((r) => [r, feedbackLexical.get(r) ?? 0])), scale: 'ratio' as const }] : []),
       ];
     };
     let candidates = [...proposed];
     let signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
     let fused = fuseScores(candidates, signals);
-
-    // 2b. Pseudo-relevance feedback (feedback.ts): the first ranking's best few refine the query.
-    const wantsDense = w.prf > 0 && this.useVector && ctx.queryVector !== null;
-    if (wantsDense || w.rm3 > 0) {
-      const top = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, FEEDBACK_DOCS).map(([rowid]) => rowid);
-      const known = new Set(candidates);
-      const join = (rowids: number[]) => { for (const rowid of rowids) if (!known.has(rowid)) { known.add(rowid); candidates.push(rowid); } };
-      if (wantsDense) {
-        const vectors = await reads.vectors(top);
-        vectorQuery = feedbackVector(ctx.queryVector!, top.flatMap((rowid) => vectors.get(rowid) ?? []), w.prf);
-        const moved = await timedAsync(timings, 'vector', () => reads.nearest({ ...ctx, queryVector: vectorQuery }));
-        cosine = new Map(moved.map((p) => [p.rowid, p.score]));
-        join(moved.filter((p) => !p.weak || lexicalScores.has(p.rowid)).map((p) => p.rowid));
-      }
-      if (w.rm3 > 0 && this.useBm25) {
-        const texts = (await reads.rows(top)).map((row) => row.content);
-        const extra = expansionTerms(texts, ctx.terms, EXPANSION_TERMS);
-        if (extra.length > 0) {
-          const expanded = await timedAsync(timings, 'bm25', () => reads.lexical({ ...ctx, terms: [...ctx.terms, ...extra] }));
-          feedbackLexical = new Map(expanded.map((p) => [p.rowid, p.score]));
-          join(expanded.map((p) => p.rowid));
-        }
-      }
-      signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
-      fused = fuseScores(candidates, signals);
-    }
 
     // 3. Conversation context: the best candidates' adjacent turns join, then every turn is lifted by its neighbours.
     if (w.adjacent > 0) {
@@ -243,14 +209,9 @@ export class RecallEngine {
     }
     const rows = new Map((await timedAsync(timings, 'hydrate', () => reads.positions(candidates))).map((row) => [row.rowid, row]));
     const linkedToNamed = await timedAsync(timings, 'fusion', () => reads.linked(candidates, ctx.queryEntityIds));
-    const wantsAbout = (w.said > 0 || w.saidEarly > 0) && ctx.queryEntityIds.length > 0;
-    const about = wantsAbout ? await timedAsync(timings, 'fusion', () => reads.about(candidates, ctx.queryEntityIds)) : new Set<number>();
-    const parts = w.split > 0 && ctx.queryEntityIds.length > 1
-      ? await timedAsync(timings, 'fusion', () => Promise.all(ctx.queryEntityIds.map((id) => reads.about(candidates, [id])))) : [];
-    if (w.saidEarly > 0) {
-      const early = whoSaidIt(candidates, about, w.saidEarly);
-      fused = new Map([...fused].map(([rowid, score]) => [rowid, score + (early.get(rowid) ?? 0)]));
-    }
+    // Who said it: what a person the query names said, or what was said about them (who-said-it.ts).
+    const about = w.said > 0 && ctx.queryEntityIds.length > 0
+      ? await timedAsync(timings, 'fusion', () => reads.about(candidates, ctx.queryEntityIds)) : NO_ROWS;
     const said = whoSaidIt(candidates, about, w.said);
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
@@ -266,17 +227,13 @@ export class RecallEngine {
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
         .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
-        .sort((a, b) => b.score - a.score || b.rowid - a.rowid);
+        .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
+        .slice(0, request.limit);
     });
-    if (parts.length > 1) {
-      const byRowid = new Map(ranked.map((r) => [r.rowid, r]));
-      const order = coveringParts(ranked.map((r) => r.rowid), parts);
-      ranked.splice(0, ranked.length, ...order.map((rowid) => byRowid.get(rowid)!));
-    }
-    ranked.splice(request.limit);
     if (!request.explain) return ranked;
     const explanations = explainScores(ranked.map((r) => r.rowid), {
-      lexical, nearest, cosine, signals, fused, lifted, session, prior, weights: w,
+      // The entity contribution: the prior and who said it, both from the query's named entities' links.
+      lexical, nearest, cosine, signals, fused, lifted, session, prior: (rowid) => prior(rowid) + (said.get(rowid) ?? 0), weights: w,
       tieBreak: (rowid) => tieBreak(rows.get(rowid)!),
     });
     return ranked.map((r, i) => ({ ...r, explanation: explanations[i] }));

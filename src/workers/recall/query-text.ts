@@ -16,11 +16,6 @@ export function tokenize(text: string): string[] {
   return [...new Set(words)];
 }
 
-/** Every content word of a text (stopwords dropped), de-duplicated, in order. */
-export function contentWords(text: string): string[] {
-  return tokenize(text).filter((w) => !STOPWORDS.has(w));
-}
-
 /** Content words of a query; stopwords are dropped unless nothing else is left. */
 export function queryTerms(text: string): string[] {
   const words = tokenize(text);

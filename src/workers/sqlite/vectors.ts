@@ -10,7 +10,7 @@
 // proposed outright; fainter ones down to WEAK_SIMILARITY are proposed as *weak*: they only
 // count when BM25 proposes the same memory or it links an entity the query names.
 import type { Db } from '../../shared/db.js';
-import { blobOf, float32FromBlob } from '../../shared/meta.js';
+import { blobOf } from '../../shared/meta.js';
 import type { VectorCells } from './ivf-cells.js';
 import { timed } from '../port/timing.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
@@ -35,7 +35,6 @@ export class VectorSignal implements RetrievalSignal {
   private readonly exactOfEntity;
   private readonly entitySize;
   private readonly ofRows;
-  private readonly stored;
 
   constructor(
     db: Db,
@@ -77,14 +76,6 @@ export class VectorSignal implements RetrievalSignal {
       SELECT rowid, 1 - cosine_distance AS similarity FROM (
         SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS cosine_distance
         FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)`);
-    this.stored = db.prepare<[string], { rowid: number; embedding: Buffer }>(
-      'SELECT v.rowid AS rowid, v.embedding AS embedding FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value');
-  }
-
-  /** The stored vectors of these memories (those without one yet are absent). */
-  vectors(rowids: number[]): Map<number, Float32Array> {
-    if (rowids.length === 0) return new Map();
-    return new Map(this.stored.all(JSON.stringify(rowids)).map((r) => [r.rowid, float32FromBlob(r.embedding)]));
   }
 
   /**
