@@ -164,6 +164,11 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
         assert.deepEqual((await reads.adjacent([turns[1]], { entityId: null, types: null })).sort((a, b) => a - b), [turns[0], turns[2]]);
         assert.deepEqual(await reads.membersOfFew([zoltan.id], 50, { entityId: null, types: null }), [bees]);
         assert.deepEqual([...await reads.linked([bees, turns[0]], [zoltan.id])], [bees]);
+        // Who said it: the turns link ava as a participant only; the bees fact is Zoltan's own.
+        const ava = (await reads.entity('ava'))!;
+        assert.equal((await reads.linked(turns, [ava.id])).size, turns.length);
+        assert.deepEqual([...await reads.about(turns, [ava.id])], []);
+        assert.deepEqual([...await reads.about([bees, turns[0]], [zoltan.id, ava.id])], [bees]);
         assert.deepEqual(await reads.entitiesNamedIn('what does Zoltan keep?'), [zoltan.id]);
         const [position] = await reads.positions([turns[1]]);
         assert.deepEqual({ ...position }, { rowid: turns[1], memory_type: 'episodic', episode_id: episodeId, seq: 1, confidence: position.confidence, created_at: position.created_at });

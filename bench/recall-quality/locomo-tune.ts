@@ -21,6 +21,7 @@ import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.j
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
 import { loadLocomo, type Conversation } from './locomo-data.js';
 import { percentile, scoreRankings } from './scoring.js';
+import { plainBm25 } from './locomo.js';
 
 const flag = process.argv.indexOf('--cache');
 const cache = flag >= 0 ? process.argv[flag + 1] : join('/tmp', `locomo-tune-${process.env.USER ?? 'bench'}`);
@@ -68,6 +69,7 @@ const ranked = settings.map(() => new Map<string, string[]>());
 const evidence = new Map<string, Set<string>>();
 const category = new Map<string, number>();
 const latencies = settings.map((): number[] => []);
+const bm25 = new Map<string, string[]>();
 const PASSES = 2;
 for (const conversation of conversations) {
   const { dbPath, diaOf } = await stored(conversation);
@@ -78,6 +80,7 @@ for (const conversation of conversations) {
     evidence.set(`${conversation.id}#${q.index}`, new Set(q.evidence));
     category.set(`${conversation.id}#${q.index}`, q.category);
   }
+  for (const [q, ids] of plainBm25(conversation)) bm25.set(q, ids);
   const now = Date.now();
   const engines = settings.map((setting) => new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights: parse(setting) }));
   // Settings take turns question by question (the first to go rotates), so load drifts on a
@@ -98,8 +101,10 @@ for (const conversation of conversations) {
 const only = (c: number) => new Map([...evidence].filter(([q]) => category.get(q) === c));
 const p = (x: number) => (x * 100).toFixed(1).padStart(5);
 console.log(`${'setting'.padEnd(44)}  R@1   R@5  R@10   MRR | multi temp open single (R@10) | ranking p50 p95 ms`);
-for (const [s, setting] of settings.entries()) {
-  const all = scoreRankings(ranked[s], evidence);
-  const cat = [1, 2, 3, 4].map((c) => p(scoreRankings(ranked[s], only(c)).recall[10]));
-  console.log(`${(setting || '(defaults)').padEnd(44)} ${p(all.recall[1])} ${p(all.recall[5])} ${p(all.recall[10])} ${all.mrr.toFixed(3)} | ${cat.join(' ')} | ${percentile(latencies[s], 50).toFixed(2)} ${percentile(latencies[s], 95).toFixed(2)}`);
+const rows: [string, Map<string, string[]>][] = [['plain BM25 (FTS5, no stemming)', bm25], ...settings.map((setting, s): [string, Map<string, string[]>] => [setting || '(defaults)', ranked[s]])];
+for (const [s, [setting, rankings]] of rows.entries()) {
+  const all = scoreRankings(rankings, evidence);
+  const cat = [1, 2, 3, 4].map((c) => p(scoreRankings(rankings, only(c)).recall[10]));
+  const cost = s === 0 ? '' : `${percentile(latencies[s - 1], 50).toFixed(2)} ${percentile(latencies[s - 1], 95).toFixed(2)}`;
+  console.log(`${setting.padEnd(44)} ${p(all.recall[1])} ${p(all.recall[5])} ${p(all.recall[10])} ${all.mrr.toFixed(3)} | ${cat.join(' ')} | ${cost}`);
 }

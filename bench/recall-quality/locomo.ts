@@ -56,7 +56,7 @@ export async function drain(base: string): Promise<void> {
 }
 
 /** Plain BM25 over the turns: FTS5 unicode61 (no stemming), every query word OR-ed. */
-function plainBm25(conversation: Conversation): Map<string, string[]> {
+export function plainBm25(conversation: Conversation): Map<string, string[]> {
   const db = new Database(':memory:');
   db.exec('CREATE VIRTUAL TABLE turns USING fts5(content, dia_id UNINDEXED, tokenize = "unicode61")');
   const insert = db.prepare('INSERT INTO turns (content, dia_id) VALUES (?, ?)');

@@ -34,6 +34,11 @@ export interface RecallReads {
   membersOfFew(entityIds: string[], depth: number, filter: CandidateFilter): Promise<number[]>;
   /** The memories among these that link one of the entities (any relation). */
   linked(rowids: number[], entityIds: string[]): Promise<Set<number>>;
+  /**
+   * The memories among these that are by or about one of the entities — linked as owner or
+   * mention, not merely as a participant of the episode they were said in.
+   */
+  about(rowids: number[], entityIds: string[]): Promise<Set<number>>;
   /** What ranking needs of each candidate (no content). */
   positions(rowids: number[]): Promise<CandidateRow[]>;
   /** Whole rows, any order (missing rowids are absent). */

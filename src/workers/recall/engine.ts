@@ -6,7 +6,9 @@
 //    normalised per signal and fused by a weighted mean over the signals that know the memory;
 // 3. conversation context: the best candidates' adjacent turns join, and each turn is lifted
 //    by a fraction of its best neighbour's score and by its session's score as a whole;
-// 4. entity links as a small prior; strength and recency only break near-ties.
+// 4. entity links as a small prior, and who said it: what a person the query names said, or what
+//    was said about them (owner or mention links, not mere participation) gains; strength and
+//    recency only break near-ties.
 // Nothing here reads last access or stability: recalling never changes what a recall returns.
 // Filters (namespace, archived, entity, types) are applied inside each candidate query.
 // Storage is reached only through the read port (read-port.ts): the same engine ranks over
@@ -20,6 +22,7 @@ import { liftedByNeighbours } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
+import { whoSaidIt } from './who-said-it.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -52,9 +55,10 @@ export interface RecallHit {
  * Fusion weights, tuned on the LoCoMo dev conversations (bench:quality), each on a flat optimum:
  * bm25 and vector are the weighted mean's weights; adjacent: fraction of the best neighbouring
  * turn's score a turn gains; session: what a turn of the best-scoring session gains (session-evidence.ts);
- * entity: the entity prior; strength: the tie-break.
+ * entity: the entity prior; said: what a memory by or about a named person gains (who-said-it.ts);
+ * strength: the tie-break.
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -67,6 +71,7 @@ export interface EngineOptions {
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
 const NOTHING = (): number => 0;
 const NO_BONUS: ReadonlyMap<number, number> = new Map();
+const NO_ROWS: ReadonlySet<number> = new Set();
 
 /** Each retrieval signal proposes this many times `limit` candidates (at least MIN_DEPTH). */
 const DEPTH_FACTOR = 4;
@@ -207,6 +212,10 @@ export class RecallEngine {
     }
     const rows = new Map((await timedAsync(timings, 'hydrate', () => reads.positions(candidates))).map((row) => [row.rowid, row]));
     const linkedToNamed = await timedAsync(timings, 'fusion', () => reads.linked(candidates, ctx.queryEntityIds));
+    // Who said it: what a person the query names said, or what was said about them (who-said-it.ts).
+    const about = w.said > 0 && ctx.queryEntityIds.length > 0
+      ? await timedAsync(timings, 'fusion', () => reads.about(candidates, ctx.queryEntityIds)) : NO_ROWS;
+    const said = whoSaidIt(candidates, about, w.said);
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
     let lifted = fused;
@@ -220,13 +229,14 @@ export class RecallEngine {
       prior = entityPrior(candidates, linkedToNamed, w.entity);
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
-        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + tieBreak(row) }))
+        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
         .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
         .slice(0, request.limit);
     });
     if (!request.explain) return ranked;
     const explanations = explainScores(ranked.map((r) => r.rowid), {
-      lexical, nearest, cosine, signals, fused, lifted, session, prior, weights: w,
+      // The entity contribution: the prior and who said it, both from the query's named entities' links.
+      lexical, nearest, cosine, signals, fused, lifted, session, prior: (rowid) => prior(rowid) + (said.get(rowid) ?? 0), weights: w,
       tieBreak: (rowid) => tieBreak(rows.get(rowid)!),
     });
     return ranked.map((r, i) => ({ ...r, explanation: explanations[i] }));

@@ -7,6 +7,7 @@ import { FILTER_SQL, filterParams } from './filter.js';
 export class EntityLinks {
   private readonly linkedRows;
   private readonly fewMembers;
+  private readonly aboutRows;
 
   constructor(db: Db, private readonly namespaceId: number) {
     this.fewMembers = db.prepare<Record<string, unknown>, number>(`
@@ -24,6 +25,10 @@ export class EntityLinks {
       SELECT DISTINCT e.memory_rowid FROM json_each(?) j
       CROSS JOIN memory_entities e ON e.memory_rowid = j.value
       WHERE e.entity_id IN (SELECT value FROM json_each(?))`).pluck();
+    this.aboutRows = db.prepare<[string, string], number>(`
+      SELECT DISTINCT e.memory_rowid FROM json_each(?) j
+      CROSS JOIN memory_entities e ON e.memory_rowid = j.value
+      WHERE e.entity_id IN (SELECT value FROM json_each(?)) AND e.relation IN ('owner', 'mention')`).pluck();
   }
 
   /** Every memory of those entities that have at most `depth` links (passing the filter). */
@@ -36,5 +41,11 @@ export class EntityLinks {
   linked(rowids: number[], entityIds: string[]): Set<number> {
     if (rowids.length === 0 || entityIds.length === 0) return new Set();
     return new Set(this.linkedRows.all(JSON.stringify(rowids), JSON.stringify(entityIds)));
+  }
+
+  /** The memories among these that are by or about one of the entities (owner or mention, not participant). */
+  about(rowids: number[], entityIds: string[]): Set<number> {
+    if (rowids.length === 0 || entityIds.length === 0) return new Set();
+    return new Set(this.aboutRows.all(JSON.stringify(rowids), JSON.stringify(entityIds)));
   }
 }

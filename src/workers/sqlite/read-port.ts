@@ -155,6 +155,7 @@ function sqliteRecallReads(db: Db, store: ReadStore, namespaceId: number, option
     adjacent: async (rowids: number[], filter: CandidateFilter) => neighbours.adjacent(rowids, filter),
     membersOfFew: async (entityIds: string[], depth: number, filter: CandidateFilter) => links.membersOfFew(entityIds, depth, filter),
     linked: async (rowids: number[], entityIds: string[]) => links.linked(rowids, entityIds),
+    about: async (rowids: number[], entityIds: string[]) => links.about(rowids, entityIds),
     positions: async (rowids: number[]) => positions.all(JSON.stringify(rowids)),
     rows: async (rowids: number[]) => rows.all(JSON.stringify(rowids)),
   };
