@@ -29,6 +29,12 @@ import { preparePostgresVectors } from './vectors-setup.js';
 
 /** SQLSTATE foreign_key_violation: a cached entity may be gone from the database. */
 const FOREIGN_KEY_VIOLATION = '23503';
+/**
+ * How long a flush waits for its commit's WAL position. The flush is committed already; a
+ * connection that drops right after COMMIT can leave this read in the client's own reconnect
+ * loop (a multi-host URL never gives up), and the flush's replies must not wait for the outage.
+ */
+const COMMIT_POSITION_WAIT_MS = 1_000;
 
 function isForeignKeyViolation(error: unknown): boolean {
   const cause = error instanceof NeedsSavepoints ? error.cause : error;
@@ -121,11 +127,14 @@ export class PostgresWriteStore implements WriteStorePort {
    * later flush reports one (core/node-position.ts); those writes' answers carry no position.
    */
   private async commitPosition(): Promise<string | null> {
+    let timer: NodeJS.Timeout | undefined;
+    const read = this.sql<{ position: string }[]>`SELECT pg_current_wal_flush_lsn()::text AS position`
+      .then(([row]) => row?.position ?? null, () => null);
+    const giveUp = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), COMMIT_POSITION_WAIT_MS); });
     try {
-      const [row] = await this.sql<{ position: string }[]>`SELECT pg_current_wal_flush_lsn()::text AS position`;
-      return row?.position ?? null;
-    } catch {
-      return null;
+      return await Promise.race([read, giveUp]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
