@@ -9,7 +9,6 @@
 // abandoned at its bound and the primary answers it.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { connect, createServer, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { loadConfig } from '../src/shared/config.js';
 import { createLogger } from '../src/shared/logger.js';
@@ -18,58 +17,14 @@ import { postgresUnavailable, startPrimary, startReplica, type PgCluster } from 
 import { parseSamples, sample } from './support/prometheus.js';
 import { get, post, tempDir } from './support/service.js';
 import { createDatabase } from './support/test-backend.js';
+import { tcpProxy, type TcpProxy } from './support/tcp-proxy.js';
 
 const unavailable = postgresUnavailable();
-
-/** A TCP proxy to `targetPort` that can turn into a black hole: new connections accepted and never answered. */
-async function blackHoleProxy(targetPort: number) {
-  let silent = false;
-  let stalled = false;
-  const sockets = new Set<Socket>();
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  };
-  const server: Server = createServer((client) => {
-    track(client);
-    if (silent) return;
-    const upstream = connect(targetPort, '127.0.0.1');
-    track(upstream);
-    // By hand rather than pipe(): a stall drops the bytes and keeps both sockets open.
-    client.on('data', (chunk: Buffer) => { if (!stalled) upstream.write(chunk); });
-    upstream.on('data', (chunk: Buffer) => { if (!stalled) client.write(chunk); });
-    upstream.on('close', () => client.destroy());
-    client.on('close', () => upstream.destroy());
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as { port: number }).port,
-    /** Cuts every open connection and answers no new one. */
-    blackHole() {
-      silent = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    /** Keeps every connection open and forwards nothing, either way. */
-    stall() {
-      stalled = true;
-    },
-    open() {
-      silent = false;
-      stalled = false;
-      for (const socket of sockets) socket.destroy();
-    },
-    close: () => new Promise<void>((resolve) => {
-      for (const socket of sockets) socket.destroy();
-      server.close(() => resolve());
-    }),
-  };
-}
 
 describe('recall when the replica goes away', { skip: unavailable ? `PostgreSQL unavailable: ${unavailable}` : false }, () => {
   let primary: PgCluster;
   let replica: PgCluster;
-  let proxy: Awaited<ReturnType<typeof blackHoleProxy>>;
+  let proxy: TcpProxy;
   let service: RunningService;
   let base: string;
   const lines: string[] = [];
@@ -78,7 +33,7 @@ describe('recall when the replica goes away', { skip: unavailable ? `PostgreSQL 
   before(async () => {
     primary = await startPrimary();
     replica = await startReplica(primary);
-    proxy = await blackHoleProxy(replica.port);
+    proxy = await tcpProxy(replica.port);
     const env = await createDatabase(primary.url, replica.url, 'replica_down');
     const dir = tempDir();
     service = await startService(loadConfig({

@@ -1,7 +1,8 @@
 // A TCP proxy in front of a PostgreSQL server, to make it look the way a failing or loaded server
-// looks to a client: slow to take a new connection (a box under load forking a backend), or
+// looks to a client: slow to take a new connection (a box under load forking a backend),
 // stalled (a server killed under an open connection the client never sees close: nothing
-// forwarded either way, both sockets left open).
+// forwarded either way, both sockets left open), or a black hole (a host gone from the network:
+// connections accepted and never answered).
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface TcpProxy {
@@ -10,6 +11,8 @@ export interface TcpProxy {
   connectDelayMs: number;
   /** Keeps every connection open and forwards nothing, either way. */
   stall(): void;
+  /** Cuts every open connection and answers no new one. */
+  blackHole(): void;
   /** Forwards again; connections open now are cut (as after a stall the client's sessions are gone). */
   open(): void;
   close(): Promise<void>;
@@ -17,6 +20,7 @@ export interface TcpProxy {
 
 export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   let stalled = false;
+  let silent = false;
   const sockets = new Set<Socket>();
   const track = (socket: Socket) => {
     sockets.add(socket);
@@ -29,7 +33,12 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
     stall() {
       stalled = true;
     },
+    blackHole() {
+      silent = true;
+      for (const socket of sockets) socket.destroy();
+    },
     open() {
+      silent = false;
       stalled = false;
       for (const socket of sockets) socket.destroy();
     },
@@ -40,6 +49,7 @@ export async function tcpProxy(targetPort: number): Promise<TcpProxy> {
   };
   const server: Server = createServer((client) => {
     track(client);
+    if (silent) return;
     // By hand rather than pipe(): a stall drops the bytes and keeps both sockets open.
     const early: Buffer[] = [];
     let upstream: Socket | null = null;
