@@ -153,6 +153,8 @@ describe('bad times', () => {
       ['/v1/recall', { query: 'x', as_of: '2023-13-01T00:00:00Z' }, 'as_of'],
       ['/v1/recall_grouped', { query: 'x', since: '2023-04-31T00:00:00Z' }, 'since'],
       ['/v1/recall', { query: 'x', until: 17 }, 'until'],
+      ['/v1/recall', { query: 'x', since: '2023-06-01T00:00:00Z', until: '2023-05-01T00:00:00Z' }, 'since'],
+      ['/v1/recall_grouped', { query: 'x', since: '2023-06-01T00:00:00+02:00', until: '2023-05-31T21:00:00Z' }, 'since'],
     ];
     for (const [path, body, field] of cases) {
       const r = await post(t.base, path, body);

@@ -63,12 +63,16 @@ export interface RecallTimeInput {
 
 /** A recall's time filter (400 naming the field for a date the calendar lacks). */
 export function recallTime(input: RecallTimeInput, now: number): TimeFilter {
+  const since = input.since === undefined ? null : eventTimeMs('since', input.since);
+  const until = input.until === undefined ? null : eventTimeMs('until', input.until);
+  // An empty window is a client's mistake, not a question with no answer.
+  if (since !== null && until !== null && since > until) throw fail.invalidValue('since: must not be later than until');
   return {
     validAt: eventTimeOr('as_of', input.as_of, now),
     asOf: input.as_of !== undefined,
     allVersions: input.include_superseded,
-    since: input.since === undefined ? null : eventTimeMs('since', input.since),
-    until: input.until === undefined ? null : eventTimeMs('until', input.until),
+    since,
+    until,
   };
 }
 
