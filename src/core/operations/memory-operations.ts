@@ -158,6 +158,7 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   async recall(input: Input<'recall'>, request: RequestContext): Promise<SerialisedAnswer<Output<'recall'>>> {
+    recallTime(input, Date.now()); // a date the calendar lacks is refused here, before the query is embedded
     const { namespace } = request;
     const embedding = await this.queryVectorOf(namespace, input.query);
     const { answer, rowids, truncated, embedded } = await this.pool.run({ op: 'recall', namespace, input, ...embedding, after: this.readAfter(request) });
