@@ -5,12 +5,29 @@
 // superseded (valid_until, by superseded_by) and restored (restored_at: put back from a deletion snapshot).
 import type { MemoryHistoryResult } from '../shared/schemas.js';
 import { isoWithOffset } from '../shared/text.js';
-import type { HistoryRows } from './port/rows.js';
+import { HISTORY_LINKS, type HistoryRows } from './port/rows.js';
+import { ResponseBudget } from './port/response-budget.js';
 import { toMemory } from './recall/engine.js';
 
 type Event = MemoryHistoryResult['events'][number];
 
-export function memoryHistory({ row, chain, promotedFrom }: HistoryRows): MemoryHistoryResult {
+/**
+ * The answer within `budgetBytes` (SERVICE_MAX_RESPONSE_BYTES), as recall and inspect: the memory
+ * always, then the chain links closest to it in time, then the newest promoted_from events, while
+ * they fit. `truncated`: links or events were left out (the budget, or more than HISTORY_LINKS).
+ */
+export function memoryHistory(rows: HistoryRows, budgetBytes: number): { answer: MemoryHistoryResult; truncated: boolean } {
+  const { row } = rows;
+  const budget = new ResponseBudget<{ content: string }>((item) => item.content, budgetBytes);
+  budget.take(row);
+  const chain = rows.chain.slice(0, HISTORY_LINKS).filter((link) => budget.take(link));
+  const promotedFrom = rows.promotedFrom.slice(0, HISTORY_LINKS).filter(() => budget.take({ content: '' }));
+  const truncated = budget.result().truncated || rows.chain.length > chain.length || rows.promotedFrom.length > promotedFrom.length;
+  chain.sort((a, b) => a.occurred_at - b.occurred_at || a.rowid - b.rowid);
+  return { answer: answerOf(row, chain, promotedFrom), truncated };
+}
+
+function answerOf(row: HistoryRows['row'], chain: HistoryRows['chain'], promotedFrom: HistoryRows['promotedFrom']): MemoryHistoryResult {
   const events: (Event & { ms: number })[] = [{ event: 'stored', at: isoWithOffset(row.created_at), ms: row.created_at }];
   for (const source of promotedFrom) {
     events.push({ event: 'promoted_from', at: isoWithOffset(source.created_at), memory_id: source.id, ms: source.created_at });

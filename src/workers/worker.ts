@@ -221,9 +221,9 @@ const handlers: PoolHandlers = {
   inspect: async (task) => inspect(await namespaceReads(task.namespace), task.input.entity, task.input.limit, task.input.include_superseded ?? false),
   stats: async (task) => (await namespaceReads(task.namespace)).store.stats(),
   memoryHistory: async (task) => {
-    const rows = await (await namespaceReads(task.namespace)).store.memoryHistory(task.input.memory_id);
+    const rows = await (await namespaceReads(task.namespace)).store.memoryHistory(task.input.memory_id, config.maxResponseBytes);
     if (!rows) throw fail.memoryNotFound(task.input.memory_id);
-    return memoryHistory(rows);
+    return memoryHistory(rows, config.maxResponseBytes);
   },
   embedPending: async (task) => embedPending(await namespaceReads(task.namespace), task.limit),
   embeddingBacklog: async (task) => ({ count: await (await namespaceReads(task.namespace)).store.unembeddedCount() }),

@@ -261,7 +261,8 @@ export class MemoryOperations implements OperationHandlers {
 
   /** Read from the primary (PostgreSQL), as inspect: it always sees this node's writes. */
   async memoryHistory(input: Input<'memoryHistory'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'memoryHistory'>>> {
-    return answerOf(await this.pool.run({ op: 'memoryHistory', namespace, input }));
+    const { answer, truncated } = await this.pool.run({ op: 'memoryHistory', namespace, input });
+    return truncated ? { value: answer, truncated } : answerOf(answer);
   }
 
   async inspect(input: Input<'inspect'>, { namespace }: RequestContext): Promise<SerialisedAnswer<Output<'inspect'>>> {

@@ -67,7 +67,7 @@ export const POOL_TASKS = {
   recallGrouped: task<RecallFields<ValidatedRecallGrouped>, RecallAnswer<RecallGroupedResult>>('interactive'),
   inspect: task<{ input: ValidatedInspect }, { answer: JsonBytes<InspectResult>; truncated: boolean }>('interactive'),
   stats: task<object, StatsResult>('interactive'),
-  memoryHistory: task<{ input: { memory_id: string } }, MemoryHistoryResult>('interactive'),
+  memoryHistory: task<{ input: { memory_id: string } }, { answer: MemoryHistoryResult; truncated: boolean }>('interactive'),
   listEntities: task<{ input: ValidatedListEntities }, ListEntitiesResult>('interactive'),
   /** Every namespace with its counts (GET /v1/namespaces, operator keys only). */
   listNamespaces: task<object, StatsResult[]>('interactive'),

@@ -104,7 +104,7 @@ export interface ReadPort {
   entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded?: boolean): Promise<Iterable<MemoryRow>>;
   stats(): Promise<StatsResult>;
   /** A memory of this namespace with its attribute's chain and what was promoted into it. */
-  memoryHistory(id: string): Promise<HistoryRows | undefined>;
+  memoryHistory(id: string, budgetBytes: number): Promise<HistoryRows | undefined>;
   entities(query: ValidatedListEntities): Promise<ListEntitiesResult>;
   episode(id: string): Promise<EpisodeRow | undefined>;
   episodeStarts(ids: string[]): Promise<Map<string, number>>;

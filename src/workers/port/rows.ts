@@ -24,12 +24,19 @@ export interface MemoryRow {
   superseded_by: string | null;
 }
 
-/** A memory's history as storage holds it (workers/memory-history.ts makes the answer). */
+/** At most this many chain links and promoted_from events in one history answer. */
+export const HISTORY_LINKS = 1000;
+
+/**
+ * A memory's history as storage holds it (workers/memory-history.ts makes the answer and cuts it
+ * exactly to the response budget). Both lists are bounded: up to HISTORY_LINKS + 1 rows (one
+ * more says there were more), and the chain stops after the link whose content crosses the budget.
+ */
 export interface HistoryRows {
   row: MemoryRow & { access_count: number; decayed_at: number | null; archived: number; restored_at: number | null };
-  /** The owner's facts of the same attribute (the row itself when it has none), by occurred_at. */
+  /** The owner's facts of the same attribute (the row itself when it has none), closest in occurred_at first. */
   chain: MemoryRow[];
-  /** The episodic memories consolidation promoted into it. */
+  /** The episodic memories consolidation promoted into it, newest first. */
   promotedFrom: { id: string; created_at: number }[];
 }
 

@@ -9,7 +9,7 @@ import { storableText } from '../../shared/postgres-text.js';
 import { nameCandidates } from '../port/entity-mentions.js';
 import { cellFor } from '../ivf/cells.js';
 import { trainIndex, trainingSample } from '../ivf/kmeans.js';
-import type { EpisodeRow, HistoryRows, MemoryRow } from '../port/rows.js';
+import { HISTORY_LINKS, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
 import type { ReadPort, RecallReads, SnapshotOptions } from '../port/read-port.js';
 import type { CandidateRow } from '../port/candidates.js';
 import type { Sql, Tx } from './client.js';
@@ -89,17 +89,22 @@ export class PostgresReadPort implements ReadPort {
   entitiesNamedIn(text: string) { return entitiesNamedIn(this.sql, this.namespaceId, text); }
 
   /** Rows while the content before them fits the budget (raw bytes never exceed their JSON), cut exactly by the caller. */
-  async memoryHistory(id: string): Promise<HistoryRows | undefined> {
+  async memoryHistory(id: string, budgetBytes: number): Promise<HistoryRows | undefined> {
     const [found] = await this.sql<(HistoryRows['row'] & { fact_attribute: string | null })[]>`SELECT ${this.sql.unsafe(MEMORY_COLUMNS)},
       m.access_count, m.decayed_at, m.archived, m.restored_at, m.fact_attribute FROM memories m WHERE m.id = ${id} AND m.namespace_id = ${this.namespaceId}`;
     if (!found) return undefined;
     const { fact_attribute: attribute, ...row } = found;
     const chain = attribute !== null && row.entity_id !== null
-      ? [...await this.sql<MemoryRow[]>`SELECT ${this.sql.unsafe(MEMORY_COLUMNS)} FROM memories m
-          WHERE m.entity_id = ${row.entity_id} AND m.fact_attribute = ${attribute} AND m.memory_type = 'semantic' ORDER BY m.occurred_at, m.rowid`]
+      ? [...await this.sql<MemoryRow[]>`SELECT rowid, id, content, memory_type, confidence, stability, last_access_at, created_at, episode_id, seq, role,
+          entity_id, extraction_tier, occurred_at, valid_until, superseded_by
+        FROM (SELECT ${this.sql.unsafe(MEMORY_COLUMNS)}, abs(m.occurred_at - ${row.occurred_at}) AS distance,
+            sum(octet_length(m.content)) OVER (ORDER BY abs(m.occurred_at - ${row.occurred_at}), m.occurred_at, m.rowid) - octet_length(m.content) AS before
+          FROM memories m WHERE m.entity_id = ${row.entity_id} AND m.fact_attribute = ${attribute} AND m.memory_type = 'semantic'
+          ORDER BY distance, m.occurred_at, m.rowid LIMIT ${HISTORY_LINKS + 1}) r
+        WHERE r.before <= ${budgetBytes} ORDER BY distance, occurred_at, rowid`]
       : [row];
     const promotedFrom = [...await this.sql<{ id: string; created_at: number }[]>`SELECT id, created_at FROM memories
-      WHERE promoted_into = ${row.rowid} ORDER BY created_at, rowid`];
+      WHERE promoted_into = ${row.rowid} ORDER BY created_at DESC, rowid DESC LIMIT ${HISTORY_LINKS + 1}`];
     return { row, chain, promotedFrom };
   }
 

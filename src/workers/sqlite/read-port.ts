@@ -80,7 +80,7 @@ export class SqliteReadPort implements ReadPort {
     return this.inTurn(() => this.store.entityMemories(entityId, limit, budgetBytes, includeSuperseded));
   }
   stats() { return this.inTurn(() => this.store.stats()); }
-  memoryHistory(id: string) { return this.inTurn(() => this.store.memoryHistory(id)); }
+  memoryHistory(id: string, budgetBytes: number) { return this.inTurn(() => this.store.memoryHistory(id, budgetBytes)); }
   entities(query: Parameters<ReadStore['entities']>[0]) { return this.inTurn(() => this.store.entities(query)); }
   episode(id: string) { return this.inTurn(() => this.store.episode(id)); }
   episodeStarts(ids: string[]) { return this.inTurn(() => this.store.episodeStarts(ids)); }

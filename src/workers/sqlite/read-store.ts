@@ -2,7 +2,7 @@
 import type { Db } from '../../shared/db.js';
 import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, StatsResult } from '../../shared/schemas.js';
 import { ResponseBudget } from '../port/response-budget.js';
-import type { EpisodeRow, HistoryRows, MemoryRow } from '../port/rows.js';
+import { HISTORY_LINKS, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
   m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier,
@@ -46,10 +46,11 @@ export class ReadStore {
         'SELECT count(*) FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)').pluck(),
       historyRow: db.prepare<[string, number], HistoryRows['row'] & { fact_attribute: string | null }>(`SELECT ${MEMORY_COLUMNS},
         m.access_count, m.decayed_at, m.archived, m.restored_at, m.fact_attribute FROM memories m WHERE m.id = ? AND m.namespace_id = ?`),
-      attributeChain: db.prepare<[string, string], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
-        WHERE m.entity_id = ? AND m.fact_attribute = ? AND m.memory_type = 'semantic' ORDER BY m.occurred_at, m.rowid`),
-      promotedFrom: db.prepare<[number], { id: string; created_at: number }>(
-        'SELECT id, created_at FROM memories WHERE promoted_into = ? ORDER BY created_at, rowid'),
+      attributeChain: db.prepare<[string, string, number, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
+        WHERE m.entity_id = ? AND m.fact_attribute = ? AND m.memory_type = 'semantic'
+        ORDER BY abs(m.occurred_at - ?), m.occurred_at, m.rowid LIMIT ?`),
+      promotedFrom: db.prepare<[number, number], { id: string; created_at: number }>(
+        'SELECT id, created_at FROM memories WHERE promoted_into = ? ORDER BY created_at DESC, rowid DESC LIMIT ?'),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
     };
@@ -110,12 +111,22 @@ export class ReadStore {
     return this.s.unembeddedCount.get(this.namespaceId)!.count;
   }
 
-  memoryHistory(id: string): HistoryRows | undefined {
+  memoryHistory(id: string, budgetBytes: number): HistoryRows | undefined {
     const found = this.s.historyRow.get(id, this.namespaceId);
     if (!found) return undefined;
     const { fact_attribute: attribute, ...row } = found;
-    const chain = attribute !== null && row.entity_id !== null ? this.s.attributeChain.all(row.entity_id, attribute) : [row];
-    return { row, chain, promotedFrom: this.s.promotedFrom.all(row.rowid) };
+    let chain: MemoryRow[] = [row];
+    if (attribute !== null && row.entity_id !== null) {
+      chain = [];
+      // Read lazily: stop after the link whose content crosses the budget (raw bytes never exceed their JSON).
+      let before = 0;
+      for (const link of this.s.attributeChain.iterate(row.entity_id, attribute, row.occurred_at, HISTORY_LINKS + 1)) {
+        if (before > budgetBytes) break; // `break` closes the iterator
+        chain.push(link);
+        before += Buffer.byteLength(link.content);
+      }
+    }
+    return { row, chain, promotedFrom: this.s.promotedFrom.all(row.rowid, HISTORY_LINKS + 1) };
   }
 
   participants(episodeId: string): EntityRecord[] {

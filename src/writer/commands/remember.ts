@@ -8,7 +8,7 @@ import type { MemoryRow, Step } from './rows.js';
 import type { RuleContext } from './context.js';
 import { entity } from './entities.js';
 import { insertMemory, type NewMemory } from './new-memory.js';
-import { applyPlacement, placement } from './supersession.js';
+import { applyPlacement, placement, type Placement } from './supersession.js';
 
 export function* remember(cmd: CommandOf<'remember'>, ctx: RuleContext): Step<WriterResults['remember']> {
   const owner = yield* entity(ctx, cmd.entity);
@@ -37,12 +37,21 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
   // A row an open delete is about to remove is no duplicate: the new fact gets a row of its own.
   const duplicate = yield* ctx.rows.ownedDuplicate(ownerId, contentKey(memory.content), memory.type, ctx.deletes.deletedUpTo(ownerId));
   // The same words after they were superseded say the value came back ("moved back to Berlin"): a new fact.
-  if (duplicate && (duplicate.valid_until === null || occurredAt < duplicate.valid_until)) {
+  let place = null as Placement | null;
+  let sameFact = duplicate !== undefined && (duplicate.valid_until === null || occurredAt < duplicate.valid_until);
+  if (duplicate && sameFact && occurredAt < duplicate.occurred_at && memory.type === 'semantic') {
+    // Said to be true earlier than the stored row: still the same fact only if no other value of
+    // the attribute lies between the two (facts may arrive newest first, and the value may have
+    // come back: Berlin 2021, Madrid 2022, Berlin 2023).
+    place = yield* placement(ctx.rows, ownerId, memory.content, occurredAt);
+    sameFact = place.next === null || place.next.at > duplicate.occurred_at;
+  }
+  if (duplicate && sameFact) {
     // Hearing a fact again is evidence for it: keep the stronger confidence.
     yield* ctx.rows.raiseConfidence(duplicate.rowid, memory.confidence, ctx.now());
     return { ...duplicate, confidence: Math.max(duplicate.confidence, memory.confidence), created: false };
   }
-  const place = memory.type === 'semantic' ? yield* placement(ctx.rows, ownerId, memory.content, occurredAt) : null;
+  place ??= memory.type === 'semantic' ? yield* placement(ctx.rows, ownerId, memory.content, occurredAt) : null;
   const links = [{ entityId: ownerId, relation: 'owner' as const }, ...memory.links];
   const stored = yield* insertMemory(ctx, {
     ...memory, links, occurredAt,
