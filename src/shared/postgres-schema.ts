@@ -235,6 +235,12 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   -- trained-on vectors is retrained by the upkeep at its next look (as SQLite migration 9).
   UPDATE vector_generations SET trained_on = 0;
   `,
+  /* 8 */ `
+  -- As SQLite's migration 10: occurred_at in the index, so a new fact's neighbours on its
+  -- attribute's timeline are a range seek (writer/commands/supersession.ts).
+  DROP INDEX memories_by_fact_attribute;
+  CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute, occurred_at) WHERE fact_attribute IS NOT NULL;
+  `,
 ];
 
 /** The migration that added fact_attribute: facts stored before it are filled in by migrate.ts. */

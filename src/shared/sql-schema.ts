@@ -306,6 +306,13 @@ export const MIGRATIONS: readonly string[] = [
   -- the old cells until the new generation has taken every vector.
   UPDATE vector_generations SET trained_on = 0;
   `,
+  /* 10 */ `
+  -- A new fact reads only its neighbours on its attribute's timeline (the next later value, the
+  -- values valid at its start: writer/commands/supersession.ts): occurred_at in the index makes
+  -- that a range seek, not a scan of every earlier value.
+  DROP INDEX memories_by_fact_attribute;
+  CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute, occurred_at) WHERE fact_attribute IS NOT NULL;
+  `,
 ];
 
 /** The SQL function migration 7 fills fact_attribute with (a fact's single-valued attribute, or NULL). */

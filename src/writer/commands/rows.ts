@@ -124,8 +124,16 @@ export interface WriteRows {
   raiseConfidence(rowid: number, confidence: number, at: number): Step<void>;
   /** The row and its entity links; answers the new rowid. */
   insertMemory(memory: MemoryInsert): Step<number>;
-  /** The owner's live semantic memories that set this attribute (any time, superseded or not). */
-  factsSetting(ownerId: string, attribute: string): Step<TimelineFact[]>;
+  /**
+   * The owner's live semantic memories that set this attribute and start after `at`, earliest
+   * first (occurred_at, rowid), at most `limit` of them past the first `offset`.
+   */
+  factsAfter(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]>;
+  /**
+   * Those that start before `at` and are still valid at it (valid_until unset or later), in
+   * rowid order, at most `limit` of them past the first `offset`.
+   */
+  factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]>;
   /** Marks a memory superseded: valid until `at`, replaced by memory `by`. */
   supersede(rowid: number, at: number, by: string): Step<void>;
   /** An episode's turn's text by position. */

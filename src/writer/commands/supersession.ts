@@ -18,20 +18,30 @@ export interface Placement {
 }
 
 const NOTHING: Placement = { next: null, supersedes: [] };
+/**
+ * Rows read a round. Only the new fact's neighbours are read (the next later value, the values
+ * still valid at its start), never the attribute's whole history: a write's cost must not grow
+ * with every earlier value (an entity with thousands of them made each fact re-read them all).
+ * More rounds are needed only for same-value rows, which the rule skips.
+ */
+export const TIMELINE_PAGE = 16;
 
 export function* placement(rows: WriteRows, ownerId: string, content: string, occurredAt: number): Step<Placement> {
   const set = factAttribute(content);
   if (set === null) return NOTHING;
-  const others = (yield* rows.factsSetting(ownerId, set.attribute))
-    .filter((fact) => factAttribute(fact.content)?.value !== set.value);
+  const differs = (fact: TimelineFact) => factAttribute(fact.content)?.value !== set.value;
   let next: Placement['next'] = null;
+  for (let offset = 0; next === null; offset += TIMELINE_PAGE) {
+    const later = yield* rows.factsAfter(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE);
+    const found = later.find(differs);
+    if (found) next = { at: found.occurred_at, id: found.id };
+    else if (later.length < TIMELINE_PAGE) break;
+  }
   const supersedes: TimelineFact[] = [];
-  for (const fact of others) {
-    if (fact.occurred_at > occurredAt) {
-      if (next === null || fact.occurred_at < next.at) next = { at: fact.occurred_at, id: fact.id };
-    } else if (fact.occurred_at < occurredAt && (fact.valid_until === null || fact.valid_until > occurredAt)) {
-      supersedes.push(fact);
-    }
+  for (let offset = 0; ; offset += TIMELINE_PAGE) {
+    const valid = yield* rows.factsValidAt(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE);
+    supersedes.push(...valid.filter(differs));
+    if (valid.length < TIMELINE_PAGE) break;
   }
   return { next, supersedes };
 }

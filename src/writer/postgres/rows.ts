@@ -85,9 +85,17 @@ export class PgRows implements WriteRows {
     return inserted!.rowid;
   }
 
-  *factsSetting(ownerId: string, attribute: string): Step<TimelineFact[]> {
+  *factsAfter(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
     return yield* query(this.tx<TimelineFact[]>`SELECT rowid, id, content, occurred_at, valid_until FROM memories
-      WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND memory_type = 'semantic' AND archived = 0 ORDER BY rowid`);
+      WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND occurred_at > ${at} AND memory_type = 'semantic' AND archived = 0
+      ORDER BY occurred_at, rowid LIMIT ${limit} OFFSET ${offset}`);
+  }
+
+  *factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
+    return yield* query(this.tx<TimelineFact[]>`SELECT rowid, id, content, occurred_at, valid_until FROM memories
+      WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND occurred_at < ${at}
+        AND (valid_until IS NULL OR valid_until > ${at}) AND memory_type = 'semantic' AND archived = 0
+      ORDER BY rowid LIMIT ${limit} OFFSET ${offset}`);
   }
 
   *supersede(rowid: number, at: number, by: string): Step<void> {

@@ -21,8 +21,13 @@ function statements(db: Db) {
       VALUES (@id, @ns, @type, @content, @key, @confidence, @stability, @difficulty,
        @now, @now, @tier, @owner, @episode, @seq, @role, @context,
        @occurredAt, @validUntil, @supersededBy, @factAttribute)`),
-    factsSetting: db.prepare<[string, string], TimelineFact>(`SELECT rowid, id, content, occurred_at, valid_until FROM memories
-      WHERE entity_id = ? AND fact_attribute = ? AND memory_type = 'semantic' AND archived = 0 ORDER BY rowid`),
+    factsAfter: db.prepare<[string, string, number, number, number], TimelineFact>(`SELECT rowid, id, content, occurred_at, valid_until
+      FROM memories WHERE entity_id = ? AND fact_attribute = ? AND occurred_at > ? AND memory_type = 'semantic' AND archived = 0
+      ORDER BY occurred_at, rowid LIMIT ? OFFSET ?`),
+    factsValidAt: db.prepare<[string, string, number, number, number, number], TimelineFact>(`SELECT rowid, id, content, occurred_at, valid_until
+      FROM memories WHERE entity_id = ? AND fact_attribute = ? AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)
+        AND memory_type = 'semantic' AND archived = 0
+      ORDER BY rowid LIMIT ? OFFSET ?`),
     supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
     // Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them.
     reinstate: db.prepare<[number, string]>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
@@ -148,8 +153,12 @@ export class SqliteRows implements WriteRows {
     return rowid;
   }
 
-  *factsSetting(ownerId: string, attribute: string): Step<TimelineFact[]> {
-    return this.s.factsSetting.all(ownerId, attribute);
+  *factsAfter(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
+    return this.s.factsAfter.all(ownerId, attribute, at, limit, offset);
+  }
+
+  *factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
+    return this.s.factsValidAt.all(ownerId, attribute, at, at, limit, offset);
   }
 
   *supersede(rowid: number, at: number, by: string): Step<void> {
