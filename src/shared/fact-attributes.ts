@@ -6,8 +6,8 @@
 // so the two never disagree about what conflicts.
 
 export interface FactAttribute {
-  attribute: string;
-  value: string;
+  readonly attribute: string;
+  readonly value: string;
 }
 
 const SINGLE_VALUED: { attribute: string; pattern: RegExp }[] = [
@@ -67,9 +67,22 @@ export function attributeOfAffirmed(affirmed: string): FactAttribute | null {
  * Paris" says where someone is not, which no other place contradicts).
  */
 export function factAttribute(content: string): FactAttribute | null {
-  const { affirmed, negated } = affirmative(normaliseFact(content));
-  return negated ? null : attributeOfAffirmed(affirmed);
+  let known = recentlyParsed.get(content);
+  if (known === undefined) {
+    const { affirmed, negated } = affirmative(normaliseFact(content));
+    known = negated ? null : attributeOfAffirmed(affirmed);
+    if (recentlyParsed.size >= RECENTLY_PARSED) recentlyParsed.clear();
+    recentlyParsed.set(content, known);
+  }
+  return known;
 }
+
+// The same texts are parsed again and again: a new fact's attribute, then each neighbour on its
+// timeline (writer/commands/supersession.ts) and each candidate pair the contradiction detector
+// compares. The regular expressions cost more than the rest of a write's rule, so results are
+// kept for the texts seen last, forgotten wholesale when the table fills (bounded memory).
+const RECENTLY_PARSED = 4096;
+const recentlyParsed = new Map<string, FactAttribute | null>();
 
 /** The attribute a stored row sets (semantic rows only), for rows written before it was stored. */
 export function storedFactAttribute(row: Record<string, unknown>): string | null {

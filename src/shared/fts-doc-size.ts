@@ -25,10 +25,28 @@ export function docSizeTokens(sz: Uint8Array): number {
 /**
  * A SQL expression of the total tokens of a docsize blob, given `hex` an expression of its
  * upper-case hex text (triggers cannot call JavaScript, and SQLite has no byte function).
+ * Migration 8 only: hex() of the whole blob is computed again for every byte read, which made
+ * the triggers cost each write several microseconds; later triggers use docSizeBlobTokensSql.
  */
 export function docSizeTokensSql(hex: string): string {
-  const byte = (p: number) =>
-    `(instr('0123456789ABCDEF', substr(${hex}, ${2 * p + 1}, 1)) * 16 + instr('0123456789ABCDEF', substr(${hex}, ${2 * p + 2}, 1)) - 17)`;
+  return tokensSql((p) =>
+    `(instr('0123456789ABCDEF', substr(${hex}, ${2 * p + 1}, 1)) * 16 + instr('0123456789ABCDEF', substr(${hex}, ${2 * p + 2}, 1)) - 17)`);
+}
+
+/** Every byte value in order: a byte's position in it, less one, is its value. */
+const BYTE_VALUES = `X'${Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0')).join('')}'`;
+
+/**
+ * The same, given `blob` an expression of the docsize blob itself: a byte is found by its position
+ * in BYTE_VALUES (instr compares blobs byte by byte), one substr and one instr per byte read.
+ * Past the blob's end substr gives an empty blob, which instr finds at 1: byte 0, as in the hex form.
+ */
+export function docSizeBlobTokensSql(blob: string): string {
+  return tokensSql((p) => `(instr(${BYTE_VALUES}, substr(${blob}, ${p + 1}, 1)) - 1)`);
+}
+
+/** The varint arithmetic over `byte`, an SQL expression of the blob's p-th byte (0-based). */
+function tokensSql(byte: (p: number) => string): string {
   // The varint starting at byte p, and its length.
   const varint = (p: number) => `(CASE WHEN ${byte(p)} < 128 THEN ${byte(p)}
       WHEN ${byte(p + 1)} < 128 THEN (${byte(p)} - 128) * 128 + ${byte(p + 1)}

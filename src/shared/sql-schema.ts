@@ -4,10 +4,12 @@
 // Times are integer milliseconds since the epoch (UTC). Memories keep an INTEGER rowid
 // (for FTS5 and vec0, which key on it) and a UUID `id` that is the public identifier.
 
-import { docSizeTokensSql } from './fts-doc-size.js';
+import { docSizeBlobTokensSql, docSizeTokensSql } from './fts-doc-size.js';
 
-/** A row's tokens in memories_fts, in a trigger (`row`: new or old). */
+/** A row's tokens in memories_fts, in a trigger (`row`: new or old): migration 8's form. */
 const rowTokens = (row: string) => `(SELECT ${docSizeTokensSql('hex(sz)')} FROM memories_fts_docsize WHERE id = ${row}.rowid)`;
+/** The same read from the blob's bytes directly (migration 11). */
+const rowTokensFromBlob = (row: string) => `(SELECT ${docSizeBlobTokensSql('sz')} FROM memories_fts_docsize WHERE id = ${row}.rowid)`;
 
 export const MIGRATIONS: readonly string[] = [
   /* 1 */ `
@@ -312,6 +314,33 @@ export const MIGRATIONS: readonly string[] = [
   -- that a range seek, not a scan of every earlier value.
   DROP INDEX memories_by_fact_attribute;
   CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute, occurred_at) WHERE fact_attribute IS NOT NULL;
+  `,
+  /* 11 */ `
+  -- Write cost (bench:writes). No statement seeks memories by (namespace, occurred_at): time
+  -- filters test each candidate row, and a timeline is read through memories_by_fact_attribute.
+  -- The index only cost every write an update of one more b-tree.
+  DROP INDEX memories_by_occurrence;
+  -- The text-statistics triggers read a row's token count from the docsize blob's bytes instead
+  -- of its hex text: the same figures (test/fts-doc-size.test.ts), a fraction of the work.
+  DROP TRIGGER memories_fts_insert;
+  DROP TRIGGER memories_fts_delete;
+  DROP TRIGGER memories_fts_update;
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+    INSERT INTO namespace_text_stats (namespace_id, documents, tokens) VALUES (new.namespace_id, 1, ${rowTokensFromBlob('new')})
+      ON CONFLICT (namespace_id) DO UPDATE SET documents = documents + 1, tokens = tokens + excluded.tokens;
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    UPDATE namespace_text_stats SET documents = documents - 1, tokens = tokens - ${rowTokensFromBlob('old')}
+      WHERE namespace_id = old.namespace_id;
+    INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, context ON memories BEGIN
+    UPDATE namespace_text_stats SET tokens = tokens - ${rowTokensFromBlob('old')} WHERE namespace_id = old.namespace_id;
+    INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+    INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+    UPDATE namespace_text_stats SET tokens = tokens + ${rowTokensFromBlob('new')} WHERE namespace_id = new.namespace_id;
+  END;
   `,
 ];
 

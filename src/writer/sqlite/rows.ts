@@ -39,10 +39,15 @@ function statements(db: Db) {
     linkMention: db.prepare(`INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation)
       SELECT ?, id, 'mention' FROM entities WHERE id = ?`),
     // A current one first: the same words superseded earlier are history (remember.ts).
-    ownedDuplicate: db.prepare<[string, string, string, number], MemoryRow>(`SELECT rowid, id, memory_type, content,
+    // The current row with these words, else the oldest superseded one. Two seeks in index order
+    // rather than one ORDER BY: sorting, even the usual zero rows, cost every write a temporary b-tree.
+    ownedDuplicate: db.prepare<Record<string, unknown>, MemoryRow>(`SELECT rowid, id, memory_type, content,
       confidence, stability, extraction_tier, occurred_at, valid_until, superseded_by FROM memories
-      WHERE entity_id = ? AND content_key = ? AND memory_type = ? AND archived = 0 AND rowid > ?
-      ORDER BY valid_until IS NOT NULL, rowid LIMIT 1`),
+      WHERE rowid = coalesce(
+        (SELECT rowid FROM memories WHERE entity_id = @owner AND content_key = @key AND memory_type = @type
+          AND archived = 0 AND rowid > @above AND valid_until IS NULL LIMIT 1),
+        (SELECT rowid FROM memories WHERE entity_id = @owner AND content_key = @key AND memory_type = @type
+          AND archived = 0 AND rowid > @above ORDER BY rowid LIMIT 1))`),
     raiseConfidence: db.prepare('UPDATE memories SET confidence = max(confidence, ?), last_access_at = ? WHERE rowid = ?'),
     insertEpisode: db.prepare('INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (?, ?, ?, ?)'),
     insertParticipant: db.prepare('INSERT OR IGNORE INTO episode_participants (episode_id, entity_id, position) VALUES (?, ?, ?)'),
@@ -134,7 +139,7 @@ export class SqliteRows implements WriteRows {
   }
 
   *ownedDuplicate(ownerId: string, contentKey: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined> {
-    return this.s.ownedDuplicate.get(ownerId, contentKey, type, aboveRowid);
+    return this.s.ownedDuplicate.get({ owner: ownerId, key: contentKey, type, above: aboveRowid });
   }
 
   *raiseConfidence(rowid: number, confidence: number, at: number): Step<void> {
