@@ -162,20 +162,29 @@ export async function startService(config: Config, log: Logger = createLogger(),
     vectorIndex: () => vectorIndexer.status,
   });
   let port: number;
+  /** Stops what runs behind the server, in dependency order (also when start-up fails after this point). */
+  const stopParts = async (): Promise<void> => {
+    // A run in progress needs the pool and the writer: let it finish first.
+    await consolidator.stop();
+    backfill.close();
+    vectorIndexer.close();
+    // Another node takes the jobs over from here.
+    await jobLocks.close();
+    // The drain ended every delete and restore: no turn of this node is left open.
+    await clusterTurns.close();
+    await reinforcer.flush();
+    await pool.close();
+    await writer.close();
+    lock.release();
+    keysFile?.close();
+  };
   try {
     // Before listening: the health check answers only once recall runs at its warm speed.
     const warm = await pool.warmUp();
     log.info({ warmUpMs: Math.round(Math.max(...warm.map((w) => w.ms))), threads: warm.length }, 'pool threads warmed up');
     port = await server.listen();
   } catch (error) {
-    backfill.close();
-    vectorIndexer.close();
-    await jobLocks.close();
-    await clusterTurns.close();
-    await pool.close();
-    await writer.close();
-    lock.release();
-    keysFile?.close();
+    await stopParts();
     throw error;
   }
   // `memory-runtime restore` finds the service here (the real port, even with PORT=0).
@@ -211,19 +220,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
         // that run takes. Runs already holding their lock go on.
         jobLocks.stopWaiting();
         await server.close(config.shutdownGraceMs);
-        // A run in progress needs the pool and the writer: let it finish first.
-        await consolidator.stop();
-        backfill.close();
-        vectorIndexer.close();
-        // Another node takes the jobs over from here.
-        await jobLocks.close();
-        // The drain ended every delete and restore: no turn of this node is left open.
-        await clusterTurns.close();
-        await reinforcer.flush();
-        await pool.close();
-        await writer.close();
-        lock.release();
-        keysFile?.close();
+        await stopParts();
         log.info('stopped');
       })();
       return closing;
