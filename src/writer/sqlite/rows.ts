@@ -4,11 +4,18 @@
 import type { Db } from '../../shared/db.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf } from '../../shared/meta.js';
-import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
+import { integerLiteral, statementPerValue } from '../../shared/literal-statements.js';
+import { MEMORY_TYPES, type EntityRecord, type MemoryType } from '../../shared/schemas.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
 import { RowWriter } from './row-writer.js';
 import { VectorRows } from './vector-rows.js';
+
+/** A memory type as SQL text, checked against the closed set. */
+function memoryTypeLiteral(type: MemoryType): MemoryType {
+  if (!MEMORY_TYPES.includes(type)) throw new RangeError(`not a memory type: ${String(type)}`);
+  return type;
+}
 
 function statements(db: Db) {
   return {
@@ -21,13 +28,14 @@ function statements(db: Db) {
       VALUES (@id, @ns, @type, @content, @key, @confidence, @stability, @difficulty,
        @now, @now, @tier, @owner, @episode, @seq, @role, @context,
        @occurredAt, @validUntil, @supersededBy, @factAttribute)`),
-    factsAfter: db.prepare<[string, string, number, number, number], TimelineFact>(`SELECT rowid, id, content, occurred_at, valid_until
+    // LIMIT spelled in the text (shared/literal-statements.ts): a bound one re-prepares each run.
+    factsAfter: statementPerValue<number, [string, string, number, number], TimelineFact>(db, (limit) => `SELECT rowid, id, content, occurred_at, valid_until
       FROM memories WHERE entity_id = ? AND fact_attribute = ? AND occurred_at > ? AND memory_type = 'semantic' AND archived = 0
-      ORDER BY occurred_at, rowid LIMIT ? OFFSET ?`),
-    factsValidAt: db.prepare<[string, string, number, number, number, number], TimelineFact>(`SELECT rowid, id, content, occurred_at, valid_until
+      ORDER BY occurred_at, rowid LIMIT ${integerLiteral(limit)} OFFSET ?`),
+    factsValidAt: statementPerValue<number, [string, string, number, number, number], TimelineFact>(db, (limit) => `SELECT rowid, id, content, occurred_at, valid_until
       FROM memories WHERE entity_id = ? AND fact_attribute = ? AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)
         AND memory_type = 'semantic' AND archived = 0
-      ORDER BY rowid LIMIT ? OFFSET ?`),
+      ORDER BY rowid LIMIT ${integerLiteral(limit)} OFFSET ?`),
     supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
     // Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them.
     reinstate: db.prepare<[number, string]>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
@@ -38,16 +46,13 @@ function statements(db: Db) {
     // The pool found the names before the writer runs: an entity forgotten in between is skipped.
     linkMention: db.prepare(`INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation)
       SELECT ?, id, 'mention' FROM entities WHERE id = ?`),
-    // A current one first: the same words superseded earlier are history (remember.ts).
-    // The current row with these words, else the oldest superseded one. Two seeks in index order
-    // rather than one ORDER BY: sorting, even the usual zero rows, cost every write a temporary b-tree.
-    ownedDuplicate: db.prepare<Record<string, unknown>, MemoryRow>(`SELECT rowid, id, memory_type, content,
+    // A current one first: the same words superseded earlier are history (remember.ts). The
+    // type is spelled in the text: bound, it is compared with memories_promotable's
+    // memory_type = 'episodic' and the statement is prepared again on every run.
+    ownedDuplicate: statementPerValue<MemoryType, [string, string, number], MemoryRow>(db, (type) => `SELECT rowid, id, memory_type, content,
       confidence, stability, extraction_tier, occurred_at, valid_until, superseded_by FROM memories
-      WHERE rowid = coalesce(
-        (SELECT rowid FROM memories WHERE entity_id = @owner AND content_key = @key AND memory_type = @type
-          AND archived = 0 AND rowid > @above AND valid_until IS NULL LIMIT 1),
-        (SELECT rowid FROM memories WHERE entity_id = @owner AND content_key = @key AND memory_type = @type
-          AND archived = 0 AND rowid > @above ORDER BY rowid LIMIT 1))`),
+      WHERE entity_id = ? AND content_key = ? AND memory_type = '${memoryTypeLiteral(type)}' AND archived = 0 AND rowid > ?
+      ORDER BY valid_until IS NOT NULL, rowid LIMIT 1`),
     raiseConfidence: db.prepare('UPDATE memories SET confidence = max(confidence, ?), last_access_at = ? WHERE rowid = ?'),
     insertEpisode: db.prepare('INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (?, ?, ?, ?)'),
     insertParticipant: db.prepare('INSERT OR IGNORE INTO episode_participants (episode_id, entity_id, position) VALUES (?, ?, ?)'),
@@ -139,7 +144,7 @@ export class SqliteRows implements WriteRows {
   }
 
   *ownedDuplicate(ownerId: string, contentKey: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined> {
-    return this.s.ownedDuplicate.get({ owner: ownerId, key: contentKey, type, above: aboveRowid });
+    return this.s.ownedDuplicate(type).get(ownerId, contentKey, aboveRowid);
   }
 
   *raiseConfidence(rowid: number, confidence: number, at: number): Step<void> {
@@ -159,11 +164,11 @@ export class SqliteRows implements WriteRows {
   }
 
   *factsAfter(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
-    return this.s.factsAfter.all(ownerId, attribute, at, limit, offset);
+    return this.s.factsAfter(limit).all(ownerId, attribute, at, offset);
   }
 
   *factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
-    return this.s.factsValidAt.all(ownerId, attribute, at, at, limit, offset);
+    return this.s.factsValidAt(limit).all(ownerId, attribute, at, at, offset);
   }
 
   *supersede(rowid: number, at: number, by: string): Step<void> {
