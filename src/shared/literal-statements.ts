@@ -30,3 +30,20 @@ export function statementPerValue<V extends string | number, B extends unknown[]
   const prepared = new BoundedMap<V, Statement<B, R>>(PREPARED_VALUES);
   return (value) => prepared.getOrCreate(value, () => db.prepare<B, R>(sql(value)));
 }
+
+/**
+ * A statement whose row counts (LIMIT, and any count the planner reads) are spelled in: `sql`
+ * receives them as checked SQL text, one prepared statement per combination in use (bounded).
+ */
+export function statementPerLimits<B extends unknown[] | {} = unknown[], R = unknown>(
+  db: Db, sql: (...limits: string[]) => string, options: { pluck?: boolean } = {},
+): (...limits: number[]) => Statement<B, R> {
+  const prepared = new BoundedMap<string, Statement<B, R>>(PREPARED_VALUES);
+  return (...limits) => {
+    const spelled = limits.map(integerLiteral);
+    return prepared.getOrCreate(spelled.join(','), () => {
+      const statement = db.prepare<B, R>(sql(...spelled));
+      return options.pluck ? (statement.pluck() as Statement<B, R>) : statement;
+    });
+  };
+}

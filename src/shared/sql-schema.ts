@@ -319,12 +319,12 @@ export const MIGRATIONS: readonly string[] = [
   -- Write cost (bench:writes). No statement seeks memories by (namespace, occurred_at): time
   -- filters test each candidate row, and a timeline is read through memories_by_fact_attribute.
   -- The index only cost every write an update of one more b-tree.
-  DROP INDEX memories_by_occurrence;
+  DROP INDEX IF EXISTS memories_by_occurrence;
   -- The text-statistics triggers read a row's token count from the docsize blob's bytes instead
   -- of its hex text: the same figures (test/fts-doc-size.test.ts), a fraction of the work.
-  DROP TRIGGER memories_fts_insert;
-  DROP TRIGGER memories_fts_delete;
-  DROP TRIGGER memories_fts_update;
+  DROP TRIGGER IF EXISTS memories_fts_insert;
+  DROP TRIGGER IF EXISTS memories_fts_delete;
+  DROP TRIGGER IF EXISTS memories_fts_update;
   CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
     INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
     INSERT INTO namespace_text_stats (namespace_id, documents, tokens) VALUES (new.namespace_id, 1, ${rowTokensFromBlob('new')})

@@ -32,9 +32,10 @@ export const FILTER_SQL = `m.namespace_id = @ns AND m.archived = 0
 
 /** Counts an entity's memories (owner or participant), stopping at LARGE_ENTITY + 1. */
 export function entitySize(db: Db): (entityId: string) => number {
-  const count = db.prepare<[string, number], number>(`SELECT count(*) FROM (SELECT 1 FROM memory_entities
-    WHERE entity_id = ? AND relation IN ('owner', 'participant') LIMIT ?)`).pluck();
-  return (entityId) => count.get(entityId, LARGE_ENTITY + 1)!;
+  // The bound spelled in: a bound LIMIT makes SQLite prepare the statement again on every run.
+  const count = db.prepare<[string], number>(`SELECT count(*) FROM (SELECT 1 FROM memory_entities
+    WHERE entity_id = ? AND relation IN ('owner', 'participant') LIMIT ${LARGE_ENTITY + 1})`).pluck();
+  return (entityId) => count.get(entityId)!;
 }
 
 export function filterParams(namespaceId: number, filter: CandidateFilter) {

@@ -15,6 +15,7 @@
 //   entity with more than LARGE_ENTITY memories (a one-user store's user) is a filter on the
 //   path above instead.
 import type { Db } from '../../shared/db.js';
+import { statementPerLimits } from '../../shared/literal-statements.js';
 import { ftsMatchExpression } from './fts-match.js';
 import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
@@ -40,30 +41,32 @@ export class Bm25Signal implements RetrievalSignal {
   constructor(db: Db, private readonly namespaceId: number) {
     this.ownStatistics = new NamespaceBm25(db, namespaceId);
     this.entitySize = entitySize(db);
-    this.matchesUpTo = db.prepare<[string, number], number>(
-      'SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ?)').pluck();
+    // Row counts are spelled into the SQL (shared/literal-statements.ts): bound, they made
+    // SQLite prepare these statements again on every run.
+    this.matchesUpTo = statementPerLimits<[string], number>(db,
+      (limit) => `SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts MATCH ? LIMIT ${limit})`, { pluck: true });
     // No entity or type filter: FTS5 ranks on its own and only the best few rows are looked
     // up in memories, not every match. `fetched` tells whether FTS5 had more to give.
-    this.best = db.prepare<Record<string, unknown>, Proposal & { fetched: number }>(`
+    this.best = statementPerLimits<Record<string, unknown>, Proposal & { fetched: number }>(db, (fetch, depth) => `
       WITH newest AS MATERIALIZED (${NEWEST_MATCHES}),
-      best AS MATERIALIZED (SELECT rowid, rank FROM newest ORDER BY rank, rowid LIMIT @fetch)
+      best AS MATERIALIZED (SELECT rowid, rank FROM newest ORDER BY rank, rowid LIMIT ${fetch})
       SELECT m.rowid AS rowid, -best.rank AS score, (SELECT count(*) FROM best) AS fetched FROM best CROSS JOIN memories m ON m.rowid = best.rowid
       WHERE m.namespace_id = @ns AND m.archived = 0 AND ${TIME_FILTER_SQL}
-      ORDER BY best.rank, best.rowid LIMIT @depth`);
-    this.filtered = db.prepare<Record<string, unknown>, Proposal>(`
+      ORDER BY best.rank, best.rowid LIMIT ${depth}`);
+    this.filtered = statementPerLimits<Record<string, unknown>, Proposal>(db, (depth) => `
       WITH newest AS MATERIALIZED (${NEWEST_MATCHES})
       SELECT m.rowid AS rowid, -newest.rank AS score FROM newest CROSS JOIN memories m ON m.rowid = newest.rowid
       WHERE ${FILTER_SQL}
-      ORDER BY newest.rank, newest.rowid LIMIT @depth`);
+      ORDER BY newest.rank, newest.rowid LIMIT ${depth}`);
     // From the entity's links (one per memory: the key is memory × entity), each checked
     // against the MATCH by rowid (FTS5 seeks to it).
-    this.ofEntity = db.prepare<Record<string, unknown>, Proposal>(`SELECT m.rowid AS rowid, -memories_fts.rank AS score
+    this.ofEntity = statementPerLimits<Record<string, unknown>, Proposal>(db, (depth) => `SELECT m.rowid AS rowid, -memories_fts.rank AS score
       FROM memory_entities e
       CROSS JOIN memories_fts ON memories_fts.rowid = e.memory_rowid
       CROSS JOIN memories m ON m.rowid = e.memory_rowid
       WHERE e.entity_id = @entity AND e.relation IN ('owner', 'participant') AND memories_fts MATCH @match
         AND ${FILTER_SQL}
-      ORDER BY memories_fts.rank, m.rowid LIMIT @depth`);
+      ORDER BY memories_fts.rank, m.rowid LIMIT ${depth}`);
   }
 
   retrieve(ctx: RecallContext): Proposal[] {
@@ -74,7 +77,7 @@ export class Bm25Signal implements RetrievalSignal {
     if (this.ownStatistics.shared()) return this.ownStatistics.retrieve(ctx.terms, ctx);
     const filter = filterParams(this.namespaceId, ctx.filter);
     if (ctx.filter.entityId !== null && this.entitySize(ctx.filter.entityId) <= LARGE_ENTITY) {
-      return this.ofEntity.all({ match: all, depth: ctx.depth, ...filter });
+      return this.ofEntity(ctx.depth).all({ match: all, ...filter });
     }
     const { kept, left } = this.selective(ctx.terms);
     const hits = this.ranked(ftsMatchExpression(kept)!, ctx, ctx.depth);
@@ -88,17 +91,17 @@ export class Bm25Signal implements RetrievalSignal {
   private ranked(match: string, ctx: RecallContext, depth: number): Proposal[] {
     if (ctx.filter.types === null && ctx.filter.entityId === null) {
       const fetch = depth * OVERFETCH;
-      const hits = this.best.all({ match, depth, fetch, ...filterParams(this.namespaceId, ctx.filter) });
+      const hits = this.best(fetch, depth).all({ match, ...filterParams(this.namespaceId, ctx.filter) });
       // Enough survivors, or nothing more to rank: the same answer the filtered query gives.
       if (hits.length === depth || (hits.length > 0 && hits[0].fetched < fetch)) return hits.map(({ rowid, score }) => ({ rowid, score }));
     }
-    return this.filtered.all({ match, depth, ...filterParams(this.namespaceId, ctx.filter) });
+    return this.filtered(depth).all({ match, ...filterParams(this.namespaceId, ctx.filter) });
   }
 
   /** The MATCH's terms by selectTerms (term-selection.ts), from each term's match count. */
   private selective(terms: string[]): { kept: string[]; left: string[] } {
     if (terms.length <= 1) return { kept: terms, left: [] };
     // Counting stops past the budget: at most MATCH_BUDGET doclist steps per term.
-    return selectTerms(terms, terms.map((term) => ({ term, matches: this.matchesUpTo.get(ftsMatchExpression([term])!, MATCH_BUDGET + 1)! })));
+    return selectTerms(terms, terms.map((term) => ({ term, matches: this.matchesUpTo(MATCH_BUDGET + 1).get(ftsMatchExpression([term])!)! })));
   }
 }

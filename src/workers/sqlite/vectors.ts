@@ -10,6 +10,7 @@
 // proposed outright; fainter ones down to WEAK_SIMILARITY are proposed as *weak*: they only
 // count when BM25 proposes the same memory or it links an entity the query names.
 import type { Db } from '../../shared/db.js';
+import { statementPerLimits } from '../../shared/literal-statements.js';
 import { blobOf } from '../../shared/meta.js';
 import type { VectorCells } from './ivf-cells.js';
 import { timed } from '../port/timing.js';
@@ -46,31 +47,33 @@ export class VectorSignal implements RetrievalSignal {
   ) {
     // vec0 runs the KNN once per probed cell (k each); the best k of the union go on.
     // MATERIALIZED keeps SQLite from pushing the outer LIMIT into vec0, which refuses it.
-    this.knn = db.prepare<Record<string, unknown>, Neighbour>(`
+    // Row counts are spelled into the SQL (shared/literal-statements.ts): bound, they made
+    // SQLite prepare the statement again on every run.
+    this.knn = statementPerLimits<Record<string, unknown>, Neighbour>(db, (k) => `
       WITH per_cell AS MATERIALIZED (
         SELECT rowid, distance FROM memory_vectors
-        WHERE embedding MATCH @vector AND k = @k AND namespace_id = @nsKey
+        WHERE embedding MATCH @vector AND k = ${k} AND namespace_id = @nsKey
           AND cell IN (SELECT value FROM json_each(@cells))
       ),
-      knn AS (SELECT rowid, distance FROM per_cell ORDER BY distance LIMIT @k)
+      knn AS (SELECT rowid, distance FROM per_cell ORDER BY distance LIMIT ${k})
       -- Every close neighbour, flagged: the caller needs to know how many the filter dropped.
       SELECT knn.rowid AS rowid, knn.distance AS distance, (m.rowid IS NOT NULL AND ${FILTER_SQL}) AS kept
       FROM knn LEFT JOIN memories m ON m.rowid = knn.rowid
       WHERE knn.distance <= @maxDistance
       ORDER BY knn.distance`);
     // vec0 has a hidden column named "distance": compute under another name first.
-    const exactOver = (rows: string) => `
+    const exactOver = (rows: string) => (depth: string) => `
       SELECT rowid, cosine_distance AS distance FROM (
         SELECT m.rowid AS rowid, vec_distance_cosine(v.embedding, @vector) AS cosine_distance
         FROM ${rows} CROSS JOIN memory_vectors v ON v.rowid = m.rowid
         WHERE ${FILTER_SQL}
       )
       WHERE cosine_distance <= @maxDistance
-      ORDER BY cosine_distance LIMIT @depth`;
-    this.exact = db.prepare<Record<string, unknown>, Neighbour>(exactOver('memories m'));
+      ORDER BY cosine_distance LIMIT ${depth}`;
+    this.exact = statementPerLimits<Record<string, unknown>, Neighbour>(db, exactOver('memories m'));
     this.entitySize = entitySize(db);
     // From the entity's links, never a walk over the namespace checking each row for a link.
-    this.exactOfEntity = db.prepare<Record<string, unknown>, Neighbour>(exactOver(`memory_entities e
+    this.exactOfEntity = statementPerLimits<Record<string, unknown>, Neighbour>(db, exactOver(`memory_entities e
       CROSS JOIN memories m ON m.rowid = e.memory_rowid AND e.entity_id = @entity AND e.relation IN ('owner', 'participant')`));
     this.ofRows = db.prepare<[Buffer, string], { rowid: number; similarity: number }>(`
       SELECT rowid, 1 - cosine_distance AS similarity FROM (
@@ -93,19 +96,18 @@ export class VectorSignal implements RetrievalSignal {
     const params = {
       ...filterParams(this.namespaceId, ctx.filter),
       vector: blobOf(ctx.queryVector),
-      depth: ctx.depth,
       maxDistance: 1 - WEAK_SIMILARITY,
     };
     // An entity's memories are usually few: scanning them exactly beats a namespace-wide KNN.
     if (ctx.filter.entityId !== null && this.entitySize(ctx.filter.entityId) <= LARGE_ENTITY) {
-      return this.grade(this.exactOfEntity.all(params));
+      return this.grade(this.exactOfEntity(ctx.depth).all(params));
     }
     const filtered = ctx.filter.types !== null || ctx.filter.entityId !== null;
     const k = Math.min(MAX_K, ctx.depth * (filtered ? TYPED_OVERFETCH : 1));
     const queryVector = ctx.queryVector;
     const cells = timed(ctx.timings ?? {}, 'vector_probe', () => this.cells.probe(queryVector));
     const knn = (k: number) => {
-      const close = this.knn.all({ ...params, k, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
+      const close = this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
       return { close: close.length, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
     };
     let { close, hits } = knn(k);
@@ -115,7 +117,7 @@ export class VectorSignal implements RetrievalSignal {
     // Too few of the right type among the neighbours: a small namespace is scanned exactly;
     // an indexed one (IVF cells exist, so ≥ SERVICE_VECTOR_INDEX_MIN vectors) keeps what the
     // probe found, since an exact scan there costs ~0.3 µs per vector.
-    if (hits.length < ctx.depth && ctx.filter.types !== null && cells.length === 1) return this.grade(this.exact.all(params));
+    if (hits.length < ctx.depth && ctx.filter.types !== null && cells.length === 1) return this.grade(this.exact(ctx.depth).all(params));
     return this.grade(hits);
   }
 
