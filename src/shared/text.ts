@@ -2,8 +2,13 @@
 
 /** Case-, space- and end-punctuation-insensitive key, used to spot a fact stored twice. */
 export function contentKey(text: string): string {
-  return text.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim().replace(/[.!?;,\s]+$/u, '');
+  // ASCII is its own NFKC form, and most texts are ASCII: ICU's normalisation costs more than
+  // the rest of a write's rule, so it runs only where it can change something.
+  const normalised = ASCII_ONLY.test(text) ? text : text.normalize('NFKC');
+  return normalised.toLowerCase().replace(/\s+/g, ' ').trim().replace(/[.!?;,\s]+$/u, '');
 }
+
+const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /** ISO 8601 with an explicit +00:00 offset (the spec asks for an offset, not a bare Z). */
 export function isoWithOffset(ms: number): string {

@@ -24,6 +24,8 @@ export interface NewMemory {
   /** Already superseded on arrival (supersession.ts). */
   validUntil?: number | null;
   supersededBy?: string | null;
+  /** contentKey(content), when the caller has it already. */
+  contentKey?: string;
 }
 
 export function* insertMemory(ctx: RuleContext, memory: NewMemory): Step<MemoryRow> {
@@ -34,7 +36,7 @@ export function* insertMemory(ctx: RuleContext, memory: NewMemory): Step<MemoryR
   const validUntil = memory.validUntil ?? null;
   const supersededBy = memory.supersededBy ?? null;
   const rowid = yield* ctx.rows.insertMemory({
-    id, type: memory.type, content: memory.content, contentKey: contentKey(memory.content),
+    id, type: memory.type, content: memory.content, contentKey: memory.contentKey ?? contentKey(memory.content),
     confidence: memory.confidence, stability, difficulty: INITIAL_DIFFICULTY, at, tier: memory.tier,
     ownerId: memory.ownerId, episodeId: memory.episodeId, seq: memory.seq, role: memory.role,
     context: memory.context ?? '', links: memory.links,

@@ -35,7 +35,8 @@ export function storedFact(row: MemoryRow): WriterResults['remember'] {
 export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory): Step<MemoryRow & { created: boolean }> {
   const occurredAt = memory.occurredAt ?? ctx.now();
   // A row an open delete is about to remove is no duplicate: the new fact gets a row of its own.
-  const duplicate = yield* ctx.rows.ownedDuplicate(ownerId, contentKey(memory.content), memory.type, ctx.deletes.deletedUpTo(ownerId));
+  const key = contentKey(memory.content);
+  const duplicate = yield* ctx.rows.ownedDuplicate(ownerId, key, memory.type, ctx.deletes.deletedUpTo(ownerId));
   // The same words after they were superseded say the value came back ("moved back to Berlin"): a new fact.
   let place = null as Placement | null;
   let sameFact = duplicate !== undefined && (duplicate.valid_until === null || occurredAt < duplicate.valid_until);
@@ -54,7 +55,7 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
   place ??= memory.type === 'semantic' ? yield* placement(ctx.rows, ownerId, memory.content, occurredAt) : null;
   const links = [{ entityId: ownerId, relation: 'owner' as const }, ...memory.links];
   const stored = yield* insertMemory(ctx, {
-    ...memory, links, occurredAt,
+    ...memory, links, occurredAt, contentKey: key,
     ...(place?.next ? { validUntil: place.next.at, supersededBy: place.next.id } : {}),
   });
   if (place) yield* applyPlacement(ctx.rows, stored, place);
