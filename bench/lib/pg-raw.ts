@@ -36,8 +36,8 @@ export async function rawWriter(sql: Sql, corpus: Corpus): Promise<RawWriter> {
         for (let i = 0; i < rows; i++) {
           const r = row();
           const [m] = await tx`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-            stability, difficulty, last_access_at, created_at, extraction_tier, entity_id)
-            VALUES (${r.id}, ${ns}, 'semantic', ${r.fact}, ${r.key}, 0.9, ${stability}, ${INITIAL_DIFFICULTY}, ${r.now}, ${r.now}, 1, ${r.owner}) RETURNING rowid`;
+            stability, difficulty, last_access_at, created_at, extraction_tier, entity_id, occurred_at)
+            VALUES (${r.id}, ${ns}, 'semantic', ${r.fact}, ${r.key}, 0.9, ${stability}, ${INITIAL_DIFFICULTY}, ${r.now}, ${r.now}, 1, ${r.owner}, ${r.now}) RETURNING rowid`;
           await tx`INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (${m!.rowid as number}, ${r.owner}, 'owner')`;
         }
       });
@@ -47,8 +47,8 @@ export async function rawWriter(sql: Sql, corpus: Corpus): Promise<RawWriter> {
       const batch = Array.from({ length: rows }, row);
       await sql.begin(async (tx) => {
         await tx`WITH m AS (INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
-            stability, difficulty, last_access_at, created_at, extraction_tier, entity_id)
-          SELECT id, ${ns}, 'semantic', fact, key, 0.9, ${stability}, ${INITIAL_DIFFICULTY}, ${Date.now()}, ${Date.now()}, 1, owner
+            stability, difficulty, last_access_at, created_at, extraction_tier, entity_id, occurred_at)
+          SELECT id, ${ns}, 'semantic', fact, key, 0.9, ${stability}, ${INITIAL_DIFFICULTY}, ${Date.now()}, ${Date.now()}, 1, owner, ${Date.now()}
           FROM unnest(${batch.map((r) => r.id)}::text[], ${batch.map((r) => r.fact)}::text[], ${batch.map((r) => r.key)}::text[], ${batch.map((r) => r.owner)}::text[]) AS u(id, fact, key, owner)
           RETURNING rowid, entity_id)
           INSERT INTO memory_entities (memory_rowid, entity_id, relation) SELECT rowid, entity_id, 'owner' FROM m`;
