@@ -9,10 +9,13 @@ export class TurnNeighbours {
 
   constructor(db: Db, private readonly namespaceId: number) {
     // By the (episode_id, seq) index, from each given turn to the turns on either side of it.
+    // Named: the planner otherwise picks memories_by_namespace for the filter's terms and walks
+    // every episodic memory of the namespace once per given turn (27 ms for 30 turns at 20k
+    // memories, 70 µs this way).
     this.adjacentRows = db.prepare<Record<string, unknown>, number>(`
       SELECT DISTINCT m.rowid FROM json_each(@rowids) j
       CROSS JOIN memories t ON t.rowid = j.value
-      CROSS JOIN memories m ON m.episode_id = t.episode_id AND m.seq IN (t.seq - 1, t.seq + 1)
+      CROSS JOIN memories m INDEXED BY memories_by_episode ON m.episode_id = t.episode_id AND m.seq IN (t.seq - 1, t.seq + 1)
       WHERE t.memory_type = 'episodic' AND t.episode_id IS NOT NULL AND m.memory_type = 'episodic' AND ${FILTER_SQL}`).pluck();
   }
 
