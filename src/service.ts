@@ -162,21 +162,34 @@ export async function startService(config: Config, log: Logger = createLogger(),
     vectorIndex: () => vectorIndexer.status,
   });
   let port: number;
-  /** Stops what runs behind the server, in dependency order (also when start-up fails after this point). */
+  /**
+   * Stops what runs behind the server, in dependency order (also when start-up fails after this
+   * point). Each step runs whatever the one before did: a PostgreSQL lock that cannot be given
+   * back must not leave the writer, the pool or the instance lock open.
+   */
   const stopParts = async (): Promise<void> => {
-    // A run in progress needs the pool and the writer: let it finish first.
-    await consolidator.stop();
-    backfill.close();
-    vectorIndexer.close();
-    // Another node takes the jobs over from here.
-    await jobLocks.close();
-    // The drain ended every delete and restore: no turn of this node is left open.
-    await clusterTurns.close();
-    await reinforcer.flush();
-    await pool.close();
-    await writer.close();
-    lock.release();
-    keysFile?.close();
+    const steps: [string, () => unknown][] = [
+      // A run in progress needs the pool and the writer: let it finish first.
+      ['consolidator', () => consolidator.stop()],
+      ['backfill', () => backfill.close()],
+      ['vector indexer', () => vectorIndexer.close()],
+      // Another node takes the jobs over from here.
+      ['job locks', () => jobLocks.close()],
+      // The drain ended every delete and restore: no turn of this node is left open.
+      ['cluster turns', () => clusterTurns.close()],
+      ['reinforcer', () => reinforcer.flush()],
+      ['pool', () => pool.close()],
+      ['writer', () => writer.close()],
+      ['instance lock', () => lock.release()],
+      ['keys file', () => keysFile?.close()],
+    ];
+    for (const [part, stop] of steps) {
+      try {
+        await stop();
+      } catch (error) {
+        log.error({ err: error, part }, 'stopping failed; going on with the rest');
+      }
+    }
   };
   try {
     // Before listening: the health check answers only once recall runs at its warm speed.

@@ -4,7 +4,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { docSizeBlobTokensSql, docSizeTokens, docSizeTokensSql } from '../src/shared/fts-doc-size.js';
+import { openDatabase } from '../src/shared/db.js';
+import { MIGRATIONS } from '../src/shared/sql-schema.js';
+import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
+import { memoryInserter } from './support/rows.js';
 
 /** SQLite's varint (as FTS5 writes a column size): 7 bits a byte, high bit set on all but the last. */
 function varint(value: number): number[] {
@@ -30,4 +37,36 @@ test('the blob and hex SQL forms count the tokens the JavaScript reader counts, 
   }
   assert.equal(compared, sizes.length ** 2);
   db.close();
+});
+
+test('a file at schema 10 upgrades to the blob-reading triggers with its statistics still exact', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'memrt-docsize-'));
+  const db = openDatabase(join(dir, 'upgrade.db'), { readonly: false });
+  try {
+    migrate(db);
+    // Schema 10 as a previous release left it: migration 8's triggers, the occurrence index.
+    const migration8 = MIGRATIONS[7]!;
+    db.exec(migration8.slice(migration8.indexOf('DROP TRIGGER memories_fts_insert;')));
+    db.exec('CREATE INDEX memories_by_occurrence ON memories(namespace_id, occurred_at)');
+    db.pragma('user_version = 10');
+    const ns = ensureNamespace(db, 'one');
+    const insert = memoryInserter(db, ns);
+    insert({ id: 'before-1', content: 'written under the old triggers' });
+    insert({ id: 'before-2', content: 'word '.repeat(200) });
+    migrate(db);
+    assert.equal(db.pragma('user_version', { simple: true }), MIGRATIONS.length);
+    assert.equal(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'memories_by_occurrence'").pluck().get(), 0);
+    const later = insert({ id: 'after-1', content: 'and one under the new ones' });
+    insert({ id: 'after-2', content: 'x '.repeat(20000) });
+    db.prepare("UPDATE memories SET context = 'a previous turn' WHERE rowid = ?").run(later);
+    db.prepare("DELETE FROM memories WHERE id = 'before-1'").run();
+    const recount = (db.prepare('SELECT d.sz FROM memories m JOIN memories_fts_docsize d ON d.id = m.rowid WHERE m.namespace_id = ?')
+      .pluck().all(ns) as Buffer[]).reduce((sum, sz) => sum + docSizeTokens(sz), 0);
+    assert.deepEqual(db.prepare('SELECT documents, tokens FROM namespace_text_stats WHERE namespace_id = ?').get(ns),
+      { documents: 3, tokens: recount });
+    assert.equal(recount, 200 + 6 + 3 + 20000);
+  } finally {
+    db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -30,12 +30,13 @@ test('statementPerLimits prepares once per combination and answers with the spel
 test('statementPerValue keeps a bounded set of prepared statements', () => {
   const db = new Database(':memory:');
   let prepared = 0;
-  const echo = statementPerValue<number, [], number>(db, (n) => {
+  const echo = statementPerValue<number, [], number>(db, integerLiteral, (n) => {
     prepared++;
-    return `SELECT ${integerLiteral(n)}`;
+    return `SELECT ${n}`;
   });
-  for (let round = 0; round < 3; round++) for (let n = 0; n < 10; n++) assert.equal(echo(n).pluck().get(), n);
-  assert.equal(prepared, 10, 'prepared once each while the set fits');
+  assert.throws(() => echo(-1), RangeError, 'the value is checked before it reaches the text');
+  for (let round = 0; round < 3; round++) for (let n = 0; n < 5; n++) assert.equal(echo(n).pluck().get(), n);
+  assert.equal(prepared, 5, 'prepared once each while the set fits');
   for (let n = 0; n < 100; n++) echo(n);
   const before = prepared;
   echo(0);

@@ -45,10 +45,11 @@ export async function rawWriter(sql: Sql, corpus: Corpus): Promise<RawWriter> {
     },
     async multiRow(rows) {
       const batch = Array.from({ length: rows }, row);
+      const now = Date.now();
       await sql.begin(async (tx) => {
         await tx`WITH m AS (INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence,
             stability, difficulty, last_access_at, created_at, extraction_tier, entity_id, occurred_at)
-          SELECT id, ${ns}, 'semantic', fact, key, 0.9, ${stability}, ${INITIAL_DIFFICULTY}, ${Date.now()}, ${Date.now()}, 1, owner, ${Date.now()}
+          SELECT id, ${ns}, 'semantic', fact, key, 0.9, ${stability}, ${INITIAL_DIFFICULTY}, ${now}, ${now}, 1, owner, ${now}
           FROM unnest(${batch.map((r) => r.id)}::text[], ${batch.map((r) => r.fact)}::text[], ${batch.map((r) => r.key)}::text[], ${batch.map((r) => r.owner)}::text[]) AS u(id, fact, key, owner)
           RETURNING rowid, entity_id)
           INSERT INTO memory_entities (memory_rowid, entity_id, relation) SELECT rowid, entity_id, 'owner' FROM m`;

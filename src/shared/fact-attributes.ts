@@ -67,21 +67,26 @@ export function attributeOfAffirmed(affirmed: string): FactAttribute | null {
  * Paris" says where someone is not, which no other place contradicts).
  */
 export function factAttribute(content: string): FactAttribute | null {
-  let known = recentlyParsed.get(content);
+  const remembered = content.length <= MEMO_TEXT_LENGTH;
+  let known = remembered ? recentlyParsed.get(content) : undefined;
   if (known === undefined) {
     const { affirmed, negated } = affirmative(normaliseFact(content));
     known = negated ? null : attributeOfAffirmed(affirmed);
-    if (recentlyParsed.size >= RECENTLY_PARSED) recentlyParsed.clear();
-    recentlyParsed.set(content, known);
+    if (remembered) {
+      if (recentlyParsed.size >= RECENTLY_PARSED) recentlyParsed.clear();
+      recentlyParsed.set(content, known);
+    }
   }
   return known;
 }
 
-// The same texts are parsed again and again: a new fact's attribute, then each neighbour on its
-// timeline (writer/commands/supersession.ts) and each candidate pair the contradiction detector
-// compares. The regular expressions cost more than the rest of a write's rule, so results are
-// kept for the texts seen last, forgotten wholesale when the table fills (bounded memory).
+// The writer parses the same texts again and again: a new fact's attribute, then each neighbour
+// on its timeline (writer/commands/supersession.ts). The regular expressions cost more than the
+// rest of a write's rule, so results are kept for the texts seen last, forgotten wholesale when
+// the table fills. Only short texts (facts are): the table's size is bounded in characters too,
+// 4,096 × 512 at most, however long the texts clients send.
 const RECENTLY_PARSED = 4096;
+const MEMO_TEXT_LENGTH = 512;
 const recentlyParsed = new Map<string, FactAttribute | null>();
 
 /** The attribute a stored row sets (semantic rows only), for rows written before it was stored. */

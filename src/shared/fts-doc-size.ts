@@ -37,12 +37,16 @@ export function docSizeTokensSql(hex: string): string {
 const BYTE_VALUES = `X'${Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0')).join('')}'`;
 
 /**
- * The same, given `blob` an expression of the docsize blob itself: a byte is found by its position
- * in BYTE_VALUES (instr compares blobs byte by byte), one substr and one instr per byte read.
- * Past the blob's end substr gives an empty blob, which instr finds at 1: byte 0, as in the hex form.
+ * The same, given `blob` an expression of the docsize blob itself: each of the bytes a count can
+ * need is read once, by its position in BYTE_VALUES (instr compares blobs byte by byte), and the
+ * varint arithmetic runs over those. Past the blob's end substr gives an empty blob, which instr
+ * finds at 1: byte 0, as in the hex form. `from` names where `blob` comes from (a FROM clause
+ * with its WHERE), or is empty when `blob` is a value.
  */
-export function docSizeBlobTokensSql(blob: string): string {
-  return tokensSql((p) => `(instr(${BYTE_VALUES}, substr(${blob}, ${p + 1}, 1)) - 1)`);
+export function docSizeBlobTokensSql(blob: string, from = ''): string {
+  const bytes = Array.from({ length: COLUMNS * MAX_VARINT_BYTES },
+    (_, p) => `instr(${BYTE_VALUES}, substr(${blob}, ${p + 1}, 1)) - 1 AS b${p}`);
+  return `(SELECT ${tokensSql((p) => `b${p}`)} FROM (SELECT ${bytes.join(', ')} ${from}))`;
 }
 
 /** The varint arithmetic over `byte`, an SQL expression of the blob's p-th byte (0-based). */

@@ -11,8 +11,11 @@ import type { Statement } from 'better-sqlite3';
 import { BoundedMap } from './bounded-map.js';
 import type { Db } from './db.js';
 
-/** Distinct values kept prepared per statement: more are re-prepared on use (least recently used goes). */
-const PREPARED_VALUES = 32;
+/**
+ * Distinct values kept prepared per statement: more are re-prepared on use (least recently used
+ * goes). Recall's depth is max(50, 4 × limit), so a handful of values cover nearly every request.
+ */
+const PREPARED_VALUES = 8;
 
 /** A non-negative integer as SQL text; anything else would be an injection or a bug. */
 export function integerLiteral(value: number): string {
@@ -21,14 +24,14 @@ export function integerLiteral(value: number): string {
 }
 
 /**
- * `sql(value)` prepared once per value (bounded): `value` must already be SQL-safe text or a
- * number checked by integerLiteral (the caller spells it into the text).
+ * `sql(spelled)` prepared once per value (bounded), where `spelled = spell(value)`: the check
+ * that turns the value into SQL text, or throws (integerLiteral, or a closed set's member).
  */
 export function statementPerValue<V extends string | number, B extends unknown[] | {} = unknown[], R = unknown>(
-  db: Db, sql: (value: V) => string,
+  db: Db, spell: (value: V) => string, sql: (spelled: string) => string,
 ): (value: V) => Statement<B, R> {
   const prepared = new BoundedMap<V, Statement<B, R>>(PREPARED_VALUES);
-  return (value) => prepared.getOrCreate(value, () => db.prepare<B, R>(sql(value)));
+  return (value) => prepared.getOrCreate(value, () => db.prepare<B, R>(sql(spell(value))));
 }
 
 /**

@@ -9,7 +9,7 @@ import { docSizeBlobTokensSql, docSizeTokensSql } from './fts-doc-size.js';
 /** A row's tokens in memories_fts, in a trigger (`row`: new or old): migration 8's form. */
 const rowTokens = (row: string) => `(SELECT ${docSizeTokensSql('hex(sz)')} FROM memories_fts_docsize WHERE id = ${row}.rowid)`;
 /** The same read from the blob's bytes directly (migration 11). */
-const rowTokensFromBlob = (row: string) => `(SELECT ${docSizeBlobTokensSql('sz')} FROM memories_fts_docsize WHERE id = ${row}.rowid)`;
+const rowTokensFromBlob = (row: string) => docSizeBlobTokensSql('sz', `FROM memories_fts_docsize WHERE id = ${row}.rowid`);
 
 export const MIGRATIONS: readonly string[] = [
   /* 1 */ `

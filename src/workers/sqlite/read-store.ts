@@ -1,5 +1,6 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
 import type { Db } from '../../shared/db.js';
+import { statementPerLimits } from '../../shared/literal-statements.js';
 import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, StatsResult } from '../../shared/schemas.js';
 import { ResponseBudget } from '../port/response-budget.js';
 import { HISTORY_LINKS, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
@@ -16,10 +17,11 @@ export class ReadStore {
     this.s = {
       entity: db.prepare<[number, string], EntityRecord>(
         'SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
-      entityMemories: db.prepare<[string, number, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
+      // Row counts spelled in (shared/literal-statements.ts): a bound LIMIT re-prepares every run.
+      entityMemories: statementPerLimits<[string, number], MemoryRow>(db, (limit) => `SELECT ${MEMORY_COLUMNS} FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
           AND m.archived = 0 AND (? = 1 OR m.superseded_by IS NULL)
-        ORDER BY m.created_at DESC, m.rowid DESC LIMIT ?`),
+        ORDER BY m.created_at DESC, m.rowid DESC LIMIT ${limit}`),
       stats: db.prepare<{ ns: number }, Omit<StatsResult, 'namespace'>>(`SELECT
         (SELECT count(*) FROM entities WHERE namespace_id = @ns) AS entities,
         count(*) FILTER (WHERE memory_type = 'episodic') AS episodic_memories,
@@ -46,11 +48,11 @@ export class ReadStore {
         'SELECT count(*) FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)').pluck(),
       historyRow: db.prepare<[string, number], HistoryRows['row'] & { fact_attribute: string | null }>(`SELECT ${MEMORY_COLUMNS},
         m.access_count, m.decayed_at, m.archived, m.restored_at, m.fact_attribute FROM memories m WHERE m.id = ? AND m.namespace_id = ?`),
-      attributeChain: db.prepare<[string, string, number, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
+      attributeChain: db.prepare<[string, string, number], MemoryRow>(`SELECT ${MEMORY_COLUMNS} FROM memories m
         WHERE m.entity_id = ? AND m.fact_attribute = ? AND m.memory_type = 'semantic'
-        ORDER BY abs(m.occurred_at - ?), m.occurred_at, m.rowid LIMIT ?`),
-      promotedFrom: db.prepare<[number, number], { id: string; created_at: number }>(
-        'SELECT id, created_at FROM memories WHERE promoted_into = ? ORDER BY created_at DESC, rowid DESC LIMIT ?'),
+        ORDER BY abs(m.occurred_at - ?), m.occurred_at, m.rowid LIMIT ${HISTORY_LINKS + 1}`),
+      promotedFrom: db.prepare<[number], { id: string; created_at: number }>(
+        `SELECT id, created_at FROM memories WHERE promoted_into = ? ORDER BY created_at DESC, rowid DESC LIMIT ${HISTORY_LINKS + 1}`),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
     };
@@ -69,7 +71,7 @@ export class ReadStore {
   entityMemories(entityId: string, limit: number, budgetBytes: number, includeSuperseded = false): MemoryRow[] {
     const rows: MemoryRow[] = [];
     const budget = new ResponseBudget<MemoryRow>((row) => row.content, budgetBytes);
-    for (const row of this.s.entityMemories.iterate(entityId, includeSuperseded ? 1 : 0, limit)) {
+    for (const row of this.s.entityMemories(limit).iterate(entityId, includeSuperseded ? 1 : 0)) {
       rows.push(row);
       if (!budget.take(row)) break; // `break` closes the statement
     }
@@ -120,13 +122,13 @@ export class ReadStore {
       chain = [];
       // Read lazily: stop after the link whose content crosses the budget (raw bytes never exceed their JSON).
       let before = 0;
-      for (const link of this.s.attributeChain.iterate(row.entity_id, attribute, row.occurred_at, HISTORY_LINKS + 1)) {
+      for (const link of this.s.attributeChain.iterate(row.entity_id, attribute, row.occurred_at)) {
         if (before > budgetBytes) break; // `break` closes the iterator
         chain.push(link);
         before += Buffer.byteLength(link.content);
       }
     }
-    return { row, chain, promotedFrom: this.s.promotedFrom.all(row.rowid, HISTORY_LINKS + 1) };
+    return { row, chain, promotedFrom: this.s.promotedFrom.all(row.rowid) };
   }
 
   participants(episodeId: string): EntityRecord[] {

@@ -4,7 +4,7 @@
 import type { Db } from '../../shared/db.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf } from '../../shared/meta.js';
-import { integerLiteral, statementPerValue } from '../../shared/literal-statements.js';
+import { statementPerLimits, statementPerValue } from '../../shared/literal-statements.js';
 import { MEMORY_TYPES, type EntityRecord, type MemoryType } from '../../shared/schemas.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
@@ -12,7 +12,7 @@ import { RowWriter } from './row-writer.js';
 import { VectorRows } from './vector-rows.js';
 
 /** A memory type as SQL text, checked against the closed set. */
-function memoryTypeLiteral(type: MemoryType): MemoryType {
+function memoryTypeLiteral(type: MemoryType): string {
   if (!MEMORY_TYPES.includes(type)) throw new RangeError(`not a memory type: ${String(type)}`);
   return type;
 }
@@ -29,13 +29,13 @@ function statements(db: Db) {
        @now, @now, @tier, @owner, @episode, @seq, @role, @context,
        @occurredAt, @validUntil, @supersededBy, @factAttribute)`),
     // LIMIT spelled in the text (shared/literal-statements.ts): a bound one re-prepares each run.
-    factsAfter: statementPerValue<number, [string, string, number, number], TimelineFact>(db, (limit) => `SELECT rowid, id, content, occurred_at, valid_until
+    factsAfter: statementPerLimits<[string, string, number, number], TimelineFact>(db, (limit) => `SELECT rowid, id, content, occurred_at, valid_until
       FROM memories WHERE entity_id = ? AND fact_attribute = ? AND occurred_at > ? AND memory_type = 'semantic' AND archived = 0
-      ORDER BY occurred_at, rowid LIMIT ${integerLiteral(limit)} OFFSET ?`),
-    factsValidAt: statementPerValue<number, [string, string, number, number, number], TimelineFact>(db, (limit) => `SELECT rowid, id, content, occurred_at, valid_until
+      ORDER BY occurred_at, rowid LIMIT ${limit} OFFSET ?`),
+    factsValidAt: statementPerLimits<[string, string, number, number, number], TimelineFact>(db, (limit) => `SELECT rowid, id, content, occurred_at, valid_until
       FROM memories WHERE entity_id = ? AND fact_attribute = ? AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)
         AND memory_type = 'semantic' AND archived = 0
-      ORDER BY rowid LIMIT ${integerLiteral(limit)} OFFSET ?`),
+      ORDER BY rowid LIMIT ${limit} OFFSET ?`),
     supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
     // Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them.
     reinstate: db.prepare<[number, string]>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
@@ -49,9 +49,9 @@ function statements(db: Db) {
     // A current one first: the same words superseded earlier are history (remember.ts). The
     // type is spelled in the text: bound, it is compared with memories_promotable's
     // memory_type = 'episodic' and the statement is prepared again on every run.
-    ownedDuplicate: statementPerValue<MemoryType, [string, string, number], MemoryRow>(db, (type) => `SELECT rowid, id, memory_type, content,
+    ownedDuplicate: statementPerValue<MemoryType, [string, string, number], MemoryRow>(db, memoryTypeLiteral, (type) => `SELECT rowid, id, memory_type, content,
       confidence, stability, extraction_tier, occurred_at, valid_until, superseded_by FROM memories
-      WHERE entity_id = ? AND content_key = ? AND memory_type = '${memoryTypeLiteral(type)}' AND archived = 0 AND rowid > ?
+      WHERE entity_id = ? AND content_key = ? AND memory_type = '${type}' AND archived = 0 AND rowid > ?
       ORDER BY valid_until IS NOT NULL, rowid LIMIT 1`),
     raiseConfidence: db.prepare('UPDATE memories SET confidence = max(confidence, ?), last_access_at = ? WHERE rowid = ?'),
     insertEpisode: db.prepare('INSERT INTO episodes (id, namespace_id, started_at, last_activity_at) VALUES (?, ?, ?, ?)'),
