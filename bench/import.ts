@@ -3,7 +3,8 @@
 // messages/s through POST /v1/episodes/import (one call) beside start + one POST per message +
 // end, and facts/s through POST /v1/remember/batch (1,000 a call) beside one POST /v1/remember
 // per fact. The goal is ≥ 20× for both. BENCH_IMPORT_ITEMS (default 2000), BENCH_ROUNDS (default 3:
-// the two ways alternate, the best round of each is reported).
+// the two ways alternate, the best round of each is reported), BENCH_CPU_PROF=<dir> (the service
+// under node --cpu-prof: one profile per thread, the writer's among them).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -38,7 +39,7 @@ async function rate(work: () => Promise<void>): Promise<number> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-import-'));
-const service = await startService({ dbPath: join(dir, 'bench.db'), embedder: 'hash', dimensions: 64 });
+const service = await startService({ dbPath: join(dir, 'bench.db'), embedder: 'hash', dimensions: 64, cpuProfDir: process.env.BENCH_CPU_PROF });
 try {
   const best = { perMessage: 0, imported: 0, perFact: 0, batched: 0 };
   for (let round = 0; round < ROUNDS; round++) {

@@ -22,6 +22,8 @@ export interface Conversation {
   id: string;
   speakers: [string, string];
   sessions: Turn[][];
+  /** Each session's date (`session_N_date_time`, read as UTC), epoch ms; null when absent or unreadable. */
+  sessionDates: (number | null)[];
   questions: Question[];
 }
 
@@ -46,8 +48,20 @@ export function loadLocomo(dir = locomoPath()): Conversation[] | null {
       .map((qa) => ({ text: String(qa.question), category: qa.category as 1 | 2 | 3 | 4, evidence: evidenceIds(qa.evidence).filter((id) => turnIds.has(id)) }))
       .filter((qa) => qa.evidence.length > 0)
       .map((qa, index) => ({ ...qa, index }));
-    return { id: sample.sample_id, speakers: [String(c.speaker_a), String(c.speaker_b)], sessions, questions };
+    const sessionDates = sessionKeys.map((key) => sessionDate(c[`${key}_date_time`]));
+    return { id: sample.sample_id, speakers: [String(c.speaker_a), String(c.speaker_b)], sessions, sessionDates, questions };
   });
+}
+
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+/** "1:56 pm on 8 May, 2023" → epoch ms (UTC: the data set gives no zone), or null. */
+export function sessionDate(raw: unknown): number | null {
+  const m = /^\s*(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([a-z]+),?\s+(\d{4})\s*$/i.exec(String(raw ?? ''));
+  const month = m ? MONTHS.indexOf(m[5].toLowerCase()) : -1;
+  if (!m || month < 0) return null;
+  const hour = (Number(m[1]) % 12) + (m[3].toLowerCase() === 'pm' ? 12 : 0);
+  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
 }
 
 /** Evidence entries are dia ids; a few list two in one string ("D8:6; D9:17"). */
