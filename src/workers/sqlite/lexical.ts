@@ -2,8 +2,9 @@
 // its previous turn's at a lower weight — see migration 6), kept cheap at scale. FTS5's bm25
 // takes its statistics from the whole table, so which index ranks depends on the file:
 // - a file holding one namespace (the usual case): the shared index, memories_fts;
-// - beside other namespaces, a namespace of up to NAMESPACE_INDEX_LIMIT memories: its own copy
-//   in a temporary FTS5 table (namespace-index.ts), the same queries, the same scores;
+// - beside other namespaces, a namespace of up to LARGE_NAMESPACE_LIMIT memories: its own copy
+//   in a temporary FTS5 table of the connection (namespace-index.ts), the same queries, the
+//   same scores;
 // - beside others, a larger namespace: namespace-bm25.ts, the formula from its own figures.
 // In an index, FTS5 scores every row a query matches before it can sort (it has no top-k
 // pruning), about 1 µs a row, and "where does Ava live" at 1M memories matches 30k rows through
@@ -24,7 +25,7 @@ import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
 import { entitySize, FILTER_SQL, filterParams, TIME_FILTER_SQL, type RetrievalSignal } from './filter.js';
 import { NamespaceBm25 } from './namespace-bm25.js';
-import { NAMESPACE_FTS, NamespaceIndex } from './namespace-index.js';
+import { NamespaceIndexes } from './namespace-index.js';
 
 /** Without filters, this many times the depth are ranked first, then other namespaces' rows drop out. */
 const OVERFETCH = 2;
@@ -36,14 +37,14 @@ const newestMatches = (fts: string) => `SELECT rowid, rank FROM ${fts} WHERE ${f
 export class Bm25Signal implements RetrievalSignal {
   readonly name = 'bm25';
   private readonly inFile;
-  private readonly ownIndex;
-  private readonly inOwnIndex;
+  private readonly copies;
+  /** The rankings in the connection's copies (namespace-index.ts), by table: a few at most. */
+  private readonly inCopy = new Map<string, FtsRanking>();
   private readonly ownStatistics;
 
-  constructor(db: Db, private readonly namespaceId: number) {
+  constructor(private readonly db: Db, private readonly namespaceId: number) {
     this.inFile = new FtsRanking(db, 'memories_fts', namespaceId);
-    this.ownIndex = new NamespaceIndex(db);
-    this.inOwnIndex = new FtsRanking(db, NAMESPACE_FTS, namespaceId);
+    this.copies = NamespaceIndexes.of(db);
     this.ownStatistics = new NamespaceBm25(db, namespaceId);
   }
 
@@ -52,8 +53,11 @@ export class Bm25Signal implements RetrievalSignal {
     // Another namespace in the index: FTS5's ranks would count its rows (a namespace row alone,
     // e.g. from an empty import, has none).
     if (!this.ownStatistics.shared()) return this.inFile.retrieve(ctx);
-    if (this.ownIndex.load(this.namespaceId)) return this.inOwnIndex.retrieve(ctx);
-    return this.ownStatistics.retrieve(ctx.terms, ctx);
+    const table = this.copies.tableFor(this.namespaceId);
+    if (table === null) return this.ownStatistics.retrieve(ctx.terms, ctx);
+    let ranking = this.inCopy.get(table);
+    if (ranking === undefined) this.inCopy.set(table, ranking = new FtsRanking(this.db, table, this.namespaceId));
+    return ranking.retrieve(ctx);
   }
 }
 
