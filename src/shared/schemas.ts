@@ -172,6 +172,13 @@ export const ListEntitiesQuery = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Entities to skip (by name order)' })),
 });
 
+/** Most namespaces one GET /v1/namespaces answer lists (each costs a count of its rows). */
+export const MAX_NAMESPACE_PAGE = 1000;
+export const ListNamespacesQuery = Type.Object({
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_NAMESPACE_PAGE, default: MAX_NAMESPACE_PAGE, description: `Page size (1–${MAX_NAMESPACE_PAGE})` })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Namespaces to skip (in creation order)' })),
+});
+
 export const SnapshotParams = Type.Object({
   snapshot_id: Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'Snapshot id returned by DELETE /v1/entities/{name}' }),
 });
@@ -330,6 +337,7 @@ export const StatsResponse = Type.Object({
 
 export const NamespacesResponse = Type.Object({
   namespaces: Type.Array(StatsResponse),
+  total: Type.Integer({ minimum: 0, description: 'Every namespace, listed or not' }),
 });
 
 export const ConsolidateResponse = Type.Object({
@@ -390,6 +398,8 @@ export type ValidatedRecall = Parsed<typeof RecallBody>;
 export type ValidatedRecallGrouped = Parsed<typeof RecallGroupedBody>;
 export type ValidatedInspect = Parsed<typeof InspectBody>;
 export type ValidatedListEntities = Parsed<typeof ListEntitiesQuery>;
+export type ValidatedListNamespaces = Parsed<typeof ListNamespacesQuery>;
+export type NamespacesResult = Static<typeof NamespacesResponse>;
 
 export type EntityRecord = Static<typeof Entity>;
 export type MemoryRecord = Static<typeof Memory>;

@@ -4,6 +4,7 @@ import type { Config } from '../shared/config.js';
 import { openDatabase } from '../shared/db.js';
 import { embedderIdentity } from './embedding/index.js';
 import type { ReadPort } from './port/read-port.js';
+import type { NamespacesResult } from '../shared/schemas.js';
 import { SqliteReadPort, type ConnectionTurns } from './sqlite/read-port.js';
 import { connectReader } from './postgres/client.js';
 import { PostgresReadPort } from './postgres/read-port.js';
@@ -21,7 +22,18 @@ export interface NamespaceDirectory {
   names(): Promise<string[]>;
   /** The namespaces with memories waiting for a vector. */
   pending(): Promise<string[]>;
+  /** `limit` namespaces from `offset` (creation order) with the counts GET /v1/stats gives, and how many there are. */
+  page(limit: number, offset: number): Promise<NamespacesResult>;
 }
+
+// The listing's counts, as each namespace's stats (workers/sqlite/read-store.ts) count them, in
+// one statement for the page: each count is a range of an index keyed by namespace.
+const NAMESPACE_PAGE_SQL = `SELECT n.name AS namespace,
+    (SELECT count(*) FROM entities e WHERE e.namespace_id = n.id) AS entities,
+    (SELECT count(*) FROM memories m WHERE m.namespace_id = n.id AND m.archived = 0 AND m.memory_type = 'episodic') AS episodic_memories,
+    (SELECT count(*) FROM memories m WHERE m.namespace_id = n.id AND m.archived = 0 AND m.memory_type = 'semantic') AS semantic_memories,
+    (SELECT count(*) FROM memories m WHERE m.namespace_id = n.id AND m.archived = 0 AND m.memory_type = 'procedural') AS procedural_memories
+  FROM namespaces n ORDER BY n.id`;
 
 /** Per-namespace caches a PostgreSQL port keeps beyond the service's own namespace (bounded in total by the ports kept). */
 const OTHER_NAMESPACE_VECTOR_CACHE_BYTES = 4 * 1024 * 1024;
@@ -90,6 +102,20 @@ export function openReadPorts(config: Config): OpenedReadPorts {
       names: async () => (await sql<{ name: string }[]>`SELECT name FROM namespaces ORDER BY id`).map((row) => row.name),
       pending: async () => (await sql<{ name: string }[]>`SELECT n.name FROM namespaces n
         WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id AND m.embedded = 0) ORDER BY n.id`).map((row) => row.name),
+      page: async (limit, offset) => {
+        // count(*) is a bigint: postgres.js hands it over as text.
+        const [namespaces, [{ total }]] = await Promise.all([
+          sql<Record<string, string>[]>`${sql.unsafe(NAMESPACE_PAGE_SQL)} LIMIT ${limit} OFFSET ${offset}`,
+          sql<{ total: string }[]>`SELECT count(*) AS total FROM namespaces`,
+        ]);
+        return {
+          namespaces: namespaces.map((row) => ({
+            namespace: row.namespace, entities: Number(row.entities), episodic_memories: Number(row.episodic_memories),
+            semantic_memories: Number(row.semantic_memories), procedural_memories: Number(row.procedural_memories),
+          })),
+          total: Number(total),
+        };
+      },
     };
     return {
       portFor,
@@ -114,6 +140,8 @@ export function openReadPorts(config: Config): OpenedReadPorts {
   const names = db.prepare<[], string>('SELECT name FROM namespaces ORDER BY id').pluck();
   const pending = db.prepare<[], string>(`SELECT n.name FROM namespaces n
     WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id AND m.embedded = 0) ORDER BY n.id`).pluck();
+  const namespacePage = db.prepare<[number, number], NamespacesResult['namespaces'][number]>(`${NAMESPACE_PAGE_SQL} LIMIT ? OFFSET ?`);
+  const namespaceTotal = db.prepare<[], number>('SELECT count(*) FROM namespaces').pluck();
   // Between a recall's BEGIN and COMMIT these would read inside its snapshot: they take their turn too.
   const inTurn = <T>(read: () => T): Promise<T> => {
     const result = turns.turn.then(read, read);
@@ -124,6 +152,7 @@ export function openReadPorts(config: Config): OpenedReadPorts {
     idOf: (name) => inTurn(() => idOf.get(name)),
     names: () => inTurn(() => names.all()),
     pending: () => inTurn(() => pending.all()),
+    page: (limit, offset) => inTurn(() => ({ namespaces: namespacePage.all(limit, offset), total: namespaceTotal.get()! })),
   };
   return { portFor, directory, close: async () => { db.close(); } };
 }

@@ -4,7 +4,7 @@ import { workerData } from 'node:worker_threads';
 import { fail, toWireError } from '../shared/errors.js';
 import { move, transferableSymbol, valueSymbol } from 'piscina';
 import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorkerData, ReadSide, ServedNote, StageTimings, TaskNotes, TaskOf } from '../shared/protocol/pool.js';
-import { FIRST_USE_KIND, type InspectResult, type MemoryType } from '../shared/schemas.js';
+import { FIRST_USE_KIND, MAX_NAMESPACE_PAGE, type InspectResult, type MemoryType, type ValidatedListNamespaces } from '../shared/schemas.js';
 import { openReadPorts } from './open-read-port.js';
 import type { ReadPort } from './port/read-port.js';
 import { BoundedMap } from '../shared/bounded-map.js';
@@ -182,11 +182,9 @@ async function embedPending({ store }: NamespaceReads, limit: number): Promise<P
   };
 }
 
-/** Each namespace's counts, for the operator's listing (GET /v1/namespaces). */
-async function listNamespaces(): Promise<PoolResults['listNamespaces']> {
-  const out: PoolResults['listNamespaces'] = [];
-  for (const name of await directory.names()) out.push(await (await namespaceReads(name)).store.stats());
-  return out;
+/** A page of the namespaces with their counts, for the operator's listing (GET /v1/namespaces). */
+async function listNamespaces({ limit = MAX_NAMESPACE_PAGE, offset = 0 }: ValidatedListNamespaces): Promise<PoolResults['listNamespaces']> {
+  return directory.page(limit, offset);
 }
 
 /** One handler per task (a missing one fails to compile), each resolving to its task's result. */
@@ -244,7 +242,7 @@ const handlers: PoolHandlers = {
   snapshotMemory: async (task) => (await namespaceReads(task.namespace)).store.snapshotMemory(task.memoryId),
   namespaceNames: () => directory.names(),
   pendingNamespaces: () => directory.pending(),
-  listNamespaces: () => listNamespaces(),
+  listNamespaces: (task) => listNamespaces(task.input),
   listSnapshots: (task) => withSnapshotErrors('listing', async () => (await (await namespaceReads(task.namespace)).store.listSnapshots())
     .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),
   // The online restore: SQLite's deletion snapshots are files, streamed through one descriptor

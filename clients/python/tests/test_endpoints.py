@@ -164,6 +164,9 @@ class EveryEndpoint(unittest.TestCase):
         self.assertNotIn("a fact only this namespace holds", str(self.client.recall("fact only this namespace holds", limit=50)))
         listed = {n["namespace"]: n for n in self.client.list_namespaces()["namespaces"]}
         self.assertEqual(listed[name]["semantic_memories"], 1)
+        page = self.client.list_namespaces(limit=1, offset=1)
+        self.assertEqual(len(page["namespaces"]), 1)
+        self.assertGreaterEqual(page["total"], 2)
         with self.assertRaises(ValueError):
             MemoryClient(OPEN_URL, namespace="")
 

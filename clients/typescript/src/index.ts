@@ -40,6 +40,7 @@ export type EndEpisodeInput = Omit<OperationRequest<'endEpisode'>, 'episode_id'>
 export type ForgetInput = OperationInput<'forget'>;
 export type InspectInput = OperationRequest<'inspect'>;
 export type ListEntitiesInput = OperationRequest<'listEntities'>;
+export type ListNamespacesInput = OperationRequest<'listNamespaces'>;
 export type RestoreSnapshotInput = OperationRequest<'restoreSnapshot'>;
 
 /** What the route table says of one operation's route. */
@@ -228,9 +229,9 @@ export class MemoryClient {
     return this.call('listEntities', input);
   }
 
-  /** Every namespace with its counts (operator keys only). */
-  listNamespaces(): Promise<Output<'listNamespaces'>> {
-    return this.call('listNamespaces', {});
+  /** A page of the namespaces with their counts, in creation order (operator keys only). */
+  listNamespaces(input: ListNamespacesInput = {}): Promise<Output<'listNamespaces'>> {
+    return this.call('listNamespaces', input);
   }
 
   /** Deletion snapshots beside the service's database, oldest first. */

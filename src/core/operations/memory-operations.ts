@@ -280,8 +280,8 @@ export class MemoryOperations implements OperationHandlers {
   }
 
   /** Every namespace with its counts; operator keys only (a bound key sees only its own). */
-  async listNamespaces(_input: Input<'listNamespaces'>, { namespace, operator }: RequestContext): Promise<ValueAnswer<Output<'listNamespaces'>>> {
+  async listNamespaces(input: Input<'listNamespaces'>, { namespace, operator }: RequestContext): Promise<ValueAnswer<Output<'listNamespaces'>>> {
     if (!operator) throw fail.operatorOnly();
-    return answerOf({ namespaces: await this.pool.run({ op: 'listNamespaces', namespace }) });
+    return answerOf(await this.pool.run({ op: 'listNamespaces', namespace, input }));
   }
 }

@@ -1,5 +1,5 @@
 // Health and counts: the service itself rather than any one memory.
-import { EmptyBody, HealthResponse, NamespacesResponse, StatsResponse } from '../schemas.js';
+import { EmptyBody, HealthResponse, ListNamespacesQuery, NamespacesResponse, StatsResponse } from '../schemas.js';
 import { declareOperation, READS } from './declare.js';
 
 export const health = declareOperation({
@@ -29,9 +29,12 @@ export const stats = declareOperation({
 
 export const listNamespaces = declareOperation({
   name: 'listNamespaces',
-  input: EmptyBody,
+  input: ListNamespacesQuery,
   output: NamespacesResponse,
   // A key bound to a namespace may not see the others (not even their names).
   errors: ['NAMESPACE_FORBIDDEN'],
-  rest: [{ method: 'get', path: '/v1/namespaces', body: null, summary: 'Every namespace with its counts (operator keys only)' }],
+  rest: [{
+    method: 'get', path: '/v1/namespaces', body: null, query: ListNamespacesQuery,
+    summary: 'Namespaces with their counts, a page at a time in creation order (operator keys only)',
+  }],
 });

@@ -7,7 +7,7 @@ import type { WireError } from '../errors.js';
 import type { SnapshotHeaderT } from '../file-formats.js';
 import type {
   DeletionSnapshotRecord, InspectResult, ListEntitiesResult, Outcome, RecallGroupedResult, RecallResult, StatsResult,
-  ValidatedInspect, ValidatedListEntities, ValidatedRecall, ValidatedRecallGrouped,
+  ValidatedInspect, ValidatedListEntities, ValidatedRecall, ValidatedRecallGrouped, NamespacesResult, ValidatedListNamespaces,
 } from '../schemas.js';
 import type { CheckedSnapshot, SnapshotSummary, StoredSnapshot, StoredSnapshotChunk } from '../snapshot-files.js';
 import type { FramedSnapshot, SnapshotMemoryT } from '../snapshot-reader.js';
@@ -69,8 +69,8 @@ export const POOL_TASKS = {
   stats: task<object, StatsResult>('interactive'),
   memoryHistory: task<{ input: { memory_id: string } }, { answer: MemoryHistoryResult; truncated: boolean }>('interactive'),
   listEntities: task<{ input: ValidatedListEntities }, ListEntitiesResult>('interactive'),
-  /** Every namespace with its counts (GET /v1/namespaces, operator keys only). */
-  listNamespaces: task<object, StatsResult[]>('interactive'),
+  /** A page of the namespaces with their counts (GET /v1/namespaces, operator keys only). */
+  listNamespaces: task<{ input: ValidatedListNamespaces }, NamespacesResult>('interactive'),
   // A count for /metrics: cheap, and a scrape must not wait behind a training run.
   embeddingBacklog: task<object, { count: number }>('interactive'),
   /**

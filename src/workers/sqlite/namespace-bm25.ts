@@ -1,4 +1,5 @@
-// BM25 from one namespace's statistics, for a file whose FTS index holds several namespaces.
+// BM25 from one namespace's statistics, for a file whose FTS index holds several namespaces and
+// a namespace too large to copy into its own index (namespace-index.ts: the usual way).
 // FTS5's bm25() takes N, each term's document count and the average length from the whole
 // table, so another tenant's words would move this tenant's scores (and explain shows them).
 // Here the same formula (fts5_aux.c, fts5Bm25Function, with the rank's column weights) is

@@ -193,8 +193,8 @@ def list_snapshots() -> Call:
     return make_call("list_snapshots")
 
 
-def list_namespaces() -> Call:
-    return make_call("list_namespaces")
+def list_namespaces(limit: Optional[int], offset: Optional[int]) -> Call:
+    return make_call("list_namespaces", query={"limit": limit, "offset": offset})
 
 
 def restore_snapshot(snapshot_id: str) -> Call:

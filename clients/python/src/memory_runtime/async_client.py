@@ -128,8 +128,8 @@ class AsyncMemoryClient:
     async def list_entities(self, q: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEntitiesResponse:
         return await self._send(calls.list_entities(q, limit, offset))
 
-    async def list_namespaces(self) -> ListNamespacesResponse:
-        return await self._send(calls.list_namespaces())
+    async def list_namespaces(self, limit: Optional[int] = None, offset: Optional[int] = None) -> ListNamespacesResponse:
+        return await self._send(calls.list_namespaces(limit, offset))
 
     async def list_snapshots(self) -> ListSnapshotsResponse:
         return await self._send(calls.list_snapshots())

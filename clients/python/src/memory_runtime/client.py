@@ -138,9 +138,10 @@ class MemoryClient:
         """A page of entities by name; ``q`` keeps those whose name contains it (any case)."""
         return self._send(calls.list_entities(q, limit, offset))
 
-    def list_namespaces(self) -> ListNamespacesResponse:
-        """Every namespace with its counts (operator keys only: a key bound to a namespace gets 403)."""
-        return self._send(calls.list_namespaces())
+    def list_namespaces(self, limit: Optional[int] = None, offset: Optional[int] = None) -> ListNamespacesResponse:
+        """A page of the namespaces (creation order, up to 1,000) with their counts, and the total
+        (operator keys only: a key bound to a namespace gets 403)."""
+        return self._send(calls.list_namespaces(limit, offset))
 
     def list_snapshots(self) -> ListSnapshotsResponse:
         """Deletion snapshots beside the service's database, oldest first."""

@@ -225,6 +225,7 @@ class SnapshotSummary(TypedDict):
 
 class ListNamespacesResponse(TypedDict):
     namespaces: List[StatsResponse]
+    total: int
 
 
 class ListSnapshotsResponse(TypedDict):

@@ -301,6 +301,13 @@ export type ListEntitiesResponse = {
   total: number;
 };
 
+export type ListNamespacesQuery = {
+  /** Page size (1–1000) */
+  limit?: number;
+  /** Namespaces to skip (in creation order) */
+  offset?: number;
+};
+
 export type ListSnapshotsResponse = {
   snapshots: SnapshotSummaryRecord[];
 };
@@ -364,6 +371,8 @@ export type MetricsText = string;
 
 export type NamespacesResponse = {
   namespaces: StatsResponse[];
+  /** Every namespace, listed or not */
+  total: number;
 };
 
 /** This OpenAPI 3.1 document */
@@ -523,6 +532,7 @@ export type StoredFact = {
   episode_id?: string;
 };
 
+export type NamespacesResult = NamespacesResponse;
 export type EntityRecord = Entity;
 export type MemoryRecord = Memory;
 export type StoredFactRecord = StoredFact;
@@ -553,8 +563,8 @@ export interface Operations {
     response: HealthResponse;
   };
   listNamespaces: {
-    request: EmptyBody;
-    query: never;
+    request: ListNamespacesQuery;
+    query: ListNamespacesQuery;
     response: NamespacesResponse;
   };
   stats: {
@@ -654,7 +664,7 @@ export type OperationName = keyof Operations;
 /** The first REST route of each operation, the one the client calls. */
 export const ROUTES = {
   health: {"method":"GET","path":"/v1/health","body":false},
-  listNamespaces: {"method":"GET","path":"/v1/namespaces","body":false},
+  listNamespaces: {"method":"GET","path":"/v1/namespaces","query":["limit","offset"],"body":false},
   stats: {"method":"GET","path":"/v1/stats","body":false},
   createEntity: {"method":"POST","path":"/v1/entities","body":true,"position":"returned"},
   forget: {"method":"DELETE","path":"/v1/entities/:entity_name","params":{"entity_name":"entity_name"},"query":["hard_delete"],"body":false,"position":"returned"},
