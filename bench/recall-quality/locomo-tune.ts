@@ -70,7 +70,8 @@ const evidence = new Map<string, Set<string>>();
 const category = new Map<string, number>();
 const latencies = settings.map((): number[] => []);
 const bm25 = new Map<string, string[]>();
-const PASSES = 2;
+// TUNE_PASSES=1 for a quality-only sweep (the latency columns then come from one pass).
+const PASSES = Number(process.env.TUNE_PASSES ?? 2);
 for (const conversation of conversations) {
   const { dbPath, diaOf } = await stored(conversation);
   const db = openDatabase(dbPath, { readonly: true });
