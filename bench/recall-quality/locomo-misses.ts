@@ -13,7 +13,7 @@ import { tokenize, queryTerms } from '../../src/workers/recall/query-text.js';
 
 const cache = process.argv[2];
 const setting = process.argv[3] ?? '';
-const weights = Object.fromEntries(setting.split(',').filter(Boolean).map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName, number>>;
+const { reach, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean).map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach', number>>;
 const conversations = loadLocomo()!;
 const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db') });
 const embedder = await createEmbedder(config);
@@ -27,7 +27,7 @@ for (const conversation of conversations) {
   const text = new Map(conversation.sessions.flat().map((t) => [t.diaId, `${t.speaker}: ${t.text}`]));
   const db = openDatabase(dbPath, { readonly: true });
   const namespaceId = (db.prepare('SELECT id FROM namespaces WHERE name = ?').get(config.namespace) as { id: number }).id;
-  const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights });
+  const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights, reach });
   const df = new Map<string, number>();
   for (const t of conversation.sessions.flat()) for (const w of new Set(tokenize(`${t.speaker}: ${t.text}`))) df.set(w, (df.get(w) ?? 0) + 1);
   const nTurns = conversation.sessions.flat().length;

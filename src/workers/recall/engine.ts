@@ -4,8 +4,8 @@
 //    the memories of an entity the query names join when it has at most D of them;
 // 2. every candidate is scored on every signal that knows it (cosine by point lookup), scores
 //    normalised per signal and fused by a weighted mean over the signals that know the memory;
-// 3. conversation context: the best candidates' adjacent turns join, and each turn is lifted
-//    by a fraction of its best neighbour's score and by its session's score as a whole;
+// 3. conversation context: the turns near the best candidates join, and each turn is lifted by
+//    a fraction of the best score among its near turns and by its session's score as a whole;
 // 4. entity links as a small prior, and who said it: what a person the query names said, or what
 //    was said about them (owner or mention links, not mere participation) gains; strength and
 //    recency only break near-ties.
@@ -18,12 +18,11 @@ import { explainScores } from './explain.js';
 import type { MemoryRow } from '../port/rows.js';
 import type { OnServed, ReadPort, RecallReads } from '../port/read-port.js';
 import { fuseScores, type SignalScores } from './fuse.js';
-import { liftedByNeighbours } from './conversation.js';
+import { liftedByNeighbours, NEIGHBOUR_REACH } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
-import { coverageOrder, termsIn, uncoveredTerms } from './term-coverage.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -54,12 +53,13 @@ export interface RecallHit {
 
 /**
  * Fusion weights, tuned on the LoCoMo dev conversations (bench:quality), each on a flat optimum:
- * bm25 and vector are the weighted mean's weights; adjacent: fraction of the best neighbouring
- * turn's score a turn gains; session: what a turn of the best-scoring session gains (session-evidence.ts);
+ * bm25 and vector are the weighted mean's weights; adjacent: fraction of the best score among a
+ * turn's neighbours (same session, at most NEIGHBOUR_REACH away) it gains (conversation.ts); session: what
+ * a turn of the best-scoring session gains (session-evidence.ts);
  * entity: the entity prior; said: what a memory by or about a named person gains (who-said-it.ts);
  * strength: the tie-break.
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, spread: 0, reach: 1, cover: 0, probe: 0 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -67,6 +67,8 @@ export interface EngineOptions {
   only?: readonly SignalName[];
   /** Override fusion weights (quality benchmarks tune them). */
   weights?: Partial<Record<SignalName, number>>;
+  /** How many turns away a neighbour lifts a turn (quality benchmarks tune it; NEIGHBOUR_REACH by default). */
+  reach?: number;
 }
 
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
@@ -86,21 +88,18 @@ const MIN_EXPANDED = 20;
  * more rows than the budget left has room for at the largest row read so far.
  */
 const FIRST_HYDRATE_CHUNK = 16;
-/** The second lexical probe looks at what the best this-many candidates leave uncovered. */
-const PROBE_TOP = 5;
-/** Set-level coverage picks the top `limit` from this many times `limit` best (at least MIN_COVER_POOL). */
-const COVER_POOL_FACTOR = 3;
-const MIN_COVER_POOL = 30;
 
 export class RecallEngine {
   private readonly useBm25: boolean;
   private readonly useVector: boolean;
   private readonly weights: Record<SignalName, number>;
+  private readonly reach: number;
 
   constructor(private readonly port: ReadPort, options: EngineOptions = {}) {
     const use = (name: SignalName) => !options.only || options.only.includes(name);
     this.weights = Object.fromEntries(Object.entries({ ...SIGNAL_WEIGHTS, ...options.weights })
       .map(([name, weight]) => [name, use(name as SignalName) ? weight : 0])) as Record<SignalName, number>;
+    this.reach = Math.max(1, Math.floor(options.reach ?? NEIGHBOUR_REACH));
     this.useBm25 = use('bm25');
     this.useVector = use('vector');
   }
@@ -206,33 +205,14 @@ export class RecallEngine {
     let signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
     let fused = fuseScores(candidates, signals);
 
-    // 3. Conversation context: the best candidates' adjacent turns join, then every turn is lifted by its neighbours.
+    // 3. Conversation context: the turns near the best candidates join, then every turn is lifted by its neighbours.
     if (w.adjacent > 0) {
       const best = [...fused].sort((a, b) => b[1] - a[1]).slice(0, Math.max(MIN_EXPANDED, request.limit * EXPAND_FACTOR)).map(([rowid]) => rowid);
-      const added = (await reads.adjacent(best, ctx.filter, w.spread > 0 ? Math.max(1, w.reach) : 1)).filter((rowid) => !fused.has(rowid));
+      const added = (await reads.adjacent(best, ctx.filter, this.reach)).filter((rowid) => !fused.has(rowid));
       if (added.length > 0) {
         candidates = [...candidates, ...added];
         signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
         fused = fuseScores(candidates, signals);
-      }
-    }
-    // Second lexical probe: the query terms the best few results do not contain (term-coverage.ts).
-    let probeBonus: ReadonlyMap<number, number> = NO_BONUS;
-    if (w.probe > 0 && this.useBm25 && ctx.terms.length > 1) {
-      const top = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, PROBE_TOP).map(([rowid]) => rowid);
-      const missing = uncoveredTerms(ctx.terms, (await reads.rows(top)).map((row) => row.content));
-      if (missing.length > 0 && missing.length < ctx.terms.length) {
-        const probed = await reads.lexical({ ...ctx, terms: missing });
-        const max = probed.reduce((m, p) => Math.max(m, p.score), 0);
-        if (max > 0) {
-          probeBonus = new Map(probed.map((p) => [p.rowid, (w.probe * p.score) / max]));
-          const added = probed.map((p) => p.rowid).filter((rowid) => !fused.has(rowid));
-          if (added.length > 0) {
-            candidates = [...candidates, ...added];
-            signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
-            fused = fuseScores(candidates, signals);
-          }
-        }
       }
     }
     const rows = new Map((await timedAsync(timings, 'hydrate', () => reads.positions(candidates))).map((row) => [row.rowid, row]));
@@ -247,22 +227,17 @@ export class RecallEngine {
     let session: ReadonlyMap<number, number> = NO_BONUS;
     let prior: (rowid: number) => number = NOTHING;
     let tieBreak: (row: CandidateRow) => number = NOTHING;
-    const ordered = timed(timings, 'fusion', () => {
-      lifted = liftedByNeighbours(rows, fused, w.adjacent, w.spread, Math.max(1, w.reach));
+    const ranked = timed(timings, 'fusion', () => {
+      lifted = liftedByNeighbours(rows, fused, w.adjacent, this.reach);
       session = sessionEvidence(rows, fused, w.session);
       // 4. Entity prior and tie-break.
       prior = entityPrior(candidates, linkedToNamed, w.entity);
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
-        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + (probeBonus.get(row.rowid) ?? 0) + tieBreak(row) }))
-        .sort((a, b) => b.score - a.score || b.rowid - a.rowid);
+        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
+        .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
+        .slice(0, request.limit);
     });
-    let ranked = ordered.slice(0, request.limit);
-    if (w.cover > 0 && ctx.terms.length > 1) {
-      const pool = ordered.slice(0, Math.max(MIN_COVER_POOL, request.limit * COVER_POOL_FACTOR));
-      const termsOf = new Map((await reads.rows(pool.map((r) => r.rowid))).map((row) => [row.rowid, termsIn(ctx.terms, row.content)]));
-      ranked = coverageOrder(pool, termsOf, ctx.terms, w.cover, request.limit);
-    }
     if (!request.explain) return ranked;
     const explanations = explainScores(ranked.map((r) => r.rowid), {
       // The entity contribution: the prior and who said it, both from the query's named entities' links.
