@@ -162,6 +162,9 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
       const bees = rowidOf(sqliteDb, 'Zoltan keeps bees on the roof of the observatory');
       await port.snapshot(async (reads) => {
         assert.deepEqual((await reads.adjacent([turns[1]], { entityId: null, types: null })).sort((a, b) => a - b), [turns[0], turns[2]]);
+        // Within reach 2 of the first turn: the reply and the same speaker's next turn after it.
+        assert.deepEqual(await reads.adjacent([turns[0]], { entityId: null, types: null }), [turns[1]]);
+        assert.deepEqual((await reads.adjacent([turns[0]], { entityId: null, types: null }, 2)).sort((a, b) => a - b), [turns[1], turns[2]]);
         assert.deepEqual(await reads.membersOfFew([zoltan.id], 50, { entityId: null, types: null }), [bees]);
         assert.deepEqual([...await reads.linked([bees, turns[0]], [zoltan.id])], [bees]);
         // Who said it: the turns link ava as a participant only; the bees fact is Zoltan's own.

@@ -129,7 +129,8 @@ describe('conversations through the service', () => {
 
   test('a turn next to a matching turn is lifted by it', async () => {
     const lisbon = Object.keys(contents).find((id) => contents[id].includes('Lisbon'))!;
-    const run = async (adjacent: number) => (await engineOn(db, { weights: { adjacent } })
+    // Reach 1: only the turns right next to a match (at reach 2 the turns two away tie with them).
+    const run = async (adjacent: number) => (await engineOn(db, { weights: { adjacent }, reach: 1 })
       .recall({ query: 'holidays', entity: null, types: ['episodic'], limit: 5, queryVector: null }))
       .map((h) => h.row.id);
     // "holidays" is only in the turn after the Lisbon one (context flows forward, so the Lisbon turn has no match of its own).

@@ -78,7 +78,8 @@ describe('sessions through the service', () => {
 
   const engine = (session: number) => {
     const ns = db.prepare("SELECT id FROM namespaces WHERE name = 'default'").pluck().get() as number;
-    return new RecallEngine(new SqliteReadPort(db, ns, 'default', { minSimilarity: 0.2 }), { weights: { session } });
+    // The neighbour lift off: the session stage alone (the signed-up turn is two before another match).
+    return new RecallEngine(new SqliteReadPort(db, ns, 'default', { minSimilarity: 0.2 }), { weights: { session, adjacent: 0 } });
   };
   const ranked = async (session: number, query: string) => (await engine(session)
     .recall({ query, entity: null, types: ['episodic'], limit: 10, queryVector: null })).map((h) => contents.get(h.row.id)!);

@@ -17,7 +17,7 @@ import { createLogger } from '../../src/shared/logger.js';
 import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
 import { SqliteReadPort } from '../../src/workers/sqlite/read-port.js';
-import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
+import { RecallEngine, type EngineOptions, type SignalName } from '../../src/workers/recall/engine.js';
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
 import { loadLocomo, type Conversation } from './locomo-data.js';
 import { percentile, scoreRankings } from './scoring.js';
@@ -59,8 +59,12 @@ async function stored(conversation: Conversation): Promise<{ dbPath: string; dia
   return { dbPath, diaOf };
 }
 
-const parse = (setting: string) => Object.fromEntries(setting.split(',').filter(Boolean)
-  .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName, number>>;
+/** 'adjacent=0.4,reach=2': weights, and `reach` (not a weight: how far a neighbouring turn lifts). */
+const parse = (setting: string): EngineOptions => {
+  const { reach, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
+    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach', number>>;
+  return { weights, reach };
+};
 
 const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db') });
 const embedder = await createEmbedder(config);
@@ -70,7 +74,8 @@ const evidence = new Map<string, Set<string>>();
 const category = new Map<string, number>();
 const latencies = settings.map((): number[] => []);
 const bm25 = new Map<string, string[]>();
-const PASSES = 2;
+// TUNE_PASSES=1 for a quality-only sweep (the latency columns then come from one pass).
+const PASSES = Number(process.env.TUNE_PASSES ?? 2);
 for (const conversation of conversations) {
   const { dbPath, diaOf } = await stored(conversation);
   const db = openDatabase(dbPath, { readonly: true });
@@ -82,7 +87,7 @@ for (const conversation of conversations) {
   }
   for (const [q, ids] of plainBm25(conversation)) bm25.set(q, ids);
   const now = Date.now();
-  const engines = settings.map((setting) => new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights: parse(setting) }));
+  const engines = settings.map((setting) => new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), parse(setting)));
   // Settings take turns question by question (the first to go rotates), so load drifts on a
   // shared machine hit every setting alike: the latency columns compare ranking cost.
   for (let pass = 0; pass < PASSES; pass++) {
@@ -107,4 +112,17 @@ for (const [s, [setting, rankings]] of rows.entries()) {
   const cat = [1, 2, 3, 4].map((c) => p(scoreRankings(rankings, only(c)).recall[10]));
   const cost = s === 0 ? '' : `${percentile(latencies[s - 1], 50).toFixed(2)} ${percentile(latencies[s - 1], 95).toFixed(2)}`;
   console.log(`${setting.padEnd(44)} ${p(all.recall[1])} ${p(all.recall[5])} ${p(all.recall[10])} ${all.mrr.toFixed(3)} | ${cat.join(' ')} | ${cost}`);
+}
+// Per conversation (TUNE_PER_CONVERSATION=1): R@10 and multi-hop R@10 of each setting in each
+// conversation, to see whether a setting chosen on the others carries over to the one left out.
+if (process.env.TUNE_PER_CONVERSATION === '1') {
+  console.log(`\nper conversation: R@10 / multi-hop R@10 (${conversations.map((c) => c.id).join(', ')})`);
+  for (const [setting, rankings] of rows) {
+    const cells = conversations.map((c) => {
+      const mine = new Map([...evidence].filter(([q]) => q.startsWith(`${c.id}#`)));
+      const multi = new Map([...mine].filter(([q]) => category.get(q) === 1));
+      return `${p(scoreRankings(rankings, mine).recall[10])}/${p(scoreRankings(rankings, multi).recall[10]).trim()}`;
+    });
+    console.log(`${setting.padEnd(44)} ${cells.join(' ')}`);
+  }
 }

@@ -28,8 +28,8 @@ export interface RecallReads {
   nearest(ctx: RecallContext): Promise<Proposal[]>;
   /** Cosine similarity of the query to each of these memories that has a vector. */
   similarities(queryVector: Float32Array, rowids: number[]): Promise<Map<number, number>>;
-  /** Episodic turns adjacent (same episode, seq ± 1) to these, passing the filter. */
-  adjacent(rowids: number[], filter: CandidateFilter): Promise<number[]>;
+  /** Episodic turns near these (same episode, seq ± 1 up to ± reach), passing the filter. */
+  adjacent(rowids: number[], filter: CandidateFilter, reach?: number): Promise<number[]>;
   /** Every memory of those entities that have at most `depth` memories (passing the filter), at most `depth` in all. */
   membersOfFew(entityIds: string[], depth: number, filter: CandidateFilter): Promise<number[]>;
   /** The memories among these that link one of the entities (any relation). */

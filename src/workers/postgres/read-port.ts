@@ -63,8 +63,9 @@ export class PostgresReadPort implements ReadPort {
       lexical: (ctx) => lexicalCandidates(tx, ns, ctx),
       nearest: (ctx) => this.vectors.nearest(tx, ctx),
       similarities: (query, rowids) => this.vectors.similarities(tx, query, rowids),
-      adjacent: async (rowids, filter) => rowids.length === 0 ? [] : (await tx<{ rowid: number }[]>`
-        SELECT DISTINCT m.rowid FROM memories t JOIN memories m ON m.episode_id = t.episode_id AND m.seq IN (t.seq - 1, t.seq + 1)
+      adjacent: async (rowids, filter, reach = 1) => rowids.length === 0 ? [] : (await tx<{ rowid: number }[]>`
+        SELECT DISTINCT m.rowid FROM memories t JOIN memories m ON m.episode_id = t.episode_id
+          AND m.seq BETWEEN t.seq - ${reach}::int AND t.seq + ${reach}::int AND m.seq <> t.seq
         WHERE t.rowid = ANY(${rowids}::bigint[]) AND t.memory_type = 'episodic' AND t.episode_id IS NOT NULL
           AND m.memory_type = 'episodic' AND ${candidateFilter(tx, ns, filter)}`).map((r) => r.rowid),
       membersOfFew: async (entityIds, depth, filter) => entityIds.length === 0 ? [] : (await tx<{ rowid: number }[]>`

@@ -4,8 +4,8 @@
 //    the memories of an entity the query names join when it has at most D of them;
 // 2. every candidate is scored on every signal that knows it (cosine by point lookup), scores
 //    normalised per signal and fused by a weighted mean over the signals that know the memory;
-// 3. conversation context: the best candidates' adjacent turns join, and each turn is lifted
-//    by a fraction of its best neighbour's score and by its session's score as a whole;
+// 3. conversation context: the turns near the best candidates join, and each turn is lifted by
+//    a fraction of the best score among its near turns and by its session's score as a whole;
 // 4. entity links as a small prior, and who said it: what a person the query names said, or what
 //    was said about them (owner or mention links, not mere participation) gains; strength and
 //    recency only break near-ties.
@@ -18,7 +18,7 @@ import { explainScores } from './explain.js';
 import type { MemoryRow } from '../port/rows.js';
 import type { OnServed, ReadPort, RecallReads } from '../port/read-port.js';
 import { fuseScores, type SignalScores } from './fuse.js';
-import { liftedByNeighbours } from './conversation.js';
+import { liftedByNeighbours, NEIGHBOUR_REACH } from './conversation.js';
 import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
@@ -53,8 +53,9 @@ export interface RecallHit {
 
 /**
  * Fusion weights, tuned on the LoCoMo dev conversations (bench:quality), each on a flat optimum:
- * bm25 and vector are the weighted mean's weights; adjacent: fraction of the best neighbouring
- * turn's score a turn gains; session: what a turn of the best-scoring session gains (session-evidence.ts);
+ * bm25 and vector are the weighted mean's weights; adjacent: fraction of the best score among a
+ * turn's neighbours (same session, at most NEIGHBOUR_REACH away) it gains (conversation.ts); session: what
+ * a turn of the best-scoring session gains (session-evidence.ts);
  * entity: the entity prior; said: what a memory by or about a named person gains (who-said-it.ts);
  * strength: the tie-break.
  */
@@ -66,6 +67,8 @@ export interface EngineOptions {
   only?: readonly SignalName[];
   /** Override fusion weights (quality benchmarks tune them). */
   weights?: Partial<Record<SignalName, number>>;
+  /** How many turns away a neighbour lifts a turn (quality benchmarks tune it; NEIGHBOUR_REACH by default). */
+  reach?: number;
 }
 
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
@@ -90,11 +93,13 @@ export class RecallEngine {
   private readonly useBm25: boolean;
   private readonly useVector: boolean;
   private readonly weights: Record<SignalName, number>;
+  private readonly reach: number;
 
   constructor(private readonly port: ReadPort, options: EngineOptions = {}) {
     const use = (name: SignalName) => !options.only || options.only.includes(name);
     this.weights = Object.fromEntries(Object.entries({ ...SIGNAL_WEIGHTS, ...options.weights })
       .map(([name, weight]) => [name, use(name as SignalName) ? weight : 0])) as Record<SignalName, number>;
+    this.reach = Math.max(1, Math.floor(options.reach ?? NEIGHBOUR_REACH));
     this.useBm25 = use('bm25');
     this.useVector = use('vector');
   }
@@ -200,10 +205,10 @@ export class RecallEngine {
     let signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
     let fused = fuseScores(candidates, signals);
 
-    // 3. Conversation context: the best candidates' adjacent turns join, then every turn is lifted by its neighbours.
+    // 3. Conversation context: the turns near the best candidates join, then every turn is lifted by its neighbours.
     if (w.adjacent > 0) {
       const best = [...fused].sort((a, b) => b[1] - a[1]).slice(0, Math.max(MIN_EXPANDED, request.limit * EXPAND_FACTOR)).map(([rowid]) => rowid);
-      const added = (await reads.adjacent(best, ctx.filter)).filter((rowid) => !fused.has(rowid));
+      const added = (await reads.adjacent(best, ctx.filter, this.reach)).filter((rowid) => !fused.has(rowid));
       if (added.length > 0) {
         candidates = [...candidates, ...added];
         signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
@@ -223,7 +228,7 @@ export class RecallEngine {
     let prior: (rowid: number) => number = NOTHING;
     let tieBreak: (row: CandidateRow) => number = NOTHING;
     const ranked = timed(timings, 'fusion', () => {
-      lifted = liftedByNeighbours(rows, fused, w.adjacent);
+      lifted = liftedByNeighbours(rows, fused, w.adjacent, this.reach);
       session = sessionEvidence(rows, fused, w.session);
       // 4. Entity prior and tie-break.
       prior = entityPrior(candidates, linkedToNamed, w.entity);

@@ -15,13 +15,13 @@ export class TurnNeighbours {
     this.adjacentRows = db.prepare<Record<string, unknown>, number>(`
       SELECT DISTINCT m.rowid FROM json_each(@rowids) j
       CROSS JOIN memories t ON t.rowid = j.value
-      CROSS JOIN memories m INDEXED BY memories_by_episode ON m.episode_id = t.episode_id AND m.seq IN (t.seq - 1, t.seq + 1)
+      CROSS JOIN memories m INDEXED BY memories_by_episode ON m.episode_id = t.episode_id AND m.seq BETWEEN t.seq - @reach AND t.seq + @reach AND m.seq != t.seq
       WHERE t.memory_type = 'episodic' AND t.episode_id IS NOT NULL AND m.memory_type = 'episodic' AND ${FILTER_SQL}`).pluck();
   }
 
   /** Row ids of the episodic turns adjacent to these, passing the filter (may include the given ones). */
-  adjacent(rowids: number[], filter: CandidateFilter): number[] {
+  adjacent(rowids: number[], filter: CandidateFilter, reach = 1): number[] {
     if (rowids.length === 0) return [];
-    return this.adjacentRows.all({ rowids: JSON.stringify(rowids), ...filterParams(this.namespaceId, filter) });
+    return this.adjacentRows.all({ rowids: JSON.stringify(rowids), reach, ...filterParams(this.namespaceId, filter) });
   }
 }

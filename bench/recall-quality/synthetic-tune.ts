@@ -1,0 +1,60 @@
+// Tuning loop on the synthetic corpus (synthetic.ts builds and writes it the same way): the corpus
+// is written once through the service, then the fused ranking is measured once per setting, all
+// settings in one process, so a weight chosen on LoCoMo can be checked here cheaply.
+//
+//   node dist/bench/recall-quality/synthetic-tune.js [--seed N] '' 'adjacent=0.4,reach=2' ...
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../src/shared/config.js';
+import { createLogger } from '../../src/shared/logger.js';
+import { openDatabase } from '../../src/shared/db.js';
+import { startService } from '../../src/service.js';
+import { SqliteReadPort } from '../../src/workers/sqlite/read-port.js';
+import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
+import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
+import { buildCorpus } from './corpus.js';
+import { scoreHeader, scoreLine, scoreRankings } from './scoring.js';
+
+const seedAt = process.argv.indexOf('--seed');
+const seed = seedAt >= 0 ? Number(process.argv[seedAt + 1]) : 42;
+const settings = process.argv.slice(2).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed');
+if (settings.length === 0) settings.push('');
+const dir = mkdtempSync(join(tmpdir(), 'synthetic-tune-'));
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(dir, 'memory.db'), SERVICE_RATE_LIMIT: '0' });
+const corpus = buildCorpus({ people: 24, sessionsPerPerson: 3, factsPerPerson: 6, seed });
+const service = await startService(config, createLogger('silent'));
+const episodes: string[] = [];
+for (const session of corpus.sessions) {
+  const { episode_id } = (await service.operations.startEpisode({ participants: [session.person, 'assistant'] }, { namespace: config.namespace, operator: true })).value;
+  episodes.push(episode_id);
+  for (const turn of session.turns) await service.operations.addMessage({ episode_id, role: turn.role, content: turn.content }, { namespace: config.namespace, operator: true });
+}
+await service.backfill.idle();
+await service.close();
+const db = openDatabase(config.dbPath, { readonly: true });
+const namespaceId = (db.prepare('SELECT id FROM namespaces WHERE name = ?').get(config.namespace) as { id: number }).id;
+const turnAt = db.prepare<[string, number], { id: string }>('SELECT id FROM memories WHERE episode_id = ? AND seq = ?');
+const evidence = new Map<string, Set<string>>();
+for (const [i, session] of corpus.sessions.entries()) {
+  for (const [seq, turn] of session.turns.entries()) for (const q of turn.answers ?? []) evidence.set(q, new Set([turnAt.get(episodes[i], seq)!.id]));
+}
+const embedder = await createEmbedder(config);
+const vectors = await embedder.embed(corpus.questions.map((q) => q.text));
+const minSimilarity = embedderIdentity(config).minSimilarity;
+console.log(`synthetic corpus, seed ${seed}: ${corpus.questions.length} questions, embedder ${embedder.id}; fused ranking (all types, limit 10)`);
+console.log(scoreHeader('setting', 44) + '  paraphrase R@10');
+const now = Date.now();
+for (const setting of settings) {
+  const { reach, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
+    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach', number>>;
+  const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights, reach });
+  const ranked = new Map<string, string[]>();
+  for (const [i, q] of corpus.questions.entries()) {
+    ranked.set(q.id, (await engine.recall({ query: q.text, entity: null, types: null, limit: 10, queryVector: vectors[i] }, now)).map((h) => h.row.id));
+  }
+  const paraphrase = new Map([...evidence].filter(([q]) => q.endsWith('paraphrase')));
+  console.log(`${scoreLine(setting || '(defaults)', scoreRankings(ranked, evidence), 44)}  ${(scoreRankings(ranked, paraphrase).recall[10] * 100).toFixed(1)}%`);
+}
+db.close();
+rmSync(dir, { recursive: true, force: true });
