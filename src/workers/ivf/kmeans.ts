@@ -30,6 +30,15 @@ export function probeCountFor(cells: number): number {
 }
 
 /**
+ * Cells each recall scans through the in-memory codes (sqlite/vector-codes.ts) when the operator
+ * did not choose: the share of cells that finds ≥ 95% of the exact top 50 (bench:scale).
+ */
+export function codeProbeCountFor(cells: number): number {
+  return Math.min(cells, Math.max(32, Math.ceil(cells * CODE_PROBE_SHARE)));
+}
+const CODE_PROBE_SHARE = 0.2;
+
+/**
  * Training sample per cell: faiss suggests ≥ 30. With k-means++ seeds, 64 gave cells that find
  * 3–5 points more of the exact top 50 at the same share of vectors scanned than 32 with uniform
  * seeds (hash-256, 100k and 1M; docs/recall-at-scale.md). The cap bounds training at 1M: 101 s
