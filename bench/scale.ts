@@ -7,8 +7,9 @@
 // node's write rate beside it; --quick is a smoke run (10,000 memories, 3 s phases, no USE-lite).
 // Environment: BENCH_SECONDS (per phase, default 10), BENCH_SCALE_SIZES (e.g. 10000,100000),
 // BENCH_USE=0 (skip the USE-lite run at 100k), BENCH_CPU_PROF=<dir>, BENCH_BASELINE_MAIN=<other
-// build>/dist/src/main.js (that build's service measured on the same file after this one's).
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+// build>/dist/src/main.js (that build's service measured on the same file after this one's),
+// BENCH_SCALE_KEEP=<dir> (seeded files kept there and reused by the next run: 1M takes minutes to seed).
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +47,7 @@ const useAt = env('BENCH_USE', quick ? '0' : '1') === '0' ? [] : [100_000].filte
 /** The size measured on PostgreSQL too (the largest; 1M would take far past the run's budget to copy). */
 const postgresAt = withPostgres ? Math.max(...sizes.filter((n) => n < 1_000_000)) : null;
 const baselineMain = process.env.BENCH_BASELINE_MAIN?.trim() || null;
+const keepDir = process.env.BENCH_SCALE_KEEP?.trim() || null;
 const SEED = 42;
 const RAW_QUERIES = 30;
 const DEPTH = 50;
@@ -243,8 +245,12 @@ function fileMb(path: string): number {
 
 async function measureSize(workDir: string, memories: number, embedder: 'hash' | 'use'): Promise<ScaleRow> {
   const identity = embedder === 'hash' ? { id: 'hash-256', dimensions: 256 } : { id: 'use-lite-512', dimensions: 512 };
-  const dbPath = join(workDir, `scale-${embedder}-${memories}.db`);
-  const seed = await seedDatabase({ path: dbPath, memories, embedder: identity, seed: SEED, label: `(${identity.id})` });
+  const dbPath = join(keepDir ?? workDir, `scale-${embedder}-${memories}.db`);
+  const reused = keepDir !== null && existsSync(dbPath);
+  if (reused) note(`reusing ${dbPath} (seeded by an earlier run)`);
+  const seed = reused
+    ? { memories, entities: entityCountFor(memories), episodes: NaN, seconds: NaN }
+    : await seedDatabase({ path: dbPath, memories, embedder: identity, seed: SEED, label: `(${identity.id})` });
   const dbMb = fileMb(dbPath);
   if (embedder === 'hash' && memories === postgresAt) {
     postgres = await measurePostgres({ sqlitePath: dbPath, memories, seconds, seed: SEED, workDir, script: wrkScript(workDir), rawQueries: RAW_QUERIES * (quick ? 2 : 7) });
@@ -297,7 +303,7 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
     };
   } finally {
     await service.stop();
-    for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
+    if (!keepDir) for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
   }
 }
 
