@@ -12,7 +12,7 @@ import { INSERT_VECTOR_SQL } from '../src/shared/sql-schema.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
 import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
 import { SqliteCommands } from '../src/writer/sqlite/adapter.js';
-import { Int8Kernel, strideFor } from '../src/workers/ivf/int8-kernel.js';
+import { Int8Kernel, queryLimit, strideFor } from '../src/workers/ivf/int8-kernel.js';
 import { VectorCodes } from '../src/workers/ivf/vector-codes.js';
 import { CodeBudget, type BudgetedCodes } from '../src/workers/ivf/code-budget.js';
 import { nearestCentroid, trainIndex } from '../src/workers/ivf/kmeans.js';
@@ -32,7 +32,7 @@ function random(seed: number): () => number {
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i], 0);
 
 describe('int8 kernel', () => {
-  for (const dimensions of [16, 256, 300, 512]) {
+  for (const dimensions of [16, 256, 300, 512, 1536]) {
     test(`${dimensions}-d: every dot product equals plain integer arithmetic`, () => {
       const stride = strideFor(dimensions);
       assert.equal(stride % 16, 0);
@@ -40,10 +40,11 @@ describe('int8 kernel', () => {
       const kernel = Int8Kernel.create(stride, 200);
       assert.ok(kernel, 'WebAssembly SIMD is available in Node 20');
       const next = random(dimensions);
-      for (let d = 0; d < dimensions; d++) kernel.query[d] = Math.round((next() - 0.5) * 65534);
+      const limit = queryLimit(stride);
+      for (let d = 0; d < dimensions; d++) kernel.query[d] = Math.round((next() - 0.5) * 2 * limit);
       for (let i = 0; i < 200; i++) for (let d = 0; d < dimensions; d++) kernel.codes[i * stride + d] = Math.round((next() - 0.5) * 254);
       // Extremes: the largest magnitudes must not overflow.
-      for (let d = 0; d < dimensions; d++) [kernel.query[d], kernel.codes[d]] = [-32767, -127];
+      for (let d = 0; d < dimensions; d++) [kernel.query[d], kernel.codes[d]] = [-limit, -127];
       kernel.dots(0, 200);
       for (let i = 0; i < 200; i++) {
         let sum = 0;

@@ -1,12 +1,12 @@
 // The inner loop of the in-memory vector codes (vector-codes.ts): integer dot products of one
 // int16 query against a run of int8 codes, in WebAssembly SIMD. A plain JavaScript loop over
 // 256 dimensions costs ~0.6–1 µs a vector (no SIMD in V8's output), more than vec0's own scan
-// (~0.3 µs); this kernel costs ~20 ns. It is assembled here from its opcodes (15 instructions)
+// (~0.3 µs); this kernel costs ~20 ns. It is assembled here from its opcodes (a few dozen)
 // rather than shipped as a binary or compiled by a toolchain, so the package needs nothing new.
 //
 // scan(query, codes, count, stride, out): for each of `count` codes of `stride` bytes from
 // byte address `codes` (stride a multiple of 16), out[i] = Σ query[d] · code[d] as int32, where
-// `query` holds `stride` int16 values. |Σ| ≤ 127 · 32767 · 4096 < 2³¹ for stride ≤ 4096.
+// `query` holds `stride` int16 values, each within queryLimit(stride) so that Σ cannot overflow.
 
 const uleb = (n: number): number[] => {
   const out: number[] = [];
@@ -89,6 +89,9 @@ function kernelModule(): WasmModule | null {
   }
   return compiled;
 }
+
+/** Largest query magnitude for codes of `stride` (|code| ≤ 127): stride · 127 · limit < 2³¹. */
+export const queryLimit = (stride: number) => Math.min(32767, Math.floor((2 ** 31 - 1) / (127 * stride)));
 
 /** Bytes a code of `dimensions` takes: the kernel reads 16 at a time. */
 export const strideFor = (dimensions: number) => Math.ceil(dimensions / 16) * 16;

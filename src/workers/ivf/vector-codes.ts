@@ -4,7 +4,7 @@
 // only shortlists: the caller re-ranks the best few hundred with the stored float vectors, so
 // the answer's scores stay exact. Pure memory; the SQLite adapter (sqlite/vector-codes.ts)
 // loads and refreshes it.
-import { Int8Kernel, strideFor } from './int8-kernel.js';
+import { Int8Kernel, queryLimit, strideFor } from './int8-kernel.js';
 
 /** One vector to hold: its rowid, its IVF cell, its float components. */
 export interface CodedVector {
@@ -158,7 +158,7 @@ function encode(vector: Float32Array, codes: Int8Array, offset: number): number 
 function encodeQuery(query: Float32Array, out: Int16Array): void {
   let largest = 0;
   for (let d = 0; d < query.length; d++) largest = Math.max(largest, Math.abs(query[d]));
-  const toCode = largest === 0 ? 0 : 32767 / largest;
+  const toCode = largest === 0 ? 0 : queryLimit(out.length) / largest;
   out.fill(0);
   for (let d = 0; d < query.length; d++) out[d] = Math.round(query[d] * toCode);
 }
