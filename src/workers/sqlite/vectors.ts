@@ -125,7 +125,10 @@ export class VectorSignal implements RetrievalSignal {
     const k = Math.min(MAX_K, ctx.depth * (filtered ? TYPED_OVERFETCH : 1));
     const queryVector = ctx.queryVector;
     const timings = ctx.timings ?? {};
-    const codes = timed(timings, 'vector_codes', () => this.codes?.current() ?? null);
+    // Timed only when the codes answer (loading counts): the stage says they were used.
+    const loading = performance.now();
+    const codes = this.codes?.current() ?? null;
+    if (codes) timings.vector_codes = (timings.vector_codes ?? 0) + (performance.now() - loading);
     const cells = timed(timings, 'vector_probe', () => (codes ? this.cells.probeForCodes(queryVector) : this.cells.probe(queryVector)));
     const knn = (k: number) => {
       const close = codes
