@@ -86,10 +86,12 @@ export class VectorSignal implements RetrievalSignal {
       CROSS JOIN memories m ON m.rowid = e.memory_rowid AND e.entity_id = @entity AND e.relation IN ('owner', 'participant')`));
     // The shortlist's exact cosines from the stored float vectors, the closest k kept, flagged
     // like KNN rows. Only rows of this namespace: the codes may still hold a deleted memory.
+    // DISTINCT: a re-embedded memory has two codes (the old one stays until the next load), and
+    // one memory must not take two of the k places.
     this.rerank = db.prepare<Record<string, unknown>, Neighbour>(`
       SELECT c.rowid AS rowid, c.cosine_distance AS distance, (${FILTER_SQL}) AS kept FROM (
         SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, @vector) AS cosine_distance
-        FROM json_each(@rowids) j CROSS JOIN memory_vectors v ON v.rowid = j.value
+        FROM (SELECT DISTINCT value FROM json_each(@rowids)) j CROSS JOIN memory_vectors v ON v.rowid = j.value
       ) c CROSS JOIN memories m ON m.rowid = c.rowid AND m.namespace_id = @ns
       WHERE c.cosine_distance <= @maxDistance
       ORDER BY c.cosine_distance LIMIT @k`);
