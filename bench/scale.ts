@@ -6,15 +6,20 @@
 // largest hash-256 size on PostgreSQL through two nodes (bench/scale-postgres.ts), and the SQLite
 // node's write rate beside it; --quick is a smoke run (10,000 memories, 3 s phases, no USE-lite).
 // Environment: BENCH_SECONDS (per phase, default 10), BENCH_SCALE_SIZES (e.g. 10000,100000),
-// BENCH_USE=0 (skip the USE-lite run at 100k), BENCH_CPU_PROF=<dir>.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+// BENCH_USE=0 (skip the USE-lite run at 100k), BENCH_CPU_PROF=<dir>, BENCH_BASELINE_MAIN=<other
+// build>/dist/src/main.js (that build's service measured on the same file after this one's),
+// BENCH_SCALE_KEEP=<dir> (seeded files kept there and reused by the next run: 1M takes minutes to seed).
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
-import { cellCountFor, probeCountFor } from '../src/workers/ivf/kmeans.js';
+import { NamespaceVectorCodes } from '../src/workers/sqlite/vector-codes.js';
+import { CodeBudget } from '../src/workers/ivf/code-budget.js';
+import { probedCells } from '../src/workers/ivf/cells.js';
+import { cellCountFor, codeProbeCountFor, probeCountFor } from '../src/workers/ivf/kmeans.js';
 import { blobOf } from '../src/shared/meta.js';
 import { DEFAULT_VECTOR_INDEX_MIN } from '../src/shared/config.js';
 import { queryTerms } from '../src/workers/recall/query-text.js';
@@ -41,6 +46,8 @@ if (process.argv.includes('--1m') && !sizes.includes(1_000_000)) sizes.push(1_00
 const useAt = env('BENCH_USE', quick ? '0' : '1') === '0' ? [] : [100_000].filter((n) => sizes.includes(n));
 /** The size measured on PostgreSQL too (the largest; 1M would take far past the run's budget to copy). */
 const postgresAt = withPostgres ? Math.max(...sizes.filter((n) => n < 1_000_000)) : null;
+const baselineMain = process.env.BENCH_BASELINE_MAIN?.trim() || null;
+const keepDir = process.env.BENCH_SCALE_KEEP?.trim() || null;
 const SEED = 42;
 const RAW_QUERIES = 30;
 const DEPTH = 50;
@@ -52,6 +59,8 @@ interface RawTimes {
   /** Share of the exact 50 nearest neighbours the IVF probe also returns (null: no index). */
   ivfRecall: number | null;
   ftsMs: LatencySummary;
+  /** The in-memory codes the pool threads scan instead (null: no index at this size). */
+  codes: CodeTimes | null;
   /** Per query: the KNN the service runs (IVF when indexed, else exact) + FTS, as one recall's raw reads. */
   recallShapedMs: LatencySummary;
   hashEmbedMs: LatencySummary;
@@ -61,6 +70,20 @@ interface RawTimes {
 
 /** Probe counts the scale bench tries beside the service's default. */
 const PROBE_SWEEP = [4, 8, 15, 25, 40, 60];
+/** Shares of the cells the codes sweep scans. */
+const CODE_SHARE_SWEEP = [0.1, 0.15, 0.2, 0.3];
+
+interface CodeTimes {
+  /** Loading one namespace's codes in one pool thread (read from vec0's chunks, encoded). */
+  loadMs: number;
+  /** What one pool thread holds for them. */
+  mb: number;
+  probes: number;
+  /** Probe + scan + exact re-rank of the shortlist, as VectorSignal runs them. */
+  knnMs: LatencySummary;
+  recall: number;
+  sweep: { probes: number; recall: number; ms: number }[];
+}
 
 interface ScaleRow {
   memories: number;
@@ -71,6 +94,10 @@ interface ScaleRow {
   raw: RawTimes;
   recall1: LoadResult;
   recall8: LoadResult;
+  /** Until the service said it listens (its pool threads warmed up, codes loaded). */
+  startMs: number;
+  /** BENCH_BASELINE_MAIN's service on the same file, measured the same way after this one. */
+  baseline?: ServiceFigures;
   rssMb: number;
   peakRssMb: number;
   rssAnonMb: number;
@@ -79,6 +106,58 @@ interface ScaleRow {
   /** --postgres, at its size: remember streamed over HTTP to this one SQLite node, and the raw insert rate. */
   writes?: { stream: WriteStreamResult; raw: InsertLimit };
 }
+
+interface ServiceFigures {
+  recall1: LoadResult;
+  recall8: LoadResult;
+  startMs: number;
+  peakRssMb: number;
+  pssMb: number;
+  rssAnonMb: number;
+}
+
+/** The share of the exact top `DEPTH` a shortlist re-ranked exactly keeps, and its cost. */
+function codeTimes(db: ReturnType<typeof openDatabase>, cells: VectorCells): (vector: Float32Array, exact: { rowid: number }[], record: boolean) => void {
+  const holder = new NamespaceVectorCodes(db, 1, cells, new CodeBudget(2 ** 40));
+  const rerank = db.prepare<[Buffer, string, number], { rowid: number }>(`SELECT rowid FROM (
+      SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS d FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)
+    ORDER BY d LIMIT ?`);
+  let t = performance.now();
+  const codes = holder.current();
+  loadMs = performance.now() - t;
+  codesMb = codes ? codes.bytes / 2 ** 20 : 0;
+  const count = cells.current().at(-1)?.centroids.count ?? 0;
+  const search = (vector: Float32Array, probes: number) =>
+    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(100, 2 * DEPTH))), DEPTH);
+  return (vector, exact, record) => {
+    if (!codes) return;
+    t = performance.now();
+    const found = search(vector, codeProbeCountFor(count));
+    if (record) {
+      codeMs.push(performance.now() - t);
+      codeRecalls.push(overlapOf(exact, found));
+    }
+    for (const share of CODE_SHARE_SWEEP) {
+      const probes = Math.max(1, Math.ceil(count * share));
+      const point = codeSweep.get(probes) ?? { probes, recall: 0, ms: 0 };
+      codeSweep.set(probes, point);
+      t = performance.now();
+      const swept = search(vector, probes);
+      if (!record) continue;
+      point.ms += (performance.now() - t) / RAW_QUERIES;
+      point.recall += overlapOf(exact, swept) / RAW_QUERIES;
+    }
+  };
+}
+let loadMs = 0;
+let codesMb = 0;
+const codeMs: number[] = [];
+const codeRecalls: number[] = [];
+const codeSweep = new Map<number, { probes: number; recall: number; ms: number }>();
+const overlapOf = (exact: { rowid: number }[], found: { rowid: number }[]) => {
+  const ids = new Set(found.map((row) => row.rowid));
+  return exact.length === 0 ? 1 : exact.filter((row) => ids.has(row.rowid)).length / exact.length;
+};
 
 function rawTimes(dbPath: string, memories: number, dimensions: number): Promise<RawTimes> {
   const db = openDatabase(dbPath, { readonly: true });
@@ -92,10 +171,11 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
   const cells = new VectorCells(db, 1);
   const indexed = cells.current().length > 0;
   const sweep = PROBE_SWEEP.map((probes) => ({ probes, cells: new VectorCells(db, 1, probes), recall: 0, ms: 0 }));
-  const overlap = (exact: { rowid: number }[], found: { rowid: number }[]) => {
-    const ids = new Set(found.map((row) => row.rowid));
-    return exact.length === 0 ? 1 : exact.filter((row) => ids.has(row.rowid)).length / exact.length;
-  };
+  const overlap = overlapOf;
+  codeMs.length = 0;
+  codeRecalls.length = 0;
+  codeSweep.clear();
+  const codesFor = indexed ? codeTimes(db, cells) : null;
   const fts = db.prepare('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rank LIMIT ?');
   const [knnMs, ivfMs, ftsMs, embedMs, recalls, shapedMs]: number[][] = [[], [], [], [], [], []];
   return (async () => {
@@ -122,6 +202,7 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
             point.recall += overlap(exact, found) / RAW_QUERIES;
           }
         }
+        if (indexed) codesFor!(vector, exact, i >= 3);
         t = performance.now();
         fts.all(ftsMatchExpression(queryTerms(query)) ?? '"x"', DEPTH);
         const ftsTime = performance.now() - t;
@@ -139,6 +220,10 @@ function rawTimes(dbPath: string, memories: number, dimensions: number): Promise
         ivfKnnMs: indexed ? s(ivfMs) : null,
         ivfRecall: indexed ? recalls.reduce((a, b) => a + b, 0) / recalls.length : null,
         probeSweep: indexed ? sweep.map(({ probes, recall, ms }) => ({ probes, recall, ms })) : [],
+        codes: indexed && codesMb > 0 ? {
+          loadMs, mb: codesMb, probes: codeProbeCountFor(cellCountFor(memories)), knnMs: s(codeMs),
+          recall: codeRecalls.reduce((a, b) => a + b, 0) / codeRecalls.length, sweep: [...codeSweep.values()],
+        } : null,
       };
     } finally {
       db.close();
@@ -160,8 +245,12 @@ function fileMb(path: string): number {
 
 async function measureSize(workDir: string, memories: number, embedder: 'hash' | 'use'): Promise<ScaleRow> {
   const identity = embedder === 'hash' ? { id: 'hash-256', dimensions: 256 } : { id: 'use-lite-512', dimensions: 512 };
-  const dbPath = join(workDir, `scale-${embedder}-${memories}.db`);
-  const seed = await seedDatabase({ path: dbPath, memories, embedder: identity, seed: SEED, label: `(${identity.id})` });
+  const dbPath = join(keepDir ?? workDir, `scale-${embedder}-${memories}.db`);
+  const reused = keepDir !== null && existsSync(dbPath);
+  if (reused) note(`reusing ${dbPath} (seeded by an earlier run)`);
+  const seed = reused
+    ? { memories, entities: entityCountFor(memories), episodes: NaN, seconds: NaN }
+    : await seedDatabase({ path: dbPath, memories, embedder: identity, seed: SEED, label: `(${identity.id})` });
   const dbMb = fileMb(dbPath);
   if (embedder === 'hash' && memories === postgresAt) {
     postgres = await measurePostgres({ sqlitePath: dbPath, memories, seconds, seed: SEED, workDir, script: wrkScript(workDir), rawQueries: RAW_QUERIES * (quick ? 2 : 7) });
@@ -170,13 +259,20 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
   note(`raw at ${memories.toLocaleString('en')}: exact KNN p50 ${raw.knnMs.p50.toFixed(2)} ms` +
     (raw.ivfKnnMs ? `, IVF KNN p50 ${raw.ivfKnnMs.p50.toFixed(2)} ms (recall@${DEPTH} ${(100 * raw.ivfRecall!).toFixed(1)}%)` : '') +
     `, FTS p50 ${raw.ftsMs.p50.toFixed(2)} ms`);
+  const startedAt = performance.now();
   const service = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, cpuProfDir: process.env.BENCH_CPU_PROF });
-  try {
+  const startMs = performance.now() - startedAt;
+  const label = `recall @${memories.toLocaleString('en')} [${embedder}]`;
+  const phases = async (url: string) => {
     const scenarios = new Scenarios(SEED, entityCountFor(memories));
-    const url = service.base;
-    const label = `recall @${memories.toLocaleString('en')} [${embedder}]`;
     const recall1 = await runLoad({ title: label, url, connections: 1, seconds, warmupSeconds: 2, requests: [scenarios.recall()] });
     const recall8 = await runLoad({ title: label, url, connections: 8, seconds, warmupSeconds: 1, requests: [scenarios.recall()] });
+    return { recall1, recall8 };
+  };
+  let baseline: ServiceFigures | undefined;
+  try {
+    const url = service.base;
+    const { recall1, recall8 } = await phases(url);
     const memory = service.memory();
     let writes: ScaleRow['writes'];
     if (embedder === 'hash' && memories === postgresAt) {
@@ -187,14 +283,27 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
       const [raw] = measureInsertLimits(dbPath, memories, seconds, [Math.max(1, Math.round(stream.meanBatch))]);
       writes = { stream, raw: raw! };
     }
+    await service.stop();
+    if (baselineMain) {
+      const at = performance.now();
+      const other = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, main: baselineMain });
+      try {
+        const startMs = performance.now() - at;
+        const figures = await phases(other.base);
+        const { peakRssMb, pssMb, rssAnonMb } = other.memory();
+        baseline = { ...figures, startMs, peakRssMb, pssMb, rssAnonMb };
+      } finally {
+        await other.stop();
+      }
+    }
     return {
       memories, embedder: identity.id,
       vectors: embedder === 'hash' ? 'hashing embedder' : '512-d stand-ins (hashing), query by USE-lite',
-      seed, dbMb, raw, recall1, recall8, ...memory, writes,
+      seed, dbMb, raw, recall1, recall8, startMs, baseline, ...memory, writes,
     };
   } finally {
     await service.stop();
-    for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
+    if (!keepDir) for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
   }
 }
 
@@ -251,6 +360,30 @@ if (swept.length > 0) {
     swept.map((r) => [
       fmt.int(r.memories), r.embedder, String(cellCountFor(r.memories)), String(probeCountFor(cellCountFor(r.memories))),
       ...r.raw.probeSweep.map((p) => `${(100 * p.recall).toFixed(1)}% / ${p.ms.toFixed(1)}`),
+    ])));
+}
+
+const coded = rows.filter((r) => r.raw.codes);
+if (coded.length > 0) {
+  out.push(table(`In-memory int8 codes (per pool thread): share of the exact ${DEPTH} found / mean ms of probe + scan + exact re-rank`,
+    ['memories', 'embedder', 'codes MiB', 'load s', 'default probes', 'p50 ms', 'recall', ...CODE_SHARE_SWEEP.map((share) => `${share * 100}% of cells`)],
+    coded.map((r) => {
+      const c = r.raw.codes!;
+      return [
+        fmt.int(r.memories), r.embedder, fmt.int(c.mb), (c.loadMs / 1000).toFixed(1), String(c.probes), fmt.ms(c.knnMs.p50), `${(100 * c.recall).toFixed(1)}%`,
+        ...c.sweep.map((p) => `${p.probes}: ${(100 * p.recall).toFixed(1)}% / ${p.ms.toFixed(1)}`),
+      ];
+    })));
+}
+const compared = rows.filter((r) => r.baseline);
+if (compared.length > 0) {
+  out.push(table('This build against BENCH_BASELINE_MAIN on the same file (baseline measured second)',
+    ['memories', 'embedder', 'build', 'c=1 p50', 'p99', 'c=8 p50', 'p99', 'req/s', 'start s', 'peak RSS', 'PSS', 'anon'],
+    compared.flatMap((r) => [
+      [fmt.int(r.memories), r.embedder, 'this build', fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p99), fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),
+        (r.startMs / 1000).toFixed(1), fmt.int(r.peakRssMb), fmt.int(r.pssMb), fmt.int(r.rssAnonMb)],
+      [fmt.int(r.memories), r.embedder, 'baseline', fmt.ms(r.baseline!.recall1.latencyMs.p50), fmt.ms(r.baseline!.recall1.latencyMs.p99), fmt.ms(r.baseline!.recall8.latencyMs.p50), fmt.ms(r.baseline!.recall8.latencyMs.p99), fmt.rate(r.baseline!.recall8.rps),
+        (r.baseline!.startMs / 1000).toFixed(1), fmt.int(r.baseline!.peakRssMb), fmt.int(r.baseline!.pssMb), fmt.int(r.baseline!.rssAnonMb)],
     ])));
 }
 

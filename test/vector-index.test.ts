@@ -345,6 +345,9 @@ describe('service: the index follows the vectors', () => {
     const r = await post(t.base, '/v1/recall', { query: 'who practises origami with friend9', limit: 5 });
     assert.equal(r.status, 200);
     assert.ok(r.body.memories.some((m: { content: string }) => m.content.includes('friend9 ')));
+    // Indexed, so the pool thread scanned its in-memory codes (docs/vector-codes.md), not vec0.
+    const metrics = await (await fetch(`${t.base}/metrics`)).text();
+    assert.match(metrics, /recall_stage_duration_seconds_count\{stage="vector_codes"\} [1-9]/);
   });
 
   test('deleting an entity removes its vectors from their cells', async () => {

@@ -87,6 +87,8 @@ export interface Config {
   readonly vectorIndexMinVectors: number;
   /** IVF cells scanned per recall; 0 = chosen from the cell count (see workers/ivf/kmeans.ts). */
   readonly vectorIndexProbes: number;
+  /** Memory each pool thread may hold in int8 codes of indexed namespaces' vectors (0 = off; workers/ivf/vector-codes.ts). */
+  readonly vectorCodesBytes: number;
   /** On an embedder change: re-embed everything (true) or refuse to start (false). */
   readonly reembedOnChange: boolean;
   /** Memory map of each pool worker's read connection (0 = off). */
@@ -121,6 +123,11 @@ export interface Config {
 export const DEFAULT_READ_MMAP_BYTES = 4 * 2 ** 30;
 /** Below this many vectors an exact scan is fast enough (≈ 6 ms at 20k, 256-d): no IVF index. */
 export const DEFAULT_VECTOR_INDEX_MIN = 20_000;
+/**
+ * Per pool thread: int8 codes of 1M 256-d vectors take ~280 MiB, of 1M 512-d ~540 MiB; a
+ * namespace whose codes do not fit is recalled through vec0 alone.
+ */
+export const DEFAULT_VECTOR_CODES_MB = 1024;
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
 export const DEFAULT_DB_FILE = 'memory.db';
 
@@ -357,6 +364,7 @@ export function loadConfig(env: Env = process.env): Config {
     vectorMinSimilarity: fraction(env, 'SERVICE_VECTOR_MIN_SIMILARITY'),
     vectorIndexMinVectors: integer(env, 'SERVICE_VECTOR_INDEX_MIN', DEFAULT_VECTOR_INDEX_MIN, 64, 1_000_000_000),
     vectorIndexProbes: integer(env, 'SERVICE_VECTOR_INDEX_PROBES', 0, 0, 4096),
+    vectorCodesBytes: integer(env, 'SERVICE_VECTOR_CODES_MB', DEFAULT_VECTOR_CODES_MB, 0, 1_048_576) * 1024 * 1024,
     readMmapBytes: integer(env, 'SERVICE_READ_MMAP_BYTES', DEFAULT_READ_MMAP_BYTES, 0, 2 ** 40),
     maxBodyBytes,
     maxInflightBodyBytes,

@@ -69,7 +69,7 @@ export class VectorIndexer {
 
   /**
    * Stops upkeep. A run in progress is not waited for: training at 1M keeps a pool thread busy
-   * for ~25 s, longer than a graceful shutdown should take. Closing the pool then rejects its
+   * for ~100 s, longer than a graceful shutdown should take. Closing the pool then rejects its
    * task, and whatever the writer already committed is a consistent state (every step is).
    */
   close(): void {

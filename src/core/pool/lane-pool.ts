@@ -1,7 +1,7 @@
 // Lanes of worker threads over one worker file: interactive tasks (short reads a client waits
 // for), requested tasks (heavier work a client waits for: extraction, deletion snapshots,
 // consolidation) and background tasks (upkeep nobody waits on). Measured with bench:mixed: in one shared
-// pool a recall queued behind a 64-text embedding batch (~0.5 s) or an IVF training run (~25 s
+// pool a recall queued behind a 64-text embedding batch (~0.5 s) or an IVF training run (~100 s
 // at 1M), and recall p99 went from 66 ms idle to 1.06 s while writes streamed in. Separate
 // lanes mean an interactive task never waits in a queue behind background work, and the
 // background threads run at the lowest OS priority, so when both lanes want the CPU the

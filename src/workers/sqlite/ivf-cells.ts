@@ -3,6 +3,7 @@
 // scan; the embedding backfill and the indexer ask which cell a new vector belongs in.
 import type { Db } from '../../shared/db.js';
 import { cellFor, group, probedCells, type CellRow, type Generation } from '../ivf/cells.js';
+import { codeProbeCountFor } from '../ivf/kmeans.js';
 
 export class VectorCells {
   private readonly fingerprint;
@@ -32,6 +33,11 @@ export class VectorCells {
     return this.generations;
   }
 
+  /** Changes whenever the writer installs or retires a generation (as of the last `current()`). */
+  get key(): string {
+    return this.seen;
+  }
+
   newest(): Generation | null {
     const generations = this.current();
     return generations.length > 0 ? generations[generations.length - 1] : null;
@@ -44,6 +50,13 @@ export class VectorCells {
    */
   probe(query: Float32Array): number[] {
     return probedCells(this.current(), query, this.probes);
+  }
+
+  /** Cells a scan of the in-memory codes covers: more than `probe` (codes cost ~1/15 of vec0 a vector). */
+  probeForCodes(query: Float32Array): number[] {
+    const generations = this.current();
+    const probes = this.probes > 0 ? this.probes : codeProbeCountFor(generations.at(-1)?.centroids.count ?? 0);
+    return probedCells(generations, query, probes);
   }
 
   /** The newest generation's cell for a vector, or the unassigned cell when there is no index. */

@@ -17,12 +17,16 @@ import { TurnNeighbours } from './turn-neighbours.js';
 import { EntityLinks } from './entity-links.js';
 import type { CandidateFilter, CandidateRow, RecallContext } from '../port/candidates.js';
 import { VectorSignal } from './vectors.js';
+import { NamespaceVectorCodes } from './vector-codes.js';
+import type { CodeBudget } from '../ivf/code-budget.js';
 
 export interface SqliteReadOptions {
   /** Cosine similarity from which a vector match counts on its own (embedder calibration). */
   minSimilarity: number;
   /** IVF cells scanned per query; 0 or absent = chosen from the cell count. */
   vectorProbes?: number;
+  /** This thread's memory for in-memory vector codes, every namespace together (absent: recall scans vec0 only). */
+  codeBudget?: CodeBudget;
   /** Where deletion snapshots live (the snapshot folder, the namespace's name); needed only by the snapshot reads. */
   config?: Config;
   /** Shared by every port on the same connection (one per namespace): they take turns together. */
@@ -138,7 +142,9 @@ export class SqliteReadPort implements ReadPort {
 /** A recall's reads: the signals' and ranking's statements, prepared once per thread. */
 function sqliteRecallReads(db: Db, store: ReadStore, namespaceId: number, options: SqliteReadOptions): RecallReads {
   const bm25 = new Bm25Signal(db, namespaceId);
-  const vector = new VectorSignal(db, namespaceId, options.minSimilarity, new VectorCells(db, namespaceId, options.vectorProbes));
+  const cells = new VectorCells(db, namespaceId, options.vectorProbes);
+  const codes = options.codeBudget ? new NamespaceVectorCodes(db, namespaceId, cells, options.codeBudget) : null;
+  const vector = new VectorSignal(db, namespaceId, options.minSimilarity, cells, codes);
   const neighbours = new TurnNeighbours(db, namespaceId);
   const links = new EntityLinks(db, namespaceId);
   const matcher = new EntityMatcher(db, namespaceId);

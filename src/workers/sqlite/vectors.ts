@@ -13,6 +13,7 @@ import type { Db } from '../../shared/db.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
 import { blobOf } from '../../shared/meta.js';
 import type { VectorCells } from './ivf-cells.js';
+import type { NamespaceVectorCodes } from './vector-codes.js';
 import { timed } from '../port/timing.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
 import { graded, WEAK_SIMILARITY } from '../port/similarity.js';
@@ -28,6 +29,14 @@ const TYPED_OVERFETCH = 3;
 const WIDER = 4;
 /** vec0 caps k; beyond it the exact filtered scan is used. */
 const MAX_K = 4096;
+/**
+ * The in-memory codes shortlist this many times k (at least SHORTLIST_MIN) for the exact
+ * re-rank: int8 scores reorder near neighbours a little, so the true k are found among more.
+ * At 200k hash-256 vectors a shortlist of 60 already held every exact top-50 neighbour the
+ * probed cells hold; each re-ranked vector costs ~10 µs (a vec0 lookup by rowid).
+ */
+const SHORTLIST_PER_K = 2;
+const SHORTLIST_MIN = 100;
 
 export class VectorSignal implements RetrievalSignal {
   readonly name = 'vector';
@@ -36,6 +45,7 @@ export class VectorSignal implements RetrievalSignal {
   private readonly exactOfEntity;
   private readonly entitySize;
   private readonly ofRows;
+  private readonly rerank;
 
   constructor(
     db: Db,
@@ -44,6 +54,8 @@ export class VectorSignal implements RetrievalSignal {
     private readonly minSimilarity: number,
     /** The IVF cells: which of them a query scans (all vectors are in cell 0 until indexed). */
     private readonly cells: VectorCells,
+    /** The namespace's in-memory codes in this thread, scanned instead of vec0 once indexed (null: off). */
+    private readonly codes: NamespaceVectorCodes | null = null,
   ) {
     // vec0 runs the KNN once per probed cell (k each); the best k of the union go on.
     // MATERIALIZED keeps SQLite from pushing the outer LIMIT into vec0, which refuses it.
@@ -75,6 +87,17 @@ export class VectorSignal implements RetrievalSignal {
     // From the entity's links, never a walk over the namespace checking each row for a link.
     this.exactOfEntity = statementPerLimits<Record<string, unknown>, Neighbour>(db, exactOver(`memory_entities e
       CROSS JOIN memories m ON m.rowid = e.memory_rowid AND e.entity_id = @entity AND e.relation IN ('owner', 'participant')`));
+    // The shortlist's exact cosines from the stored float vectors, the closest k kept, flagged
+    // like KNN rows. Only rows of this namespace: the codes may still hold a deleted memory.
+    // DISTINCT: a re-embedded memory has two codes (the old one stays until the next load), and
+    // one memory must not take two of the k places.
+    this.rerank = statementPerLimits<Record<string, unknown>, Neighbour>(db, (k) => `
+      SELECT c.rowid AS rowid, c.cosine_distance AS distance, (${FILTER_SQL}) AS kept FROM (
+        SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, @vector) AS cosine_distance
+        FROM (SELECT DISTINCT value FROM json_each(@rowids)) j CROSS JOIN memory_vectors v ON v.rowid = j.value
+      ) c CROSS JOIN memories m ON m.rowid = c.rowid AND m.namespace_id = @ns
+      WHERE c.cosine_distance <= @maxDistance
+      ORDER BY c.cosine_distance LIMIT ${k}`);
     this.ofRows = db.prepare<[Buffer, string], { rowid: number; similarity: number }>(`
       SELECT rowid, 1 - cosine_distance AS similarity FROM (
         SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS cosine_distance
@@ -105,9 +128,16 @@ export class VectorSignal implements RetrievalSignal {
     const filtered = ctx.filter.types !== null || ctx.filter.entityId !== null;
     const k = Math.min(MAX_K, ctx.depth * (filtered ? TYPED_OVERFETCH : 1));
     const queryVector = ctx.queryVector;
-    const cells = timed(ctx.timings ?? {}, 'vector_probe', () => this.cells.probe(queryVector));
+    const timings = ctx.timings ?? {};
+    // Timed only when the codes answer (loading counts): the stage says they were used.
+    const loading = performance.now();
+    const codes = this.codes?.current() ?? null;
+    if (codes) timings.vector_codes = (timings.vector_codes ?? 0) + (performance.now() - loading);
+    const cells = timed(timings, 'vector_probe', () => (codes ? this.cells.probeForCodes(queryVector) : this.cells.probe(queryVector)));
     const knn = (k: number) => {
-      const close = this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
+      const close = codes
+        ? this.rerank(k).all({ ...params, rowids: JSON.stringify(timed(timings, 'vector_codes', () => codes.nearest(queryVector, cells, Math.max(SHORTLIST_MIN, k * SHORTLIST_PER_K)))) })
+        : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
       return { close: close.length, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
     };
     let { close, hits } = knn(k);
