@@ -265,7 +265,7 @@ describe('service: the index follows the vectors', () => {
   }
 
   before(async () => {
-    t = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: String(DIMENSIONS), SERVICE_VECTOR_INDEX_MIN: '100' });
+    t = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: String(DIMENSIONS), SERVICE_VECTOR_INDEX_MIN: '100', SERVICE_VECTOR_CODES_MB: '64' });
   });
   after(() => t.close());
 

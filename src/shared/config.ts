@@ -125,9 +125,10 @@ export const DEFAULT_READ_MMAP_BYTES = 4 * 2 ** 30;
 export const DEFAULT_VECTOR_INDEX_MIN = 20_000;
 /**
  * Per pool thread: int8 codes of 1M 256-d vectors take ~280 MiB, of 1M 512-d ~540 MiB; a
- * namespace whose codes do not fit is recalled through vec0 alone.
+ * namespace whose codes do not fit is recalled through vec0 alone. Off (0) by default until
+ * their loads leave the request path and deletions leave the codes (docs/vector-codes.md).
  */
-export const DEFAULT_VECTOR_CODES_MB = 1024;
+export const DEFAULT_VECTOR_CODES_MB = 0;
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
 export const DEFAULT_DB_FILE = 'memory.db';
 
@@ -364,7 +365,7 @@ export function loadConfig(env: Env = process.env): Config {
     vectorMinSimilarity: fraction(env, 'SERVICE_VECTOR_MIN_SIMILARITY'),
     vectorIndexMinVectors: integer(env, 'SERVICE_VECTOR_INDEX_MIN', DEFAULT_VECTOR_INDEX_MIN, 64, 1_000_000_000),
     vectorIndexProbes: integer(env, 'SERVICE_VECTOR_INDEX_PROBES', 0, 0, 4096),
-    vectorCodesBytes: integer(env, 'SERVICE_VECTOR_CODES_MB', DEFAULT_VECTOR_CODES_MB, 0, 1_048_576) * 1024 * 1024,
+    vectorCodesBytes: integer(env, 'SERVICE_VECTOR_CODES_MB', DEFAULT_VECTOR_CODES_MB, 0, 3584) * 1024 * 1024,
     readMmapBytes: integer(env, 'SERVICE_READ_MMAP_BYTES', DEFAULT_READ_MMAP_BYTES, 0, 2 ** 40),
     maxBodyBytes,
     maxInflightBodyBytes,

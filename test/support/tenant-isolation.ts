@@ -57,6 +57,8 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
         SERVICE_API_KEYS_BINDINGS: 'true',
         SERVICE_EMBEDDER: 'hash',
         SERVICE_VECTOR_INDEX_MIN: index === 'on' ? '64' : '1000000000',
+        // With the index on, recall scans the in-memory codes (opt-in): their isolation is walked too.
+        SERVICE_VECTOR_CODES_MB: index === 'on' ? '64' : '0',
       });
       for (const [key, marker] of [[KEY_A, ''], [KEY_B, ' zebracorn quokkaflux B-SECRET-7731']] as const) {
         for (const fact of SHARED) {

@@ -124,7 +124,14 @@ export class Int8Kernel {
   /** A kernel for `capacity` codes of `stride` bytes, or null without WebAssembly SIMD. */
   static create(stride: number, capacity: number): Int8Kernel | null {
     const module = kernelModule();
-    return module ? new Int8Kernel(stride, Math.max(1, capacity), module) : null;
+    if (!module) return null;
+    try {
+      return new Int8Kernel(stride, Math.max(1, capacity), module);
+    } catch {
+      // Linear memory could not grow (wasm32 stops at 4 GiB, or the allocation failed): the
+      // caller keeps using vec0 rather than failing every recall of the namespace.
+      return null;
+    }
   }
 
   /** Linear memory held (bytes). */

@@ -43,6 +43,7 @@ export class NamespaceVectorCodes implements BudgetedCodes {
         FROM memories m CROSS JOIN memory_vectors v ON v.rowid = m.rowid
         WHERE m.namespace_id = ? AND m.embedded = 1 ORDER BY m.vector_cell`),
       // A rowid range (+ keeps the namespace's indexes out of it: they would read every row).
+      newestRowid: db.prepare<[], number | null>('SELECT max(rowid) FROM memories').pluck(),
       after: db.prepare<[number, number], VectorRow>(`
         SELECT m.rowid AS rowid, m.vector_cell AS cell, v.embedding AS embedding
         FROM memories m CROSS JOIN memory_vectors v ON v.rowid = m.rowid
@@ -143,6 +144,9 @@ export class NamespaceVectorCodes implements BudgetedCodes {
       if (row?.embedded === 1 && row.embedding) codes.add({ rowid, cell: row.cell, vector: float32FromBlob(row.embedding) });
       if (!row || row.embedded === 1) this.reembedding.delete(rowid);
     }
+    // Up to the newest row of the whole file, not only of this namespace: rows of other
+    // namespaces past our newest would otherwise be scanned again after every write anywhere.
+    highest = Math.max(highest, this.s.newestRowid.get() ?? 0);
     const waiting = this.s.firstUnembeddedAfter.get(this.namespaceId, this.low) ?? null;
     const low = waiting === null ? highest : Math.min(highest, waiting - 1);
     if (low > this.low) {
