@@ -54,7 +54,13 @@ export class Bm25Signal implements RetrievalSignal {
     // Another namespace in the index: FTS5's ranks would count its rows (a namespace row alone,
     // e.g. from an empty import, has none).
     if (!this.ownStatistics.shared()) return this.inFile.retrieve(ctx);
-    const table = this.copies.tableFor(this.namespaceId);
+    let table: string | null;
+    try {
+      table = this.copies.tableFor(this.namespaceId);
+    } catch {
+      // The copy could not be made (temporary storage full…): slower, same scores.
+      table = null;
+    }
     if (table === null) return this.ownStatistics.retrieve(ctx.terms, ctx);
     let ranking = this.inCopy.get(table);
     if (ranking === undefined) this.inCopy.set(table, ranking = new FtsRanking(this.db, table, this.namespaceId));

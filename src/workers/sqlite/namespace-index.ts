@@ -25,8 +25,12 @@ import { docSizeTokens } from '../../shared/fts-doc-size.js';
 export const SMALL_NAMESPACE_LIMIT = 2000;
 /** Larger namespaces kept copied per connection, the most recently ranked ones. */
 export const LARGE_SLOTS = 2;
-/** The largest namespace copied (≈ 1 s to build; a temporary file, paged like any table). */
-export const LARGE_NAMESPACE_LIMIT = 200_000;
+/**
+ * The largest namespace copied (≈ 250 ms to build; a temporary file, paged like any table). A
+ * delete in a copied namespace makes each thread rebuild its copy at its next recall, so the
+ * bound is what one such recall may cost; larger namespaces are ranked by namespace-bm25.ts.
+ */
+export const LARGE_NAMESPACE_LIMIT = 50_000;
 
 /** The slot a small namespace takes; large ones take 1..LARGE_SLOTS. */
 const SMALL_SLOT = 0;
@@ -59,7 +63,7 @@ export class NamespaceIndexes {
     return found;
   }
 
-  private constructor(db: Db) {
+  private constructor(private readonly db: Db) {
     // The temp schema is the connection's own: writable on a read-only file.
     db.exec(`CREATE TABLE IF NOT EXISTS temp.namespace_fts_held (slot INTEGER PRIMARY KEY, namespace_id INTEGER NOT NULL,
       watermark INTEGER NOT NULL, documents INTEGER NOT NULL, tokens INTEGER NOT NULL, used INTEGER NOT NULL)`);
@@ -126,12 +130,16 @@ export class NamespaceIndexes {
 
   private rebuild(slot: number, namespaceId: number, used: number): void {
     const s = this.slots[slot]!;
-    const watermark = this.lastRowid.get()!;
-    s.clear.run();
-    const documents = s.fill.run(namespaceId, watermark).changes;
-    let tokens = 0;
-    for (const sz of s.sizesAfter.iterate(0)) tokens += docSizeTokens(sz);
-    this.setHeld.run({ slot, namespace_id: namespaceId, watermark, documents, tokens, used });
+    // One savepoint: a failure part-way (temp store full) leaves the slot as it was, never an
+    // emptied copy still described as another namespace's.
+    this.db.transaction(() => {
+      const watermark = this.lastRowid.get()!;
+      s.clear.run();
+      const documents = s.fill.run(namespaceId, watermark).changes;
+      let tokens = 0;
+      for (const sz of s.sizesAfter.iterate(0)) tokens += docSizeTokens(sz);
+      this.setHeld.run({ slot, namespace_id: namespaceId, watermark, documents, tokens, used });
+    })();
   }
 }
 
