@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { get, post, startTestService, type TestService } from './support/service.js';
-import { assertChain, contents, T2021, T2022, T2023 } from './support/timeline.js';
+import { assertChain, contents, iso, T2021, T2022, T2023 } from './support/timeline.js';
 
 let t: TestService;
 
@@ -101,6 +101,31 @@ describe('remember/batch', () => {
     });
     assert.equal(r.body.stored, 3);
     await assertChain(t.base, 'bat-bo');
+  });
+
+  test('each result reports what is stored after the whole batch: superseded and reinforced by later items', async () => {
+    const r = await post(t.base, '/v1/remember/batch', {
+      facts: [
+        { entity: 'bat-cy', fact: 'bat-cy lives in Berlin', valid_from: T2021, confidence: 0.5 },
+        { entity: 'bat-cy', fact: 'bat-cy lives in Lisbon', valid_from: T2023 },
+        { entity: 'bat-cy', fact: 'bat-cy lives in Madrid', valid_from: T2022 },
+        { entity: 'bat-cy', fact: 'bat-cy lives in Berlin', valid_from: T2021, confidence: 0.9 },
+      ],
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const [berlin, lisbon, madrid, again] = r.body.results.map((x: any) => x.memory);
+    // Berlin was superseded by Lisbon (item 1), then by Madrid (item 2), which Lisbon supersedes.
+    assert.deepEqual([berlin.superseded_by, berlin.valid_until], [madrid.id, iso(T2022)]);
+    assert.deepEqual([madrid.superseded_by, madrid.valid_until], [lisbon.id, iso(T2023)]);
+    assert.deepEqual([lisbon.superseded_by, lisbon.valid_until], [null, null]);
+    // Heard again with more confidence: one memory, both results at the stronger confidence.
+    assert.equal(again.id, berlin.id);
+    assert.equal(berlin.confidence, 0.9);
+    // Every result is what a read after the batch finds.
+    for (const memory of [berlin, lisbon, madrid, again]) {
+      const stored = (await get(t.base, `/v1/memories/${memory.id}/history`)).body.memory;
+      for (const field of ['confidence', 'valid_until', 'superseded_by', 'occurred_at']) assert.deepEqual(memory[field], stored[field], `${memory.content}: ${field}`);
+    }
   });
 
   test('more than 1,000 items, or a body over the limit, is refused whole: nothing is stored', async () => {
