@@ -52,6 +52,25 @@ describe('episodes/import', () => {
     assert.equal(more.status, 404);
   });
 
+  test("a message without occurred_at was said when the one before it was (the first: the episode's started_at)", async () => {
+    const times = [undefined, undefined, '2023-05-08T10:30:00Z', undefined];
+    const r = await post(t.base, '/v1/episodes/import', {
+      participants: ['imp-undated'], started_at: '2023-05-08T12:00:00+02:00',
+      messages: times.map((occurred_at, i) => ({ role: 'user', content: `undated import turn ${i}`, ...(occurred_at ? { occurred_at } : {}) })),
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const turns = (await post(t.base, '/v1/inspect', { entity: 'imp-undated' })).body.episodic
+      .sort((a: any, b: any) => a.seq - b.seq).map((m: any) => [m.content, m.occurred_at]);
+    assert.deepEqual(turns, [
+      ['undated import turn 0', '2023-05-08T10:00:00.000+00:00'], ['undated import turn 1', '2023-05-08T10:00:00.000+00:00'],
+      ['undated import turn 2', '2023-05-08T10:30:00.000+00:00'], ['undated import turn 3', '2023-05-08T10:30:00.000+00:00'],
+    ]);
+    // In time order, an import's turns stay in conversation order (recall_grouped's chronological order reads occurred_at).
+    const grouped = (await post(t.base, '/v1/recall_grouped', { query: 'undated import turn', limit: 10 })).body;
+    const group = grouped.groups.find((g: any) => g.session_id === r.body.episode_id);
+    assert.equal(group.session_time, '2023-05-08T10:00:00.000+00:00');
+  });
+
   test('a bad time in one message is 400 naming it, and nothing of the conversation is stored', async () => {
     const before = await stats();
     const messages = Array.from({ length: 10 }, (_, i) => ({ role: 'user', content: `m${i}`, occurred_at: i === 5 ? '2023-02-30T10:00:00Z' : '2023-02-01T10:00:00Z' }));

@@ -130,7 +130,10 @@ export const ImportEpisodeBody = Type.Object({
   participants: Type.Array(EntityName, { minItems: 1, maxItems: MAX_PARTICIPANTS }),
   started_at: Type.Optional(EventTime('When the conversation took place (ISO 8601 with offset); default now')),
   outcome: OutcomeField,
-  messages: Type.Array(Type.Object(MessageFields), { minItems: 1, maxItems: MAX_IMPORT_MESSAGES, description: `The conversation in order (1–${MAX_IMPORT_MESSAGES})` }),
+  messages: Type.Array(Type.Object({
+    ...MessageFields,
+    occurred_at: Type.Optional(EventTime("When the message was said (ISO 8601 with offset); default: the previous message's time, the first message's started_at")),
+  }), { minItems: 1, maxItems: MAX_IMPORT_MESSAGES, description: `The conversation in order (1–${MAX_IMPORT_MESSAGES})` }),
 });
 
 /**

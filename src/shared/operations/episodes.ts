@@ -83,7 +83,7 @@ export const importEpisode = declareOperation({
     description:
       'Store a whole conversation that already happened, in one call: participants, optional started_at (when it took place, ' +
       'ISO 8601 with offset), optional outcome, and messages [{role, content, occurred_at?}] in order (up to ' +
-      `${MAX_IMPORT_MESSAGES}). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when ` +
+      `${MAX_IMPORT_MESSAGES}); a message without occurred_at is dated as the one before it (the first: started_at). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when ` +
       'it took place. Returns {episode_id, memories_created, extraction_tier}. Use it to load chat history; for a live ' +
       'conversation use episode_start / episode_message / episode_end.',
     annotations: WRITES,

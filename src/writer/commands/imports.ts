@@ -14,9 +14,13 @@ export function* importEpisode(cmd: CommandOf<'importEpisode'>, ctx: RuleContext
   const now = ctx.now();
   const startedAt = cmd.startedAt ?? now;
   let previous = '';
+  // A message without a time was said when the one before it was, the first when the conversation
+  // started: an imported past conversation is not dated today, and its turns stay in order in time.
+  let said = startedAt;
   for (const [seq, message] of cmd.messages.entries()) {
+    said = message.occurredAt ?? said;
     yield* appendTurn(ctx, episodeId, participants, {
-      seq, role: message.role, content: message.content, context: previous, occurredAt: message.occurredAt ?? now,
+      seq, role: message.role, content: message.content, context: previous, occurredAt: said,
     });
     previous = message.content;
   }

@@ -187,7 +187,7 @@ export type ImportEpisodeBody = {
     /** Speaker role, for example user or assistant */
     role: string;
     content: string;
-    /** When the message was said (ISO 8601 with offset); default now */
+    /** When the message was said (ISO 8601 with offset); default: the previous message's time, the first message's started_at */
     occurred_at?: string;
   }[];
 };
@@ -1231,7 +1231,7 @@ export const TOOLS = {
   episode_import: {
     "operation": "importEpisode",
     "title": "Import a past conversation",
-    "description": "Store a whole conversation that already happened, in one call: participants, optional started_at (when it took place, ISO 8601 with offset), optional outcome, and messages [{role, content, occurred_at?}] in order (up to 10000). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when it took place. Returns {episode_id, memories_created, extraction_tier}. Use it to load chat history; for a live conversation use episode_start / episode_message / episode_end.",
+    "description": "Store a whole conversation that already happened, in one call: participants, optional started_at (when it took place, ISO 8601 with offset), optional outcome, and messages [{role, content, occurred_at?}] in order (up to 10000); a message without occurred_at is dated as the one before it (the first: started_at). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when it took place. Returns {episode_id, memories_created, extraction_tier}. Use it to load chat history; for a live conversation use episode_start / episode_message / episode_end.",
     "annotations": {
       "readOnlyHint": false,
       "destructiveHint": false,
@@ -1300,7 +1300,7 @@ export const TOOLS = {
                 "type": "string",
                 "maxLength": 64,
                 "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
-                "description": "When the message was said (ISO 8601 with offset); default now"
+                "description": "When the message was said (ISO 8601 with offset); default: the previous message's time, the first message's started_at"
               }
             },
             "additionalProperties": false
