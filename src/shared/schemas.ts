@@ -175,6 +175,13 @@ export const ListEntitiesQuery = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Entities to skip (by name order)' })),
 });
 
+/** GET /v1/episodes query string (the console's episodes view). */
+export const ListEpisodesQuery = Type.Object({
+  entity: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'Only episodes this entity took part in (its exact name)' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ENTITY_PAGE, default: 50, description: `Page size (1–${MAX_ENTITY_PAGE})` })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Episodes to skip (newest started first)' })),
+});
+
 export const SnapshotParams = Type.Object({
   snapshot_id: Type.String({ format: 'uuid', pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$', description: 'Snapshot id returned by DELETE /v1/entities/{name}' }),
 });
@@ -350,6 +357,16 @@ export const EntitySummary = Type.Object({
 });
 export const ListEntitiesResponse = Type.Object({ entities: Type.Array(EntitySummary), total: Type.Integer({ minimum: 0 }) });
 
+export const EpisodeSummary = Type.Object({
+  episode_id: Type.String(),
+  participants: Type.Array(Type.String(), { description: 'Names of the entities taking part, in the order given at start' }),
+  started_at: Type.String({ format: 'date-time', description: "When the conversation took place (started_at, or when it was started)" }),
+  ended_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it was ended; null while open (or expired without an end)' }),
+  outcome: Type.Union([Type.Enum([...OUTCOMES]), Type.Null()]),
+  message_count: Type.Integer({ minimum: 0, description: 'Its messages still stored (a forgotten participant takes its turns along)' }),
+});
+export const ListEpisodesResponse = Type.Object({ episodes: Type.Array(EpisodeSummary), total: Type.Integer({ minimum: 0 }) });
+
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const SnapshotSummaryRecord = Type.Object({
   snapshot_id: Type.String(),
@@ -393,6 +410,7 @@ export type ValidatedRecall = Parsed<typeof RecallBody>;
 export type ValidatedRecallGrouped = Parsed<typeof RecallGroupedBody>;
 export type ValidatedInspect = Parsed<typeof InspectBody>;
 export type ValidatedListEntities = Parsed<typeof ListEntitiesQuery>;
+export type ValidatedListEpisodes = Parsed<typeof ListEpisodesQuery>;
 
 export type EntityRecord = Static<typeof Entity>;
 export type MemoryRecord = Static<typeof Memory>;
@@ -414,5 +432,7 @@ export type StatsResult = Static<typeof StatsResponse>;
 export type ConsolidateResult = Static<typeof ConsolidateResponse>;
 export type HealthResult = Static<typeof HealthResponse>;
 export type ListEntitiesResult = Static<typeof ListEntitiesResponse>;
+export type ListEpisodesResult = Static<typeof ListEpisodesResponse>;
+export type EpisodeSummaryRecord = Static<typeof EpisodeSummary>;
 export type ListSnapshotsResult = Static<typeof ListSnapshotsResponse>;
 export type RestoreResult = Static<typeof RestoreResponse>;

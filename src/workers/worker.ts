@@ -257,6 +257,7 @@ const handlers: PoolHandlers = {
     () => readMemoriesById(config.snapshotDir, task.snapshotId, task.fd, task.framed, task.from)),
   readStoredSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId, async () => (await namespaceReads(task.namespace)).store.snapshotMemories(task.snapshotId, task.after)),
   listEntities: async (task) => (await namespaceReads(task.namespace)).store.entities(task.input),
+  listEpisodes: async (task) => (await namespaceReads(task.namespace)).store.episodes(task.input),
 };
 
 /** A response must not reveal the server's folders: the snapshot folder is called `snapshots`. */

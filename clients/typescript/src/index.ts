@@ -40,6 +40,7 @@ export type EndEpisodeInput = Omit<OperationRequest<'endEpisode'>, 'episode_id'>
 export type ForgetInput = OperationInput<'forget'>;
 export type InspectInput = OperationRequest<'inspect'>;
 export type ListEntitiesInput = OperationRequest<'listEntities'>;
+export type ListEpisodesInput = OperationRequest<'listEpisodes'>;
 export type RestoreSnapshotInput = OperationRequest<'restoreSnapshot'>;
 
 /** What the route table says of one operation's route. */
@@ -226,6 +227,11 @@ export class MemoryClient {
   /** A page of entities by name; `q` keeps those whose name contains it (any case). */
   listEntities(input: ListEntitiesInput = {}): Promise<Output<'listEntities'>> {
     return this.call('listEntities', input);
+  }
+
+  /** A page of episodes, newest started first, with participants, outcome and times; `entity` keeps those it took part in. */
+  listEpisodes(input: ListEpisodesInput = {}): Promise<Output<'listEpisodes'>> {
+    return this.call('listEpisodes', input);
   }
 
   /** Every namespace with its counts (operator keys only). */

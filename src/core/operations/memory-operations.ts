@@ -255,6 +255,10 @@ export class MemoryOperations implements OperationHandlers {
     return answerOf(await this.pool.run({ op: 'listEntities', namespace, input }));
   }
 
+  async listEpisodes(input: Input<'listEpisodes'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'listEpisodes'>>> {
+    return answerOf(await this.pool.run({ op: 'listEpisodes', namespace, input }));
+  }
+
   /** One memory, snapshot first, as an entity delete (core/memory-retraction.ts). */
   forgetMemory(input: Input<'forgetMemory'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'forgetMemory'>>> {
     return this.written((trail) => this.retraction.retract(namespace, input.memory_id, trail));

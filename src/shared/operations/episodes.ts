@@ -3,7 +3,7 @@
 import type { TObject } from 'typebox';
 import {
   EndEpisodeBody, EndEpisodeByBody, EndEpisodeResponse, EpisodeMessageBody, EpisodeMessageByBody, ImportEpisodeBody,
-  ImportEpisodeResponse, MAX_IMPORT_MESSAGES, StartEpisodeBody, StartEpisodeResponse, StatusResponse,
+  ImportEpisodeResponse, ListEpisodesQuery, ListEpisodesResponse, MAX_IMPORT_MESSAGES, StartEpisodeBody, StartEpisodeResponse, StatusResponse,
 } from '../schemas.js';
 import { declareOperation, WRITES, type RestBinding } from './declare.js';
 
@@ -88,4 +88,19 @@ export const importEpisode = declareOperation({
       'conversation use episode_start / episode_message / episode_end.',
     annotations: WRITES,
   },
+});
+
+/**
+ * The console's episodes view (issue 26): who took part, when, how it ended. The query string is
+ * the input. No MCP tool: agents reach conversations through recall_grouped.
+ */
+export const listEpisodes = declareOperation({
+  name: 'listEpisodes',
+  input: ListEpisodesQuery,
+  output: ListEpisodesResponse,
+  errors: [],
+  rest: [{
+    method: 'get', path: '/v1/episodes', body: null, query: ListEpisodesQuery,
+    summary: 'Episodes, newest started first, a page at a time (entity: only those it took part in)',
+  }],
 });

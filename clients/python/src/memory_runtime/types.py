@@ -211,6 +211,20 @@ class ListEntitiesResponse(TypedDict):
     total: int
 
 
+class EpisodeSummary(TypedDict):
+    episode_id: str
+    participants: List[str]
+    started_at: str
+    ended_at: Optional[str]
+    outcome: Optional[Outcome]
+    message_count: int
+
+
+class ListEpisodesResponse(TypedDict):
+    episodes: List[EpisodeSummary]
+    total: int
+
+
 class SnapshotSummary(TypedDict):
     snapshot_id: str
     captured_at: Optional[str]

@@ -116,6 +116,19 @@ export type EpisodeMessageByBody = {
   occurred_at?: string;
 };
 
+export type EpisodeSummary = {
+  episode_id: string;
+  /** Names of the entities taking part, in the order given at start */
+  participants: string[];
+  /** When the conversation took place (started_at, or when it was started) */
+  started_at: string;
+  /** When it was ended; null while open (or expired without an end) */
+  ended_at: string | null;
+  outcome: ("success" | "failure" | "partial") | null;
+  /** Its messages still stored (a forgotten participant takes its turns along) */
+  message_count: number;
+};
+
 export type ErrorResponse = {
   error: string;
   code?: string;
@@ -298,6 +311,20 @@ export type ListEntitiesQuery = {
 
 export type ListEntitiesResponse = {
   entities: EntitySummary[];
+  total: number;
+};
+
+export type ListEpisodesQuery = {
+  /** Only episodes this entity took part in (its exact name) */
+  entity?: string;
+  /** Page size (1–500) */
+  limit?: number;
+  /** Episodes to skip (newest started first) */
+  offset?: number;
+};
+
+export type ListEpisodesResponse = {
+  episodes: EpisodeSummary[];
   total: number;
 };
 
@@ -542,6 +569,8 @@ export type StatsResult = StatsResponse;
 export type ConsolidateResult = ConsolidateResponse;
 export type HealthResult = HealthResponse;
 export type ListEntitiesResult = ListEntitiesResponse;
+export type ListEpisodesResult = ListEpisodesResponse;
+export type EpisodeSummaryRecord = EpisodeSummary;
 export type ListSnapshotsResult = ListSnapshotsResponse;
 export type RestoreResult = RestoreResponse;
 
@@ -632,6 +661,11 @@ export interface Operations {
     query: never;
     response: ImportEpisodeResponse;
   };
+  listEpisodes: {
+    request: ListEpisodesQuery;
+    query: ListEpisodesQuery;
+    response: ListEpisodesResponse;
+  };
   startEpisode: {
     request: StartEpisodeBody;
     query: never;
@@ -670,6 +704,7 @@ export const ROUTES = {
   addMessage: {"method":"POST","path":"/v1/episodes/:id/message","params":{"id":"episode_id"},"body":true,"position":"returned"},
   endEpisode: {"method":"POST","path":"/v1/episodes/:id/end","params":{"id":"episode_id"},"body":true,"position":"returned"},
   importEpisode: {"method":"POST","path":"/v1/episodes/import","body":true,"position":"returned"},
+  listEpisodes: {"method":"GET","path":"/v1/episodes","query":["entity","limit","offset"],"body":false},
   startEpisode: {"method":"POST","path":"/v1/episodes/start","body":true,"position":"returned"},
   listSnapshots: {"method":"GET","path":"/v1/snapshots","body":false},
   restoreSnapshot: {"method":"POST","path":"/v1/snapshots/:snapshot_id/restore","body":false,"position":"returned"},
