@@ -328,6 +328,7 @@ export const InspectResponse = Type.Object({
   episodic: Type.Array(InspectedEpisodicMemory),
   semantic: Type.Array(InspectedFact),
   procedural: Type.Array(InspectedFact),
+  contradictions: Type.Optional(Type.Array(Contradiction, { description: 'Pairs of the facts listed that conflict, as recall reports them (both memory_ids listed)' })),
 });
 
 export const StatsResponse = Type.Object({

@@ -178,11 +178,16 @@ class ForgetResponse(_ForgetFields, total=False):
     snapshot: DeletionSnapshot
 
 
-class InspectResponse(TypedDict):
+class _InspectFields(TypedDict):
     entity: str
     episodic: List[InspectedEpisodicMemory]
     semantic: List[InspectedFact]
     procedural: List[InspectedFact]
+
+
+class InspectResponse(_InspectFields, total=False):
+    #: Pairs of the listed facts that conflict, as recall reports them.
+    contradictions: List[Contradiction]
 
 
 class StatsResponse(TypedDict):

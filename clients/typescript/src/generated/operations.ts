@@ -228,6 +228,8 @@ export type InspectResponse = {
   episodic: InspectedEpisodicMemory[];
   semantic: InspectedFact[];
   procedural: InspectedFact[];
+  /** Pairs of the facts listed that conflict, as recall reports them (both memory_ids listed) */
+  contradictions?: Contradiction[];
 };
 
 export type InspectedEpisodicMemory = {
@@ -790,7 +792,7 @@ export const TOOLS = {
   inspect: {
     "operation": "inspect",
     "title": "Inspect an entity",
-    "description": "List the most recent active memories of one entity, newest first, split by type: returns {entity, episodic, semantic, procedural}. limit (default 50, max 1000) caps the total. Use it to review everything known about someone rather than to answer a specific question (use recall for that). Fails with \"not found\" for an unknown entity.",
+    "description": "List the most recent active memories of one entity, newest first, split by type: returns {entity, episodic, semantic, procedural, contradictions} (contradictions: pairs of the listed facts that conflict). limit (default 50, max 1000) caps the total. Use it to review everything known about someone rather than to answer a specific question (use recall for that). Fails with \"not found\" for an unknown entity.",
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": false
