@@ -11,7 +11,7 @@ import { postgresUnavailable, startPrimary, startReplica } from '../dist/test/su
 /** Backend-agnostic: each uses only the HTTP/MCP API, through startTestService. */
 const FILES = [
   'ai-tools', 'auth-rate-limit', 'client', 'concurrency', 'console-assets', 'console-metrics', 'embedding-retry',
-  'delete-during-end', 'endpoints', 'entity-forget', 'entity-list', 'episode-expiry', 'errors', 'event-time', 'bulk-import', 'supersession-value-returns', 'memory-history-budget', 'http-edges', 'lanes', 'mcp', 'memory-position', 'metrics',
+  'delete-during-end', 'endpoints', 'entity-forget', 'entity-list', 'episode-list', 'episode-expiry', 'errors', 'event-time', 'bulk-import', 'supersession-value-returns', 'memory-history-budget', 'http-edges', 'lanes', 'mcp', 'memory-position', 'metrics',
   'nginx-proxy', 'openapi', 'python-client', 'query-cache', 'unknown-fields', 'tenant-isolation', 'tenant-isolation-ivf', 'tenant-headers', 'keys-file', 'namespace-listing',
 ];
 // Inside those files, tests of deletion and consolidation skip on PostgreSQL until they are wired

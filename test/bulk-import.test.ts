@@ -5,7 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { get, post, startTestService, type TestService } from './support/service.js';
-import { assertChain, contents, T2021, T2022, T2023 } from './support/timeline.js';
+import { assertChain, contents, iso, T2021, T2022, T2023 } from './support/timeline.js';
 
 let t: TestService;
 
@@ -50,6 +50,25 @@ describe('episodes/import', () => {
     // Stored ended: no more messages.
     const more = await post(t.base, `/v1/episodes/${r.body.episode_id}/message`, { role: 'user', content: 'late' });
     assert.equal(more.status, 404);
+  });
+
+  test("a message without occurred_at was said when the one before it was (the first: the episode's started_at)", async () => {
+    const times = [undefined, undefined, '2023-05-08T10:30:00Z', undefined];
+    const r = await post(t.base, '/v1/episodes/import', {
+      participants: ['imp-undated'], started_at: '2023-05-08T12:00:00+02:00',
+      messages: times.map((occurred_at, i) => ({ role: 'user', content: `undated import turn ${i}`, ...(occurred_at ? { occurred_at } : {}) })),
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const turns = (await post(t.base, '/v1/inspect', { entity: 'imp-undated' })).body.episodic
+      .sort((a: any, b: any) => a.seq - b.seq).map((m: any) => [m.content, m.occurred_at]);
+    assert.deepEqual(turns, [
+      ['undated import turn 0', '2023-05-08T10:00:00.000+00:00'], ['undated import turn 1', '2023-05-08T10:00:00.000+00:00'],
+      ['undated import turn 2', '2023-05-08T10:30:00.000+00:00'], ['undated import turn 3', '2023-05-08T10:30:00.000+00:00'],
+    ]);
+    // In time order, an import's turns stay in conversation order (recall_grouped's chronological order reads occurred_at).
+    const grouped = (await post(t.base, '/v1/recall_grouped', { query: 'undated import turn', limit: 10 })).body;
+    const group = grouped.groups.find((g: any) => g.session_id === r.body.episode_id);
+    assert.equal(group.session_time, '2023-05-08T10:00:00.000+00:00');
   });
 
   test('a bad time in one message is 400 naming it, and nothing of the conversation is stored', async () => {
@@ -101,6 +120,31 @@ describe('remember/batch', () => {
     });
     assert.equal(r.body.stored, 3);
     await assertChain(t.base, 'bat-bo');
+  });
+
+  test('each result reports what is stored after the whole batch: superseded and reinforced by later items', async () => {
+    const r = await post(t.base, '/v1/remember/batch', {
+      facts: [
+        { entity: 'bat-cy', fact: 'bat-cy lives in Berlin', valid_from: T2021, confidence: 0.5 },
+        { entity: 'bat-cy', fact: 'bat-cy lives in Lisbon', valid_from: T2023 },
+        { entity: 'bat-cy', fact: 'bat-cy lives in Madrid', valid_from: T2022 },
+        { entity: 'bat-cy', fact: 'bat-cy lives in Berlin', valid_from: T2021, confidence: 0.9 },
+      ],
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const [berlin, lisbon, madrid, again] = r.body.results.map((x: any) => x.memory);
+    // Berlin was superseded by Lisbon (item 1), then by Madrid (item 2), which Lisbon supersedes.
+    assert.deepEqual([berlin.superseded_by, berlin.valid_until], [madrid.id, iso(T2022)]);
+    assert.deepEqual([madrid.superseded_by, madrid.valid_until], [lisbon.id, iso(T2023)]);
+    assert.deepEqual([lisbon.superseded_by, lisbon.valid_until], [null, null]);
+    // Heard again with more confidence: one memory, both results at the stronger confidence.
+    assert.equal(again.id, berlin.id);
+    assert.equal(berlin.confidence, 0.9);
+    // Every result is what a read after the batch finds.
+    for (const memory of [berlin, lisbon, madrid, again]) {
+      const stored = (await get(t.base, `/v1/memories/${memory.id}/history`)).body.memory;
+      for (const field of ['confidence', 'valid_until', 'superseded_by', 'occurred_at']) assert.deepEqual(memory[field], stored[field], `${memory.content}: ${field}`);
+    }
   });
 
   test('more than 1,000 items, or a body over the limit, is refused whole: nothing is stored', async () => {

@@ -120,7 +120,8 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
       const turns = await episodes.nth(i).locator('li .content').allInnerTexts();
       assert.equal(turns.length, 3);
       const session = /session (\d)/.exec(turns[0])![1];
-      assert.deepEqual(turns.map((text) => text.replace(/^#\d+\s*/, '')), [0, 1, 2].map((n) => `alice: session ${session} turn ${n}`));
+      // Each turn says who said it (its role) before what was said.
+      assert.deepEqual(turns.map((text) => text.replace(/^#\d+\s*/, '')), [0, 1, 2].map((n) => `user alice: session ${session} turn ${n}`));
     }
     // Memory text is data: markup in it is shown as text, never run or parsed.
     await page.locator('[data-type=semantic]').getByText('<img src=x onerror=alert(1)> likes <b>tags</b>').waitFor();

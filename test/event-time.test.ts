@@ -18,6 +18,7 @@ let t: TestService;
 const remember = (entity: string, fact: string, validFrom?: string) => timeline.remember(t.base, entity, fact, validFrom);
 const recall = (body: Record<string, unknown>) => timeline.recall(t.base, body);
 const assertChain = (who: string) => timeline.assertChain(t.base, who);
+const storeAll = (who: string) => timeline.storeChain(t.base, who);
 
 before(async () => {
   // Named storage, so the service can be stopped and started again on the same rows.
@@ -69,6 +70,15 @@ describe('supersession', () => {
     assert.deepEqual(contents(r), ['tl-eq works at Acme', 'tl-eq works at Globex']);
     assert.equal(r.contradictions.length, 1);
     assert.deepEqual([...r.contradictions[0].memory_ids].sort(), [a.id, b.id].sort());
+    // inspect flags the same pair among the entity's facts (the console marks both cards).
+    await remember('tl-eq', 'tl-eq likes figs', T2022);
+    const inspected = (await post(t.base, '/v1/inspect', { entity: 'tl-eq' })).body;
+    assert.equal(inspected.semantic.length, 3);
+    assert.deepEqual(inspected.contradictions.map((c: any) => [...c.memory_ids].sort()), [[a.id, b.id].sort()]);
+    // Superseded facts never held beside their replacement: listing them too flags nothing.
+    await storeAll('tl-inspect');
+    const chain = (await post(t.base, '/v1/inspect', { entity: 'tl-inspect', include_superseded: true })).body;
+    assert.deepEqual([chain.semantic.length, chain.contradictions], [3, []]);
   });
 
   test('without valid_from the later arrival supersedes; the same words again later bring the value back', async () => {

@@ -214,7 +214,7 @@ describe('response budget (SERVICE_MAX_RESPONSE_BYTES)', () => {
     assert.equal(full.headers.get('x-result-truncated'), 'true');
     const kept = full.body.semantic.length;
     assert.ok(kept > 0 && kept < FACTS, `${kept} kept`);
-    assert.deepEqual(Object.keys(full.body).sort(), ['entity', 'episodic', 'procedural', 'semantic']);
+    assert.deepEqual(Object.keys(full.body).sort(), ['contradictions', 'entity', 'episodic', 'procedural', 'semantic']);
     assert.ok(JSON.stringify(full.body).length <= 1024 * 1024 + 4096);
     const small = await post(t.base, '/v1/inspect', { entity: 'big', limit: 3 });
     assert.equal(small.headers.get('x-result-truncated'), null);

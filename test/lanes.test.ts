@@ -76,7 +76,7 @@ test('with the background lane saturated, an interactive task starts before the 
 
 test('every client-facing read is interactive, other work a client waits for requested, and every upkeep task background', () => {
   const lane = (name: string) => Object.entries(POOL_TASKS).filter(([, t]) => t.lane === name).map(([op]) => op).sort();
-  assert.deepEqual(lane('interactive'), ['embedQueries', 'embeddingBacklog', 'inspect', 'listEntities', 'listNamespaces', 'memoryHistory', 'recall', 'recallGrouped', 'stats', 'warmUp']);
+  assert.deepEqual(lane('interactive'), ['embedQueries', 'embeddingBacklog', 'inspect', 'listEntities', 'listEpisodes', 'listNamespaces', 'memoryHistory', 'recall', 'recallGrouped', 'stats', 'warmUp']);
   // Snapshot files (and PostgreSQL's snapshot rows) are checked and read a chunk at a time (hundreds of MB for a big entity): never in recall's way.
   assert.deepEqual(lane('requested'), ['checkSnapshot', 'extractImport', 'listSnapshots', 'planConsolidation', 'prepareEpisodeEnd', 'readSnapshotMemories', 'readStoredSnapshotMemories', 'snapshotEntity', 'snapshotMemory']);
   // The background jobs' look-ups of which namespaces have work (issue 25) are upkeep too.

@@ -396,6 +396,11 @@ describe('PostgreSQL answers as SQLite does over the same rows', { skip: unavail
     }
     assert.deepEqual(await postgresPort.stats(), await sqlitePort.stats());
     assert.deepEqual(await postgresPort.entities({ limit: 100, offset: 0 }), await sqlitePort.entities({ limit: 100, offset: 0 }));
+    for (const query of [{ limit: 100, offset: 0 }, { entity: 'ava', limit: 1, offset: 0 }, { entity: 'nobody', limit: 5, offset: 0 }]) {
+      const episodes = await sqlitePort.episodes(query);
+      assert.deepEqual(await postgresPort.episodes(query), episodes, JSON.stringify(query));
+      if (query.entity === 'ava') assert.deepEqual(episodes.episodes.map((e) => e.participants), [['ava', 'guide-bot']]);
+    }
     const [snapshot] = await sqlitePort.listSnapshots();
     assert.deepEqual(await postgresPort.listSnapshots(), [snapshot]);
     assert.deepEqual(await postgresPort.readSnapshot(snapshot.snapshot_id), await sqlitePort.readSnapshot(snapshot.snapshot_id));

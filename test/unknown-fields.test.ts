@@ -43,6 +43,7 @@ const samples = (): Record<OperationName, Record<string, unknown>> => ({
   forgetMemory: { memory_id: memoryId },
   consolidate: {},
   listEntities: { q: 'mar', limit: 10, offset: 0 },
+  listEpisodes: { entity: 'maria', limit: 10, offset: 0 },
   listSnapshots: {},
   listNamespaces: {},
   restoreSnapshot: { snapshot_id: randomUUID() },

@@ -64,12 +64,25 @@ export interface WireError {
   message: string;
 }
 
+/**
+ * The input field a refusal is about, as data rather than text: `path` from the validated value
+ * ('' for the value itself; `valid_from`, `participants[2]`), `reason` what is wrong with it. A
+ * caller that nests the value elsewhere (remember/batch's facts[3]) names the field from these.
+ */
+export interface FieldFault {
+  path: string;
+  reason: string;
+}
+
 export class ServiceError extends Error {
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string) {
+  /** Set on a refusal of one input field (validation.ts, event-time.ts). */
+  readonly fault?: FieldFault;
+  constructor(code: ErrorCode, message: string, fault?: FieldFault) {
     super(message);
     this.name = 'ServiceError';
     this.code = code;
+    if (fault) this.fault = fault;
   }
 
   get status(): number {
@@ -105,6 +118,8 @@ export class ServiceError extends Error {
 }
 
 const error = (code: ErrorCode, message: string) => new ServiceError(code, message);
+/** A refusal of one field: the message says "<field>: <reason>", the fault says the same as data. */
+const fieldError = (code: ErrorCode, field: string, path: string, reason: string) => new ServiceError(code, `${field}: ${reason}`, { path, reason });
 
 /** Every failure the service reports, by what went wrong: its code and its message. */
 export const fail = {
@@ -112,15 +127,17 @@ export const fail = {
   emptyBody: () => error('MALFORMED_BODY', 'body: expected a JSON object, got an empty body'),
   invalidJson: (reason: string) => error('MALFORMED_BODY', `body: invalid JSON (${reason})`),
   /** `detail` names the field and what is wrong with its JSON type or presence. */
-  malformed: (detail: string) => error('MALFORMED_BODY', detail),
-  nestedTooDeep: (field: string, maxDepth: number) => error('MALFORMED_BODY', `${field}: nested more than ${maxDepth} levels deep`),
+  malformed: (detail: string, fault?: FieldFault) => new ServiceError('MALFORMED_BODY', detail, fault),
+  nestedTooDeep: (field: string, maxDepth: number, path = field) => fieldError('MALFORMED_BODY', field, path, `nested more than ${maxDepth} levels deep`),
   /** `detail` names the field and the value rule it breaks. */
-  invalidValue: (detail: string) => error('INVALID_VALUE', detail),
+  invalidValue: (detail: string, fault?: FieldFault) => new ServiceError('INVALID_VALUE', detail, fault),
+  /** One field's value is not allowed: `field` as messages name it, `path` from the validated value (FieldFault). */
+  invalidField: (field: string, reason: string, path = field) => fieldError('INVALID_VALUE', field, path, reason),
   /** `detail` names the unknown field(s) and what the operation takes (validation.ts). */
   unknownField: (detail: string) => error('UNKNOWN_FIELD', detail),
   /** A body field that a path segment also gives (episode_id), with another value. */
   pathMismatch: (field: string) => error('INVALID_VALUE', `${field}: differs from the ${field} in the path`),
-  illFormedUnicode: (field: string) => error('INVALID_VALUE', `${field}: not well-formed Unicode (a lone UTF-16 surrogate)`),
+  illFormedUnicode: (field: string, path = field) => fieldError('INVALID_VALUE', field, path, 'not well-formed Unicode (a lone UTF-16 surrogate)'),
   /** The PostgreSQL backend cannot store U+0000 in text (SQLite can). */
   nulCharacter: (field: string) => error('INVALID_VALUE', `${field}: contains U+0000 (NUL), which the PostgreSQL store cannot hold`),
   /** `field`: the Memory-Position header, or the MCP `_meta` key, a caller sent. */

@@ -19,10 +19,10 @@ export function eventTimeMs(field: string, text: string): number {
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
   const ms = Date.parse(text);
   if (!Number.isFinite(ms) || day > (month === 2 && !leap ? 28 : DAYS_IN_MONTH[month - 1]!)) {
-    throw fail.invalidValue(`${field}: not a calendar date and time (ISO 8601 with offset, e.g. 2023-05-08T13:56:00+02:00)`);
+    throw fail.invalidField(field, 'not a calendar date and time (ISO 8601 with offset, e.g. 2023-05-08T13:56:00+02:00)');
   }
   // Times before 1970 are not stored: every time column is non-negative milliseconds.
-  if (ms < 0) throw fail.invalidValue(`${field}: must be 1970 or later`);
+  if (ms < 0) throw fail.invalidField(field, 'must be 1970 or later');
   return ms;
 }
 
@@ -66,7 +66,7 @@ export function recallTime(input: RecallTimeInput, now: number): TimeFilter {
   const since = input.since === undefined ? null : eventTimeMs('since', input.since);
   const until = input.until === undefined ? null : eventTimeMs('until', input.until);
   // An empty window is a client's mistake, not a question with no answer.
-  if (since !== null && until !== null && since > until) throw fail.invalidValue('since: must not be later than until');
+  if (since !== null && until !== null && since > until) throw fail.invalidField('since', 'must not be later than until');
   return {
     validAt: eventTimeOr('as_of', input.as_of, now),
     asOf: input.as_of !== undefined,

@@ -130,7 +130,10 @@ export const ImportEpisodeBody = Type.Object({
   participants: Type.Array(EntityName, { minItems: 1, maxItems: MAX_PARTICIPANTS }),
   started_at: Type.Optional(EventTime('When the conversation took place (ISO 8601 with offset); default now')),
   outcome: OutcomeField,
-  messages: Type.Array(Type.Object(MessageFields), { minItems: 1, maxItems: MAX_IMPORT_MESSAGES, description: `The conversation in order (1–${MAX_IMPORT_MESSAGES})` }),
+  messages: Type.Array(Type.Object({
+    ...MessageFields,
+    occurred_at: Type.Optional(EventTime("When the message was said (ISO 8601 with offset); default: the previous message's time, the first message's started_at")),
+  }), { minItems: 1, maxItems: MAX_IMPORT_MESSAGES, description: `The conversation in order (1–${MAX_IMPORT_MESSAGES})` }),
 });
 
 /**
@@ -177,6 +180,13 @@ export const MAX_NAMESPACE_PAGE = 1000;
 export const ListNamespacesQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_NAMESPACE_PAGE, default: MAX_NAMESPACE_PAGE, description: `Page size (1–${MAX_NAMESPACE_PAGE})` })),
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Namespaces to skip (in creation order)' })),
+});
+
+/** GET /v1/episodes query string (the console's episodes view). */
+export const ListEpisodesQuery = Type.Object({
+  entity: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_NAME_LENGTH, description: 'Only episodes this entity took part in (its exact name)' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_ENTITY_PAGE, default: 50, description: `Page size (1–${MAX_ENTITY_PAGE})` })),
+  offset: Type.Optional(Type.Integer({ minimum: 0, default: 0, description: 'Episodes to skip (newest started first)' })),
 });
 
 export const SnapshotParams = Type.Object({
@@ -325,6 +335,7 @@ export const InspectResponse = Type.Object({
   episodic: Type.Array(InspectedEpisodicMemory),
   semantic: Type.Array(InspectedFact),
   procedural: Type.Array(InspectedFact),
+  contradictions: Type.Optional(Type.Array(Contradiction, { description: 'Pairs of the facts listed that conflict, as recall reports them (both memory_ids listed)' })),
 });
 
 export const StatsResponse = Type.Object({
@@ -354,6 +365,16 @@ export const EntitySummary = Type.Object({
   memory_count: Type.Integer({ minimum: 0 }),
 });
 export const ListEntitiesResponse = Type.Object({ entities: Type.Array(EntitySummary), total: Type.Integer({ minimum: 0 }) });
+
+export const EpisodeSummary = Type.Object({
+  episode_id: Type.String(),
+  participants: Type.Array(Type.String(), { description: 'Names of the entities taking part, in the order given at start' }),
+  started_at: Type.String({ format: 'date-time', description: "When the conversation took place (started_at, or when it was started)" }),
+  ended_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'When it was ended; null while open (or expired without an end)' }),
+  outcome: Type.Union([Type.Enum([...OUTCOMES]), Type.Null()]),
+  message_count: Type.Integer({ minimum: 0, description: 'Its messages still stored (a forgotten participant takes its turns along)' }),
+});
+export const ListEpisodesResponse = Type.Object({ episodes: Type.Array(EpisodeSummary), total: Type.Integer({ minimum: 0 }) });
 
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 export const SnapshotSummaryRecord = Type.Object({
@@ -400,6 +421,7 @@ export type ValidatedInspect = Parsed<typeof InspectBody>;
 export type ValidatedListEntities = Parsed<typeof ListEntitiesQuery>;
 export type ValidatedListNamespaces = Parsed<typeof ListNamespacesQuery>;
 export type NamespacesResult = Static<typeof NamespacesResponse>;
+export type ValidatedListEpisodes = Parsed<typeof ListEpisodesQuery>;
 
 export type EntityRecord = Static<typeof Entity>;
 export type MemoryRecord = Static<typeof Memory>;
@@ -421,5 +443,7 @@ export type StatsResult = Static<typeof StatsResponse>;
 export type ConsolidateResult = Static<typeof ConsolidateResponse>;
 export type HealthResult = Static<typeof HealthResponse>;
 export type ListEntitiesResult = Static<typeof ListEntitiesResponse>;
+export type ListEpisodesResult = Static<typeof ListEpisodesResponse>;
+export type EpisodeSummaryRecord = Static<typeof EpisodeSummary>;
 export type ListSnapshotsResult = Static<typeof ListSnapshotsResponse>;
 export type RestoreResult = Static<typeof RestoreResponse>;

@@ -8,7 +8,7 @@
 import { Compile } from 'typebox/compile';
 import Value from 'typebox/value';
 import type { TSchema, Static } from 'typebox';
-import { fail } from './errors.js';
+import { fail, type FieldFault } from './errors.js';
 import { ANY_WRONG_VALUE_IS_400 } from './value-rules.js';
 
 const VALUE_KEYWORDS = [
@@ -61,25 +61,41 @@ function fieldName(instancePath: string, root: string): string {
     .reduce((acc, part, i) => (/^\d+$/.test(part) ? `${acc}[${part}]` : i === 0 ? part : `${acc}.${part}`), '');
 }
 
-function describe(errors: SchemaError[], root: string): string {
+/** The refusal the first error makes: its message, and the field it is about (FieldFault). */
+interface Described {
+  message: string;
+  fault: FieldFault;
+}
+
+/** "valid_from: must match …", naming the field from the root; the fault holds the same as data. */
+const atField = (instancePath: string, root: string, reason: string): Described => ({
+  message: `${fieldName(instancePath, root)}: ${reason}`,
+  fault: { path: fieldName(instancePath, ''), reason },
+});
+
+function describe(errors: SchemaError[], root: string): Described {
   const required = errors.find((e) => e.keyword === 'required');
   if (required) {
     const missing = (required.params.requiredProperties as string[] | undefined) ?? [];
     const where = required.instancePath === '' ? '' : ` in ${fieldName(required.instancePath, root)}`;
-    return `missing required field${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}${where}`;
+    const first = missing[0] === undefined ? required.instancePath : pointer(required.instancePath, missing[0]);
+    return {
+      message: `missing required field${missing.length > 1 ? 's' : ''} ${missing.map((m) => `'${m}'`).join(', ')}${where}`,
+      fault: { path: fieldName(first, ''), reason: 'missing (required)' },
+    };
   }
   // Type errors under a union arrive once per branch: merge them into "must be integer or null".
   const first = errors.find((e) => e.keyword !== 'anyOf') ?? errors[0];
-  if (!first) return `${root}: invalid`;
+  if (!first) return atField('', root, 'invalid');
   const samePath = errors.filter((e) => e.instancePath === first.instancePath && e.keyword === 'type');
   if (first.keyword === 'type' && samePath.length > 1) {
-    return `${fieldName(first.instancePath, root)}: must be ${samePath.map((e) => e.params.type).join(' or ')}`;
+    return atField(first.instancePath, root, `must be ${samePath.map((e) => e.params.type).join(' or ')}`);
   }
   if (first.keyword === 'enum') {
     const allowed = (first.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ');
-    return `${fieldName(first.instancePath, root)}: must be one of ${allowed}`;
+    return atField(first.instancePath, root, `must be one of ${allowed}`);
   }
-  return `${fieldName(first.instancePath, root)}: ${first.message}`;
+  return atField(first.instancePath, root, first.message);
 }
 
 /**
@@ -208,21 +224,23 @@ export function compileValidator<T extends TSchema>(schema: T, root = 'body'): V
     parse(value: unknown): Static<T> {
       const found = scan(value);
       if (found.tooDeep !== null) {
-        throw fail.nestedTooDeep(fieldName(found.tooDeep, root), MAX_NESTING_DEPTH);
+        throw fail.nestedTooDeep(fieldName(found.tooDeep, root), MAX_NESTING_DEPTH, fieldName(found.tooDeep, ''));
       }
       if (!shape.Check(value)) {
         const errors = shape.Errors(value) as SchemaError[];
-        throw unknownFieldError(errors, schema, root) ?? fail.malformed(describe(errors, root));
+        const { message, fault } = describe(errors, root);
+        throw unknownFieldError(errors, schema, root) ?? fail.malformed(message, fault);
       }
       if (!full.Check(value)) {
         // Union branches that fail on type are noise once the shape is known to be right.
         const all = full.Errors(value) as SchemaError[];
         const errors = all.filter((e) => !(e.keyword === 'type' && e.params.type === 'null'));
         // …unless null is all the field takes (cursor).
-        throw fail.invalidValue(describe(errors.length > 0 ? errors : all, root));
+        const { message, fault } = describe(errors.length > 0 ? errors : all, root);
+        throw fail.invalidValue(message, fault);
       }
       if (found.illFormed !== null) {
-        throw fail.illFormedUnicode(fieldName(found.illFormed, root));
+        throw fail.illFormedUnicode(fieldName(found.illFormed, root), fieldName(found.illFormed, ''));
       }
       return Value.Default(schema, structuredClone(value)) as Static<T>;
     },

@@ -133,9 +133,20 @@ async function recallHits(
 async function inspect({ store }: NamespaceReads, entityName: string, limit: number, includeSuperseded: boolean): Promise<PoolResults['inspect']> {
   const entity = await store.entity(entityName);
   if (!entity) throw fail.entityNotFound(entityName);
-  const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [] };
-  const rows = await store.entityMemories(entity.id, limit, config.maxResponseBytes, includeSuperseded);
-  const { kept, truncated } = withinBudget(rows, (row) => row.content, config.maxResponseBytes);
+  const rows = [...await store.entityMemories(entity.id, limit, config.maxResponseBytes, includeSuperseded)];
+  let { kept, truncated } = withinBudget(rows, (row) => row.content, config.maxResponseBytes);
+  // The facts listed that conflict (recall's rule; the console flags them). Their descriptions
+  // quote the facts, so they count against the response budget too: the memories are cut again
+  // to leave them room, and only pairs of memories still listed are reported.
+  let contradictions = findContradictions(kept);
+  if (contradictions.length > 0) {
+    const room = config.maxResponseBytes - Buffer.byteLength(JSON.stringify(contradictions));
+    ({ kept, truncated } = withinBudget(rows, (row) => row.content, Math.max(0, room)));
+    const listed = new Set(kept.map((row) => row.id));
+    contradictions = contradictions.filter((c) => c.memory_ids?.every((id) => listed.has(id)));
+    truncated ||= kept.length < rows.length;
+  }
+  const result: InspectResult = { entity: entity.name, episodic: [], semantic: [], procedural: [], contradictions };
   for (const row of kept) {
     const memory = toMemory(row, null);
     if (row.memory_type !== 'episodic') result[row.memory_type].push({ ...memory, extraction_tier: row.extraction_tier });
@@ -255,6 +266,7 @@ const handlers: PoolHandlers = {
     () => readMemoriesById(config.snapshotDir, task.snapshotId, task.fd, task.framed, task.from)),
   readStoredSnapshotMemories: (task) => withSnapshotErrors(task.snapshotId, async () => (await namespaceReads(task.namespace)).store.snapshotMemories(task.snapshotId, task.after)),
   listEntities: async (task) => (await namespaceReads(task.namespace)).store.entities(task.input),
+  listEpisodes: async (task) => (await namespaceReads(task.namespace)).store.episodes(task.input),
 };
 
 /** A response must not reveal the server's folders: the snapshot folder is called `snapshots`. */

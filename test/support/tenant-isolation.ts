@@ -154,6 +154,16 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
       const entities = await as(KEY_A, 'GET', '/v1/entities?limit=100', '/v1/entities');
       assert.deepEqual(entities.body.entities.map((e: { name: string }) => e.name).sort(), ['assistant', 'garden', 'maria']);
 
+      // The console's episodes view: tenant-a's episode only, though tenant-b's has the same participants.
+      for (const query of ['', '?entity=maria', '?entity=assistant&limit=500']) {
+        const episodes = await as(KEY_A, 'GET', `/v1/episodes${query}`, '/v1/episodes');
+        assert.equal(episodes.status, 200);
+        assert.deepEqual(episodes.body.episodes.map((e: { episode_id: string }) => e.episode_id), [aEpisode], query);
+        assert.equal(episodes.body.total, 1, query);
+      }
+      const foreign = await as(KEY_A, 'GET', '/v1/episodes?entity=b-only-entity', '/v1/episodes');
+      assert.deepEqual(foreign.body, { episodes: [], total: 0 });
+
       // Event time stays inside the namespace (issue 26): tenant-b's later fact of the same
       // attribute does not supersede tenant-a's, nor does its history or recall in time reach A.
       const aBerlin = await as(KEY_A, 'POST', '/v1/remember', '/v1/remember', { entity: 'mover', fact: 'Mover lives in Berlin', valid_from: '2020-01-01T00:00:00Z' });

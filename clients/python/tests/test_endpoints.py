@@ -221,6 +221,18 @@ class EveryEndpoint(unittest.TestCase):
         self.assertEqual(rest["entities"][0]["memory_count"], 1)
         self.assertGreaterEqual(self.client.list_entities()["total"], 3)
 
+    def test_list_episodes_of_an_entity(self) -> None:
+        entity = unique("py-episodes")
+        imported = self.client.import_episode([entity, "assistant"], [{"role": "user", "content": "hello"}],
+                                              started_at="2023-05-08T10:00:00Z", outcome="success")
+        page = self.client.list_episodes(entity=entity, limit=5)
+        assert_shape(self, page, types.ListEpisodesResponse)
+        self.assertEqual(page["total"], 1)
+        episode = page["episodes"][0]
+        self.assertEqual((episode["episode_id"], episode["participants"], episode["outcome"], episode["message_count"]),
+                         (imported["episode_id"], [entity, "assistant"], "success", 1))
+        self.assertEqual(episode["started_at"], "2023-05-08T10:00:00.000Z")
+
 
 if __name__ == "__main__":
     unittest.main()

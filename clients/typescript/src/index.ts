@@ -41,6 +41,7 @@ export type ForgetInput = OperationInput<'forget'>;
 export type InspectInput = OperationRequest<'inspect'>;
 export type ListEntitiesInput = OperationRequest<'listEntities'>;
 export type ListNamespacesInput = OperationRequest<'listNamespaces'>;
+export type ListEpisodesInput = OperationRequest<'listEpisodes'>;
 export type RestoreSnapshotInput = OperationRequest<'restoreSnapshot'>;
 
 /** What the route table says of one operation's route. */
@@ -227,6 +228,11 @@ export class MemoryClient {
   /** A page of entities by name; `q` keeps those whose name contains it (any case). */
   listEntities(input: ListEntitiesInput = {}): Promise<Output<'listEntities'>> {
     return this.call('listEntities', input);
+  }
+
+  /** A page of episodes, newest started first, with participants, outcome and times; `entity` keeps those it took part in. */
+  listEpisodes(input: ListEpisodesInput = {}): Promise<Output<'listEpisodes'>> {
+    return this.call('listEpisodes', input);
   }
 
   /** A page of the namespaces with their counts, in creation order (operator keys only). */

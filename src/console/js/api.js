@@ -100,7 +100,14 @@ export const api = {
   metrics: () => request('GET', '/metrics', undefined, { text: true }),
   entities: ({ q = '', limit = 50, offset = 0 }) =>
     request('GET', `/v1/entities?${new URLSearchParams({ q, limit: String(limit), offset: String(offset) })}`),
-  inspect: (entity, limit = 50) => request('POST', '/v1/inspect', { entity, limit }),
+  /** With superseded facts, so the page can show each attribute's chain. */
+  inspect: (entity, limit = 50) => request('POST', '/v1/inspect', { entity, limit, include_superseded: true }),
+  history: (memoryId) => request('GET', `/v1/memories/${segment(memoryId)}/history`),
+  episodes: ({ entity = '', limit = 25, offset = 0 }) => {
+    const query = new URLSearchParams({ limit: String(limit), offset: String(offset) });
+    if (entity) query.set('entity', entity);
+    return request('GET', `/v1/episodes?${query}`);
+  },
   recall: (body) => request('POST', '/v1/recall', body),
   deleteEntity: (name) => (name === '.' || name === '..' ? forgetByTool(name) : request('DELETE', `/v1/entities/${segment(name)}`)),
   snapshots: () => request('GET', '/v1/snapshots'),

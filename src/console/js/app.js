@@ -1,8 +1,10 @@
 // The console's entry: asks for the key when the service wants one, then shows one section at
-// a time, picked by the URL fragment (#entities, #entity/<name>, #recall, #snapshots, #stats),
-// so the browser's back button and links work.
+// a time, picked by the URL fragment (#entities, #entity/<name>, #episodes, #episodes/<name>,
+// #memory/<id>, #recall, #snapshots, #stats), so the browser's back button and links work.
 import { api, session, unauthorized } from './api.js';
 import { entitiesView, entityView } from './entities.js';
+import { episodesView } from './episodes.js';
+import { memoryView } from './memory.js';
 import { recallView } from './recall.js';
 import { snapshotsView } from './snapshots.js';
 import { statsView } from './stats.js';
@@ -26,12 +28,16 @@ function route() {
   leave = () => {};
   const hash = fragment();
   const [section, ...rest] = hash.split('/');
-  const views = { entities: entitiesView, recall: recallView, snapshots: snapshotsView, stats: statsView };
+  const views = { entities: entitiesView, episodes: episodesView, recall: recallView, snapshots: snapshotsView, stats: statsView };
   let view = views[section];
   if (section === 'entity' && rest.length) view = (root) => entityView(root, rest.join('/'));
+  if (section === 'episodes' && rest.length) view = (root) => episodesView(root, rest.join('/'));
+  if (section === 'memory' && rest.length) view = (root) => memoryView(root, rest.join('/'));
   if (!view) view = entitiesView;
+  // A memory's history belongs to the entities section (it is reached from an entity's page).
+  const tab = section === 'entity' || section === 'memory' ? 'entities' : section;
   for (const link of document.querySelectorAll('#tabs a')) {
-    const current = link.getAttribute('href') === `#${section}` || (section === 'entity' && link.getAttribute('href') === '#entities');
+    const current = link.getAttribute('href') === `#${tab}`;
     if (current) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }

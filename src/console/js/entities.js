@@ -1,8 +1,12 @@
 // Entities: the list with a name search (GET /v1/entities), and one entity's memories
-// (POST /v1/inspect) — facts, procedures, and conversation turns regrouped by episode in
-// conversation order — with the one change this view allows: delete, behind a confirmation.
+// (POST /v1/inspect, superseded facts included) — facts with their times, each superseded one
+// marked with what replaced it and conflicting ones flagged; procedures; conversation turns
+// regrouped by episode in conversation order, with who said each — with the one change this
+// view allows: delete, behind a confirmation.
 import { api } from './api.js';
-import { budgetNotice, confirmAction, cutNotice, errorBox, h, num, show, when } from './dom.js';
+import { memoryCard, relations } from './cards.js';
+import { budgetNotice, confirmAction, cutNotice, errorBox, h, show, when } from './dom.js';
+import { episodesHref } from './episodes.js';
 
 const PAGE = 25;
 const entityHref = (name) => `#entity/${encodeURIComponent(name)}`;
@@ -79,7 +83,7 @@ export function entityView(root, name) {
     h('p', {}, h('a', { href: '#entities' }, '← Entities')),
     h('div', { class: 'row spread' },
       h('h2', { id: 'entity-title' }, name),
-      h('div', { class: 'inline' }, h('label', { for: 'inspect-limit' }, 'Most recent'), limit, deleteButton)),
+      h('div', { class: 'inline' }, h('a', { href: episodesHref(name) }, 'Episodes'), h('label', { for: 'inspect-limit' }, 'Most recent'), limit, deleteButton)),
     body));
   limit.addEventListener('change', () => void load());
 
@@ -88,12 +92,13 @@ export function entityView(root, name) {
       const shown = Number(limit.value);
       const memories = await api.inspect(name, shown);
       const count = memories.semantic.length + memories.procedural.length + memories.episodic.length;
+      const related = relations([...memories.semantic, ...memories.procedural, ...memories.episodic], memories.contradictions);
       show(body,
         budgetNotice(memories),
         !memories.truncated && count === shown ? cutNotice(`Showing the ${shown} most recent memories; there may be more (raise "Most recent").`) : null,
-        memorySection('Semantic', 'semantic', memories.semantic),
-        memorySection('Procedural', 'procedural', memories.procedural),
-        episodeSection(memories.episodic));
+        memorySection('Semantic', 'semantic', memories.semantic, related),
+        memorySection('Procedural', 'procedural', memories.procedural, related),
+        episodeSection(memories.episodic, related));
     } catch (error) {
       show(body, errorBox(error));
     }
@@ -121,24 +126,17 @@ export function entityView(root, name) {
   void load();
 }
 
-/** What wrote an extracted memory: the offline rules (or a direct remember) or the LLM extractor. */
-const TIER_LABELS = { 1: 'tier 1 (rules or direct)', 2: 'tier 2 (LLM)' };
-
-function memorySection(title, type, memories) {
+function memorySection(title, type, memories, related) {
+  const superseded = memories.filter((m) => m.superseded_by).length;
+  const conflicting = memories.filter((m) => related.conflicts.has(m.id)).length;
+  const notes = [superseded ? `${superseded} superseded` : null, conflicting ? `${conflicting} in conflict` : null].filter(Boolean);
   return h('section', { class: 'memories', 'data-type': type },
-    h('h3', {}, `${title} `, h('span', { class: 'count' }, `(${memories.length})`)),
-    memories.length === 0 ? h('p', { class: 'muted' }, 'None.') : h('ul', { class: 'cards' }, memories.map((m) => memoryCard(m))));
-}
-
-function memoryCard(memory, lead = null) {
-  return h('li', { class: 'card' },
-    h('p', { class: 'content' }, lead ? h('span', { class: 'role' }, lead) : null, memory.content),
-    h('p', { class: 'meta' }, `confidence ${num(memory.confidence, 2)} · stability ${num(memory.stability, 2)}`,
-      memory.extraction_tier === undefined ? '' : ` · ${TIER_LABELS[memory.extraction_tier] ?? `tier ${memory.extraction_tier}`}`));
+    h('h3', {}, `${title} `, h('span', { class: 'count' }, `(${memories.length}${notes.length ? `; ${notes.join(', ')}` : ''})`)),
+    memories.length === 0 ? h('p', { class: 'muted' }, 'None.') : h('ul', { class: 'cards' }, memories.map((m) => memoryCard(m, { related }))));
 }
 
 /** Turns regrouped by episode, each in conversation order; episodes newest first (as inspect lists). */
-function episodeSection(memories) {
+function episodeSection(memories, related) {
   const episodes = new Map();
   for (const memory of memories) {
     const key = memory.episode_id ?? '';
@@ -147,8 +145,11 @@ function episodeSection(memories) {
   }
   return h('section', { class: 'memories', 'data-type': 'episodic' },
     h('h3', {}, 'Episodic ', h('span', { class: 'count' }, `(${memories.length} in ${episodes.size} episode${episodes.size === 1 ? '' : 's'})`)),
-    memories.length === 0 ? h('p', { class: 'muted' }, 'None.') : [...episodes].map(([id, turns]) =>
-      h('section', { class: 'episode' },
-        h('h4', {}, id ? `Episode ${id.slice(0, 8)}` : 'Outside any episode', id ? h('span', { class: 'muted' }, ` · ${turns.length} turns`) : null),
-        h('ol', { class: 'cards turns' }, [...turns].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0)).map((m) => memoryCard(m, m.seq === undefined ? null : `#${m.seq + 1}`))))));
+    memories.length === 0 ? h('p', { class: 'muted' }, 'None.') : [...episodes].map(([id, turns]) => {
+      const ordered = [...turns].sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+      return h('section', { class: 'episode', 'data-episode': id || null },
+        h('h4', {}, id ? `Episode ${id.slice(0, 8)}` : 'Outside any episode',
+          id ? h('span', { class: 'muted' }, ` · ${turns.length} turns · from ${when(ordered[0].occurred_at)}`) : null),
+        h('ol', { class: 'cards turns' }, ordered.map((m) => memoryCard(m, { lead: m.seq === undefined ? null : `#${m.seq + 1}`, related }))));
+    }));
 }

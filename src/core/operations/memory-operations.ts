@@ -28,15 +28,16 @@ import type { Parsed } from '../../shared/defaults.js';
 /** remember/batch checks each item as remember's body. */
 const BATCH_ITEM = compileValidator(RememberBody, 'item');
 
-/** A refused batch item's error, its field named from the batch (facts[3].valid_from). */
+/**
+ * A refused batch item's error, its field named from the batch (facts[3].valid_from): the item
+ * was checked on its own, so the field its refusal names (FieldFault) is a path inside the item.
+ */
 function batchItemError(index: number, error: ServiceError): { error: string; code: string; field: string } {
   const item = `facts[${index}]`;
-  const named = /^([A-Za-z_][\w.[\]]*): /.exec(error.message);
-  const missing = /missing required fields? '([^']+)'/.exec(error.message);
-  const inner = named ? named[1] : missing ? missing[1] : 'item';
-  const field = inner === 'item' ? item : `${item}.${inner}`;
-  const message = `${field}: ${named ? error.message.slice(named[0].length) : missing ? 'missing (required)' : error.message}`;
-  return { error: message, code: error.code, field };
+  const fault = error.fault;
+  if (!fault) return { error: `${item}: ${error.message}`, code: error.code, field: item };
+  const field = fault.path === '' ? item : fault.path.startsWith('[') ? `${item}${fault.path}` : `${item}.${fault.path}`;
+  return { error: `${field}: ${fault.reason}`, code: error.code, field };
 }
 import { answerOf, serialisedAnswer, type SerialisedAnswer, type ValueAnswer, type OperationHandlers, type RequestContext } from './contract.js';
 
@@ -252,6 +253,10 @@ export class MemoryOperations implements OperationHandlers {
   /** The namespace's entities by name, a page at a time (the console's entity list). */
   async listEntities(input: Input<'listEntities'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'listEntities'>>> {
     return answerOf(await this.pool.run({ op: 'listEntities', namespace, input }));
+  }
+
+  async listEpisodes(input: Input<'listEpisodes'>, { namespace }: RequestContext): Promise<ValueAnswer<Output<'listEpisodes'>>> {
+    return answerOf(await this.pool.run({ op: 'listEpisodes', namespace, input }));
   }
 
   /** One memory, snapshot first, as an entity delete (core/memory-retraction.ts). */

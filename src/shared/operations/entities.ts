@@ -58,7 +58,7 @@ export const inspect = declareOperation({
     title: 'Inspect an entity',
     description:
       'List the most recent active memories of one entity, newest first, split by type: returns {entity, episodic, ' +
-      `semantic, procedural}. limit (default ${defaultOf(InspectBody, 'limit')}, max ${MAX_LIMIT}) caps the total. Use it to ` +
+      `semantic, procedural, contradictions} (contradictions: pairs of the listed facts that conflict). limit (default ${defaultOf(InspectBody, 'limit')}, max ${MAX_LIMIT}) caps the total. Use it to ` +
       'review everything known about someone rather than to answer a specific question (use recall for that). Fails ' +
       'with "not found" for an unknown entity.',
     annotations: READS,

@@ -3,7 +3,7 @@
 import type { TObject } from 'typebox';
 import {
   EndEpisodeBody, EndEpisodeByBody, EndEpisodeResponse, EpisodeMessageBody, EpisodeMessageByBody, ImportEpisodeBody,
-  ImportEpisodeResponse, MAX_IMPORT_MESSAGES, StartEpisodeBody, StartEpisodeResponse, StatusResponse,
+  ImportEpisodeResponse, ListEpisodesQuery, ListEpisodesResponse, MAX_IMPORT_MESSAGES, StartEpisodeBody, StartEpisodeResponse, StatusResponse,
 } from '../schemas.js';
 import { declareOperation, WRITES, type RestBinding } from './declare.js';
 
@@ -83,9 +83,24 @@ export const importEpisode = declareOperation({
     description:
       'Store a whole conversation that already happened, in one call: participants, optional started_at (when it took place, ' +
       'ISO 8601 with offset), optional outcome, and messages [{role, content, occurred_at?}] in order (up to ' +
-      `${MAX_IMPORT_MESSAGES}). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when ` +
+      `${MAX_IMPORT_MESSAGES}); a message without occurred_at is dated as the one before it (the first: started_at). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when ` +
       'it took place. Returns {episode_id, memories_created, extraction_tier}. Use it to load chat history; for a live ' +
       'conversation use episode_start / episode_message / episode_end.',
     annotations: WRITES,
   },
+});
+
+/**
+ * The console's episodes view (issue 26): who took part, when, how it ended. The query string is
+ * the input. No MCP tool: agents reach conversations through recall_grouped.
+ */
+export const listEpisodes = declareOperation({
+  name: 'listEpisodes',
+  input: ListEpisodesQuery,
+  output: ListEpisodesResponse,
+  errors: [],
+  rest: [{
+    method: 'get', path: '/v1/episodes', body: null, query: ListEpisodesQuery,
+    summary: 'Episodes, newest started first, a page at a time (entity: only those it took part in)',
+  }],
 });

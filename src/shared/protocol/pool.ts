@@ -6,8 +6,8 @@ import type { Config } from '../config.js';
 import type { WireError } from '../errors.js';
 import type { SnapshotHeaderT } from '../file-formats.js';
 import type {
-  DeletionSnapshotRecord, InspectResult, ListEntitiesResult, Outcome, RecallGroupedResult, RecallResult, StatsResult,
-  ValidatedInspect, ValidatedListEntities, ValidatedRecall, ValidatedRecallGrouped, NamespacesResult, ValidatedListNamespaces,
+  DeletionSnapshotRecord, InspectResult, ListEntitiesResult, ListEpisodesResult, Outcome, RecallGroupedResult, RecallResult, StatsResult,
+  ValidatedInspect, ValidatedListEntities, ValidatedListEpisodes, ValidatedRecall, ValidatedRecallGrouped, NamespacesResult, ValidatedListNamespaces,
 } from '../schemas.js';
 import type { CheckedSnapshot, SnapshotSummary, StoredSnapshot, StoredSnapshotChunk } from '../snapshot-files.js';
 import type { FramedSnapshot, SnapshotMemoryT } from '../snapshot-reader.js';
@@ -69,6 +69,7 @@ export const POOL_TASKS = {
   stats: task<object, StatsResult>('interactive'),
   memoryHistory: task<{ input: { memory_id: string } }, { answer: MemoryHistoryResult; truncated: boolean }>('interactive'),
   listEntities: task<{ input: ValidatedListEntities }, ListEntitiesResult>('interactive'),
+  listEpisodes: task<{ input: ValidatedListEpisodes }, ListEpisodesResult>('interactive'),
   /** A page of the namespaces with their counts (GET /v1/namespaces, operator keys only). */
   listNamespaces: task<{ input: ValidatedListNamespaces }, NamespacesResult>('interactive'),
   // A count for /metrics: cheap, and a scrape must not wait behind a training run.

@@ -4,7 +4,7 @@
 // synchronous statements as before and hands back settled promises, one per signal or lookup,
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
-import type { EntityRecord, ListEntitiesResult, StatsResult, ValidatedListEntities } from '../../shared/schemas.js';
+import type { EntityRecord, ListEntitiesResult, ListEpisodesResult, StatsResult, ValidatedListEntities, ValidatedListEpisodes } from '../../shared/schemas.js';
 import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../../shared/protocol/pool.js';
 import type { VectorMove } from '../../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
@@ -106,6 +106,8 @@ export interface ReadPort {
   /** A memory of this namespace with its attribute's chain and what was promoted into it. */
   memoryHistory(id: string, budgetBytes: number): Promise<HistoryRows | undefined>;
   entities(query: ValidatedListEntities): Promise<ListEntitiesResult>;
+  /** A page of the namespace's episodes, newest started first (those the entity took part in, when named); none whose participants are all forgotten. */
+  episodes(query: ValidatedListEpisodes): Promise<ListEpisodesResult>;
   episode(id: string): Promise<EpisodeRow | undefined>;
   episodeStarts(ids: string[]): Promise<Map<string, number>>;
   transcript(episodeId: string): Promise<{ id: string; role: string; content: string }[]>;

@@ -1,6 +1,6 @@
 // The rows the read port hands back, whichever adapter read them (SQLite: sqlite/read-store.ts,
 // PostgreSQL: postgres/read-port.ts); recall, inspect and the pool's handlers read only these.
-import type { MemoryType } from '../../shared/schemas.js';
+import type { EpisodeSummaryRecord, MemoryType, Outcome } from '../../shared/schemas.js';
 
 /** A memory row as the recall and inspect paths need it. */
 export interface MemoryRow {
@@ -45,4 +45,25 @@ export interface EpisodeRow {
   started_at: number;
   last_activity_at: number;
   ended_at: number | null;
+}
+
+/** An episode as the episode list reads it (times in epoch ms). */
+export interface EpisodeListRow {
+  id: string;
+  started_at: number;
+  ended_at: number | null;
+  outcome: Outcome | null;
+  message_count: number;
+}
+
+/** The list's answer: each episode with its participants' names (by episode id, in their order). */
+export function episodeSummaries(rows: EpisodeListRow[], names: Map<string, string[]>): EpisodeSummaryRecord[] {
+  return rows.map((row) => ({
+    episode_id: row.id,
+    participants: names.get(row.id) ?? [],
+    started_at: new Date(row.started_at).toISOString(),
+    ended_at: row.ended_at === null ? null : new Date(row.ended_at).toISOString(),
+    outcome: row.outcome,
+    message_count: row.message_count,
+  }));
 }

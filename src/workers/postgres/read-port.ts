@@ -1,7 +1,7 @@
 // The read port over PostgreSQL: the same reads as sqlite/read-port.ts, one round trip each. A
 // recall's snapshot is one REPEATABLE READ, READ ONLY transaction on one connection, so the IVF
 // cells probed and the vectors scanned agree, as in SQLite's read transaction.
-import type { EntityRecord, StatsResult, ValidatedListEntities } from '../../shared/schemas.js';
+import type { EntityRecord, ListEpisodesResult, StatsResult, ValidatedListEntities, ValidatedListEpisodes } from '../../shared/schemas.js';
 import type { VectorMove } from '../../shared/protocol/writer.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import { float32FromBlob } from '../../shared/meta.js';
@@ -9,7 +9,7 @@ import { storableText } from '../../shared/postgres-text.js';
 import { nameCandidates } from '../port/entity-mentions.js';
 import { cellFor } from '../ivf/cells.js';
 import { trainIndex, trainingSample } from '../ivf/kmeans.js';
-import { HISTORY_LINKS, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
+import { episodeSummaries, HISTORY_LINKS, type EpisodeListRow, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
 import type { ReadPort, RecallReads, SnapshotOptions } from '../port/read-port.js';
 import type { CandidateRow } from '../port/candidates.js';
 import type { Sql, Tx } from './client.js';
@@ -142,6 +142,30 @@ export class PostgresReadPort implements ReadPort {
       ORDER BY e.name COLLATE "C" LIMIT ${limit} OFFSET ${offset}`;
     const [{ total }] = await this.sql<{ total: number }[]>`SELECT count(*) AS total FROM entities e WHERE e.namespace_id = ${this.namespaceId} ${match}`;
     return { entities: rows.map((row) => ({ ...row, created_at: new Date(row.created_at).toISOString() })), total };
+  }
+
+  /** As the SQLite store's: the namespace's episodes some entity still takes part in, newest started first. */
+  async episodes({ entity, limit = 50, offset = 0 }: ValidatedListEpisodes): Promise<ListEpisodesResult> {
+    let only = this.sql``;
+    if (entity !== undefined) {
+      const found = await this.entity(entity);
+      if (!found) return { episodes: [], total: 0 };
+      only = this.sql`AND ep.id IN (SELECT episode_id FROM episode_participants WHERE entity_id = ${found.id})`;
+    }
+    const listed = this.sql`ep.namespace_id = ${this.namespaceId} ${only} AND EXISTS (SELECT 1 FROM episode_participants p WHERE p.episode_id = ep.id)`;
+    const rows = [...await this.sql<EpisodeListRow[]>`SELECT ep.id, ep.started_at, ep.ended_at, ep.outcome,
+        (SELECT count(*) FROM memories m WHERE m.episode_id = ep.id AND m.seq IS NOT NULL)::integer AS message_count
+      FROM episodes ep WHERE ${listed} ORDER BY ep.started_at DESC, ep.id DESC LIMIT ${limit} OFFSET ${offset}`];
+    const [{ total }] = await this.sql<{ total: number }[]>`SELECT count(*)::integer AS total FROM episodes ep WHERE ${listed}`;
+    const names = new Map<string, string[]>();
+    if (rows.length > 0) {
+      for (const { episode_id: id, name } of await this.sql<{ episode_id: string; name: string }[]>`SELECT p.episode_id, e.name
+          FROM episode_participants p JOIN entities e ON e.id = p.entity_id
+          WHERE p.episode_id = ANY(${rows.map((row) => row.id)}::text[]) ORDER BY p.episode_id, p.position`) {
+        names.set(id, [...(names.get(id) ?? []), name]);
+      }
+    }
+    return { episodes: episodeSummaries(rows, names), total };
   }
 
   async episode(id: string): Promise<EpisodeRow | undefined> {

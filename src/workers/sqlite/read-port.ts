@@ -86,6 +86,7 @@ export class SqliteReadPort implements ReadPort {
   stats() { return this.inTurn(() => this.store.stats()); }
   memoryHistory(id: string, budgetBytes: number) { return this.inTurn(() => this.store.memoryHistory(id, budgetBytes)); }
   entities(query: Parameters<ReadStore['entities']>[0]) { return this.inTurn(() => this.store.entities(query)); }
+  episodes(query: Parameters<ReadStore['episodes']>[0]) { return this.inTurn(() => this.store.episodes(query)); }
   episode(id: string) { return this.inTurn(() => this.store.episode(id)); }
   episodeStarts(ids: string[]) { return this.inTurn(() => this.store.episodeStarts(ids)); }
   transcript(episodeId: string) { return this.inTurn(() => this.store.transcript(episodeId)); }

@@ -1,13 +1,22 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
 import type { Db } from '../../shared/db.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
-import type { EntityKind, EntityRecord, ValidatedListEntities, ListEntitiesResult, StatsResult } from '../../shared/schemas.js';
+import type { EntityKind, EntityRecord, ValidatedListEntities, ValidatedListEpisodes, ListEntitiesResult, ListEpisodesResult, StatsResult } from '../../shared/schemas.js';
 import { ResponseBudget } from '../port/response-budget.js';
-import { HISTORY_LINKS, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
+import { episodeSummaries, HISTORY_LINKS, type EpisodeListRow, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
   m.last_access_at, m.created_at, m.episode_id, m.seq, m.role, m.entity_id, m.extraction_tier,
   m.occurred_at, m.valid_until, m.superseded_by`;
+
+/**
+ * The episodes the list shows: the namespace's (or those @entity took part in) that some entity
+ * still takes part in. One whose participants were all forgotten lost its turns with them: an
+ * empty shell, not listed.
+ */
+const EPISODES_LISTED = `ep.namespace_id = @ns
+  AND (@entity IS NULL OR ep.id IN (SELECT episode_id FROM episode_participants WHERE entity_id = @entity))
+  AND EXISTS (SELECT 1 FROM episode_participants p WHERE p.episode_id = ep.id)`;
 
 export class ReadStore {
   private readonly s;
@@ -53,6 +62,13 @@ export class ReadStore {
         ORDER BY abs(m.occurred_at - ?), m.occurred_at, m.rowid LIMIT ${HISTORY_LINKS + 1}`),
       promotedFrom: db.prepare<[number], { id: string; created_at: number }>(
         `SELECT id, created_at FROM memories WHERE promoted_into = ? ORDER BY created_at DESC, rowid DESC LIMIT ${HISTORY_LINKS + 1}`),
+      // Messages counted from the turns still stored (seq is set on turns only: memories_by_episode answers it).
+      episodePage: db.prepare<Record<string, unknown>, EpisodeListRow>(`SELECT ep.id, ep.started_at, ep.ended_at, ep.outcome,
+          (SELECT count(*) FROM memories m WHERE m.episode_id = ep.id AND m.seq IS NOT NULL) AS message_count
+        FROM episodes ep WHERE ${EPISODES_LISTED} ORDER BY ep.started_at DESC, ep.id DESC LIMIT @limit OFFSET @offset`),
+      episodeTotal: db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM episodes ep WHERE ${EPISODES_LISTED}`).pluck(),
+      participantNames: db.prepare<[string], { episode_id: string; name: string }>(`SELECT p.episode_id, e.name FROM episode_participants p
+        JOIN entities e ON e.id = p.entity_id WHERE p.episode_id IN (SELECT value FROM json_each(?)) ORDER BY p.episode_id, p.position`),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
     };
@@ -90,6 +106,19 @@ export class ReadStore {
       entities: rows.map((row) => ({ ...row, created_at: new Date(row.created_at).toISOString() })),
       total: this.s.entityTotal.get(params)!,
     };
+  }
+
+  /** A page of the namespace's episodes, newest started first; only the entity's when one is named (an unknown name: none). */
+  episodes({ entity, limit = 50, offset = 0 }: ValidatedListEpisodes): ListEpisodesResult {
+    const entityId = entity === undefined ? null : this.entity(entity)?.id;
+    if (entityId === undefined) return { episodes: [], total: 0 };
+    const params = { ns: this.namespaceId, entity: entityId };
+    const rows = this.s.episodePage.all({ ...params, limit, offset });
+    const names = new Map<string, string[]>();
+    for (const { episode_id: id, name } of this.s.participantNames.all(JSON.stringify(rows.map((row) => row.id)))) {
+      names.set(id, [...(names.get(id) ?? []), name]);
+    }
+    return { episodes: episodeSummaries(rows, names), total: this.s.episodeTotal.get(params)! };
   }
 
   episode(id: string): EpisodeRow | undefined {

@@ -11,13 +11,20 @@ import { insertMemory, type NewMemory } from './new-memory.js';
 import { applyPlacement, placement, type Placement } from './supersession.js';
 
 export function* remember(cmd: CommandOf<'remember'>, ctx: RuleContext): Step<WriterResults['remember']> {
+  return storedFact(yield* rememberRow(cmd, ctx));
+}
+
+/** remember's rule, answering the row as stored and what it superseded (remember/batch reports both). */
+export function* rememberRow(cmd: CommandOf<'remember'>, ctx: RuleContext): Step<StoredRow> {
   const owner = yield* entity(ctx, cmd.entity);
-  const row = yield* storeOwned(ctx, owner.id, {
+  return yield* storeOwned(ctx, owner.id, {
     type: 'semantic', content: cmd.fact, confidence: cmd.confidence, tier: 1,
     ownerId: owner.id, episodeId: null, seq: null, role: null, links: [], occurredAt: cmd.validFrom,
   });
-  return storedFact(row);
 }
+
+/** A row storeOwned wrote or found: `created` false for a duplicate; `superseded` the ids of the earlier values it replaced. */
+export type StoredRow = MemoryRow & { created: boolean; superseded: string[] };
 
 /** The answer's shape of a stored fact. */
 export function storedFact(row: MemoryRow): WriterResults['remember'] {
@@ -32,7 +39,7 @@ export function storedFact(row: MemoryRow): WriterResults['remember'] {
 }
 
 /** Stores a memory owned by an entity unless the entity already holds the same fact. */
-export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory): Step<MemoryRow & { created: boolean }> {
+export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory): Step<StoredRow> {
   const occurredAt = memory.occurredAt ?? ctx.now();
   // A row an open delete is about to remove is no duplicate: the new fact gets a row of its own.
   const key = contentKey(memory.content);
@@ -50,7 +57,7 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
   if (duplicate && sameFact) {
     // Hearing a fact again is evidence for it: keep the stronger confidence.
     yield* ctx.rows.raiseConfidence(duplicate.rowid, memory.confidence, ctx.now());
-    return { ...duplicate, confidence: Math.max(duplicate.confidence, memory.confidence), created: false };
+    return { ...duplicate, confidence: Math.max(duplicate.confidence, memory.confidence), created: false, superseded: [] };
   }
   place ??= memory.type === 'semantic' ? yield* placement(ctx.rows, ownerId, memory.content, occurredAt) : null;
   const links = [{ entityId: ownerId, relation: 'owner' as const }, ...memory.links];
@@ -59,5 +66,5 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
     ...(place?.next ? { validUntil: place.next.at, supersededBy: place.next.id } : {}),
   });
   if (place) yield* applyPlacement(ctx.rows, stored, place);
-  return { ...stored, created: true };
+  return { ...stored, created: true, superseded: place?.supersedes.map((fact) => fact.id) ?? [] };
 }

@@ -11,7 +11,7 @@ from .types import (
     ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, Memory, MemoryType, Outcome, RecallGroupedResponse, RecallResponse,
     RestoreResponse, SignalContribution, SnapshotSummary, StartEpisodeResponse, StatsResponse, StatusResponse,
     StoredFact, ImportEpisodeResponse, RememberBatchResponse, BatchItemResult, BatchItemError,
-    MemoryHistoryResponse, HistoryEvent,
+    MemoryHistoryResponse, HistoryEvent, EpisodeSummary, ListEpisodesResponse,
 )
 
 __all__ = [
@@ -23,5 +23,5 @@ __all__ = [
     "MemoryType", "Outcome", "RecallGroupedResponse", "RecallResponse", "RestoreResponse", "SignalContribution",
     "SnapshotSummary", "StartEpisodeResponse", "StatsResponse", "StatusResponse", "StoredFact",
     "ImportEpisodeResponse", "RememberBatchResponse", "BatchItemResult", "BatchItemError",
-    "MemoryHistoryResponse", "HistoryEvent",
+    "MemoryHistoryResponse", "HistoryEvent", "EpisodeSummary", "ListEpisodesResponse",
 ]

@@ -25,6 +25,7 @@ ROUTES: Dict[str, Route] = {
     "stats": Route("GET", "/v1/stats"),
     "create_entity": Route("POST", "/v1/entities"),
     "list_entities": Route("GET", "/v1/entities"),
+    "list_episodes": Route("GET", "/v1/episodes"),
     "forget": Route("DELETE", "/v1/entities/{entity_name}"),
     "inspect": Route("POST", "/v1/inspect"),
     "remember": Route("POST", "/v1/remember"),
@@ -187,6 +188,10 @@ def consolidate() -> Call:
 
 def list_entities(q: Optional[str], limit: Optional[int], offset: Optional[int]) -> Call:
     return make_call("list_entities", query={"q": q, "limit": limit, "offset": offset})
+
+
+def list_episodes(entity: Optional[str], limit: Optional[int], offset: Optional[int]) -> Call:
+    return make_call("list_episodes", query={"entity": entity, "limit": limit, "offset": offset})
 
 
 def list_snapshots() -> Call:

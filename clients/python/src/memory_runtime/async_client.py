@@ -20,7 +20,7 @@ from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_
 from .errors import MemoryRuntimeError
 from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
-    InspectResponse, ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
+    InspectResponse, ListEntitiesResponse, ListEpisodesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
     ImportEpisodeResponse, MemoryHistoryResponse, RememberBatchResponse,
 )
@@ -127,6 +127,9 @@ class AsyncMemoryClient:
 
     async def list_entities(self, q: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEntitiesResponse:
         return await self._send(calls.list_entities(q, limit, offset))
+
+    async def list_episodes(self, entity: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEpisodesResponse:
+        return await self._send(calls.list_episodes(entity, limit, offset))
 
     async def list_namespaces(self, limit: Optional[int] = None, offset: Optional[int] = None) -> ListNamespacesResponse:
         return await self._send(calls.list_namespaces(limit, offset))

@@ -13,7 +13,7 @@ from ._protocol import DEFAULT_BASE_URL, DEFAULT_MAX_RETRIES, DEFAULT_MAX_RETRY_
 from .errors import MemoryRuntimeError
 from .types import (
     ConsolidateResponse, EndEpisodeResponse, Entity, EntityKind, ForgetResponse, GroupOrder, HealthResponse,
-    InspectResponse, ListEntitiesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
+    InspectResponse, ListEntitiesResponse, ListEpisodesResponse, ListNamespacesResponse, ListSnapshotsResponse, MemoryType, Outcome, RecallGroupedResponse,
     RecallResponse, RestoreResponse, StartEpisodeResponse, StatsResponse, StatusResponse, StoredFact,
     ImportEpisodeResponse, MemoryHistoryResponse, RememberBatchResponse,
 )
@@ -137,6 +137,10 @@ class MemoryClient:
     def list_entities(self, q: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEntitiesResponse:
         """A page of entities by name; ``q`` keeps those whose name contains it (any case)."""
         return self._send(calls.list_entities(q, limit, offset))
+
+    def list_episodes(self, entity: Optional[str] = None, limit: Optional[int] = None, offset: Optional[int] = None) -> ListEpisodesResponse:
+        """A page of episodes, newest started first, with participants, outcome and times; ``entity`` keeps those it took part in."""
+        return self._send(calls.list_episodes(entity, limit, offset))
 
     def list_namespaces(self, limit: Optional[int] = None, offset: Optional[int] = None) -> ListNamespacesResponse:
         """A page of the namespaces (creation order, up to 1,000) with their counts, and the total

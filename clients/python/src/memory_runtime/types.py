@@ -178,11 +178,16 @@ class ForgetResponse(_ForgetFields, total=False):
     snapshot: DeletionSnapshot
 
 
-class InspectResponse(TypedDict):
+class _InspectFields(TypedDict):
     entity: str
     episodic: List[InspectedEpisodicMemory]
     semantic: List[InspectedFact]
     procedural: List[InspectedFact]
+
+
+class InspectResponse(_InspectFields, total=False):
+    #: Pairs of the listed facts that conflict, as recall reports them.
+    contradictions: List[Contradiction]
 
 
 class StatsResponse(TypedDict):
@@ -208,6 +213,20 @@ class EntitySummary(TypedDict):
 
 class ListEntitiesResponse(TypedDict):
     entities: List[EntitySummary]
+    total: int
+
+
+class EpisodeSummary(TypedDict):
+    episode_id: str
+    participants: List[str]
+    started_at: str
+    ended_at: Optional[str]
+    outcome: Optional[Outcome]
+    message_count: int
+
+
+class ListEpisodesResponse(TypedDict):
+    episodes: List[EpisodeSummary]
     total: int
 
 

@@ -116,6 +116,19 @@ export type EpisodeMessageByBody = {
   occurred_at?: string;
 };
 
+export type EpisodeSummary = {
+  episode_id: string;
+  /** Names of the entities taking part, in the order given at start */
+  participants: string[];
+  /** When the conversation took place (started_at, or when it was started) */
+  started_at: string;
+  /** When it was ended; null while open (or expired without an end) */
+  ended_at: string | null;
+  outcome: ("success" | "failure" | "partial") | null;
+  /** Its messages still stored (a forgotten participant takes its turns along) */
+  message_count: number;
+};
+
 export type ErrorResponse = {
   error: string;
   code?: string;
@@ -187,7 +200,7 @@ export type ImportEpisodeBody = {
     /** Speaker role, for example user or assistant */
     role: string;
     content: string;
-    /** When the message was said (ISO 8601 with offset); default now */
+    /** When the message was said (ISO 8601 with offset); default: the previous message's time, the first message's started_at */
     occurred_at?: string;
   }[];
 };
@@ -215,6 +228,8 @@ export type InspectResponse = {
   episodic: InspectedEpisodicMemory[];
   semantic: InspectedFact[];
   procedural: InspectedFact[];
+  /** Pairs of the facts listed that conflict, as recall reports them (both memory_ids listed) */
+  contradictions?: Contradiction[];
 };
 
 export type InspectedEpisodicMemory = {
@@ -298,6 +313,20 @@ export type ListEntitiesQuery = {
 
 export type ListEntitiesResponse = {
   entities: EntitySummary[];
+  total: number;
+};
+
+export type ListEpisodesQuery = {
+  /** Only episodes this entity took part in (its exact name) */
+  entity?: string;
+  /** Page size (1–500) */
+  limit?: number;
+  /** Episodes to skip (newest started first) */
+  offset?: number;
+};
+
+export type ListEpisodesResponse = {
+  episodes: EpisodeSummary[];
   total: number;
 };
 
@@ -552,6 +581,8 @@ export type StatsResult = StatsResponse;
 export type ConsolidateResult = ConsolidateResponse;
 export type HealthResult = HealthResponse;
 export type ListEntitiesResult = ListEntitiesResponse;
+export type ListEpisodesResult = ListEpisodesResponse;
+export type EpisodeSummaryRecord = EpisodeSummary;
 export type ListSnapshotsResult = ListSnapshotsResponse;
 export type RestoreResult = RestoreResponse;
 
@@ -642,6 +673,11 @@ export interface Operations {
     query: never;
     response: ImportEpisodeResponse;
   };
+  listEpisodes: {
+    request: ListEpisodesQuery;
+    query: ListEpisodesQuery;
+    response: ListEpisodesResponse;
+  };
   startEpisode: {
     request: StartEpisodeBody;
     query: never;
@@ -680,6 +716,7 @@ export const ROUTES = {
   addMessage: {"method":"POST","path":"/v1/episodes/:id/message","params":{"id":"episode_id"},"body":true,"position":"returned"},
   endEpisode: {"method":"POST","path":"/v1/episodes/:id/end","params":{"id":"episode_id"},"body":true,"position":"returned"},
   importEpisode: {"method":"POST","path":"/v1/episodes/import","body":true,"position":"returned"},
+  listEpisodes: {"method":"GET","path":"/v1/episodes","query":["entity","limit","offset"],"body":false},
   startEpisode: {"method":"POST","path":"/v1/episodes/start","body":true,"position":"returned"},
   listSnapshots: {"method":"GET","path":"/v1/snapshots","body":false},
   restoreSnapshot: {"method":"POST","path":"/v1/snapshots/:snapshot_id/restore","body":false,"position":"returned"},
@@ -765,7 +802,7 @@ export const TOOLS = {
   inspect: {
     "operation": "inspect",
     "title": "Inspect an entity",
-    "description": "List the most recent active memories of one entity, newest first, split by type: returns {entity, episodic, semantic, procedural}. limit (default 50, max 1000) caps the total. Use it to review everything known about someone rather than to answer a specific question (use recall for that). Fails with \"not found\" for an unknown entity.",
+    "description": "List the most recent active memories of one entity, newest first, split by type: returns {entity, episodic, semantic, procedural, contradictions} (contradictions: pairs of the listed facts that conflict). limit (default 50, max 1000) caps the total. Use it to review everything known about someone rather than to answer a specific question (use recall for that). Fails with \"not found\" for an unknown entity.",
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": false
@@ -1241,7 +1278,7 @@ export const TOOLS = {
   episode_import: {
     "operation": "importEpisode",
     "title": "Import a past conversation",
-    "description": "Store a whole conversation that already happened, in one call: participants, optional started_at (when it took place, ISO 8601 with offset), optional outcome, and messages [{role, content, occurred_at?}] in order (up to 10000). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when it took place. Returns {episode_id, memories_created, extraction_tier}. Use it to load chat history; for a live conversation use episode_start / episode_message / episode_end.",
+    "description": "Store a whole conversation that already happened, in one call: participants, optional started_at (when it took place, ISO 8601 with offset), optional outcome, and messages [{role, content, occurred_at?}] in order (up to 10000); a message without occurred_at is dated as the one before it (the first: started_at). The episode is stored ended, and facts are extracted from it as episode_end does, dated to when it took place. Returns {episode_id, memories_created, extraction_tier}. Use it to load chat history; for a live conversation use episode_start / episode_message / episode_end.",
     "annotations": {
       "readOnlyHint": false,
       "destructiveHint": false,
@@ -1310,7 +1347,7 @@ export const TOOLS = {
                 "type": "string",
                 "maxLength": 64,
                 "pattern": "^\\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\\d|3[01])T([01]\\d|2[0-3]):[0-5]\\d(:[0-5]\\d(\\.\\d{1,9})?)?(Z|[+-]([01]\\d|2[0-3]):?[0-5]\\d)$",
-                "description": "When the message was said (ISO 8601 with offset); default now"
+                "description": "When the message was said (ISO 8601 with offset); default: the previous message's time, the first message's started_at"
               }
             },
             "additionalProperties": false
