@@ -98,3 +98,15 @@ export function confirmAction({ title, message, confirmLabel }) {
     }, { once: true });
   });
 }
+
+/**
+ * Previous / Next under a paged list: "from–to of total" (or `empty` when there is nothing),
+ * and `move(offset)` called with the page's new start.
+ */
+export function pager({ offset, page, total, empty, move }) {
+  const last = Math.min(offset + page, total);
+  return h('div', { class: 'pager' },
+    h('span', { class: 'muted' }, total === 0 ? empty : `${offset + 1}–${last} of ${total}`),
+    h('button', { type: 'button', class: 'quiet', disabled: offset === 0, onclick: () => move(Math.max(0, offset - page)) }, 'Previous'),
+    h('button', { type: 'button', class: 'quiet', disabled: last >= total, onclick: () => move(offset + page) }, 'Next'));
+}

@@ -5,7 +5,7 @@
 // view allows: delete, behind a confirmation.
 import { api } from './api.js';
 import { memoryCard, relations } from './cards.js';
-import { budgetNotice, confirmAction, cutNotice, errorBox, h, show, when } from './dom.js';
+import { budgetNotice, confirmAction, cutNotice, errorBox, h, pager, show, when } from './dom.js';
 import { episodesHref } from './episodes.js';
 
 const PAGE = 25;
@@ -24,7 +24,7 @@ export function entitiesView(root) {
     show(results, h('p', { class: 'muted' }, 'Loading…'));
     try {
       const page = await api.entities({ q: state.q, limit: PAGE, offset: state.offset });
-      if (call === latest) show(results, entityTable(page.entities), pager(page.total));
+      if (call === latest) show(results, entityTable(page.entities), pagerOf(page.total));
     } catch (error) {
       if (call !== latest) return;
       show(results, error.status === 404 && error.code === 'ROUTE_NOT_FOUND'
@@ -33,16 +33,11 @@ export function entitiesView(root) {
     }
   }
 
-  function pager(total) {
-    const last = Math.min(state.offset + PAGE, total);
-    const move = (offset) => () => {
+  function pagerOf(total) {
+    return pager({ offset: state.offset, page: PAGE, total, empty: 'No entities match.', move: (offset) => {
       state.offset = offset;
       void load();
-    };
-    return h('div', { class: 'pager' },
-      h('span', { class: 'muted' }, total === 0 ? 'No entities match.' : `${state.offset + 1}–${last} of ${total}`),
-      h('button', { type: 'button', class: 'quiet', disabled: state.offset === 0, onclick: move(Math.max(0, state.offset - PAGE)) }, 'Previous'),
-      h('button', { type: 'button', class: 'quiet', disabled: last >= total, onclick: move(state.offset + PAGE) }, 'Next'));
+    } });
   }
 
   let typing;

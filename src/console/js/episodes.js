@@ -2,7 +2,7 @@
 // part, when it took place and ended, how it went and how many of its messages are stored — or
 // only those one entity took part in (#episodes/<name>). Read-only.
 import { api } from './api.js';
-import { errorBox, h, show, when } from './dom.js';
+import { errorBox, h, pager, show, when } from './dom.js';
 
 const PAGE = 25;
 export const episodesHref = (entity = '') => (entity ? `#episodes/${encodeURIComponent(entity)}` : '#episodes');
@@ -20,7 +20,7 @@ export function episodesView(root, entity = '') {
     show(results, h('p', { class: 'muted' }, 'Loading…'));
     try {
       const page = await api.episodes({ entity, limit: PAGE, offset: state.offset });
-      if (call === latest) show(results, episodeTable(page.episodes), pager(page.total));
+      if (call === latest) show(results, episodeTable(page.episodes), pagerOf(page.total));
     } catch (error) {
       if (call !== latest) return;
       show(results, error.status === 404 && error.code === 'ROUTE_NOT_FOUND'
@@ -29,16 +29,11 @@ export function episodesView(root, entity = '') {
     }
   }
 
-  function pager(total) {
-    const last = Math.min(state.offset + PAGE, total);
-    const move = (offset) => () => {
+  function pagerOf(total) {
+    return pager({ offset: state.offset, page: PAGE, total, empty: 'No episodes.', move: (offset) => {
       state.offset = offset;
       void load();
-    };
-    return h('div', { class: 'pager' },
-      h('span', { class: 'muted' }, total === 0 ? 'No episodes.' : `${state.offset + 1}–${last} of ${total}`),
-      h('button', { type: 'button', class: 'quiet', disabled: state.offset === 0, onclick: move(Math.max(0, state.offset - PAGE)) }, 'Previous'),
-      h('button', { type: 'button', class: 'quiet', disabled: last >= total, onclick: move(state.offset + PAGE) }, 'Next'));
+    } });
   }
 
   root.append(h('section', { class: 'panel', 'aria-labelledby': 'episodes-title' },
