@@ -27,6 +27,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { factAttribute } from '../src/shared/fact-attributes.js';
 import { tokenize } from '../src/workers/recall/query-text.js';
+import { rng } from './lib/corpus.js';
 import { startService } from './lib/processes.js';
 import { drain, post } from './recall-quality/locomo.js';
 
@@ -35,18 +36,7 @@ const SEED = Number(process.env.BENCH_SEED ?? '26');
 const EMBEDDER = (process.env.BENCH_EMBEDDER ?? 'use') as 'use' | 'glove' | 'hash';
 const BATCH = 500;
 
-/** mulberry32: a small seeded generator, so every run asks the same questions. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-const random = seeded(SEED);
+const random = rng(SEED);
 const pick = <T>(items: readonly T[]) => items[Math.floor(random() * items.length)]!;
 const shuffle = <T>(items: T[]) => {
   for (let i = items.length - 1; i > 0; i--) {

@@ -13,14 +13,13 @@
 // MRR overall and per category (2 = temporal), and how many questions name a time window by the
 // service's own reading (query-time.ts). Only aggregates: nothing of the data set's text is
 // written anywhere.
-import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { queryWindow } from '../../src/workers/recall/query-time.js';
 import { startService } from '../lib/processes.js';
 import { loadLocomo, locomoPath, type Conversation } from './locomo-data.js';
-import { drain, key, plainBm25, post } from './locomo.js';
+import { diaIdsOf, drain, key, plainBm25, post } from './locomo.js';
 import { scoreHeader, scoreLine, scoreRankings, type Scores } from './scoring.js';
 import type { BenchEmbedder } from './synthetic.js';
 
@@ -60,14 +59,7 @@ async function importAndAsk(conversation: Conversation, dated: boolean, asOfs: (
       };
       episodes.push((await post<{ episode_id: string }>(server.base, '/v1/episodes/import', body)).episode_id);
     }
-    const sessionOf = new Map(episodes.map((id, i) => [id, i]));
-    const file = new Database(dbPath, { readonly: true });
-    const diaOf = new Map<string, string>();
-    for (const row of file.prepare("SELECT id, episode_id, seq FROM memories WHERE memory_type = 'episodic'").all() as { id: string; episode_id: string; seq: number }[]) {
-      const turn = conversation.sessions[sessionOf.get(row.episode_id)!]?.[row.seq];
-      if (turn) diaOf.set(row.id, turn.diaId);
-    }
-    file.close();
+    const diaOf = diaIdsOf(dbPath, conversation, episodes);
     await drain(server.base);
     const passes: Ranked[] = [];
     for (const asOf of asOfs) {

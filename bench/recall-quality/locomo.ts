@@ -74,6 +74,19 @@ export function plainBm25(conversation: Conversation): Map<string, string[]> {
 export const key = (conversation: Conversation, index: number) => `${conversation.id}#${index}`;
 
 /** A question asked through the service: dia ids of the results, and the client-side latency. */
+/** Each stored turn's memory id → its LoCoMo dia id; `episodes[i]` holds session i. */
+export function diaIdsOf(dbPath: string, conversation: Conversation, episodes: string[]): Map<string, string> {
+  const sessionOf = new Map(episodes.map((id, i) => [id, i]));
+  const file = new Database(dbPath, { readonly: true });
+  const diaOf = new Map<string, string>();
+  for (const row of file.prepare("SELECT id, episode_id, seq FROM memories WHERE memory_type = 'episodic'").all() as { id: string; episode_id: string; seq: number }[]) {
+    const turn = conversation.sessions[sessionOf.get(row.episode_id)!]?.[row.seq];
+    if (turn) diaOf.set(row.id, turn.diaId);
+  }
+  file.close();
+  return diaOf;
+}
+
 export type Ask = (index: number) => Promise<{ ids: string[]; ms: number }>;
 
 /** Writes the conversation into the service (one episode per session) and returns how to ask it. */
@@ -85,14 +98,7 @@ export async function storeConversation(base: string, dbPath: string, conversati
     for (const turn of session) await post(base, `/v1/episodes/${episode_id}/message`, { role: 'user', content: `${turn.speaker}: ${turn.text}` });
   }
   // Memory id → dia id, read from the file (the message endpoint returns no id).
-  const sessionOf = new Map(episodes.map((id, i) => [id, i]));
-  const file = new Database(dbPath, { readonly: true });
-  const diaOf = new Map<string, string>();
-  for (const row of file.prepare("SELECT id, episode_id, seq FROM memories WHERE memory_type = 'episodic'").all() as { id: string; episode_id: string; seq: number }[]) {
-    const turn = conversation.sessions[sessionOf.get(row.episode_id)!]?.[row.seq];
-    if (turn) diaOf.set(row.id, turn.diaId);
-  }
-  file.close();
+  const diaOf = diaIdsOf(dbPath, conversation, episodes);
   return async (index) => {
     const started = performance.now();
     const { memories } = await post<{ memories: { id: string }[] }>(base, '/v1/recall',
