@@ -1,6 +1,7 @@
 // The vector signal's filters on a real SQLite file: when every neighbour KNN fetched was
 // filtered out (archived), it looks again wider rather than coming back empty; an entity
-// with a few memories is scanned exactly, one owning thousands goes through KNN.
+// with a few memories is scanned exactly, one owning thousands goes through KNN. Where the last
+// look had to widen, the next starts wide: one KNN instead of two, the same rows either way.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -59,6 +60,37 @@ describe('vector signal filters', () => {
 
   test('an entity owning thousands goes through KNN with the filter and still gets its nearest', () => {
     assert.deepEqual(retrieve('e-all'), rowidAt.slice(ARCHIVED, ARCHIVED + 50));
+  });
+
+  test('after a look that had to widen, the next starts wide: one KNN, the same rows as a fresh signal', () => {
+    // Counts the namespace-wide KNN runs of a signal built on a counting connection.
+    let knnRuns = 0;
+    const counting = new Proxy(db, {
+      get(target, key) {
+        if (key !== 'prepare') return Reflect.get(target, key);
+        return (sql: string) => {
+          const statement = target.prepare(sql);
+          if (!sql.includes('per_cell')) return statement;
+          return new Proxy(statement, { get: (s, k) => (k === 'all' ? (...a: unknown[]) => { knnRuns++; return (s.all as (...x: unknown[]) => unknown)(...a); } : Reflect.get(s, k)) });
+        };
+      },
+    });
+    const warm = new VectorSignal(counting, ns, 0.2, new VectorCells(db, ns));
+    const fresh = () => new VectorSignal(db, ns, 0.2, new VectorCells(db, ns));
+    const look = (s: VectorSignal, vector: Float32Array) => s.retrieve({
+      query: 'q', terms: [], queryVector: vector, queryEntityIds: [], filter: { entityId: null, types: null }, depth: 50, now: Date.now(),
+    } satisfies RecallContext).map((p) => p.rowid);
+    const nearArchived = QUERY;
+    const farFromArchived = unit([1, 1, 0, 0]);
+    assert.deepEqual(look(warm, nearArchived), rowidAt.slice(ARCHIVED, ARCHIVED + 50));
+    assert.equal(knnRuns, 2, 'the first look widens');
+    assert.deepEqual(look(warm, nearArchived), rowidAt.slice(ARCHIVED, ARCHIVED + 50));
+    assert.equal(knnRuns, 3, 'the next starts wide: one KNN');
+    // Started wide where the narrow look would have sufficed: the same rows a fresh signal finds.
+    assert.deepEqual(look(warm, farFromArchived), look(fresh(), farFromArchived));
+    assert.equal(knnRuns, 4);
+    assert.deepEqual(look(warm, farFromArchived), look(fresh(), farFromArchived));
+    assert.equal(knnRuns, 5, 'back to the narrow look once it sufficed');
   });
 
   test('an entity with a few memories is scanned exactly', () => {
