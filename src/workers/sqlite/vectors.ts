@@ -46,8 +46,8 @@ export class VectorSignal implements RetrievalSignal {
   private readonly entitySize;
   private readonly ofRows;
   private readonly rerank;
-  /** Per filtered (1) / unfiltered (0) look: whether the last one had to widen (see closestKept). */
-  private readonly startsWide = [false, false];
+  /** Per unfiltered (0) / filtered (1) look: the KNN size the last one needed (see closestKept). */
+  private readonly startWidth = [0, 0];
 
   constructor(
     db: Db,
@@ -151,26 +151,25 @@ export class VectorSignal implements RetrievalSignal {
   }
 
   /**
-   * The first `depth` neighbours the filter keeps, from a KNN of k, or of k × WIDER when
-   * filtering (archived, superseded, types, entity) left fewer of k close ones: more close ones
-   * of the right kind may lie further out. Where the last such look had to widen, this one
-   * starts wide: one KNN instead of two, and the same rows, since the first `depth` kept rows in
-   * distance order are the same in both (vec0's cost grows slower than k: k = 200 cost ~1.2×
-   * k = 50 at 5,000 vectors, where both looks cost ~2.2×).
+   * The first `depth` neighbours the filter keeps, from a KNN of k, or of up to k × WIDER when
+   * filtering (archived, superseded, types, entity) left fewer of the close ones: more close
+   * ones of the right kind may lie further out. Each look starts as wide as the last one of its
+   * kind needed (with a margin, in steps of k): one KNN instead of two where many neighbours are
+   * filtered out, and the same rows, since the first `depth` kept rows in distance order are the
+   * same in any look that holds them. vec0's cost grows with k (5,000 vectors, 512-d: k = 50
+   * ~3.4 ms, k = 200 ~4.8 ms), so the start is no wider than needed.
    */
   private closestKept(knn: (k: number) => { close: Neighbour[]; hits: Neighbour[] }, k: number, depth: number, filtered: boolean): Neighbour[] {
-    const wider = Math.min(MAX_K, k * WIDER);
-    const widens = (close: Neighbour[], hits: Neighbour[]) => hits.length < depth && close.length === k && k < MAX_K;
-    if (this.startsWide[+filtered] && wider > k) {
-      const { close, hits } = knn(wider);
-      // Would the narrow look have sufficed? Its rows are this look's first k.
-      const narrow = close.slice(0, k);
-      this.startsWide[+filtered] = widens(narrow, narrow.filter((n) => n.kept).slice(0, depth));
-      return hits;
+    const widest = Math.min(MAX_K, k * WIDER);
+    const start = Math.max(k, Math.min(widest, this.startWidth[+filtered]));
+    let look = knn(start);
+    let size = start;
+    if (look.hits.length < depth && look.close.length === start && start < widest) {
+      look = knn(widest);
+      size = widest;
     }
-    const { close, hits } = knn(k);
-    this.startsWide[+filtered] = widens(close, hits);
-    return this.startsWide[+filtered] ? knn(wider).hits : hits;
+    this.startWidth[+filtered] = widthNeeded(look.close, size, depth, k, widest);
+    return look.hits;
   }
 
   private grade(neighbours: Neighbour[]): Proposal[] {
@@ -183,4 +182,21 @@ interface Neighbour {
   distance: number;
   /** KNN rows only: whether the memory passes the filter (1) or not (0). */
   kept?: number;
+}
+
+/** Room left over the rows the last look needed, for the next look of its kind. */
+const WIDTH_MARGIN = 1.5;
+
+/**
+ * The KNN size the next look should start with: enough rows, in steps of k, to hold `depth`
+ * kept rows with a margin, judged by where this look found its depth-th kept row (`size`
+ * rows fetched, `close` of them close). Fewer kept than wanted among all it fetched: the widest.
+ */
+function widthNeeded(close: Neighbour[], size: number, depth: number, k: number, widest: number): number {
+  let kept = 0;
+  for (let i = 0; i < close.length; i++) {
+    if (close[i]!.kept && ++kept === depth) return i + 1 <= k ? k : Math.min(widest, Math.ceil((i + 1) * WIDTH_MARGIN / k) * k);
+  }
+  // Every close row seen (the look ran out of close ones): any start no narrower than that holds them.
+  return close.length < size ? Math.max(k, Math.ceil((close.length + 1) / k) * k) : widest;
 }
