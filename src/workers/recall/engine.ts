@@ -4,6 +4,8 @@
 //    the memories of an entity the query names join when it has at most D of them;
 // 2. every candidate is scored on every signal that knows it (cosine by point lookup), scores
 //    normalised per signal and fused by a weighted mean over the signals that know the memory;
+//    dense feedback adds a third signal: the cosine to the query vector moved towards the best
+//    candidates' vectors (dense-feedback.ts);
 // 3. conversation context: the turns near the best candidates join, and each turn is lifted by
 //    a fraction of the best score among its near turns and by its session's score as a whole;
 // 4. entity links as a small prior, and who said it: what a person the query names said, or what
@@ -23,9 +25,7 @@ import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
-import { feedbackVector } from './dense-feedback.js';
-import { memoReads } from './memo-reads.js';
-import { centroidSimilarities, scaled } from './session-vectors.js';
+import { feedbackVector, FEEDBACK_DOCS } from './dense-feedback.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -60,13 +60,10 @@ export interface RecallHit {
  * turn's neighbours (same session, at most NEIGHBOUR_REACH away) it gains (conversation.ts); session: what
  * a turn of the best-scoring session gains (session-evidence.ts);
  * entity: the entity prior; said: what a memory by or about a named person gains (who-said-it.ts);
- * strength: the tie-break.
+ * strength: the tie-break; feedback: the weight, in the mean beside bm25 and vector, of the cosine to
+ * the query moved `rocchio` of the way towards the best candidates (dense-feedback.ts).
  */
-export const SIGNAL_WEIGHTS = {
-  bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1,
-  // Under measurement (issue 29): dense feedback and dense session evidence, off at 0.
-  prf: 0, prfk: 5, prfsig: 0, tail: 0, prfpass: 0, sessvec: 0, sessjoin: 0, sessnorm: 1, sesswin: 1000, sesstop: 20,
-} as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -157,19 +154,6 @@ export class RecallEngine {
 
   /** Rowids and scores of the best `limit` memories, best first (explained if asked); no content is read. */
   private async ranked(reads: RecallReads, request: RecallRequest, now: number, timings: StageTimings): Promise<Ranked[]> {
-    const w = this.weights;
-    const expands = w.prf > 0 || w.sessvec > 0 || w.sessjoin > 0;
-    if (w.tail <= 0 || !expands) return this.rankedWith(reads, request, now, timings, w);
-    // The first `tail` ranks as without the expansion stages; the expansion fills the rest.
-    const memo = memoReads(reads);
-    const plain = await this.rankedWith(memo, { ...request, limit: Math.max(request.limit, w.prfk) }, now, timings, { ...w, prf: 0, sessvec: 0, sessjoin: 0 });
-    const first = plain.slice(0, w.tail);
-    const taken = new Set(first.map((r) => r.rowid));
-    const expanded = await this.rankedWith(memo, request, now, timings, w, w.prfpass > 0 ? plain.slice(0, w.prfk).map((r) => r.rowid) : undefined);
-    return [...first, ...expanded.filter((r) => !taken.has(r.rowid))].slice(0, request.limit);
-  }
-
-  private async rankedWith(reads: RecallReads, request: RecallRequest, now: number, timings: StageTimings, w: Record<SignalName, number>, feedback?: number[]): Promise<Ranked[]> {
     let entityId: string | null = null;
     if (request.entity !== null) {
       const entity = await reads.entity(request.entity);
@@ -189,6 +173,7 @@ export class RecallEngine {
       now,
       timings,
     };
+    const w = this.weights;
 
     // 1. Candidates.
     const lexical: Proposal[] = this.useBm25 ? await timedAsync(timings, 'bm25', () => reads.lexical(ctx)) : [];
@@ -207,13 +192,10 @@ export class RecallEngine {
 
     // 2. Every candidate on every signal, fused. Cosines KNN did not give are looked up.
     const cosine = new Map(nearest.map((p) => [p.rowid, p.score]));
-    let movedQuery: Float32Array | null = null;
+    // Dense feedback (set once the first fusion has ranked): the moved query and its cosines.
+    let moved: Float32Array | null = null;
     const movedCosine = new Map<number, number>();
     const scoredOn = async (rowids: number[]): Promise<SignalScores[]> => {
-      if (movedQuery) {
-        const unknownMoved = rowids.filter((rowid) => !movedCosine.has(rowid));
-        for (const [rowid, similarity] of await reads.similarities(movedQuery, unknownMoved)) movedCosine.set(rowid, similarity);
-      }
       const unknown = rowids.filter((rowid) => !cosine.has(rowid));
       if (ctx.queryVector && this.useVector && unknown.length > 0) {
         for (const [rowid, similarity] of await reads.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
@@ -221,30 +203,28 @@ export class RecallEngine {
       const known = new Set(rowids);
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
       const lexicalKnown = lexical.length === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
-      const moved = new Map([...movedCosine].filter(([rowid]) => known.has(rowid)));
-      const original = new Map([...cosine].filter(([rowid]) => known.has(rowid)));
-      const out: SignalScores[] = [{ weight: w.bm25, scores: lexicalKnown, scale: 'ratio' }];
-      if (movedQuery && w.prfsig <= 0) out.push({ weight: w.vector, scores: moved, scale: 'range' });
-      else out.push({ weight: w.vector, scores: original, scale: 'range' });
-      if (movedQuery && w.prfsig > 0) out.push({ weight: w.prfsig, scores: moved, scale: 'range' });
-      return out;
+      const signals: SignalScores[] = [
+        { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
+        { weight: w.vector, scores: new Map([...cosine].filter(([rowid]) => known.has(rowid))), scale: 'range' },
+      ];
+      if (moved) {
+        const unscored = rowids.filter((rowid) => !movedCosine.has(rowid));
+        if (unscored.length > 0) for (const [rowid, similarity] of await reads.similarities(moved, unscored)) movedCosine.set(rowid, similarity);
+        signals.push({ weight: w.feedback, scores: new Map([...movedCosine].filter(([rowid]) => known.has(rowid))), scale: 'range' });
+      }
+      return signals;
     };
     let candidates = [...proposed];
     let signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
     let fused = fuseScores(candidates, signals);
-    const join = (rowids: Iterable<number>) => {
-      const known = new Set(candidates);
-      for (const rowid of rowids) if (!known.has(rowid)) { known.add(rowid); candidates.push(rowid); }
-    };
 
-    // 2b. Dense pseudo-relevance feedback (dense-feedback.ts).
-    if (w.prf > 0 && this.useVector && ctx.queryVector) {
-      const top = feedback ?? [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, w.prfk).map(([rowid]) => rowid);
-      const vectors = await reads.vectors(top);
-      movedQuery = feedbackVector(ctx.queryVector, top.flatMap((rowid) => vectors.get(rowid) ?? []), w.prf);
-      const probe = await timedAsync(timings, 'vector', () => reads.nearest({ ...ctx, queryVector: movedQuery }));
-      for (const p of probe) movedCosine.set(p.rowid, p.score);
-      join(probe.filter((p) => !p.weak || lexicalScores.has(p.rowid)).map((p) => p.rowid));
+    // 2b. Dense feedback: the best candidates say more of what the question is after than its words.
+    // It re-scores the candidates and proposes none (a second KNN with the moved query found
+    // nothing that reached the top 10 and its extra faint candidates flattened the cosine scale).
+    if (w.feedback > 0 && w.rocchio > 0 && this.useVector && ctx.queryVector) {
+      const best = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, FEEDBACK_DOCS).map(([rowid]) => rowid);
+      const vectors = await timedAsync(timings, 'vector', () => reads.vectors(best));
+      moved = feedbackVector(ctx.queryVector, best.flatMap((rowid) => vectors.get(rowid) ?? []), w.rocchio);
       signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
       fused = fuseScores(candidates, signals);
     }
@@ -259,50 +239,7 @@ export class RecallEngine {
         fused = fuseScores(candidates, signals);
       }
     }
-    let rows = new Map((await timedAsync(timings, 'hydrate', () => reads.positions(candidates))).map((row) => [row.rowid, row]));
-
-    // 3b. Dense session evidence (session-vectors.ts): the sessions of the best candidates scored as wholes.
-    let sessionDense: Map<string, number> = new Map();
-    const episodeKey = (row: CandidateRow | undefined) => row?.memory_type === 'episodic' && row.episode_id !== null ? row.episode_id : null;
-    if ((w.sessvec > 0 || w.sessjoin > 0) && this.useVector && ctx.queryVector) {
-      const top = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, w.sesstop).map(([rowid]) => rowid)
-        .filter((rowid) => episodeKey(rows.get(rowid)) !== null);
-      const turns = [...new Set([...top, ...await reads.adjacent(top, ctx.filter, w.sesswin)])];
-      const unknown = turns.filter((rowid) => !rows.has(rowid));
-      const turnRows = new Map(rows);
-      for (const row of await reads.positions(unknown)) turnRows.set(row.rowid, row);
-      const byEpisode = new Map<string, number[]>();
-      for (const rowid of turns) {
-        const episode = episodeKey(turnRows.get(rowid));
-        if (episode === null) continue;
-        const list = byEpisode.get(episode);
-        if (list) list.push(rowid); else byEpisode.set(episode, [rowid]);
-      }
-      let raw: Map<string, number>;
-      if (w.sessnorm > 0) {
-        const vectors = await reads.vectors(turns);
-        raw = centroidSimilarities(ctx.queryVector, new Map([...byEpisode].map(([e, list]) => [e, list.flatMap((r) => vectors.get(r) ?? [])])));
-      } else {
-        const sims = await reads.similarities(ctx.queryVector, turns.filter((r) => !cosine.has(r)));
-        const sim = (r: number) => cosine.get(r) ?? sims.get(r) ?? 0;
-        raw = new Map([...byEpisode].map(([e, list]) => [e, list.reduce((a, r) => a + sim(r), 0) / list.length]));
-      }
-      sessionDense = scaled(raw);
-      if (w.sessjoin > 0) {
-        const strongest = [...raw].sort((a, b) => b[1] - a[1]).slice(0, w.sessjoin).map(([e]) => e);
-        const before = candidates.length;
-        join(strongest.flatMap((e) => byEpisode.get(e) ?? []));
-        if (candidates.length > before) {
-          signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
-          fused = fuseScores(candidates, signals);
-          rows = new Map(candidates.map((rowid) => [rowid, turnRows.get(rowid)!]).filter(([, row]) => row !== undefined) as [number, CandidateRow][]);
-        }
-      }
-    }
-    const sessionDenseOf = (row: CandidateRow) => {
-      const episode = episodeKey(row);
-      return episode === null ? 0 : w.sessvec * (sessionDense.get(episode) ?? 0);
-    };
+    const rows = new Map((await timedAsync(timings, 'hydrate', () => reads.positions(candidates))).map((row) => [row.rowid, row]));
     const linkedToNamed = await timedAsync(timings, 'fusion', () => reads.linked(candidates, ctx.queryEntityIds));
     // Who said it: what a person the query names said, or what was said about them (who-said-it.ts).
     const about = w.said > 0 && ctx.queryEntityIds.length > 0
@@ -320,10 +257,10 @@ export class RecallEngine {
       // 4. Entity prior and tie-break.
       prior = entityPrior(candidates, linkedToNamed, w.entity);
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
-      const expanded = [...rows.values()]
-        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + sessionDenseOf(row) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
-        .sort((a, b) => b.score - a.score || b.rowid - a.rowid);
-      return expanded.slice(0, request.limit);
+      return [...rows.values()]
+        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
+        .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
+        .slice(0, request.limit);
     });
     if (!request.explain) return ranked;
     const explanations = explainScores(ranked.map((r) => r.rowid), {
