@@ -177,6 +177,11 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
         assert.deepEqual({ ...position }, { rowid: turns[1], memory_type: 'episodic', episode_id: episodeId, seq: 1, confidence: position.confidence, created_at: position.created_at });
         const [row] = await reads.rows([bees]);
         assert.equal(row.content, 'Zoltan keeps bees on the roof of the observatory');
+        // Stored vectors (dense feedback): the memory's own, so its cosine to itself is 1; unknown rowids are absent.
+        const stored = await reads.vectors([bees, -1]);
+        assert.deepEqual([...stored.keys()], [bees]);
+        const [self] = (await reads.similarities(stored.get(bees)!, [bees])).values();
+        assert.ok(Math.abs(self - 1) < 1e-4, String(self));
         assert.equal(row.memory_type, 'semantic');
       });
     });

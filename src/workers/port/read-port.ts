@@ -28,6 +28,8 @@ export interface RecallReads {
   nearest(ctx: RecallContext): Promise<Proposal[]>;
   /** Cosine similarity of the query to each of these memories that has a vector. */
   similarities(queryVector: Float32Array, rowids: number[]): Promise<Map<number, number>>;
+  /** The stored vectors of these memories (those without one yet are absent). */
+  vectors(rowids: number[]): Promise<Map<number, Float32Array>>;
   /** Episodic turns near these (same episode, seq ± 1 up to ± reach), passing the filter. */
   adjacent(rowids: number[], filter: CandidateFilter, reach?: number): Promise<number[]>;
   /** Every memory of those entities that have at most `depth` memories (passing the filter), at most `depth` in all. */

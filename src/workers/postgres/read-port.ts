@@ -63,6 +63,7 @@ export class PostgresReadPort implements ReadPort {
       lexical: (ctx) => lexicalCandidates(tx, ns, ctx),
       nearest: (ctx) => this.vectors.nearest(tx, ctx),
       similarities: (query, rowids) => this.vectors.similarities(tx, query, rowids),
+      vectors: (rowids) => this.vectors.stored(tx, rowids),
       adjacent: async (rowids, filter, reach = 1) => rowids.length === 0 ? [] : (await tx<{ rowid: number }[]>`
         SELECT DISTINCT m.rowid FROM memories t JOIN memories m ON m.episode_id = t.episode_id
           AND m.seq BETWEEN t.seq - ${reach}::int AND t.seq + ${reach}::int AND m.seq <> t.seq

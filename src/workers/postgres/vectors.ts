@@ -71,6 +71,13 @@ export class PostgresVectors {
   }
 
   /** Cosine similarity of the query to each of these memories that has a vector. */
+  /** The stored vectors of these memories (those without one yet are absent). */
+  async stored(tx: Tx, rowids: number[]): Promise<Map<number, Float32Array>> {
+    if (rowids.length === 0) return new Map();
+    const rows = await tx<{ rowid: number; embedding: Buffer }[]>`SELECT rowid, embedding FROM memory_vectors WHERE rowid = ANY(${rowids}::bigint[])`;
+    return new Map(rows.map((r) => [Number(r.rowid), float32FromBlob(r.embedding)]));
+  }
+
   async similarities(tx: Tx, query: Float32Array, rowids: number[]): Promise<Map<number, number>> {
     if (rowids.length === 0) return new Map();
     const rows = await tx<{ rowid: number; embedding: Buffer }[]>`SELECT rowid, embedding FROM memory_vectors WHERE rowid = ANY(${rowids}::bigint[])`;

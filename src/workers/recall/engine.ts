@@ -4,6 +4,8 @@
 //    the memories of an entity the query names join when it has at most D of them;
 // 2. every candidate is scored on every signal that knows it (cosine by point lookup), scores
 //    normalised per signal and fused by a weighted mean over the signals that know the memory;
+//    dense feedback adds a third signal: the cosine to the query vector moved towards the best
+//    candidates' vectors (dense-feedback.ts);
 // 3. conversation context: the turns near the best candidates join, and each turn is lifted by
 //    a fraction of the best score among its near turns and by its session's score as a whole;
 // 4. entity links as a small prior, and who said it: what a person the query names said, or what
@@ -23,6 +25,7 @@ import { entityPrior } from './entity-prior.js';
 import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
+import { feedbackVector, FEEDBACK_DOCS } from './dense-feedback.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -57,9 +60,10 @@ export interface RecallHit {
  * turn's neighbours (same session, at most NEIGHBOUR_REACH away) it gains (conversation.ts); session: what
  * a turn of the best-scoring session gains (session-evidence.ts);
  * entity: the entity prior; said: what a memory by or about a named person gains (who-said-it.ts);
- * strength: the tie-break.
+ * strength: the tie-break; feedback: the weight, in the mean beside bm25 and vector, of the cosine to
+ * the query moved `rocchio` of the way towards the best candidates (dense-feedback.ts).
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -188,6 +192,9 @@ export class RecallEngine {
 
     // 2. Every candidate on every signal, fused. Cosines KNN did not give are looked up.
     const cosine = new Map(nearest.map((p) => [p.rowid, p.score]));
+    // Dense feedback (set once the first fusion has ranked): the moved query and its cosines.
+    let moved: Float32Array | null = null;
+    const movedCosine = new Map<number, number>();
     const scoredOn = async (rowids: number[]): Promise<SignalScores[]> => {
       const unknown = rowids.filter((rowid) => !cosine.has(rowid));
       if (ctx.queryVector && this.useVector && unknown.length > 0) {
@@ -196,14 +203,31 @@ export class RecallEngine {
       const known = new Set(rowids);
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
       const lexicalKnown = lexical.length === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
-      return [
+      const signals: SignalScores[] = [
         { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
         { weight: w.vector, scores: new Map([...cosine].filter(([rowid]) => known.has(rowid))), scale: 'range' },
       ];
+      if (moved) {
+        const unscored = rowids.filter((rowid) => !movedCosine.has(rowid));
+        if (unscored.length > 0) for (const [rowid, similarity] of await reads.similarities(moved, unscored)) movedCosine.set(rowid, similarity);
+        signals.push({ weight: w.feedback, scores: new Map([...movedCosine].filter(([rowid]) => known.has(rowid))), scale: 'range' });
+      }
+      return signals;
     };
     let candidates = [...proposed];
     let signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
     let fused = fuseScores(candidates, signals);
+
+    // 2b. Dense feedback: the best candidates say more of what the question is after than its words.
+    // It re-scores the candidates and proposes none (a second KNN with the moved query found
+    // nothing that reached the top 10 and its extra faint candidates flattened the cosine scale).
+    if (w.feedback > 0 && w.rocchio > 0 && this.useVector && ctx.queryVector) {
+      const best = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, FEEDBACK_DOCS).map(([rowid]) => rowid);
+      const vectors = await timedAsync(timings, 'vector', () => reads.vectors(best));
+      moved = feedbackVector(ctx.queryVector, best.flatMap((rowid) => vectors.get(rowid) ?? []), w.rocchio);
+      signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
+      fused = fuseScores(candidates, signals);
+    }
 
     // 3. Conversation context: the turns near the best candidates join, then every turn is lifted by its neighbours.
     if (w.adjacent > 0) {

@@ -2,7 +2,8 @@
 // score, so an operator can see why it is there. Built only when asked, from the values the
 // ranking already computed (no stage is re-run), for the `limit` memories returned; the
 // default path does none of this. The contributions add up to the score the ranking used:
-// lexical + vector are the two terms of the weighted mean (fuse.ts), then the adjacent-turn
+// lexical + vector are the terms of the weighted mean (fuse.ts; vector holds the dense feedback's
+// term too: both are cosines of the query's embedding, one of it moved), then the adjacent-turn
 // lift, the session's share, the entity prior and the tie-break are added to it (engine.ts).
 import type { Explanation } from '../../shared/schemas.js';
 import { normalised, type SignalScores } from './fuse.js';
@@ -14,7 +15,7 @@ export interface RankingTrace {
   nearest: Proposal[];
   /** Raw cosine of every candidate that has a vector (KNN's or looked up). */
   cosine: Map<number, number>;
-  /** The signals the final weighted mean was computed from: [bm25, vector]. */
+  /** The signals the final weighted mean was computed from: [bm25, vector] and, when on, dense feedback. */
   signals: SignalScores[];
   fused: Map<number, number>;
   lifted: Map<number, number>;
@@ -27,7 +28,7 @@ export interface RankingTrace {
 
 /** One explanation per rowid, in the given order. */
 export function explainScores(rowids: number[], trace: RankingTrace): Explanation[] {
-  const [lexical, vector] = trace.signals.map((signal) => ({
+  const [lexical, vector, feedback] = trace.signals.map((signal) => ({
     signal, normal: signal.weight > 0 && signal.scores.size > 0 ? normalised(signal) : null,
   }));
   const rankIn = (list: Proposal[], rowid: number) => {
@@ -37,8 +38,10 @@ export function explainScores(rowids: number[], trace: RankingTrace): Explanatio
   return rowids.map((rowid) => {
     // The weighted mean's denominator: the weights of the signals that know this memory.
     let known = 0;
-    for (const { signal, normal } of [lexical, vector]) if (normal?.has(rowid)) known += signal.weight;
-    const meanTerm = ({ signal, normal }: typeof lexical) => {
+    for (const { signal, normal } of [lexical, vector, feedback]) if (normal?.has(rowid)) known += signal.weight;
+    const meanTerm = (term: typeof lexical | undefined) => {
+      if (!term) return 0;
+      const { signal, normal } = term;
       const value = normal?.get(rowid);
       return value === undefined || known === 0 ? 0 : (signal.weight * value) / known;
     };
@@ -50,7 +53,7 @@ export function explainScores(rowids: number[], trace: RankingTrace): Explanatio
     const lexicalRaw = lexical.signal.scores.get(rowid);
     const parts = [
       { signal: 'lexical' as const, rank: rankIn(trace.lexical, rowid), raw: lexicalRaw ?? null, weight: lexical.signal.weight, contribution: meanTerm(lexical) },
-      { signal: 'vector' as const, rank: rankIn(trace.nearest, rowid), raw: trace.cosine.get(rowid) ?? null, weight: vector.signal.weight, contribution: meanTerm(vector) },
+      { signal: 'vector' as const, rank: rankIn(trace.nearest, rowid), raw: trace.cosine.get(rowid) ?? null, weight: vector.signal.weight, contribution: meanTerm(vector) + meanTerm(feedback) },
       // raw: the best neighbouring turn's fused score, which the lift is a fraction of.
       { signal: 'adjacent' as const, rank: null, raw: trace.weights.adjacent > 0 ? adjacent / trace.weights.adjacent : null, weight: trace.weights.adjacent, contribution: adjacent },
       // raw: the session's score as a share of the best session's.

@@ -159,6 +159,7 @@ function sqliteRecallReads(db: Db, store: ReadStore, namespaceId: number, option
     lexical: async (ctx: RecallContext) => bm25.retrieve(ctx),
     nearest: async (ctx: RecallContext) => vector.retrieve(ctx),
     similarities: async (queryVector: Float32Array, rowids: number[]) => vector.similarities(queryVector, rowids),
+    vectors: async (rowids: number[]) => vector.vectors(rowids),
     adjacent: async (rowids: number[], filter: CandidateFilter, reach?: number) => neighbours.adjacent(rowids, filter, reach),
     membersOfFew: async (entityIds: string[], depth: number, filter: CandidateFilter) => links.membersOfFew(entityIds, depth, filter),
     linked: async (rowids: number[], entityIds: string[]) => links.linked(rowids, entityIds),

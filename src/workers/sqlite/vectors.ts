@@ -11,7 +11,7 @@
 // count when BM25 proposes the same memory or it links an entity the query names.
 import type { Db } from '../../shared/db.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
-import { blobOf } from '../../shared/meta.js';
+import { blobOf, float32FromBlob } from '../../shared/meta.js';
 import type { VectorCells } from './ivf-cells.js';
 import type { NamespaceVectorCodes } from './vector-codes.js';
 import { timed } from '../port/timing.js';
@@ -46,6 +46,7 @@ export class VectorSignal implements RetrievalSignal {
   private readonly entitySize;
   private readonly ofRows;
   private readonly rerank;
+  private readonly stored;
   /** Per unfiltered (0) / filtered (1) look: the KNN size the last one needed (see closestKept). */
   private readonly startWidth = [0, 0];
 
@@ -104,6 +105,8 @@ export class VectorSignal implements RetrievalSignal {
       SELECT rowid, 1 - cosine_distance AS similarity FROM (
         SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS cosine_distance
         FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)`);
+    this.stored = db.prepare<[string], { rowid: number; embedding: Buffer }>(
+      'SELECT v.rowid AS rowid, v.embedding AS embedding FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value');
   }
 
   /**
@@ -111,6 +114,12 @@ export class VectorSignal implements RetrievalSignal {
    * so every candidate is scored on this signal, not only the ones KNN proposed). Memories
    * without a vector yet are absent: fusion then ranks them on the lexical signal alone.
    */
+  /** The stored vectors of these memories (those without one yet are absent). */
+  vectors(rowids: number[]): Map<number, Float32Array> {
+    if (rowids.length === 0) return new Map();
+    return new Map(this.stored.all(JSON.stringify(rowids)).map((r) => [r.rowid, float32FromBlob(r.embedding)]));
+  }
+
   similarities(queryVector: Float32Array, rowids: number[]): Map<number, number> {
     if (rowids.length === 0) return new Map();
     return new Map(this.ofRows.all(blobOf(queryVector), JSON.stringify(rowids)).map((r) => [r.rowid, r.similarity]));
