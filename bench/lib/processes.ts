@@ -22,7 +22,7 @@ export interface ServerProcess {
 
 export interface ServiceOptions {
   dbPath: string;
-  embedder: 'hash' | 'use' | 'glove';
+  embedder: 'hash' | 'use' | 'use-static' | 'glove';
   dimensions?: number;
   /** Extra environment (e.g. SERVICE_SYNCHRONOUS). */
   env?: Record<string, string>;

@@ -16,7 +16,7 @@ import { GloveEmbedder } from '../../src/workers/embedding/glove.js';
 import { HashingEmbedder } from '../../src/workers/embedding/hashing.js';
 import { GLOVE_DEFAULTS } from '../../src/shared/embedder-identity.js';
 import { UseLiteEmbedder } from '../../src/workers/embedding/use-lite.js';
-import { UseStaticEmbedder } from './use-static.js';
+import { UseStaticEmbedder } from '../../src/workers/embedding/use-static.js';
 
 const BATCH = 64;
 const TOP = 10;

@@ -46,7 +46,7 @@ function score(name: string, ranked: Map<string, string[]>, targets: Map<string,
 }
 
 /** The embedders the quality benches can run the service with (SERVICE_EMBEDDER). */
-export type BenchEmbedder = 'use' | 'glove' | 'hash';
+export type BenchEmbedder = 'use' | 'use-static' | 'glove' | 'hash';
 
 export async function runSynthetic(embedderKind: BenchEmbedder): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'recall-quality-'));

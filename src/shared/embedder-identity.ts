@@ -26,10 +26,22 @@ export interface GloveOptions {
 
 export const GLOVE_DEFAULTS: GloveOptions = { words: 50_000, a: 1e-3, removeCommon: false };
 
+/** USE-lite distilled to a static token table (use-static.ts): SIF smoothing, common component. */
+export interface UseStaticOptions {
+  a: number;
+  removeCommon: boolean;
+}
+
+export const USE_STATIC_DEFAULTS: UseStaticOptions = { a: 1e-4, removeCommon: false };
+
+/** Calibrated like the others (see the top of this file): bench/recall-quality/calibrate.ts on LoCoMo dev: p90 0.896 (USE-lite: 0.417, configured 0.45). */
+const USE_STATIC_MIN_SIMILARITY = 0.9;
+
 /** The ids embedders record with their vectors; each embedder class reports the same. */
 export const EMBEDDER_IDS = {
   use: 'use-lite-512',
   glove: (o: GloveOptions) => `glove-6b-100d-${o.words / 1000}k-sif${o.a}${o.removeCommon ? '-pc' : ''}`,
+  useStatic: (o: UseStaticOptions) => `use-lite-static-a${o.a}${o.removeCommon ? '-common' : ''}`,
   hash: (dimensions: number) => `hash-${dimensions}`,
   openai: (model: string) => `openai:${model}`,
 } as const;
@@ -41,6 +53,8 @@ export function embedderIdentity(config: Pick<Config, 'embedder'>): EmbedderIden
       return { id: EMBEDDER_IDS.use, dimensions: 512, minSimilarity: 0.45 };
     case 'glove':
       return { id: EMBEDDER_IDS.glove(GLOVE_DEFAULTS), dimensions: 100, minSimilarity: 0.88 };
+    case 'use-static':
+      return { id: EMBEDDER_IDS.useStatic(USE_STATIC_DEFAULTS), dimensions: 512, minSimilarity: USE_STATIC_MIN_SIMILARITY };
     case 'hash':
       return { id: EMBEDDER_IDS.hash(e.dimensions), dimensions: e.dimensions, minSimilarity: 0.2 };
     case 'openai':

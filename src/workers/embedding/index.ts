@@ -5,6 +5,7 @@ import { GloveEmbedder } from './glove.js';
 import { HashingEmbedder } from './hashing.js';
 import { OpenAiEmbedder } from './openai.js';
 import { UseLiteEmbedder } from './use-lite.js';
+import { UseStaticEmbedder } from './use-static.js';
 
 export type { Embedder } from './embedder.js';
 export { embedderIdentity } from '../../shared/embedder-identity.js';
@@ -14,6 +15,8 @@ export async function createEmbedder(config: Config): Promise<Embedder> {
   switch (e.kind) {
     case 'use':
       return UseLiteEmbedder.load();
+    case 'use-static':
+      return UseStaticEmbedder.load();
     case 'glove':
       return GloveEmbedder.load();
     case 'hash':

