@@ -4,7 +4,7 @@
 import type { Db } from '../../shared/db.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf } from '../../shared/meta.js';
-import { statementPerLimits, statementPerValue } from '../../shared/literal-statements.js';
+import { statementPerLimits, statementPerValues } from '../../shared/literal-statements.js';
 import { MEMORY_TYPES, type EntityRecord, type MemoryType } from '../../shared/schemas.js';
 import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
@@ -49,7 +49,7 @@ function statements(db: Db) {
     // A current one first: the same words superseded earlier are history (remember.ts). The
     // type is spelled in the text: bound, it is compared with memories_promotable's
     // memory_type = 'episodic' and the statement is prepared again on every run.
-    ownedDuplicate: statementPerValue<MemoryType, [string, string, number], MemoryRow>(db, memoryTypeLiteral, (type) => `SELECT rowid, id, memory_type, content,
+    ownedDuplicate: statementPerValues<MemoryType, [string, string, number], MemoryRow>(db, memoryTypeLiteral, (type) => `SELECT rowid, id, memory_type, content,
       confidence, stability, extraction_tier, occurred_at, valid_until, superseded_by FROM memories
       WHERE entity_id = ? AND content_key = ? AND memory_type = '${type}' AND archived = 0 AND rowid > ?
       ORDER BY valid_until IS NOT NULL, rowid LIMIT 1`),
