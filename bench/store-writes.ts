@@ -82,21 +82,24 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 async function sqlite(dir: string): Promise<(string | number)[][]> {
   const current = await startWriter(undefined, join(dir, 'current'));
   const rows: (string | number)[][] = [];
+  let baseline: Writer | undefined;
   if (baselineDist !== undefined) {
-    const baseline = await startWriter(baselineDist, join(dir, 'baseline'));
+    baseline = await startWriter(baselineDist, join(dir, 'baseline'));
     const rates = { current: [] as number[], baseline: [] as number[] };
     for (let round = 0; round < rounds; round++) {
       // Alternated, the order switching each round: the box's load falls on both alike.
       const order = round % 2 === 0 ? (['current', 'baseline'] as const) : (['baseline', 'current'] as const);
-      for (const build of order) rates[build].push(await remembers(build === 'current' ? current : baseline)());
+      for (const build of order) rates[build].push(await remembers(build === 'current' ? current : baseline!)());
       note(`round ${round + 1}: current ${Math.round(rates.current.at(-1)!)}, baseline ${Math.round(rates.baseline.at(-1)!)} remembers/s`);
     }
-    await baseline.close();
     rows.push([`SQLite: remember via writer thread, this build vs ${baselineDist} (median of ${rounds})`,
       fmt.int(median(rates.current)), fmt.int(median(rates.baseline)), fmt.pct(median(rates.current) / median(rates.baseline))]);
   }
   const service = await remembers(current)();
   await current.close();
+  // Both builds' writer threads load one native addon: this build's closes first (the other
+  // order crashed the process), then the baseline's.
+  await baseline?.close();
   note(`sqlite writer thread: ${Math.round(service)} remembers/s`);
   const [raw] = measureInsertLimits(current.dbPath, 10_000, seconds, [IN_FLIGHT]);
   rows.push(['SQLite: remember via writer thread vs raw 64-row txns', fmt.int(service), fmt.int(raw!.rowsPerSecond), fmt.pct(service / raw!.rowsPerSecond)]);
