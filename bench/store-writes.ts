@@ -8,11 +8,15 @@
 //   command), from one node and from two nodes on one namespace at once, against raw 64-row
 //   transactions of the same INSERTs (memory row + owner link, same indexes and GIN), both
 //   statement by statement and as one multi-row INSERT. synchronous_commit=on (the default).
+// With `--baseline-dist <other build's dist>`, the SQLite phase runs that build's writer thread
+// too, the two alternating phase by phase (BENCH_ROUNDS each, default 3) on files of their own,
+// and the table gives each build's rate (median of its phases) and the ratio.
 // Environment: BENCH_SECONDS (per phase, default 5).
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 import { loadConfig } from '../src/shared/config.js';
 import type { WriterCommand } from '../src/shared/protocol/writer.js';
 import { WriterClient } from '../src/core/writer-client.js';
@@ -24,6 +28,10 @@ import { note } from './lib/progress.js';
 import { fmt, machine, table, writeResults } from './lib/report.js';
 
 const seconds = Number(process.env.BENCH_SECONDS?.trim() || '5');
+const rounds = Number(process.env.BENCH_ROUNDS?.trim() || '3');
+const at = process.argv.indexOf('--baseline-dist');
+const baselineDist = at >= 0 ? process.argv[at + 1] : undefined;
+if (at >= 0 && !baselineDist) throw new Error("usage: node dist/bench/store-writes.js [--postgres] [--baseline-dist <other build's dist folder>]");
 const IN_FLIGHT = 64;
 const corpus = new Corpus(7, 500);
 const entities = Array.from({ length: 200 }, () => corpus.entity());
@@ -40,18 +48,62 @@ async function rate(step: () => Promise<number>): Promise<number> {
   return rows / ((performance.now() - started) / 1000);
 }
 
+/** A build's writer thread: `send` a remember to the configured namespace. */
+interface Writer { send: (command: ReturnType<typeof remember>) => Promise<unknown>; close: () => Promise<void>; dbPath: string }
+
+/** A build's writer thread on a file of its own in `dir`. */
+async function startWriter(dist: string | undefined, dir: string): Promise<Writer> {
+  const modules = dist === undefined
+    ? { loadConfig, WriterClient }
+    : {
+      loadConfig: (await import(pathToFileURL(join(dist, 'src', 'shared', 'config.js')).href)).loadConfig as typeof loadConfig,
+      WriterClient: (await import(pathToFileURL(join(dist, 'src', 'core', 'writer-client.js')).href)).WriterClient as typeof WriterClient,
+    };
+  mkdirSync(dir, { recursive: true });
+  const config = modules.loadConfig({ SERVICE_PATH: join(dir, 'memory.db') });
+  const client = await modules.WriterClient.start(config);
+  // Builds from before namespaces per request (the issue-24 baseline) send a command alone.
+  const sendsNamespace = client.send.length >= 3;
+  return {
+    send: (command) => (sendsNamespace ? client.send(config.namespace, command) : (client.send as unknown as (c: typeof command) => Promise<unknown>)(command)),
+    close: () => client.close(),
+    dbPath: config.dbPath,
+  };
+}
+
+/** 64 clients, each sending its next remember as soon as the last was acknowledged. */
+const remembers = (writer: Writer) => () => rate(async () => {
+  await Promise.all(Array.from({ length: IN_FLIGHT }, () => writer.send(remember())));
+  return IN_FLIGHT;
+});
+
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
 async function sqlite(dir: string): Promise<(string | number)[][]> {
-  const config = loadConfig({ SERVICE_PATH: join(dir, 'memory.db') });
-  const writer = await WriterClient.start(config);
-  // 64 clients, each sending its next remember as soon as the last was acknowledged.
-  const service = await rate(async () => {
-    await Promise.all(Array.from({ length: IN_FLIGHT }, () => writer.send(config.namespace, remember())));
-    return IN_FLIGHT;
-  });
-  await writer.close();
+  const current = await startWriter(undefined, join(dir, 'current'));
+  const rows: (string | number)[][] = [];
+  let baseline: Writer | undefined;
+  if (baselineDist !== undefined) {
+    baseline = await startWriter(baselineDist, join(dir, 'baseline'));
+    const rates = { current: [] as number[], baseline: [] as number[] };
+    for (let round = 0; round < rounds; round++) {
+      // Alternated, the order switching each round: the box's load falls on both alike.
+      const order = round % 2 === 0 ? (['current', 'baseline'] as const) : (['baseline', 'current'] as const);
+      for (const build of order) rates[build].push(await remembers(build === 'current' ? current : baseline!)());
+      note(`round ${round + 1}: current ${Math.round(rates.current.at(-1)!)}, baseline ${Math.round(rates.baseline.at(-1)!)} remembers/s`);
+    }
+    rows.push([`SQLite: remember via writer thread, this build vs ${baselineDist} (median of ${rounds})`,
+      fmt.int(median(rates.current)), fmt.int(median(rates.baseline)), fmt.pct(median(rates.current) / median(rates.baseline))]);
+  }
+  const service = await remembers(current)();
+  await current.close();
+  // Both builds' writer threads load one native addon: this build's closes first (the other
+  // order crashed the process), then the baseline's.
+  await baseline?.close();
   note(`sqlite writer thread: ${Math.round(service)} remembers/s`);
-  const [raw] = measureInsertLimits(config.dbPath, 10_000, seconds, [IN_FLIGHT]);
-  return [['SQLite: remember via writer thread vs raw 64-row txns', fmt.int(service), fmt.int(raw!.rowsPerSecond), fmt.pct(service / raw!.rowsPerSecond)]];
+  const [raw] = measureInsertLimits(current.dbPath, 10_000, seconds, [IN_FLIGHT]);
+  rows.push(['SQLite: remember via writer thread vs raw 64-row txns', fmt.int(service), fmt.int(raw!.rowsPerSecond), fmt.pct(service / raw!.rowsPerSecond)]);
+  return rows;
 }
 
 async function postgresRates(): Promise<(string | number)[][]> {

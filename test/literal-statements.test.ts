@@ -3,7 +3,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import Database from 'better-sqlite3';
-import { integerLiteral, statementPerLimits, statementPerValue } from '../src/shared/literal-statements.js';
+import { integerLiteral, statementPerLimits, statementPerValues } from '../src/shared/literal-statements.js';
 
 test('integerLiteral admits non-negative safe integers only', () => {
   assert.equal(integerLiteral(0), '0');
@@ -27,10 +27,10 @@ test('statementPerLimits prepares once per combination and answers with the spel
   db.close();
 });
 
-test('statementPerValue keeps a bounded set of prepared statements', () => {
+test('statementPerValues keeps a bounded set of prepared statements', () => {
   const db = new Database(':memory:');
   let prepared = 0;
-  const echo = statementPerValue<number, [], number>(db, integerLiteral, (n) => {
+  const echo = statementPerValues<number, [], number>(db, integerLiteral, (n) => {
     prepared++;
     return `SELECT ${n}`;
   });

@@ -16,15 +16,23 @@ export class BoundedMap<K, V> {
   get(key: K): V | undefined {
     const value = this.entries.get(key);
     if (value === undefined) return undefined;
-    // Map keeps insertion order: re-inserting moves the key to the young end.
-    this.entries.delete(key);
-    this.entries.set(key, value);
+    // Map keeps insertion order: re-inserting moves the key to the young end (unless it is
+    // there already: hot paths ask for the same key many times in a row).
+    if (key !== this.youngest) {
+      this.entries.delete(key);
+      this.entries.set(key, value);
+      this.youngest = key;
+    }
     return value;
   }
+
+  /** The key last inserted or moved to the young end. */
+  private youngest: K | undefined;
 
   set(key: K, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, value);
+    this.youngest = key;
     while (this.entries.size > this.max) {
       const [oldest, evicted] = this.entries.entries().next().value as [K, V];
       this.entries.delete(oldest);
@@ -47,9 +55,11 @@ export class BoundedMap<K, V> {
 
   delete(key: K): void {
     this.entries.delete(key);
+    if (key === this.youngest) this.youngest = undefined;
   }
 
   clear(): void {
     this.entries.clear();
+    this.youngest = undefined;
   }
 }

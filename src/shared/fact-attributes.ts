@@ -33,6 +33,9 @@ const NEGATIONS: [RegExp, string][] = [
   [/\bnot\s+/g, ''],
 ];
 
+/** Text any NEGATIONS pattern matches contains one of these ("doesn't": n't, "is not": not). */
+const NEGATION_WORD = /not|n't|never|no longer/;
+
 /** Lower case, typographic quotes folded, final punctuation and extra spaces dropped. */
 export function normaliseFact(text: string): string {
   return text.toLowerCase().replace(/[’`]/g, "'").replace(/[.!?;]+\s*$/, '').replace(/\s+/g, ' ').trim();
@@ -40,6 +43,8 @@ export function normaliseFact(text: string): string {
 
 /** The affirmative form of a normalised statement, and whether it was negated. */
 export function affirmative(text: string): { affirmed: string; negated: boolean } {
+  // Most statements hold no negation word, and each pattern above needs one: skip the six scans.
+  if (!NEGATION_WORD.test(text)) return { affirmed: text.replace(/\s+/g, ' ').trim(), negated: false };
   let affirmed = text;
   let negated = false;
   for (const [pattern, replacement] of NEGATIONS) {

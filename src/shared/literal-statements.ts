@@ -24,29 +24,27 @@ export function integerLiteral(value: number): string {
 }
 
 /**
- * `sql(spelled)` prepared once per value (bounded), where `spelled = spell(value)`: the check
- * that turns the value into SQL text, or throws (integerLiteral, or a closed set's member).
+ * `sql(...spelled)` prepared once per combination of values in use (bounded), where each value
+ * is spelled by `spell`: the check that turns it into SQL text, or throws (integerLiteral, or a
+ * closed set's member). Spelled before the look-up, so no unchecked value reaches the text.
  */
-export function statementPerValue<V extends string | number, B extends unknown[] | {} = unknown[], R = unknown>(
-  db: Db, spell: (value: V) => string, sql: (spelled: string) => string,
-): (value: V) => Statement<B, R> {
-  const prepared = new BoundedMap<V, Statement<B, R>>(PREPARED_VALUES);
-  return (value) => prepared.getOrCreate(value, () => db.prepare<B, R>(sql(spell(value))));
-}
-
-/**
- * A statement whose row counts (LIMIT, and any count the planner reads) are spelled in: `sql`
- * receives them as checked SQL text, one prepared statement per combination in use (bounded).
- */
-export function statementPerLimits<B extends unknown[] | {} = unknown[], R = unknown>(
-  db: Db, sql: (...limits: string[]) => string, options: { pluck?: boolean } = {},
-): (...limits: number[]) => Statement<B, R> {
+export function statementPerValues<V extends string | number, B extends unknown[] | {} = unknown[], R = unknown>(
+  db: Db, spell: (value: V) => string, sql: (...spelled: string[]) => string, options: { pluck?: boolean } = {},
+): (...values: V[]) => Statement<B, R> {
   const prepared = new BoundedMap<string, Statement<B, R>>(PREPARED_VALUES);
-  return (...limits) => {
-    const spelled = limits.map(integerLiteral);
-    return prepared.getOrCreate(spelled.join(','), () => {
+  return (...values) => {
+    const spelled = values.map(spell);
+    // One value (the writer's hot statements) is its own key: no joined string per run.
+    return prepared.getOrCreate(spelled.length === 1 ? spelled[0]! : spelled.join(','), () => {
       const statement = db.prepare<B, R>(sql(...spelled));
       return options.pluck ? (statement.pluck() as Statement<B, R>) : statement;
     });
   };
+}
+
+/** Row counts (LIMIT, OFFSET, any count the planner reads) spelled in, each a checked integer. */
+export function statementPerLimits<B extends unknown[] | {} = unknown[], R = unknown>(
+  db: Db, sql: (...limits: string[]) => string, options: { pluck?: boolean } = {},
+): (...limits: number[]) => Statement<B, R> {
+  return statementPerValues<number, B, R>(db, integerLiteral, sql, options);
 }

@@ -11,6 +11,13 @@ const rowTokens = (row: string) => `(SELECT ${docSizeTokensSql('hex(sz)')} FROM 
 /** The same read from the blob's bytes directly (migration 11). */
 const rowTokensFromBlob = (row: string) => docSizeBlobTokensSql('sz', `FROM memories_fts_docsize WHERE id = ${row}.rowid`);
 
+/** While it holds a row, rows above its rowid are indexed by the writer's flush, not the triggers (migration 12). */
+export const TEXT_INDEX_DEFERRED = 'text_index_deferred';
+
+/** The text statistics of indexed rows, by namespace: tokens as the triggers count them (migration 8). */
+export const rowsTextStatsSql = (rows: string) => `SELECT m.namespace_id, count(*), sum(${docSizeBlobTokensSql('d.sz')})
+  FROM memories m JOIN memories_fts_docsize d ON d.id = m.rowid WHERE ${rows} GROUP BY m.namespace_id`;
+
 export const MIGRATIONS: readonly string[] = [
   /* 1 */ `
   CREATE TABLE meta (
@@ -336,6 +343,38 @@ export const MIGRATIONS: readonly string[] = [
     INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
   END;
   CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, context ON memories BEGIN
+    UPDATE namespace_text_stats SET tokens = tokens - ${rowTokensFromBlob('old')} WHERE namespace_id = old.namespace_id;
+    INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+    INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+    UPDATE namespace_text_stats SET tokens = tokens + ${rowTokensFromBlob('new')} WHERE namespace_id = new.namespace_id;
+  END;
+  `,
+  /* 12 */ `
+  -- Write cost (bench:writes). FTS5 writes the terms it holds to disk, as a new segment, whenever
+  -- a savepoint opens or is released; with a savepoint per command (group commit) every row
+  -- became a segment of its own, with the merges that follow. The writer's flush now indexes
+  -- its rows once, just before COMMIT (writer/sqlite/deferred-text-index.ts): while
+  -- ${TEXT_INDEX_DEFERRED} holds a row, these triggers leave every memory above its rowid to that
+  -- step. The row is written and deleted inside the flush's transaction, so no committed state
+  -- (and no other connection) ever sees it: other writers (the CLI, tests) keep the triggers.
+  CREATE TABLE IF NOT EXISTS ${TEXT_INDEX_DEFERRED} (above_rowid INTEGER NOT NULL) STRICT;
+  DROP TRIGGER memories_fts_insert;
+  DROP TRIGGER memories_fts_delete;
+  DROP TRIGGER memories_fts_update;
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories
+    WHEN NOT EXISTS (SELECT 1 FROM ${TEXT_INDEX_DEFERRED} WHERE above_rowid < new.rowid) BEGIN
+    INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);
+    INSERT INTO namespace_text_stats (namespace_id, documents, tokens) VALUES (new.namespace_id, 1, ${rowTokensFromBlob('new')})
+      ON CONFLICT (namespace_id) DO UPDATE SET documents = documents + 1, tokens = tokens + excluded.tokens;
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories
+    WHEN NOT EXISTS (SELECT 1 FROM ${TEXT_INDEX_DEFERRED} WHERE above_rowid < old.rowid) BEGIN
+    UPDATE namespace_text_stats SET documents = documents - 1, tokens = tokens - ${rowTokensFromBlob('old')}
+      WHERE namespace_id = old.namespace_id;
+    INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF content, context ON memories
+    WHEN NOT EXISTS (SELECT 1 FROM ${TEXT_INDEX_DEFERRED} WHERE above_rowid < old.rowid) BEGIN
     UPDATE namespace_text_stats SET tokens = tokens - ${rowTokensFromBlob('old')} WHERE namespace_id = old.namespace_id;
     INSERT INTO memories_fts(memories_fts, rowid, content, context) VALUES ('delete', old.rowid, old.content, old.context);
     INSERT INTO memories_fts(rowid, content, context) VALUES (new.rowid, new.content, new.context);

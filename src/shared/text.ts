@@ -12,5 +12,6 @@ const ASCII_ONLY = /^[\x00-\x7f]*$/;
 
 /** ISO 8601 with an explicit +00:00 offset (the spec asks for an offset, not a bare Z). */
 export function isoWithOffset(ms: number): string {
-  return new Date(ms).toISOString().replace('Z', '+00:00');
+  // toISOString always ends in its one Z.
+  return `${new Date(ms).toISOString().slice(0, -1)}+00:00`;
 }

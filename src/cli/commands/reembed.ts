@@ -41,8 +41,8 @@ Options:
         db.exec('UPDATE memories SET embedded = 0');
         db.exec(RESET_VECTOR_INDEX_SQL);
       }
-      const pending = db.prepare<[number], { rowid: number; content: string; namespace_id: number }>(
-        'SELECT rowid, content, namespace_id FROM memories WHERE embedded = 0 ORDER BY rowid LIMIT ?');
+      const pending = db.prepare<[], { rowid: number; content: string; namespace_id: number }>(
+        `SELECT rowid, content, namespace_id FROM memories WHERE embedded = 0 ORDER BY rowid LIMIT ${BATCH}`);
       const total = (db.prepare('SELECT count(*) AS n FROM memories WHERE embedded = 0').get() as { n: number }).n;
       const embedder = await createEmbedder(config);
       const store = new SqliteCommands(db, config, target.namespaceId(config.namespace));
@@ -50,7 +50,7 @@ Options:
       const matcher = (ns: number) => matchers.get(ns) ?? matchers.set(ns, new EntityMatcher(db, ns)).get(ns)!;
       const progress = progressBar('reembed', total, Boolean(values.quiet));
       let done = 0;
-      for (let rows = pending.all(BATCH); rows.length > 0; rows = pending.all(BATCH)) {
+      for (let rows = pending.all(); rows.length > 0; rows = pending.all()) {
         const vectors = await embedder.embed(rows.map((r) => embeddingInput(r.content)));
         db.transaction(() => store.run({
           type: 'attachVectors',

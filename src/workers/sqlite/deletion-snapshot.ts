@@ -27,9 +27,9 @@ export class DeletionSnapshots {
       // The delete removes the entity's record too (writer forgetEntity): its participations go in the header.
       participations: db.prepare<[string], [string, number]>(
         'SELECT episode_id, position FROM episode_participants WHERE entity_id = ? ORDER BY episode_id').raw(),
-      page: db.prepare<[string, number, number, number], Row>(`SELECT m.* FROM memories m
+      page: db.prepare<[string, number, number], Row>(`SELECT m.* FROM memories m
         WHERE m.rowid IN (SELECT memory_rowid FROM memory_entities WHERE entity_id = ? AND relation IN ('owner', 'participant'))
-          AND m.rowid > ? AND m.rowid <= ? ORDER BY m.rowid LIMIT ?`),
+          AND m.rowid > ? AND m.rowid <= ? ORDER BY m.rowid LIMIT ${PAGE_ROWS}`),
       linksOf: db.prepare<[number], { entity_id: string; relation: string }>(
         'SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ?'),
       vectorOf: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
@@ -51,7 +51,7 @@ export class DeletionSnapshots {
   private writeInSnapshot(entityName: string, maxRowid: number): PoolResults['snapshotEntity'] {
     const entity = this.s.entity.get(this.namespaceId, entityName);
     if (!entity) throw fail.entityNotFound(entityName);
-    const first = this.s.page.all(entity.id, 0, maxRowid, PAGE_ROWS);
+    const first = this.s.page.all(entity.id, 0, maxRowid);
     if (first.length === 0) return { rows: [], snapshot: null };
     const rows: [number, string][] = [];
     const counts: Record<MemoryType, number> = { episodic: 0, semantic: 0, procedural: 0 };
@@ -114,7 +114,7 @@ export class DeletionSnapshots {
         const vector = this.s.vectorOf.get(BigInt(row.rowid));
         yield { ...row, links: this.s.linksOf.all(row.rowid), embedding: vector ? vectorFromBlob(vector.embedding) : null };
       }
-      page = page.length < PAGE_ROWS ? [] : this.s.page.all(entityId, page[page.length - 1]!.rowid, maxRowid, PAGE_ROWS);
+      page = page.length < PAGE_ROWS ? [] : this.s.page.all(entityId, page[page.length - 1]!.rowid, maxRowid);
     }
   }
 }

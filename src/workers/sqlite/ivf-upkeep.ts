@@ -3,6 +3,7 @@
 // vectors (staleMoves). All reads on the pool's read-only connection; the writer applies the
 // results (src/writer/sqlite/ivf-generations.ts). The main thread's VectorIndexer (src/core/jobs/ivf-upkeep.ts) decides what runs.
 import type { Db } from '../../shared/db.js';
+import { statementPerLimits } from '../../shared/literal-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import type { VectorIndexStatus } from '../../shared/protocol/pool.js';
 import type { VectorMove } from '../../shared/protocol/writer.js';
@@ -24,9 +25,9 @@ export class VectorIndexMaintenance {
       embedding: db.prepare<[bigint], Buffer>('SELECT embedding FROM memory_vectors WHERE rowid = ?').pluck(),
       // CROSS JOIN keeps the memories index driving the loop (vec0 is only looked up by rowid);
       // LEFT, so a row marked embedded without a vector comes too (the writer repairs it).
-      staleVectors: db.prepare<[number, number, number], { rowid: number; embedding: Buffer | null }>(`
+      staleVectors: statementPerLimits<[number, number], { rowid: number; embedding: Buffer | null }>(db, (limit) => `
         SELECT m.rowid AS rowid, v.embedding AS embedding FROM memories m LEFT JOIN memory_vectors v ON v.rowid = m.rowid
-        WHERE m.namespace_id = ? AND m.embedded = 1 AND m.vector_cell < ? LIMIT ?`),
+        WHERE m.namespace_id = ? AND m.embedded = 1 AND m.vector_cell < ? LIMIT ${limit}`),
     };
   }
 
@@ -55,7 +56,7 @@ export class VectorIndexMaintenance {
   staleMoves(limit: number): VectorMove[] {
     const newest = this.cells.newest();
     if (!newest) return [];
-    return this.s.staleVectors.all(this.namespaceId, newest.cells[0], limit)
+    return this.s.staleVectors(limit).all(this.namespaceId, newest.cells[0])
       .map((row) => ({ rowid: row.rowid, cell: row.embedding ? this.cells.assign(float32FromBlob(row.embedding)) : UNASSIGNED_CELL }));
   }
 }

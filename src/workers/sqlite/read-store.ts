@@ -43,16 +43,17 @@ export class ReadStore {
         'SELECT id, started_at FROM episodes WHERE id IN (SELECT value FROM json_each(?))'),
       transcript: db.prepare<[string], { id: string; role: string; content: string }>(
         "SELECT id, role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
-      unembedded: db.prepare<[number, number], { rowid: number; content: string }>(
-        'SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid LIMIT ?'),
+      unembedded: statementPerLimits<[number], { rowid: number; content: string }>(db, (limit) =>
+        `SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid LIMIT ${limit}`),
       unembeddedCount: db.prepare<[number], { count: number }>(
         'SELECT count(*) AS count FROM memories WHERE namespace_id = ? AND embedded = 0'),
       // `fold`: JavaScript's toLowerCase, so the search ignores case beyond ASCII (SQLite's lower() does not).
-      entityPage: db.prepare<Record<string, unknown>, { name: string; kind: EntityKind; created_at: number; memory_count: number }>(`
+      // The page size spelled in like the limits above; the offset, which the planner does not read, stays bound.
+      entityPage: statementPerLimits<Record<string, unknown>, { name: string; kind: EntityKind; created_at: number; memory_count: number }>(db, (limit) => `
         SELECT e.name, e.kind, e.created_at, (SELECT count(*) FROM memory_entities me JOIN memories m ON m.rowid = me.memory_rowid
           WHERE me.entity_id = e.id AND me.relation IN ('owner', 'participant') AND m.archived = 0) AS memory_count
         FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)
-        ORDER BY e.name LIMIT @limit OFFSET @offset`),
+        ORDER BY e.name LIMIT ${limit} OFFSET @offset`),
       entityTotal: db.prepare<Record<string, unknown>, number>(
         'SELECT count(*) FROM entities e WHERE e.namespace_id = @ns AND (@q IS NULL OR instr(fold(e.name), @q) > 0)').pluck(),
       historyRow: db.prepare<[string, number], HistoryRows['row'] & { fact_attribute: string | null }>(`SELECT ${MEMORY_COLUMNS},
@@ -63,9 +64,9 @@ export class ReadStore {
       promotedFrom: db.prepare<[number], { id: string; created_at: number }>(
         `SELECT id, created_at FROM memories WHERE promoted_into = ? ORDER BY created_at DESC, rowid DESC LIMIT ${HISTORY_LINKS + 1}`),
       // Messages counted from the turns still stored (seq is set on turns only: memories_by_episode answers it).
-      episodePage: db.prepare<Record<string, unknown>, EpisodeListRow>(`SELECT ep.id, ep.started_at, ep.ended_at, ep.outcome,
+      episodePage: statementPerLimits<Record<string, unknown>, EpisodeListRow>(db, (limit) => `SELECT ep.id, ep.started_at, ep.ended_at, ep.outcome,
           (SELECT count(*) FROM memories m WHERE m.episode_id = ep.id AND m.seq IS NOT NULL) AS message_count
-        FROM episodes ep WHERE ${EPISODES_LISTED} ORDER BY ep.started_at DESC, ep.id DESC LIMIT @limit OFFSET @offset`),
+        FROM episodes ep WHERE ${EPISODES_LISTED} ORDER BY ep.started_at DESC, ep.id DESC LIMIT ${limit} OFFSET @offset`),
       episodeTotal: db.prepare<Record<string, unknown>, number>(`SELECT count(*) FROM episodes ep WHERE ${EPISODES_LISTED}`).pluck(),
       participantNames: db.prepare<[string], { episode_id: string; name: string }>(`SELECT p.episode_id, e.name FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id IN (SELECT value FROM json_each(?)) ORDER BY p.episode_id, p.position`),
@@ -101,7 +102,7 @@ export class ReadStore {
   /** A page of the namespace's entities by name, those whose name contains `q` (any case). */
   entities({ q, limit = 50, offset = 0 }: ValidatedListEntities): ListEntitiesResult {
     const params = { ns: this.namespaceId, q: q ? q.toLowerCase() : null };
-    const rows = this.s.entityPage.all({ ...params, limit, offset });
+    const rows = this.s.entityPage(limit).all({ ...params, offset });
     return {
       entities: rows.map((row) => ({ ...row, created_at: new Date(row.created_at).toISOString() })),
       total: this.s.entityTotal.get(params)!,
@@ -113,7 +114,7 @@ export class ReadStore {
     const entityId = entity === undefined ? null : this.entity(entity)?.id;
     if (entityId === undefined) return { episodes: [], total: 0 };
     const params = { ns: this.namespaceId, entity: entityId };
-    const rows = this.s.episodePage.all({ ...params, limit, offset });
+    const rows = this.s.episodePage(limit).all({ ...params, offset });
     const names = new Map<string, string[]>();
     for (const { episode_id: id, name } of this.s.participantNames.all(JSON.stringify(rows.map((row) => row.id)))) {
       names.set(id, [...(names.get(id) ?? []), name]);
@@ -135,7 +136,7 @@ export class ReadStore {
 
   /** Memories still waiting for a vector, oldest first. */
   unembedded(limit: number): { rowid: number; content: string }[] {
-    return this.s.unembedded.all(this.namespaceId, limit);
+    return this.s.unembedded(limit).all(this.namespaceId);
   }
 
   unembeddedCount(): number {

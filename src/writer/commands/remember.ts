@@ -60,11 +60,20 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
     return { ...duplicate, confidence: Math.max(duplicate.confidence, memory.confidence), created: false, superseded: [] };
   }
   place ??= memory.type === 'semantic' ? yield* placement(ctx.rows, ownerId, memory.content, occurredAt) : null;
-  const links = [{ entityId: ownerId, relation: 'owner' as const }, ...memory.links];
+  // Objects spelled out rather than spread: this runs for every stored row, and V8 copies a
+  // spread property by property through a generic path (measured a few µs a row).
+  const next = place?.next ?? null;
   const stored = yield* insertMemory(ctx, {
-    ...memory, links, occurredAt, contentKey: key,
-    ...(place?.next ? { validUntil: place.next.at, supersededBy: place.next.id } : {}),
+    type: memory.type, content: memory.content, confidence: memory.confidence, tier: memory.tier,
+    ownerId: memory.ownerId, episodeId: memory.episodeId, seq: memory.seq, role: memory.role, context: memory.context,
+    links: [{ entityId: ownerId, relation: 'owner' }, ...memory.links], occurredAt, contentKey: key,
+    validUntil: next ? next.at : memory.validUntil, supersededBy: next ? next.id : memory.supersededBy,
   });
   if (place) yield* applyPlacement(ctx.rows, stored, place);
-  return { ...stored, created: true, superseded: place?.supersedes.map((fact) => fact.id) ?? [] };
+  return {
+    rowid: stored.rowid, id: stored.id, memory_type: stored.memory_type, content: stored.content,
+    confidence: stored.confidence, stability: stored.stability, extraction_tier: stored.extraction_tier,
+    occurred_at: stored.occurred_at, valid_until: stored.valid_until, superseded_by: stored.superseded_by,
+    created: true, superseded: place ? place.supersedes.map((fact) => fact.id) : [],
+  };
 }

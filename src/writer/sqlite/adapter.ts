@@ -14,6 +14,7 @@ import { OpenDeletes } from '../commands/open-deletes.js';
 import { runNow } from '../commands/run.js';
 import type { BatchOutcome, WriteStorePort } from '../commands/store-port.js';
 import { batchRunner } from './batch.js';
+import { DeferredTextIndex } from './deferred-text-index.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
 import { ABSENT_NAMESPACE_ID, createsNamespace, NAMESPACE_CONTEXTS } from '../commands/namespaces.js';
 import { ensureNamespace, migrate } from './migrate.js';
@@ -76,7 +77,7 @@ export class SqliteWriteStore implements WriteStorePort {
   constructor(private readonly db: Db, config: Config, readonly namespaceId: number, now?: () => number) {
     const commands = new NamespacedCommands(db, config, now);
     this.namespace = config.namespace;
-    this.run = batchRunner(db, (command: WriterCommand, namespace: string) => commands.run(namespace, command));
+    this.run = batchRunner(db, (command: WriterCommand, namespace: string) => commands.run(namespace, command), new DeferredTextIndex(db));
   }
 
   readonly namespace: string;
