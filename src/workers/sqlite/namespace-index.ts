@@ -125,12 +125,17 @@ export class NamespaceIndexes {
    */
   private caughtUp(held: Held, stats: Counts, used: number): boolean {
     const slot = this.slots[held.slot]!;
-    const watermark = this.lastRowid.get()!;
-    let counts: Counts = { documents: held.documents, tokens: held.tokens };
-    if (watermark > held.watermark) counts = add(counts, slot.append(held.namespace_id, held.watermark, watermark));
-    if (!same(counts, stats)) counts = add(counts, slot.reconcile());
-    this.setHeld.run({ ...held, watermark: Math.max(watermark, held.watermark), ...counts, used });
-    // Still not the namespace's counts: a change the sizes do not show (never made today); made afresh.
+    // One savepoint, as a refill: the copy and its description change together or not at all.
+    const counts = this.db.transaction(() => {
+      // Never below the last one (deleting the newest row lowers max(rowid); ids are not reused).
+      const watermark = Math.max(this.lastRowid.get()!, held.watermark);
+      let now: Counts = { documents: held.documents, tokens: held.tokens };
+      if (watermark > held.watermark) now = add(now, slot.append(held.namespace_id, held.watermark, watermark));
+      if (!same(now, stats)) now = add(now, slot.reconcile());
+      this.setHeld.run({ ...held, watermark, ...now, used });
+      return now;
+    })();
+    // Still not the namespace's counts: a change the sizes do not show (the writer makes none); made afresh.
     return same(counts, stats);
   }
 
