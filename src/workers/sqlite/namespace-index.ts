@@ -12,13 +12,13 @@
 // - rows written since it was made are appended (row ids only grow: AUTOINCREMENT);
 // - the namespace's document and token counts (namespace_text_stats, kept by the writer's
 //   triggers) say whether anything else changed. If they differ, the copy's row sizes are
-//   compared with the shared index's (one pass in SQL, ≈ 0.1 µs a row): a row gone there was
+//   compared with the shared index's (one pass in SQL, ≈ 0.1–0.5 µs a row): a row gone there was
 //   deleted, a row of another size was edited (a turn's context cleared). Each is deleted from
 //   the copy with its old text (the copy keeps its rows' text in a temporary table beside it,
 //   an external-content FTS5 table: a delete must give FTS5 the text it indexed, and the shared
 //   table no longer has it) and an edited row is copied again. FTS5's own delete keeps its
 //   statistics exact, so the copy scores what a copy made now would.
-// Copying costs ≈ 5 µs a row, so the copies are bounded per connection: one shared slot that
+// Copying costs ≈ 5–15 µs a row, so the copies are bounded per connection: one shared slot that
 // small namespaces take in turn (a few ms at most), and LARGE_SLOTS slots kept for the most
 // recently ranked larger namespaces, each at most LARGE_NAMESPACE_LIMIT rows. A namespace
 // beyond that is ranked by namespace-bm25.ts. The copies live in the connection's temporary
@@ -36,10 +36,11 @@ export const SMALL_NAMESPACE_LIMIT = 2000;
 /** Larger namespaces kept copied per connection, the most recently ranked ones. */
 export const LARGE_SLOTS = 2;
 /**
- * The largest namespace copied: ≈ 5 s to copy a million rows (once per pool thread, at its first
- * recall there), ≈ 170 bytes a row of temporary file. A change other than an append costs a pass
- * over the copy's row sizes (≈ 0.1 s at a million), never a rebuild. Larger namespaces beside
- * others are ranked by namespace-bm25.ts.
+ * The largest namespace copied. Measured at 100,000 memories beside 1,000 tenants (bench:
+ * tenant-lexical, busy box): the copy 1.4–1.8 s (once per pool thread, at its first recall there),
+ * ≈ 200 bytes a row of temporary file; after a delete or an edit, 50 ms to find and apply it (a
+ * pass over the copy's row sizes), never a rebuild — a million: ~10× that. Larger namespaces
+ * beside others are ranked by namespace-bm25.ts (seconds a recall at 100,000 already).
  */
 export const LARGE_NAMESPACE_LIMIT = 1_000_000;
 /** Free pages of the temporary file past which a refill gives them back (1 MiB of 4 KiB pages). */
