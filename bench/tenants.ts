@@ -4,10 +4,12 @@
 // tenant per recall, named by the Memory-Namespace header); and HTTP write throughput (remember,
 // 32 clients; small tenants: a random tenant per write). A third phase puts the large namespace
 // beside the small tenants (the issue's configuration) and recalls in both, reported apart: each
-// ranks with its namespace's own statistics (workers/sqlite/tenant-lexical.ts), which this
+// ranks with its namespace's own statistics (workers/sqlite/namespace-index.ts), which this
 // phase prices against the namespace alone (the first two phases).
 //   npm run bench:tenants                       short run: 100 tenants × 100 beside one of 10,000
 //   BENCH_TENANTS=1000 BENCH_BIG=100000 npm run bench:tenants     the issue's sizes
+// BENCH_BASE_DIST names another build's dist/ (e.g. a worktree of main): each phase runs in that
+// build too, right after this build's, in the same run (BENCH_BASE_PHASES: which, default all).
 // Seeding goes to the writer directly (the remember rule, group-committed); the hash embedder
 // keeps the backfill from dominating a short run (the embedder is not what is compared here).
 import { spawnSync } from 'node:child_process';
@@ -124,13 +126,21 @@ if (requested === 'tenants' || requested === 'single' || requested === 'beside')
 } else {
   // Each phase in its own process, one after the other (RSS is the phase's own).
   const results: PhaseResult[] = [];
+  const baseline: (PhaseResult & { build: string })[] = [];
   const phases = (process.env.BENCH_PHASES ?? 'single,tenants,beside').split(',') as Phase[];
+  const basePhases = (process.env.BENCH_BASE_PHASES ?? phases.join(',')).split(',');
+  const run = (script: string, kind: Phase): PhaseResult => {
+    const child = spawnSync(process.execPath, [script, kind], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+    if (child.status !== 0) throw new Error(`phase ${kind} of ${script} failed (exit ${child.status})`);
+    return JSON.parse(child.stdout.trim().split('\n').pop()!);
+  };
   for (const kind of phases) {
-    const run = spawnSync(process.execPath, [fileURLToPath(import.meta.url), kind], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-    if (run.status !== 0) throw new Error(`phase ${kind} failed (exit ${run.status})`);
-    results.push(JSON.parse(run.stdout.trim().split('\n').pop()!));
+    results.push(run(fileURLToPath(import.meta.url), kind));
+    if (process.env.BENCH_BASE_DIST && basePhases.includes(kind)) {
+      baseline.push({ build: 'baseline', ...run(join(process.env.BENCH_BASE_DIST, 'bench', 'tenants.js'), kind) });
+    }
   }
-  console.table(results);
+  console.table(baseline.length > 0 ? [...results.map((r) => ({ build: 'this build', ...r })), ...baseline] : results);
   const single = results[phases.indexOf('single')];
   const tenants = results[phases.indexOf('tenants')];
   const beside = results[phases.indexOf('beside')];

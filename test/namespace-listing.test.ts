@@ -64,3 +64,16 @@ test('a bad page is 400 naming the field; a bound key is 403', async () => {
   assert.equal(bound.body.code, 'NAMESPACE_FORBIDDEN');
   assert.ok(!JSON.stringify(bound.body).includes('tenant-1'));
 });
+
+test('a namespace created after a listing: the next page counts and lists it, every offset still its place', async () => {
+  const before = await list();
+  assert.equal((await post(t.base, '/v1/remember', { entity: 'late', fact: 'a late tenant' }, auth(OPERATOR, 'tenant-late'))).status, 201);
+  const after = await list();
+  assert.equal(after.body.total, before.body.total + 1);
+  assert.deepEqual(after.body.namespaces.map((n: { namespace: string }) => n.namespace), [...before.body.namespaces.map((n: { namespace: string }) => n.namespace), 'tenant-late']);
+  // Each position one page of one, as the whole list has it.
+  for (let offset = 0; offset < after.body.total; offset++) {
+    const one = await list(`?limit=1&offset=${offset}`);
+    assert.deepEqual(one.body, { namespaces: [after.body.namespaces[offset]], total: after.body.total }, `offset ${offset}`);
+  }
+});

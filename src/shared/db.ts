@@ -17,6 +17,9 @@ export interface OpenOptions {
 export function openDatabase(path: string, options: OpenOptions): Db {
   const db = new Database(path, { readonly: options.readonly, fileMustExist: options.readonly });
   sqliteVec.load(db);
+  // Before any temporary table exists (the mode cannot change after): pages freed in the
+  // temporary file can be given back (workers/sqlite/namespace-index.ts refills large copies).
+  db.pragma('temp.auto_vacuum = INCREMENTAL');
   // Readers wait for a checkpoint instead of failing with SQLITE_BUSY.
   db.pragma('busy_timeout = 5000');
   // Readers memory-map the file: a vec0 KNN reads every vector chunk on each query, and

@@ -2,7 +2,7 @@
 // or PostgreSQL (the primary, and the replicas recall prefers when SERVICE_READ_DATABASE_URL is set).
 import { CodeBudget } from './ivf/code-budget.js';
 import type { Config } from '../shared/config.js';
-import { openDatabase } from '../shared/db.js';
+import { openDatabase, type Db } from '../shared/db.js';
 import { embedderIdentity } from './embedding/index.js';
 import type { ReadPort } from './port/read-port.js';
 import type { NamespacesResult } from '../shared/schemas.js';
@@ -143,8 +143,11 @@ export function openReadPorts(config: Config): OpenedReadPorts {
   const names = db.prepare<[], string>('SELECT name FROM namespaces ORDER BY id').pluck();
   const pending = db.prepare<[], string>(`SELECT n.name FROM namespaces n
     WHERE EXISTS (SELECT 1 FROM memories m WHERE m.namespace_id = n.id AND m.embedded = 0) ORDER BY n.id`).pluck();
+  const namespaceTotal = namespaceCount(db);
   const namespacePage = db.prepare<[number, number], NamespacesResult['namespaces'][number]>(`${NAMESPACE_PAGE_SQL} LIMIT ? OFFSET ?`);
-  const namespaceTotal = db.prepare<[], number>('SELECT count(*) FROM namespaces').pluck();
+  // Ids 1..total with none missing (namespaceCount): the page starts at a seek, not past `offset` rows.
+  const namespacePageFrom = db.prepare<[number, number], NamespacesResult['namespaces'][number]>(
+    NAMESPACE_PAGE_SQL.replace('FROM namespaces n ORDER BY', 'FROM namespaces n WHERE n.id > ? ORDER BY') + ' LIMIT ?');
   // Between a recall's BEGIN and COMMIT these would read inside its snapshot: they take their turn too.
   const inTurn = <T>(read: () => T): Promise<T> => {
     const result = turns.turn.then(read, read);
@@ -155,7 +158,31 @@ export function openReadPorts(config: Config): OpenedReadPorts {
     idOf: (name) => inTurn(() => idOf.get(name)),
     names: () => inTurn(() => names.all()),
     pending: () => inTurn(() => pending.all()),
-    page: (limit, offset) => inTurn(() => ({ namespaces: namespacePage.all(limit, offset), total: namespaceTotal.get()! })),
+    page: (limit, offset) => inTurn(() => {
+      const { total, dense } = namespaceTotal();
+      return { namespaces: dense ? namespacePageFrom.all(offset, limit) : namespacePage.all(limit, offset), total };
+    }),
   };
   return { portFor, directory, close: async () => { db.close(); } };
+}
+
+/**
+ * How many namespaces the file holds, kept per connection: namespaces are only ever added (the
+ * one writer inserts each with the next row id, and none is deleted), so the count grows by the
+ * rows above the highest id seen, found by a seek — a listing's page costs what it returns, not
+ * a pass over the table. `dense`: the ids are exactly 1..total (the writer never skips one), so
+ * position `offset` is id `offset + 1`. Were namespaces ever deleted, this would have to change.
+ */
+function namespaceCount(db: Db): () => { total: number; dense: boolean } {
+  const newer = db.prepare<[number], { count: number; highest: number | null }>('SELECT count(*) AS count, max(id) AS highest FROM namespaces WHERE id > ?');
+  let total = 0;
+  let highest = 0;
+  return () => {
+    const added = newer.get(highest)!;
+    if (added.count > 0) {
+      total += added.count;
+      highest = added.highest!;
+    }
+    return { total, dense: total === highest };
+  };
 }
