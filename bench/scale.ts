@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
-import { NamespaceVectorCodes } from '../src/workers/sqlite/vector-codes.js';
-import { CodeBudget } from '../src/workers/ivf/code-budget.js';
+import { refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
+import { CodesReader } from '../src/workers/ivf/vector-codes.js';
 import { probedCells } from '../src/workers/ivf/cells.js';
 import { cellCountFor, codeProbeCountFor, probeCountFor } from '../src/workers/ivf/kmeans.js';
 import { blobOf } from '../src/shared/meta.js';
@@ -74,7 +74,7 @@ const PROBE_SWEEP = [4, 8, 15, 25, 40, 60];
 const CODE_SHARE_SWEEP = [0.1, 0.15, 0.2, 0.3];
 
 interface CodeTimes {
-  /** Loading one namespace's codes in one pool thread (read from vec0's chunks, encoded). */
+  /** Building one namespace's shared codes (read from vec0's chunks, encoded; a background task in the service). */
   loadMs: number;
   /** What one pool thread holds for them. */
   mb: number;
@@ -118,17 +118,17 @@ interface ServiceFigures {
 
 /** The share of the exact top `DEPTH` a shortlist re-ranked exactly keeps, and its cost. */
 function codeTimes(db: ReturnType<typeof openDatabase>, cells: VectorCells): (vector: Float32Array, exact: { rowid: number }[], record: boolean) => void {
-  const holder = new NamespaceVectorCodes(db, 1, cells, new CodeBudget(2 ** 40));
   const rerank = db.prepare<[Buffer, string, number], { rowid: number }>(`SELECT rowid FROM (
       SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS d FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)
     ORDER BY d LIMIT ?`);
   let t = performance.now();
-  const codes = holder.current();
+  const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0);
+  const codes = built.handle ? CodesReader.attach(built.handle) : null;
   loadMs = performance.now() - t;
-  codesMb = codes ? codes.bytes / 2 ** 20 : 0;
+  codesMb = codes ? built.bytes / 2 ** 20 : 0;
   const count = cells.current().at(-1)?.centroids.count ?? 0;
   const search = (vector: Float32Array, probes: number) =>
-    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(100, 2 * DEPTH))), DEPTH);
+    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(100, 2 * DEPTH)) ?? []), DEPTH);
   return (vector, exact, record) => {
     if (!codes) return;
     t = performance.now();
@@ -365,7 +365,7 @@ if (swept.length > 0) {
 
 const coded = rows.filter((r) => r.raw.codes);
 if (coded.length > 0) {
-  out.push(table(`In-memory int8 codes (per pool thread): share of the exact ${DEPTH} found / mean ms of probe + scan + exact re-rank`,
+  out.push(table(`Shared int8 codes (one copy per service): share of the exact ${DEPTH} found / mean ms of probe + scan + exact re-rank`,
     ['memories', 'embedder', 'codes MiB', 'load s', 'default probes', 'p50 ms', 'recall', ...CODE_SHARE_SWEEP.map((share) => `${share * 100}% of cells`)],
     coded.map((r) => {
       const c = r.raw.codes!;

@@ -1,6 +1,7 @@
 // The pool protocol: the tasks the main thread hands to the Piscina pool of read-only workers.
 // Each task is declared once below (POOL_TASKS): its lane as a value the pool routes by, and what
 // it takes and answers as types. A task's fields, its result and its lane cannot drift apart.
+import type { CodesRefresh, SharedCodesHandle } from '../../workers/ivf/vector-codes.js';
 import type { MemoryHistoryResult } from '../schemas.js';
 import type { Config } from '../config.js';
 import type { WireError } from '../errors.js';
@@ -59,6 +60,8 @@ interface RecallFields<Input> {
   after?: string;
   /** When queryVector came from a batched model call: how long this recall waited for it (its embed stage). */
   embedMs?: number;
+  /** SQLite with vector codes on: the namespace's shared store as the main thread holds it now (null: none; recall scans vec0). */
+  vectorCodes?: SharedCodesHandle | null;
 }
 
 /** Every pool task, its lane, its fields and its result. */
@@ -140,6 +143,8 @@ export const POOL_TASKS = {
   pendingNamespaces: task<object, string[]>('background'),
   trainVectorIndex: task<object, { trainedOn: number; centroids: Centroids }>('background'),
   staleVectorMoves: task<{ limit: number }, { moves: VectorMove[] }>('background'),
+  /** The namespace's shared vector codes brought up to date from the store held now (core/vector-codes-registry.ts). */
+  refreshVectorCodes: task<{ previous: SharedCodesHandle | null; limitBytes: number }, CodesRefresh>('background'),
 } as const;
 
 export type PoolOp = keyof typeof POOL_TASKS;
