@@ -17,7 +17,7 @@ import { Int8Kernel, queryLimit, sharedMemory, strideFor } from '../src/workers/
 import { CodesReader, CodesWriter, type SharedCodesHandle } from '../src/workers/ivf/vector-codes.js';
 import { REBUILD_AFTER_MS, refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
-import { VectorCodesRegistry } from '../src/core/vector-codes-registry.js';
+import { VectorCodesRegistry } from '../src/core/pool/vector-codes-registry.js';
 import { createLogger } from '../src/shared/logger.js';
 import { nearestCentroid, trainIndex } from '../src/workers/ivf/kmeans.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';

@@ -9,7 +9,7 @@ import { POOL_TASKS, type PoolOp, type PoolReply, type PoolResults, type PoolWor
 import { askThreadsToClose } from '../../shared/pool-close.js';
 import { isNullSocketWrite } from '../../shared/postgres-client-guard.js';
 import { LanePool } from './lane-pool.js';
-import { VectorCodesRegistry } from '../vector-codes-registry.js';
+import { VectorCodesRegistry } from './vector-codes-registry.js';
 
 /**
  * Piscina loads the worker file with require() first and falls back to import(). On Node

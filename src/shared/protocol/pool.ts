@@ -1,7 +1,6 @@
 // The pool protocol: the tasks the main thread hands to the Piscina pool of read-only workers.
 // Each task is declared once below (POOL_TASKS): its lane as a value the pool routes by, and what
 // it takes and answers as types. A task's fields, its result and its lane cannot drift apart.
-import type { CodesRefresh, SharedCodesHandle } from '../../workers/ivf/vector-codes.js';
 import type { MemoryHistoryResult } from '../schemas.js';
 import type { Config } from '../config.js';
 import type { WireError } from '../errors.js';
@@ -221,4 +220,36 @@ export interface VectorIndexStatus {
   /** Vectors the newest generation was trained on. */
   trainedOn: number | null;
   cells: number;
+}
+
+/**
+ * A store as it travels between threads (structured clone shares the memory, copies the rest).
+ * `id` changes with every store built, so a reader knows whether it already has this one.
+ */
+export interface SharedCodesHandle {
+  /** A shared WebAssembly.Memory (typed loosely here: the protocol does not depend on the kernel). */
+  memory: { readonly buffer: ArrayBufferLike; grow(pages: number): number };
+  id: number;
+  dimensions: number;
+  capacity: number;
+  /** Room for this many cell ranges (the cells the codes were built over). */
+  cellSlots: number;
+  /** The IVF generations whose cells the codes use: valid while every one of them is installed. */
+  generations: number[];
+  /** Every vector of the namespace embedded with a rowid ≤ low is held (readers look above it in the file). */
+  low: number;
+  /** Writer's bookkeeping between refreshes: rowids above `low` already held; rowids ≤ low waiting for a new vector. */
+  above: number[];
+  reembedding: number[];
+  /** Date.now() when it was built from every vector (a full build). */
+  builtAt: number;
+}
+
+/** What a refresh of a namespace's store did (the registry keeps `handle`; logs and tests read the rest). */
+export interface CodesRefresh {
+  handle: SharedCodesHandle | null;
+  /** 'built': a new store; 'appended': the same one, maybe with more vectors; 'none': no index or no room. */
+  outcome: 'built' | 'appended' | 'none';
+  vectors: number;
+  bytes: number;
 }

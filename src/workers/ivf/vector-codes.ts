@@ -13,43 +13,15 @@
 //     memory is freed once no thread holds it (the engine's garbage collector counts the holders).
 // Each reader scores into a scratch slot of its own (query, scores), taken with a compare-and-swap.
 import { Int8Kernel, queryLimit, sharedMemory, strideFor, type WasmMemory } from './int8-kernel.js';
+import type { CodesRefresh, SharedCodesHandle } from '../../shared/protocol/pool.js';
+
+export type { CodesRefresh, SharedCodesHandle };
 
 /** One vector to hold: its rowid, its IVF cell, its float components. */
 export interface CodedVector {
   rowid: number;
   cell: number;
   vector: Float32Array;
-}
-
-/**
- * A store as it travels between threads (structured clone shares the memory, copies the rest).
- * `id` changes with every store built, so a reader knows whether it already has this one.
- */
-export interface SharedCodesHandle {
-  memory: WasmMemory;
-  id: number;
-  dimensions: number;
-  capacity: number;
-  /** Room for this many cell ranges (the cells the codes were built over). */
-  cellSlots: number;
-  /** The IVF generations whose cells the codes use: valid while every one of them is installed. */
-  generations: number[];
-  /** Every vector of the namespace embedded with a rowid ≤ low is held (readers look above it in the file). */
-  low: number;
-  /** Writer's bookkeeping between refreshes: rowids above `low` already held; rowids ≤ low waiting for a new vector. */
-  above: number[];
-  reembedding: number[];
-  /** Date.now() when it was built from every vector (a full build). */
-  builtAt: number;
-}
-
-/** What a refresh of a namespace's store did (the registry keeps `handle`; logs and tests read the rest). */
-export interface CodesRefresh {
-  handle: SharedCodesHandle | null;
-  /** 'built': a new store; 'appended': the same one, maybe with more vectors; 'none': no index or no room. */
-  outcome: 'built' | 'appended' | 'none';
-  vectors: number;
-  bytes: number;
 }
 
 /** Threads that may scan one store at the same moment, each with its own scratch. */

@@ -5,8 +5,7 @@
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
 import type { EntityRecord, ListEntitiesResult, ListEpisodesResult, StatsResult, ValidatedListEntities, ValidatedListEpisodes } from '../../shared/schemas.js';
-import type { CodesRefresh, SharedCodesHandle } from '../ivf/vector-codes.js';
-import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../../shared/protocol/pool.js';
+import type { CodesRefresh, PoolResults, ReadSide, ServedNote, SharedCodesHandle, VectorIndexStatus } from '../../shared/protocol/pool.js';
 import type { VectorMove } from '../../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { SnapshotSummary, StoredSnapshotChunk } from '../../shared/snapshot-files.js';

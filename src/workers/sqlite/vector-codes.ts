@@ -68,8 +68,9 @@ export function refreshVectorCodes(
     const newest = generations[generations.length - 1];
     const stale = writer.size > live * DEAD_RATIO_TO_REBUILD || writer.unordered > Math.max(4096, writer.size / 8)
       || now - previous.builtAt > REBUILD_AFTER_MS
-      // Every vector moved into a newer generation: built there, the store outlives the old one's retirement.
-      || (!previous.generations.includes(newest.generation) && s.outside.get(namespaceId, newest.cells[0]) === 0);
+      // Codes filed under an older generation while every vector has moved to the newest: built
+      // there, the store outlives the old generation's retirement.
+      || (previous.generations.some((g) => g !== newest.generation) && s.outside.get(namespaceId, newest.cells[0]) === 0);
     if (changed !== 'full' && !stale) {
       return { handle: writer.publish(live), outcome: 'appended', vectors: writer.size, bytes: writer.bytes };
     }

@@ -9,8 +9,8 @@
 // least recently recalled others (their recalls scan vec0). A namespace dropped or refused is
 // not tried again from a recall for RECALL_RETRY_MS, so two namespaces that do not fit together
 // cannot rebuild each other in turn on every recall.
-import type { Logger } from '../shared/logger.js';
-import type { CodesRefresh, SharedCodesHandle } from '../workers/ivf/vector-codes.js';
+import type { Logger } from '../../shared/logger.js';
+import type { CodesRefresh, SharedCodesHandle } from '../../shared/protocol/pool.js';
 
 /** Runs the background task that refreshes one namespace's store. */
 export type RefreshTask = (namespace: string, previous: SharedCodesHandle | null, limitBytes: number) => Promise<CodesRefresh>;
@@ -93,6 +93,7 @@ export class VectorCodesRegistry {
     const previous = this.held.get(namespace) ?? null;
     const result = await this.refreshTask(namespace, previous?.handle ?? null, this.limitBytes);
     this.refreshes++;
+    this.log.debug({ namespace, outcome: result.outcome, vectors: result.vectors, generations: result.handle?.generations }, 'vector codes refreshed');
     if (!result.handle) {
       if (previous) this.held.delete(namespace);
       return;
