@@ -11,12 +11,15 @@
 // cannot rebuild each other in turn on every recall.
 import type { Logger } from '../../shared/logger.js';
 import type { CodesRefresh, SharedCodesHandle } from '../../shared/protocol/pool.js';
+import { BoundedMap } from '../../shared/bounded-map.js';
 
 /** Runs the background task that refreshes one namespace's store. */
 export type RefreshTask = (namespace: string, previous: SharedCodesHandle | null, limitBytes: number) => Promise<CodesRefresh>;
 
 /** A namespace recalled without a store is built for at most this often (ms). */
 export const RECALL_RETRY_MS = 60_000;
+/** Namespaces whose last ask is remembered (any name a client sends is one): bounded, the oldest forgotten. */
+const ASKED_KEPT = 4096;
 
 interface Held {
   handle: SharedCodesHandle;
@@ -27,7 +30,7 @@ export class VectorCodesRegistry {
   /** Least recently recalled first. */
   private readonly held = new Map<string, Held>();
   /** When a recall last asked for a build of a namespace it found without a store. */
-  private readonly asked = new Map<string, number>();
+  private readonly asked = new BoundedMap<string, number>(ASKED_KEPT);
   private readonly queued = new Map<string, Promise<void>>();
   private chain: Promise<unknown> = Promise.resolve();
   /** Builds and appends run (tests, metrics). */
