@@ -334,6 +334,7 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     await embed(later, ns.a, laterText);
     await registry.refresh('tenant-a');
     assert.ok(heldBy('a')!.low < stuck, 'the watermark waits below the stuck row');
+    assert.deepEqual(heldBy('a')!.above, [], "recalls are not handed the writer's list of rows held above it");
     assert.equal((await recallIn('a', laterText))[0], later);
     await registry.refresh('tenant-a');
     assert.equal((await recallIn('a', laterText))[0], later, 'held above the watermark, found once');
@@ -377,7 +378,8 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     assert.ok(!(await recallIn('a', texts[3])).includes(doomed), 'a deleted memory came back');
     assert.equal((await recallIn('b', texts[3]))[0], rowidsOf.b[3], "tenant-b's copy stays");
     await registry.refresh('tenant-a');
-    const kept = heldBy('a')!.id;
+    const keptStore = heldBy('a')!;
+    const kept = keptStore.id;
     // Delete a fifth: the next refresh builds a store of the live vectors only.
     const gone = rowidsOf.a.filter((_, i) => i % 5 === 1);
     writer.transaction(() => {
@@ -389,6 +391,8 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     await registry.refresh('tenant-a');
     const rebuilt = heldBy('a')!;
     assert.notEqual(rebuilt.id, kept, 'built again');
+    assert.ok(CodesReader.attach(keptStore)!.retired, 'the replaced store is marked retired: threads holding it let it go');
+    assert.ok(!CodesReader.attach(rebuilt)!.retired);
     const live = writer.prepare('SELECT count(*) FROM memories WHERE namespace_id = ? AND embedded = 1').pluck().get(ns.a) as number;
     assert.equal(CodesReader.attach(rebuilt)!.size, live, 'the store holds the live vectors only');
     for (let i = 1; i < 200; i += 25) assert.ok(!(await recallIn('a', texts[i])).includes(rowidsOf.a[i]), `deleted memory ${i} came back`);

@@ -10,7 +10,7 @@
 // not tried again from a recall for RECALL_RETRY_MS, so two namespaces that do not fit together
 // cannot rebuild each other in turn on every recall.
 import type { Logger } from '../../shared/logger.js';
-import type { CodesRefresh, SharedCodesHandle } from '../../shared/protocol/pool.js';
+import { SHARED_CODES_RETIRED, type CodesRefresh, type SharedCodesHandle } from '../../shared/protocol/pool.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
 
 /** Runs the background task that refreshes one namespace's store. */
@@ -23,6 +23,8 @@ const ASKED_KEPT = 4096;
 
 interface Held {
   handle: SharedCodesHandle;
+  /** What recalls are handed: the store without the writer's bookkeeping (which can be long). */
+  forReaders: SharedCodesHandle;
   bytes: number;
 }
 
@@ -60,7 +62,7 @@ export class VectorCodesRegistry {
     if (held) {
       this.held.delete(namespace);
       this.held.set(namespace, held);
-      return held.handle;
+      return held.forReaders;
     }
     const now = Date.now();
     if (this.enabled && now - (this.asked.get(namespace) ?? -Infinity) >= RECALL_RETRY_MS) {
@@ -89,7 +91,13 @@ export class VectorCodesRegistry {
 
   /** Drops every store (closing). */
   clear(): void {
-    this.held.clear();
+    for (const namespace of [...this.held.keys()]) this.drop(namespace);
+  }
+
+  private drop(namespace: string): void {
+    const held = this.held.get(namespace);
+    this.held.delete(namespace);
+    if (held) retire(held.handle);
   }
 
   private async refreshNow(namespace: string): Promise<void> {
@@ -98,9 +106,10 @@ export class VectorCodesRegistry {
     this.refreshes++;
     this.log.debug({ namespace, outcome: result.outcome, vectors: result.vectors, generations: result.handle?.generations }, 'vector codes refreshed');
     if (!result.handle) {
-      if (previous) this.held.delete(namespace);
+      if (previous) this.drop(namespace);
       return;
     }
+    if (previous && previous.handle.id !== result.handle.id) retire(previous.handle);
     if (result.outcome === 'built') {
       this.builds++;
       this.log.info({ namespace, vectors: result.vectors, mib: Math.round(result.bytes / 2 ** 20), heldMib: Math.round(this.bytes / 2 ** 20) }, 'vector codes built');
@@ -109,10 +118,17 @@ export class VectorCodesRegistry {
     this.held.delete(namespace);
     for (const [other, { bytes }] of this.held) {
       if (this.bytes + result.bytes <= this.limitBytes) break;
-      this.held.delete(other);
+      this.drop(other);
       this.asked.set(other, Date.now());
       this.log.info({ namespace: other, mib: Math.round(bytes / 2 ** 20) }, 'vector codes dropped to make room');
     }
-    if (this.bytes + result.bytes <= this.limitBytes) this.held.set(namespace, { handle: result.handle, bytes: result.bytes });
+    if (this.bytes + result.bytes <= this.limitBytes) {
+      this.held.set(namespace, { handle: result.handle, forReaders: { ...result.handle, above: [], reembedding: [] }, bytes: result.bytes });
+    }
   }
+}
+
+/** Tells the threads still holding a store that it is replaced or dropped (they let it go at their next recall). */
+function retire(handle: SharedCodesHandle): void {
+  Atomics.store(new Int32Array(handle.memory.buffer, 0, SHARED_CODES_RETIRED + 1), SHARED_CODES_RETIRED, 1);
 }

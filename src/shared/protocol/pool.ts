@@ -223,6 +223,13 @@ export interface VectorIndexStatus {
 }
 
 /**
+ * The Int32 field of a shared codes store's header the main thread sets to 1 when the store is
+ * replaced or dropped: threads still holding it let it go at their next recall of any namespace,
+ * so a replaced store is not kept alive by a thread that no longer recalls its namespace.
+ */
+export const SHARED_CODES_RETIRED = 4;
+
+/**
  * A store as it travels between threads (structured clone shares the memory, copies the rest).
  * `id` changes with every store built, so a reader knows whether it already has this one.
  */

@@ -13,7 +13,7 @@
 //     memory is freed once no thread holds it (the engine's garbage collector counts the holders).
 // Each reader scores into a scratch slot of its own (query, scores), taken with a compare-and-swap.
 import { Int8Kernel, queryLimit, sharedMemory, strideFor, type WasmMemory } from './int8-kernel.js';
-import type { CodesRefresh, SharedCodesHandle } from '../../shared/protocol/pool.js';
+import { SHARED_CODES_RETIRED, type CodesRefresh, type SharedCodesHandle } from '../../shared/protocol/pool.js';
 
 export type { CodesRefresh, SharedCodesHandle };
 
@@ -33,6 +33,7 @@ const COUNT = 0;
 const ORDERED = 1;
 const LIVE = 2;
 const RANGES = 3;
+const RETIRED = SHARED_CODES_RETIRED;
 const SLOT_LOCKS = 16;
 const HEADER_BYTES = 4 * (SLOT_LOCKS + READER_SLOTS);
 
@@ -220,6 +221,11 @@ export class CodesReader {
 
   get size(): number {
     return Atomics.load(this.v.header, COUNT);
+  }
+
+  /** The main thread replaced or dropped the store: let it go. */
+  get retired(): boolean {
+    return Atomics.load(this.v.header, RETIRED) === 1;
   }
 
   /** Vectors held per vector still in the namespace (≥ 1): deleted and replaced ones stay until a rebuild. */

@@ -88,11 +88,19 @@ export function refreshVectorCodes(
   const above: number[] = [];
   let highest = 0;
   const chunks = vectorChunks(db);
-  for (const row of chunks ? chunks(namespaceId, dimensions) : rows(s, namespaceId)) {
-    if (!writer.add(row)) break; // vectors written since the count: the next refresh builds a bigger store
-    used(handle, row.cell);
-    highest = Math.max(highest, row.rowid);
-    if (firstUnembedded !== null && row.rowid > firstUnembedded) above.push(row.rowid);
+  // Read through SQLite's page cache, not the memory map: mapped, every vector page read (~1 GiB
+  // per 1M 256-d vectors) would stay counted in the service's resident memory, for pages read once.
+  const mmap = db.pragma('mmap_size', { simple: true }) as number;
+  if (mmap > 0) db.pragma('mmap_size = 0');
+  try {
+    for (const row of chunks ? chunks(namespaceId, dimensions) : rows(s, namespaceId)) {
+      if (!writer.add(row)) break; // vectors written since the count: the next refresh builds a bigger store
+      used(handle, row.cell);
+      highest = Math.max(highest, row.rowid);
+      if (firstUnembedded !== null && row.rowid > firstUnembedded) above.push(row.rowid);
+    }
+  } finally {
+    if (mmap > 0) db.pragma(`mmap_size = ${mmap}`);
   }
   handle.low = firstUnembedded === null ? highest : Math.min(highest, firstUnembedded - 1);
   handle.above = above;
@@ -189,6 +197,9 @@ function appendSince(
  * A pool thread's view of one namespace's shared store: the one the last task handed over,
  * attached once. Recall asks it for a shortlist.
  */
+/** This thread's views holding a store: each recall lets go of those the main thread retired. */
+const holding = new Set<NamespaceVectorCodes>();
+
 export class NamespaceVectorCodes {
   private reader: CodesReader | null = null;
   private readonly fresh;
@@ -204,9 +215,20 @@ export class NamespaceVectorCodes {
 
   /** The store the registry holds for the namespace now (null: none). Attaching is cheap; nothing is copied. */
   offer(handle: SharedCodesHandle | null): void {
-    if (!handle) this.reader = null;
-    else if (this.reader?.handle.id !== handle.id) this.reader = CodesReader.attach(handle);
-    else this.reader.handle.low = Math.max(this.reader.handle.low, handle.low);
+    for (const view of holding) if (view.reader?.retired) view.let();
+    if (!handle) this.let();
+    else if (this.reader?.handle.id !== handle.id) {
+      this.reader = CodesReader.attach(handle);
+      if (this.reader) holding.add(this);
+      else holding.delete(this);
+    }
+    // The same store, maybe appended to since: its watermark and generations are the latest.
+    else Object.assign(this.reader.handle, { low: handle.low, generations: handle.generations });
+  }
+
+  private let(): void {
+    this.reader = null;
+    holding.delete(this);
   }
 
   /** The store to scan, or null when recall should scan vec0 (none handed over, or its generation retired). */
