@@ -51,7 +51,7 @@ export async function startTestService(env: Record<string, string> = {}, hooks: 
     ...backend,
     ...env,
   });
-  const service = await startService(config, createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'), hooks);
+  const service = await startService(config, createLogger('silent'), hooks);
   return {
     base: `http://127.0.0.1:${service.port}`,
     dir,
