@@ -8,7 +8,9 @@
 // Environment: BENCH_SECONDS (per phase, default 10), BENCH_SCALE_SIZES (e.g. 10000,100000),
 // BENCH_USE=0 (skip the USE-lite run at 100k), BENCH_CPU_PROF=<dir>, BENCH_BASELINE_MAIN=<other
 // build>/dist/src/main.js (that build's service measured on the same file after this one's),
-// BENCH_SCALE_KEEP=<dir> (seeded files kept there and reused by the next run: 1M takes minutes to seed).
+// BENCH_SCALE_KEEP=<dir> (seeded files kept there and reused by the next run: 1M takes minutes to seed),
+// BENCH_CODES_OFF=0 (skip this build's second service run with SERVICE_VECTOR_CODES_MB=0), and
+// SERVICE_VECTOR_CODES_MB passes through to this build's first run.
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -16,8 +18,8 @@ import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
-import { NamespaceVectorCodes } from '../src/workers/sqlite/vector-codes.js';
-import { CodeBudget } from '../src/workers/ivf/code-budget.js';
+import { refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
+import { CodesReader } from '../src/workers/ivf/vector-codes.js';
 import { probedCells } from '../src/workers/ivf/cells.js';
 import { cellCountFor, codeProbeCountFor, probeCountFor } from '../src/workers/ivf/kmeans.js';
 import { blobOf } from '../src/shared/meta.js';
@@ -74,7 +76,7 @@ const PROBE_SWEEP = [4, 8, 15, 25, 40, 60];
 const CODE_SHARE_SWEEP = [0.1, 0.15, 0.2, 0.3];
 
 interface CodeTimes {
-  /** Loading one namespace's codes in one pool thread (read from vec0's chunks, encoded). */
+  /** Building one namespace's shared codes (read from vec0's chunks, encoded; a background task in the service). */
   loadMs: number;
   /** What one pool thread holds for them. */
   mb: number;
@@ -98,6 +100,11 @@ interface ScaleRow {
   startMs: number;
   /** BENCH_BASELINE_MAIN's service on the same file, measured the same way after this one. */
   baseline?: ServiceFigures;
+  /** This build again with the vector codes off (SERVICE_VECTOR_CODES_MB=0), after the first run. */
+  codesOff?: ServiceFigures;
+  /** After the service listened, until its shared vector codes were built (null: none within the wait, or not indexed). */
+  codesReadyMs: number | null;
+  codesMb: number;
   rssMb: number;
   peakRssMb: number;
   rssAnonMb: number;
@@ -118,17 +125,17 @@ interface ServiceFigures {
 
 /** The share of the exact top `DEPTH` a shortlist re-ranked exactly keeps, and its cost. */
 function codeTimes(db: ReturnType<typeof openDatabase>, cells: VectorCells): (vector: Float32Array, exact: { rowid: number }[], record: boolean) => void {
-  const holder = new NamespaceVectorCodes(db, 1, cells, new CodeBudget(2 ** 40));
   const rerank = db.prepare<[Buffer, string, number], { rowid: number }>(`SELECT rowid FROM (
       SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS d FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)
     ORDER BY d LIMIT ?`);
   let t = performance.now();
-  const codes = holder.current();
+  const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0);
+  const codes = built.handle ? CodesReader.attach(built.handle) : null;
   loadMs = performance.now() - t;
-  codesMb = codes ? codes.bytes / 2 ** 20 : 0;
+  codesMb = codes ? built.bytes / 2 ** 20 : 0;
   const count = cells.current().at(-1)?.centroids.count ?? 0;
   const search = (vector: Float32Array, probes: number) =>
-    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(100, 2 * DEPTH))), DEPTH);
+    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(100, 2 * DEPTH)) ?? []), DEPTH);
   return (vector, exact, record) => {
     if (!codes) return;
     t = performance.now();
@@ -262,6 +269,10 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
   const startedAt = performance.now();
   const service = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, cpuProfDir: process.env.BENCH_CPU_PROF });
   const startMs = performance.now() - startedAt;
+  // The codes are built in the background after the service listens: recall scans vec0 until
+  // they are there, so the phases wait for them (an indexed size only).
+  const codesReady = memories >= DEFAULT_VECTOR_INDEX_MIN ? await codesBuilt(service.base, 600_000) : null;
+  if (codesReady) note(`codes built ${(codesReady.ms / 1000).toFixed(1)} s after listening (${codesReady.mb.toFixed(0)} MiB)`);
   const label = `recall @${memories.toLocaleString('en')} [${embedder}]`;
   const phases = async (url: string) => {
     const scenarios = new Scenarios(SEED, entityCountFor(memories));
@@ -284,6 +295,19 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
       writes = { stream, raw: raw! };
     }
     await service.stop();
+    let codesOff: ServiceFigures | undefined;
+    if (process.env.BENCH_CODES_OFF !== '0') {
+      const at = performance.now();
+      const off = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, env: { SERVICE_VECTOR_CODES_MB: '0' } });
+      try {
+        const startMs = performance.now() - at;
+        const figures = await phases(off.base);
+        const { peakRssMb, pssMb, rssAnonMb } = off.memory();
+        codesOff = { ...figures, startMs, peakRssMb, pssMb, rssAnonMb };
+      } finally {
+        await off.stop();
+      }
+    }
     if (baselineMain) {
       const at = performance.now();
       const other = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, main: baselineMain });
@@ -299,12 +323,25 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
     return {
       memories, embedder: identity.id,
       vectors: embedder === 'hash' ? 'hashing embedder' : '512-d stand-ins (hashing), query by USE-lite',
-      seed, dbMb, raw, recall1, recall8, startMs, baseline, ...memory, writes,
+      seed, dbMb, raw, recall1, recall8, startMs, baseline, codesOff, codesReadyMs: codesReady?.ms ?? null, codesMb: codesReady?.mb ?? 0, ...memory, writes,
     };
   } finally {
     await service.stop();
     if (!keepDir) for (const suffix of ['', '-wal', '-shm']) rmSync(dbPath + suffix, { force: true });
   }
+}
+
+/** Waits until the service's /metrics shows a namespace on the shared vector codes; null after `timeoutMs`. */
+async function codesBuilt(base: string, timeoutMs: number): Promise<{ ms: number; mb: number } | null> {
+  const started = performance.now();
+  while (performance.now() - started < timeoutMs) {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const gauge = (name: string) => Number(new RegExp(`^memory_runtime_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    if (gauge('vector_codes_namespaces') > 0) return { ms: performance.now() - started, mb: gauge('vector_codes_bytes') / 2 ** 20 };
+    if (gauge('vector_codes_limit_bytes') === 0) return null;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return null;
 }
 
 let postgres: PostgresScale | null = null;
@@ -365,7 +402,7 @@ if (swept.length > 0) {
 
 const coded = rows.filter((r) => r.raw.codes);
 if (coded.length > 0) {
-  out.push(table(`In-memory int8 codes (per pool thread): share of the exact ${DEPTH} found / mean ms of probe + scan + exact re-rank`,
+  out.push(table(`Shared int8 codes (one copy per service): share of the exact ${DEPTH} found / mean ms of probe + scan + exact re-rank`,
     ['memories', 'embedder', 'codes MiB', 'load s', 'default probes', 'p50 ms', 'recall', ...CODE_SHARE_SWEEP.map((share) => `${share * 100}% of cells`)],
     coded.map((r) => {
       const c = r.raw.codes!;
@@ -374,6 +411,17 @@ if (coded.length > 0) {
         ...c.sweep.map((p) => `${p.probes}: ${(100 * p.recall).toFixed(1)}% / ${p.ms.toFixed(1)}`),
       ];
     })));
+}
+const withOff = rows.filter((r) => r.codesOff);
+if (withOff.length > 0) {
+  out.push(table('This build with the shared vector codes on (default) and off (SERVICE_VECTOR_CODES_MB=0), same file, off measured second',
+    ['memories', 'embedder', 'codes', 'c=1 p50', 'p99', 'c=8 p50', 'p99', 'req/s', 'start s', 'codes ready s', 'codes MiB', 'peak RSS', 'PSS', 'anon'],
+    withOff.flatMap((r) => [
+      [fmt.int(r.memories), r.embedder, 'on', fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p99), fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),
+        (r.startMs / 1000).toFixed(1), r.codesReadyMs === null ? '—' : (r.codesReadyMs / 1000).toFixed(1), fmt.int(r.codesMb), fmt.int(r.peakRssMb), fmt.int(r.pssMb), fmt.int(r.rssAnonMb)],
+      [fmt.int(r.memories), r.embedder, 'off', fmt.ms(r.codesOff!.recall1.latencyMs.p50), fmt.ms(r.codesOff!.recall1.latencyMs.p99), fmt.ms(r.codesOff!.recall8.latencyMs.p50), fmt.ms(r.codesOff!.recall8.latencyMs.p99), fmt.rate(r.codesOff!.recall8.rps),
+        (r.codesOff!.startMs / 1000).toFixed(1), '—', '0', fmt.int(r.codesOff!.peakRssMb), fmt.int(r.codesOff!.pssMb), fmt.int(r.codesOff!.rssAnonMb)],
+    ])));
 }
 const compared = rows.filter((r) => r.baseline);
 if (compared.length > 0) {

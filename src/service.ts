@@ -160,6 +160,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     queryCache,
     embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog', namespace: config.namespace })).count,
     vectorIndex: () => vectorIndexer.status,
+    ...(config.postgres ? {} : { vectorCodes: pool.vectorCodes }),
   });
   let port: number;
   /**

@@ -79,8 +79,9 @@ test('every client-facing read is interactive, other work a client waits for req
   assert.deepEqual(lane('interactive'), ['embedQueries', 'embeddingBacklog', 'inspect', 'listEntities', 'listEpisodes', 'listNamespaces', 'memoryHistory', 'recall', 'recallGrouped', 'stats', 'warmUp']);
   // Snapshot files (and PostgreSQL's snapshot rows) are checked and read a chunk at a time (hundreds of MB for a big entity): never in recall's way.
   assert.deepEqual(lane('requested'), ['checkSnapshot', 'extractImport', 'listSnapshots', 'planConsolidation', 'prepareEpisodeEnd', 'readSnapshotMemories', 'readStoredSnapshotMemories', 'snapshotEntity', 'snapshotMemory']);
-  // The background jobs' look-ups of which namespaces have work (issue 25) are upkeep too.
-  assert.deepEqual(lane('background'), ['embedPending', 'namespaceNames', 'pendingNamespaces', 'staleVectorMoves', 'trainVectorIndex', 'vectorIndexStatus']);
+  // The background jobs' look-ups of which namespaces have work (issue 25) are upkeep too, and so
+  // is building the shared vector codes (issue 27: never inside a recall).
+  assert.deepEqual(lane('background'), ['embedPending', 'namespaceNames', 'pendingNamespaces', 'refreshVectorCodes', 'staleVectorMoves', 'trainVectorIndex', 'vectorIndexStatus']);
 });
 
 /** Name, nice and scheduling policy of each thread of this process, from /proc (Linux). */

@@ -12,9 +12,13 @@ import { INSERT_VECTOR_SQL } from '../src/shared/sql-schema.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
 import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
 import { SqliteCommands } from '../src/writer/sqlite/adapter.js';
-import { Int8Kernel, queryLimit, strideFor } from '../src/workers/ivf/int8-kernel.js';
-import { VectorCodes } from '../src/workers/ivf/vector-codes.js';
-import { CodeBudget, type BudgetedCodes } from '../src/workers/ivf/code-budget.js';
+import { Worker } from 'node:worker_threads';
+import { Int8Kernel, queryLimit, sharedMemory, strideFor } from '../src/workers/ivf/int8-kernel.js';
+import { CodesReader, CodesWriter, type SharedCodesHandle } from '../src/workers/ivf/vector-codes.js';
+import { REBUILD_AFTER_MS, refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
+import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
+import { VectorCodesRegistry } from '../src/core/pool/vector-codes-registry.js';
+import { createLogger } from '../src/shared/logger.js';
 import { nearestCentroid, trainIndex } from '../src/workers/ivf/kmeans.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
@@ -37,91 +41,136 @@ describe('int8 kernel', () => {
       const stride = strideFor(dimensions);
       assert.equal(stride % 16, 0);
       assert.ok(stride >= dimensions && stride < dimensions + 16);
-      const kernel = Int8Kernel.create(stride, 200);
-      assert.ok(kernel, 'WebAssembly SIMD is available in Node 20');
+      const COUNT = 200;
+      const [queryAt, scoresAt, codesAt] = [0, 2 * stride, 2 * stride + 4 * COUNT];
+      const memory = sharedMemory(codesAt + COUNT * stride);
+      assert.ok(memory, 'WebAssembly SIMD and shared memory are available in Node 20');
+      const kernel = Int8Kernel.over(memory, stride)!;
+      const query = new Int16Array(memory.buffer, queryAt, stride);
+      const scores = new Int32Array(memory.buffer, scoresAt, COUNT);
+      const codes = new Int8Array(memory.buffer, codesAt, COUNT * stride);
       const next = random(dimensions);
       const limit = queryLimit(stride);
-      for (let d = 0; d < dimensions; d++) kernel.query[d] = Math.round((next() - 0.5) * 2 * limit);
-      for (let i = 0; i < 200; i++) for (let d = 0; d < dimensions; d++) kernel.codes[i * stride + d] = Math.round((next() - 0.5) * 254);
+      for (let d = 0; d < dimensions; d++) query[d] = Math.round((next() - 0.5) * 2 * limit);
+      for (let i = 0; i < COUNT; i++) for (let d = 0; d < dimensions; d++) codes[i * stride + d] = Math.round((next() - 0.5) * 254);
       // Extremes: the largest magnitudes must not overflow.
-      for (let d = 0; d < dimensions; d++) [kernel.query[d], kernel.codes[d]] = [-limit, -127];
-      kernel.dots(0, 200);
-      for (let i = 0; i < 200; i++) {
+      for (let d = 0; d < dimensions; d++) [query[d], codes[d]] = [-limit, -127];
+      kernel.dots(queryAt, codesAt, COUNT, scoresAt);
+      for (let i = 0; i < COUNT; i++) {
         let sum = 0;
-        for (let d = 0; d < dimensions; d++) sum += kernel.query[d] * kernel.codes[i * stride + d];
-        assert.equal(kernel.scores[i], sum, `vector ${i}`);
+        for (let d = 0; d < dimensions; d++) sum += query[d] * codes[i * stride + d];
+        assert.equal(scores[i], sum, `vector ${i}`);
       }
-      kernel.scores.fill(7);
-      kernel.dots(50, 10);
-      assert.equal(kernel.scores[49], 7, 'scores before the run untouched');
-      assert.equal(kernel.scores[60], 7, 'scores after the run untouched');
+      scores.fill(7);
+      kernel.dots(queryAt, codesAt + 50 * stride, 10, scoresAt + 50 * 4);
+      assert.equal(scores[49], 7, 'scores before the run untouched');
+      assert.equal(scores[60], 7, 'scores after the run untouched');
+      assert.notEqual(scores[50], 7);
     });
   }
 });
 
-describe('vector codes', () => {
+describe('shared vector codes', () => {
   const DIMENSIONS = 64;
   const next = random(7);
   const vectors = Array.from({ length: 3000 }, () => unit(Array.from({ length: DIMENSIONS }, () => next() - 0.5)));
   const cellOf = (i: number) => 10 + (i % 6);
+  const exactIn = (query: Float32Array, probed: number[], n: number) => vectors.map((v, i) => ({ rowid: 1000 + i, similarity: dot(query, v) }))
+    .filter(({ rowid }) => probed.includes(cellOf(rowid - 1000)))
+    .sort((a, b) => b.similarity - a.similarity).slice(0, n).map(({ rowid }) => rowid);
+
+  /** Half in cell order (a full build), the rest appended after the store was handed out. */
+  function store(): SharedCodesHandle {
+    const writer = CodesWriter.create(DIMENSIONS, vectors.length, 8, [1], 0)!;
+    const order = vectors.map((_, i) => i).sort((a, b) => cellOf(a) - cellOf(b) || a - b);
+    const half = order.filter((i) => i % 2 === 0);
+    for (const i of half) assert.ok(writer.add({ rowid: 1000 + i, cell: cellOf(i), vector: vectors[i] }));
+    const handle = writer.publish(vectors.length);
+    const later = CodesWriter.resume(handle);
+    for (let i = 1; i < vectors.length; i += 2) assert.ok(later.add({ rowid: 1000 + i, cell: cellOf(i), vector: vectors[i] }));
+    assert.equal(later.unordered, vectors.length / 2);
+    return later.publish(vectors.length);
+  }
 
   test('the shortlist holds the exact nearest of the probed cells, and nothing from the others', () => {
-    // Inserted out of cell order: most go to the tail, then are put in order.
-    const codes = VectorCodes.create(DIMENSIONS, 100)!;
-    vectors.forEach((vector, i) => codes.add({ rowid: 1000 + i, cell: cellOf(i), vector }));
-    assert.equal(codes.size, vectors.length, 'grew past its first capacity');
-    for (const ordered of [false, true]) {
-      if (ordered) codes.order();
-      if (ordered) assert.equal(codes.unordered, 0);
-      else assert.ok(codes.unordered > codes.size / 2, 'most vectors wait in the tail');
-      for (let q = 0; q < 20; q++) {
-        const query = vectors[q * 37];
-        const probed = [10, 12, 13];
-        const shortlist = codes.nearest(query, probed, 40);
-        assert.equal(shortlist.length, 40);
-        for (const rowid of shortlist) assert.ok(probed.includes(cellOf(rowid - 1000)), 'a vector of an unprobed cell');
-        const exact = vectors.map((v, i) => ({ rowid: 1000 + i, similarity: dot(query, v) }))
-          .filter(({ rowid }) => probed.includes(cellOf(rowid - 1000)))
-          .sort((a, b) => b.similarity - a.similarity).slice(0, 10).map(({ rowid }) => rowid);
-        assert.equal(shortlist[0], exact[0], 'the query itself comes first');
-        for (const rowid of exact) assert.ok(shortlist.includes(rowid), `exact neighbour ${rowid} missing from the shortlist`);
-      }
+    const reader = CodesReader.attach(store())!;
+    assert.equal(reader.size, vectors.length);
+    for (let q = 0; q < 20; q++) {
+      const query = vectors[q * 37];
+      const probed = [10, 12, 13];
+      const shortlist = reader.nearest(query, probed, 40)!;
+      assert.equal(shortlist.length, 40);
+      for (const rowid of shortlist) assert.ok(probed.includes(cellOf(rowid - 1000)), 'a vector of an unprobed cell');
+      const exact = exactIn(query, probed, 10);
+      assert.equal(shortlist[0], exact[0], 'the query itself comes first');
+      for (const rowid of exact) assert.ok(shortlist.includes(rowid), `exact neighbour ${rowid} missing from the shortlist`);
     }
   });
 
+  test('a store that is full says so; appends past its capacity are refused, not lost silently', () => {
+    const writer = CodesWriter.create(DIMENSIONS, 2, 2, [1], 0)!;
+    assert.ok(writer.add({ rowid: 1, cell: 1, vector: vectors[0] }));
+    assert.ok(writer.add({ rowid: 2, cell: 1, vector: vectors[1] }));
+    assert.equal(writer.add({ rowid: 3, cell: 1, vector: vectors[2] }), false);
+    assert.equal(CodesReader.attach(writer.publish(2))!.size, 2);
+  });
+
   test('vectors of another dimension, and queries of another dimension, are ignored', () => {
-    const codes = VectorCodes.create(DIMENSIONS, 4)!;
-    codes.add({ rowid: 1, cell: 1, vector: unit([1, 2, 3]) });
-    assert.equal(codes.size, 0);
-    codes.add({ rowid: 2, cell: 1, vector: vectors[0] });
-    assert.deepEqual(codes.nearest(unit([1, 2, 3]), [1], 5), []);
-    assert.deepEqual(codes.nearest(vectors[0], [1], 5), [2]);
+    const writer = CodesWriter.create(DIMENSIONS, 4, 2, [1], 0)!;
+    writer.add({ rowid: 1, cell: 1, vector: unit([1, 2, 3]) });
+    assert.equal(writer.size, 0);
+    writer.add({ rowid: 2, cell: 1, vector: vectors[0] });
+    const reader = CodesReader.attach(writer.publish(1))!;
+    assert.deepEqual(reader.nearest(unit([1, 2, 3]), [1], 5), []);
+    assert.deepEqual(reader.nearest(vectors[0], [1], 5), [2]);
+  });
+
+  test('one copy: another thread scans the same memory (not a copy) and finds what this one finds, appends included', async () => {
+    const handle = store();
+    const query = vectors[5];
+    const probed = [10, 11, 14];
+    const module = new URL('../src/workers/ivf/vector-codes.js', import.meta.url).href;
+    const worker = new Worker(`
+      const { parentPort, workerData } = require('node:worker_threads');
+      import(workerData.module).then(({ CodesReader, CodesWriter }) => {
+        parentPort.on('message', ({ handle, query, probed, append }) => {
+          if (append) {
+            const writer = CodesWriter.resume(handle);
+            writer.add(append);
+            writer.publish(append.live);
+            parentPort.postMessage(null);
+          } else {
+            parentPort.postMessage(CodesReader.attach(handle).nearest(query, probed, 30));
+          }
+        });
+      });`, { eval: true, workerData: { module } });
+    const ask = (message: object) => new Promise<unknown>((resolve, reject) => {
+      worker.once('message', resolve);
+      worker.once('error', reject);
+      worker.postMessage(message);
+    });
+    try {
+      const here = CodesReader.attach(handle)!;
+      assert.deepEqual(await ask({ handle, query, probed }), here.nearest(query, probed, 30));
+      // The other thread appends a vector to the shared store: this thread sees it at once.
+      const twin = Float32Array.from(query);
+      assert.equal(here.size, vectors.length);
+      // The store was built full: a bigger one to append into.
+      const roomy = CodesWriter.create(DIMENSIONS, 10, 8, [1], 0)!;
+      roomy.add({ rowid: 1, cell: 10, vector: vectors[0] });
+      const shared = roomy.publish(1);
+      const reader = CodesReader.attach(shared)!;
+      assert.equal(reader.size, 1);
+      await ask({ handle: shared, append: { rowid: 77, cell: 10, vector: twin, live: 2 } });
+      assert.equal(reader.size, 2, 'the append made in the other thread is visible here');
+      assert.equal(reader.nearest(query, [10], 1)![0], 77);
+    } finally {
+      await worker.terminate();
+    }
   });
 });
 
-describe('code budget', () => {
-  const holder = (bytes: number): BudgetedCodes & { released: boolean } => ({
-    bytes, released: false, release() {
-      this.released = true;
-    },
-  });
-
-  test('admits within the limit, drops the least recently used to make room, refuses what cannot fit alone', () => {
-    const budget = new CodeBudget(100);
-    const [a, b, c] = [holder(40), holder(40), holder(40)];
-    assert.ok(budget.admit(a, a.bytes));
-    assert.ok(budget.admit(b, b.bytes));
-    budget.touch(a);
-    assert.ok(budget.admit(c, c.bytes));
-    assert.equal(b.released, true, 'b was least recently used');
-    assert.equal(a.released, false);
-    assert.equal(budget.usedBytes, 80);
-    assert.equal(budget.admit(holder(101), 101), false);
-    assert.equal(budget.usedBytes, 80, 'a refusal drops nothing');
-  });
-});
-
-describe('codes over a SQLite file, through the read port', () => {
+describe('shared codes over a SQLite file: built in the background, handed to recalls', () => {
   const DIMENSIONS = 32;
   const PER_NAMESPACE = 1200;
   const PROBES = 2;
@@ -130,23 +179,48 @@ describe('codes over a SQLite file, through the read port', () => {
   const embedder = new HashingEmbedder(DIMENSIONS);
   let writer: Db;
   let reader: Db;
+  /** The background lane's own connection: the builder never reads through a recall's. */
+  let background: Db;
   const ns: Record<'a' | 'b', number> = { a: 0, b: 0 };
   const texts: string[] = [];
   const rowidsOf: Record<'a' | 'b', number[]> = { a: [], b: [] };
-  let budget: CodeBudget;
-  let engineA: RecallEngine;
-  let engineB: RecallEngine;
-  let commandsA: SqliteCommands;
+  let registry: VectorCodesRegistry;
+  let clock = Date.now();
+  const ports: Record<'a' | 'b', SqliteReadPort> = {} as Record<'a' | 'b', SqliteReadPort>;
+  const engines: Record<'a' | 'b', RecallEngine> = {} as Record<'a' | 'b', RecallEngine>;
+  const refreshes: string[] = [];
 
   const vectorOf = async (text: string) => (await embedder.embed([text]))[0];
-  const recallIn = async (engine: RecallEngine, text: string, limit = 5) =>
-    (await engine.recall({ query: text, entity: null, types: null, limit, queryVector: await vectorOf(text) })).map((hit) => hit.row.rowid);
+  /** A recall as the pool runs one: handed the registry's store first (never waiting for a build). */
+  const recall = async (namespace: 'a' | 'b', text: string, limit = 5) => {
+    ports[namespace].offerVectorCodes(registry.forRecall(`tenant-${namespace}`));
+    const timings: Record<string, number> = {};
+    const hits = await engines[namespace].recall({ query: text, entity: null, types: null, limit, queryVector: await vectorOf(text) }, Date.now(), timings);
+    return { rowids: hits.map((hit) => hit.row.rowid), coded: timings.vector_codes !== undefined };
+  };
+  const recallIn = async (namespace: 'a' | 'b', text: string, limit = 5) => (await recall(namespace, text, limit)).rowids;
   const newestCells = (namespaceId: number) => writer.prepare(`SELECT c.cell, c.centroid FROM vector_cells c JOIN vector_generations g ON g.generation = c.generation
     WHERE g.namespace_id = ? AND g.generation = (SELECT max(generation) FROM vector_generations WHERE namespace_id = ?) ORDER BY c.cell`)
     .all(namespaceId, namespaceId) as { cell: number; centroid: Buffer }[];
+  const cellFor = async (namespaceId: number, text: string) => {
+    const cells = newestCells(namespaceId);
+    const centroids = { count: cells.length, dimensions: DIMENSIONS, data: Float32Array.from(cells.flatMap((c) => [...new Float32Array(c.centroid.buffer.slice(c.centroid.byteOffset, c.centroid.byteOffset + c.centroid.byteLength))])) };
+    return cells[nearestCentroid(centroids, await vectorOf(text))].cell;
+  };
+  const embed = async (rowid: number, namespaceId: number, text: string) => {
+    const cell = await cellFor(namespaceId, text);
+    writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(namespaceId), BigInt(cell), blobOf(await vectorOf(text)));
+    writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?').run(cell, rowid);
+  };
+  const unembed = (rowid: number, content?: string) => {
+    if (content) writer.prepare('UPDATE memories SET content = ? WHERE rowid = ?').run(content, rowid);
+    writer.prepare('UPDATE memories SET embedded = 0, vector_cell = 0 WHERE rowid = ?').run(rowid);
+    writer.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
+  };
+  const heldBy = (namespace: 'a' | 'b') => registry.forRecall(`tenant-${namespace}`);
 
   /** Trains and installs a generation for the namespace with the writer's own commands, and moves every vector into it. */
-  function index(namespace: 'a' | 'b'): void {
+  function index(namespace: 'a' | 'b', retire = true): void {
     const id = ns[namespace];
     const commands = new SqliteCommands(writer, { episodeTtlMs: 0 }, id);
     const rowids = writer.prepare('SELECT rowid FROM memories WHERE namespace_id = ? AND embedded = 1').pluck().all(id) as number[];
@@ -158,8 +232,7 @@ describe('codes over a SQLite file, through the read port', () => {
     commands.run({ type: 'installVectorGeneration', trainedOn, centroids });
     const cells = newestCells(id).map((row) => row.cell);
     commands.run({ type: 'moveVectors', moves: rowids.map((rowid) => ({ rowid, cell: cells[nearestCentroid(centroids, stored(rowid))] })) });
-    commands.run({ type: 'retireVectorGenerations' });
-    if (namespace === 'a') commandsA = commands;
+    if (retire) commands.run({ type: 'retireVectorGenerations' });
   }
 
   before(async () => {
@@ -185,78 +258,196 @@ describe('codes over a SQLite file, through the read port', () => {
       index(namespace);
     }
     reader = openDatabase(path, { readonly: true });
-    budget = new CodeBudget(64 * 2 ** 20);
+    background = openDatabase(path, { readonly: true });
+    registry = new VectorCodesRegistry(async (namespace, previous, limitBytes) => {
+      refreshes.push(namespace);
+      const id = namespace === 'tenant-a' ? ns.a : ns.b;
+      return refreshVectorCodes(background, id, new VectorCells(background, id), previous, limitBytes, 0, clock);
+    }, 64 * 2 ** 20, createLogger('silent'));
     // Two cells probed of ~17: a neighbour in another cell is never seen.
-    const port = (namespace: 'a' | 'b') => new SqliteReadPort(reader, ns[namespace], `tenant-${namespace}`, { minSimilarity: 0.2, vectorProbes: PROBES, codeBudget: budget });
-    engineA = new RecallEngine(port('a'), { only: ['vector'] });
-    engineB = new RecallEngine(port('b'), { only: ['vector'] });
+    for (const namespace of ['a', 'b'] as const) {
+      ports[namespace] = new SqliteReadPort(reader, ns[namespace], `tenant-${namespace}`, { minSimilarity: 0.2, vectorProbes: PROBES, vectorCodes: true });
+      engines[namespace] = new RecallEngine(ports[namespace], { only: ['vector'] });
+    }
   });
   after(() => {
     reader.close();
+    background.close();
     writer.close();
+  });
+
+  test('a recall never builds: without a store it scans vec0 at once, and asks for one in the background', async () => {
+    const first = await recall('a', texts[0]);
+    assert.equal(first.rowids[0], rowidsOf.a[0]);
+    assert.equal(first.coded, false, 'the first recall scanned vec0');
+    assert.deepEqual(refreshes, ['tenant-a'], 'one build asked for');
+    await registry.refresh('tenant-a');
+    await registry.refresh('tenant-b');
+    const second = await recall('a', texts[0]);
+    assert.equal(second.coded, true, 'the store is used once it is there');
+    assert.equal(registry.builds, 2);
   });
 
   test('every memory is found by its own vector through the codes, and only in its own namespace', async () => {
     for (let i = 0; i < PER_NAMESPACE; i += 7) {
-      const [first, ...rest] = await recallIn(engineA, texts[i]);
+      const { rowids: [first, ...rest], coded } = await recall('a', texts[i]);
+      assert.ok(coded);
       assert.equal(first, rowidsOf.a[i], `memory ${i} not first by its own vector`);
       for (const rowid of rest) assert.ok(rowidsOf.a.includes(rowid), 'tenant-b memory in a tenant-a recall');
-      const inB = await recallIn(engineB, texts[i]);
+      const inB = await recallIn('b', texts[i]);
       assert.equal(inB[0], rowidsOf.b[i]);
       for (const rowid of inB) assert.ok(rowidsOf.b.includes(rowid), 'tenant-a memory in a tenant-b recall');
     }
     const cells = newestCells(ns.a).length;
     assert.ok(PROBES < cells / 4, `${cells} cells: the cell restriction went untested`);
-    // Both namespaces' codes are held, each its own, within the thread's budget.
+    // One store per namespace for the whole service, within its budget.
+    assert.equal(registry.namespaces, 2);
     const oneNamespace = PER_NAMESPACE * (32 + 4 + 16);
-    assert.ok(budget.usedBytes >= 2 * oneNamespace && budget.usedBytes <= budget.limitBytes, `codes hold ${budget.usedBytes} bytes`);
+    assert.ok(registry.bytes >= 2 * oneNamespace && registry.bytes <= registry.limitBytes, `codes hold ${registry.bytes} bytes`);
   });
 
-  test('a memory stored after the codes were loaded is found; a deleted one is not', async () => {
+  test('a memory embedded after the store was built is found before any refresh; after one, from the store', async () => {
     const text = 'Quentin restores a harpsichord in the lighthouse every winter';
     const insert = memoryInserter(writer, ns.a);
-    const cells = newestCells(ns.a);
-    const vector = await vectorOf(text);
-    const centroids = { count: cells.length, dimensions: DIMENSIONS, data: Float32Array.from(cells.flatMap((c) => [...new Float32Array(c.centroid.buffer.slice(c.centroid.byteOffset, c.centroid.byteOffset + c.centroid.byteLength))])) };
-    const cell = cells[nearestCentroid(centroids, vector)].cell;
+    const handle = heldBy('a')!;
     // Stored and not embedded yet (the backfill's backlog), then embedded in its cell.
     const rowid = insert({ id: 'late', content: text, embedded: 0 });
-    assert.ok(!(await recallIn(engineA, text)).includes(rowid));
-    writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(ns.a), BigInt(cell), blobOf(vector));
-    writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?').run(cell, rowid);
-    assert.equal((await recallIn(engineA, text))[0], rowid, 'the new memory is not found');
-    assert.ok(!(await recallIn(engineB, text)).includes(rowid), 'tenant-a memory in a tenant-b recall');
+    assert.ok(!(await recallIn('a', text)).includes(rowid));
+    await embed(rowid, ns.a, text);
+    const fresh = await recall('a', text);
+    assert.equal(fresh.rowids[0], rowid, 'the new memory is not found');
+    assert.ok(fresh.coded, 'found beside the store, from the file');
+    assert.ok(!(await recallIn('b', text)).includes(rowid), 'tenant-a memory in a tenant-b recall');
+    await registry.refresh('tenant-a');
+    const after = heldBy('a')!;
+    assert.equal(after.id, handle.id, 'appended to the same store');
+    assert.ok(after.low >= rowid, 'the watermark passed it');
+    assert.equal((await recallIn('a', text))[0], rowid);
+  });
 
+  test('(d) a row stuck without a vector: rows embedded after it are found, and it is once it has one', async () => {
+    const insert = memoryInserter(writer, ns.a);
+    const stuckText = 'Ysolde keeps a ledger of every comet seen from the observatory';
+    const stuck = insert({ id: 'stuck', content: stuckText, embedded: 0 });
+    const laterText = 'Bartholomew grows saffron on the roof of the old mill';
+    const later = insert({ id: 'after-stuck', content: laterText, embedded: 0 });
+    await embed(later, ns.a, laterText);
+    await registry.refresh('tenant-a');
+    assert.ok(heldBy('a')!.low < stuck, 'the watermark waits below the stuck row');
+    assert.deepEqual(heldBy('a')!.above, [], "recalls are not handed the writer's list of rows held above it");
+    assert.equal((await recallIn('a', laterText))[0], later);
+    await registry.refresh('tenant-a');
+    assert.equal((await recallIn('a', laterText))[0], later, 'held above the watermark, found once');
+    await embed(stuck, ns.a, stuckText);
+    assert.equal((await recallIn('a', stuckText))[0], stuck, 'found from the file before a refresh');
+    await registry.refresh('tenant-a');
+    assert.ok(heldBy('a')!.low >= later, 'the watermark moved past both');
+    assert.equal((await recallIn('a', stuckText))[0], stuck);
+  });
+
+  test('(c) a re-embedding: found by its new vector, seen waiting or not', async () => {
+    // Seen waiting by a refresh: the new vector is appended once it is there.
+    const seen = rowidsOf.a[10];
+    const seenText = 'Ottoline charts the migration of arctic terns over Svalbard';
+    unembed(seen, seenText);
+    await registry.refresh('tenant-a');
+    await embed(seen, ns.a, seenText);
+    await registry.refresh('tenant-a');
+    assert.equal((await recallIn('a', seenText))[0], seen);
+    // Cleared and embedded again between two refreshes: only the next full build sees it,
+    // which comes at the latest REBUILD_AFTER_MS after the last one.
+    const missed = rowidsOf.a[11];
+    const missedText = 'Perpetua tunes church organs along the Danube each spring';
+    unembed(missed, missedText);
+    await embed(missed, ns.a, missedText);
+    const before = heldBy('a')!.id;
+    await registry.refresh('tenant-a');
+    assert.equal(heldBy('a')!.id, before, 'no full build yet: appended');
+    clock += REBUILD_AFTER_MS + 1;
+    await registry.refresh('tenant-a');
+    assert.notEqual(heldBy('a')!.id, before, 'a full build once the bound passed');
+    const { rowids, coded } = await recall('a', missedText);
+    assert.ok(coded);
+    assert.equal(rowids[0], missed);
+  });
+
+  test('(b) deletions: a deleted memory is never returned, and past a tenth of the store it is built again without them', async () => {
     const doomed = rowidsOf.a[3];
     writer.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(doomed));
     writer.prepare('DELETE FROM memories WHERE rowid = ?').run(doomed);
-    assert.ok(!(await recallIn(engineA, texts[3])).includes(doomed), 'a deleted memory came back');
-    assert.equal((await recallIn(engineB, texts[3]))[0], rowidsOf.b[3], "tenant-b's copy stays");
+    assert.ok(!(await recallIn('a', texts[3])).includes(doomed), 'a deleted memory came back');
+    assert.equal((await recallIn('b', texts[3]))[0], rowidsOf.b[3], "tenant-b's copy stays");
+    await registry.refresh('tenant-a');
+    const keptStore = heldBy('a')!;
+    const kept = keptStore.id;
+    // Delete a fifth: the next refresh builds a store of the live vectors only.
+    const gone = rowidsOf.a.filter((_, i) => i % 5 === 1);
+    writer.transaction(() => {
+      for (const rowid of gone) {
+        writer.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
+        writer.prepare('DELETE FROM memories WHERE rowid = ?').run(rowid);
+      }
+    })();
+    await registry.refresh('tenant-a');
+    const rebuilt = heldBy('a')!;
+    assert.notEqual(rebuilt.id, kept, 'built again');
+    assert.ok(CodesReader.attach(keptStore)!.retired, 'the replaced store is marked retired: threads holding it let it go');
+    assert.ok(!CodesReader.attach(rebuilt)!.retired);
+    const live = writer.prepare('SELECT count(*) FROM memories WHERE namespace_id = ? AND embedded = 1').pluck().get(ns.a) as number;
+    assert.equal(CodesReader.attach(rebuilt)!.size, live, 'the store holds the live vectors only');
+    for (let i = 1; i < 200; i += 25) assert.ok(!(await recallIn('a', texts[i])).includes(rowidsOf.a[i]), `deleted memory ${i} came back`);
+    for (let i = 2; i < 200; i += 25) assert.equal((await recallIn('a', texts[i]))[0], rowidsOf.a[i]);
   });
 
-  test('a memory whose content changed is found by its new vector', async () => {
-    const rowid = rowidsOf.a[10];
-    const text = 'Ottoline charts the migration of arctic terns over Svalbard';
-    writer.prepare('UPDATE memories SET embedded = 0, content = ? WHERE rowid = ?').run(text, rowid);
-    writer.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
-    await recallIn(engineA, text); // the codes see it waiting for its vector
-    writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(ns.a), 0n, blobOf(await vectorOf(text)));
-    writer.prepare('UPDATE memories SET embedded = 1, vector_cell = 0 WHERE rowid = ?').run(rowid);
-    assert.equal((await recallIn(engineA, text))[0], rowid);
-  });
-
-  test('a new generation: the codes are loaded again in its cells', async () => {
-    const before = budget.usedBytes;
+  test('a new generation: the store stays valid while it is probed, and is built in the new cells before the old retires', async () => {
+    const old = heldBy('a')!;
+    index('a', false);
+    // Both generations installed: the old store's cells are still probed.
+    const during = await recall('a', texts[102]);
+    assert.ok(during.coded);
+    assert.equal(during.rowids[0], rowidsOf.a[102]);
+    // The indexer's order: refresh (a full build, all vectors moved) then retire.
+    clock += 1;
+    await registry.refresh('tenant-a');
+    const built = heldBy('a')!;
+    new SqliteCommands(writer, { episodeTtlMs: 0 }, ns.a).run({ type: 'retireVectorGenerations' });
+    assert.deepEqual(built.generations.length, 1);
+    assert.notDeepEqual(built.generations, old.generations, 'filed under the new generation');
+    for (let i = 102; i < 200; i += 10) {
+      const { rowids, coded } = await recall('a', texts[i]);
+      assert.ok(coded, 'still valid after the old generation retired');
+      assert.equal(rowids[0], rowidsOf.a[i], `memory ${i} after retraining`);
+    }
+    // A store of a retired generation is never scanned: vec0 answers until the next build.
     index('a');
-    for (let i = 100; i < 200; i += 9) assert.equal((await recallIn(engineA, texts[i]))[0], rowidsOf.a[i], `memory ${i} after retraining`);
-    assert.ok(commandsA);
-    assert.ok(budget.usedBytes > 0 && budget.usedBytes <= before * 1.5);
+    const stale = await recall('a', texts[102]);
+    assert.equal(stale.coded, false);
+    assert.equal(stale.rowids[0], rowidsOf.a[102]);
   });
 
-  test('codes that do not fit the budget: recall scans vec0 and finds the same', async () => {
-    const tiny = new CodeBudget(1024);
-    const engine = new RecallEngine(new SqliteReadPort(reader, ns.a, 'tenant-a', { minSimilarity: 0.2, codeBudget: tiny }), { only: ['vector'] });
-    for (let i = 20; i < 120; i += 11) assert.equal((await recallIn(engine, texts[i]))[0], rowidsOf.a[i]);
-    assert.equal(tiny.usedBytes, 0);
+  test('stores that do not fit the budget: recall scans vec0 and finds the same; making room drops the least recently recalled', async () => {
+    const build = (id: number, limitBytes: number) => refreshVectorCodes(background, id, new VectorCells(background, id), null, limitBytes, 0, clock);
+    const one = Math.max(build(ns.a, 2 ** 30).bytes, build(ns.b, 2 ** 30).bytes);
+    const tight = new VectorCodesRegistry(async (namespace, previous, limitBytes) => {
+      const id = namespace === 'tenant-a' ? ns.a : ns.b;
+      return refreshVectorCodes(background, id, new VectorCells(background, id), previous, limitBytes, 0, clock);
+    }, Math.floor(one * 1.5), createLogger('silent'));
+    await tight.refresh('tenant-a');
+    assert.equal(tight.namespaces, 1);
+    await tight.refresh('tenant-b');
+    assert.equal(tight.namespaces, 1, 'a made room for b');
+    assert.ok(tight.forRecall('tenant-b'));
+    assert.equal(tight.forRecall('tenant-a'), null, 'a was dropped');
+    assert.ok(tight.bytes <= tight.limitBytes);
+    const tiny = new VectorCodesRegistry(async (namespace, previous, limitBytes) =>
+      refreshVectorCodes(background, ns.a, new VectorCells(background, ns.a), previous, limitBytes, 0, clock), 1024, createLogger('silent'));
+    await tiny.refresh('tenant-a');
+    assert.equal(tiny.bytes, 0);
+    ports.a.offerVectorCodes(tiny.forRecall('tenant-a'));
+    const engine = engines.a;
+    for (let i = 22; i < 120; i += 10) {
+      const hits = await engine.recall({ query: texts[i], entity: null, types: null, limit: 5, queryVector: await vectorOf(texts[i]) });
+      assert.equal(hits[0].row.rowid, rowidsOf.a[i]);
+    }
   });
 });

@@ -32,6 +32,8 @@ export interface MetricSources {
   queryCache?: { readonly hits: number; readonly misses: number; readonly bytes: number; readonly enabled: boolean };
   /** The IVF vector index as its last upkeep saw it (null before the first). */
   vectorIndex?: () => { cells: number; stale: number } | null;
+  /** The shared vector codes held (every namespace's one copy together), SQLite only. */
+  vectorCodes?: { readonly bytes: number; readonly namespaces: number; readonly limitBytes: number };
 }
 
 /** What the HTTP front end reports of each request. */
@@ -129,6 +131,24 @@ export class ServiceMetrics implements RequestMetrics {
         name: `${PREFIX}vector_index_stale`, help: 'Vectors outside the newest IVF generation (still scanned, in cell 0 or an older one), at the last upkeep',
         registers: [this.registry],
         collect() { this.set(vectorIndex()?.stale ?? 0); },
+      });
+    }
+    const codes = sources.vectorCodes;
+    if (codes) {
+      new Gauge({
+        name: `${PREFIX}vector_codes_bytes`, help: 'Memory held by the shared vector codes, every namespace together (one copy for all pool threads)',
+        registers: [this.registry],
+        collect() { this.set(codes.bytes); },
+      });
+      new Gauge({
+        name: `${PREFIX}vector_codes_namespaces`, help: 'Namespaces whose recalls scan the shared vector codes (the others scan vec0)',
+        registers: [this.registry],
+        collect() { this.set(codes.namespaces); },
+      });
+      new Gauge({
+        name: `${PREFIX}vector_codes_limit_bytes`, help: 'SERVICE_VECTOR_CODES_MB in bytes: the most the shared vector codes may hold',
+        registers: [this.registry],
+        collect() { this.set(codes.limitBytes); },
       });
     }
   }

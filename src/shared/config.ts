@@ -125,11 +125,11 @@ export const DEFAULT_READ_MMAP_BYTES = 4 * 2 ** 30;
 /** Below this many vectors an exact scan is fast enough (≈ 6 ms at 20k, 256-d): no IVF index. */
 export const DEFAULT_VECTOR_INDEX_MIN = 20_000;
 /**
- * Per pool thread: int8 codes of 1M 256-d vectors take ~280 MiB, of 1M 512-d ~540 MiB; a
- * namespace whose codes do not fit is recalled through vec0 alone. Off (0) by default until
- * their loads leave the request path and deletions leave the codes (docs/vector-codes.md).
+ * Every indexed namespace's shared int8 codes together (one copy for all pool threads): 1M
+ * 256-d vectors take ~280 MiB, 1M 512-d ~540 MiB; a namespace that does not fit is recalled
+ * through vec0 alone (docs/vector-codes.md). 1 GiB holds ~3.5M 256-d or ~1.9M 512-d vectors.
  */
-export const DEFAULT_VECTOR_CODES_MB = 0;
+export const DEFAULT_VECTOR_CODES_MB = 1024;
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
 export const DEFAULT_DB_FILE = 'memory.db';
 

@@ -1,6 +1,5 @@
 // Which storage this pool thread reads: the SQLite file beside the writer (read-only connection)
 // or PostgreSQL (the primary, and the replicas recall prefers when SERVICE_READ_DATABASE_URL is set).
-import { CodeBudget } from './ivf/code-budget.js';
 import type { Config } from '../shared/config.js';
 import { openDatabase, type Db } from '../shared/db.js';
 import { embedderIdentity } from './embedding/index.js';
@@ -135,10 +134,8 @@ export function openReadPorts(config: Config): OpenedReadPorts {
   const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
   // Every namespace's port reads this one connection, so they take turns on it together.
   const turns: ConnectionTurns = { turn: Promise.resolve() };
-  // One budget per thread: every namespace's vector codes in this thread share it.
-  const codeBudget = new CodeBudget(config.vectorCodesBytes);
   const portFor = (namespaceId: number, namespace: string) =>
-    new SqliteReadPort(db, namespaceId, namespace, { minSimilarity, vectorProbes: config.vectorIndexProbes, codeBudget, config: { ...config, namespace }, turns });
+    new SqliteReadPort(db, namespaceId, namespace, { minSimilarity, vectorProbes: config.vectorIndexProbes, vectorCodes: config.vectorCodesBytes > 0, config: { ...config, namespace }, turns });
   const idOf = db.prepare<[string], number>('SELECT id FROM namespaces WHERE name = ?').pluck();
   const names = db.prepare<[], string>('SELECT name FROM namespaces ORDER BY id').pluck();
   const pending = db.prepare<[], string>(`SELECT n.name FROM namespaces n

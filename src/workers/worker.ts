@@ -202,7 +202,9 @@ async function listNamespaces({ limit = MAX_NAMESPACE_PAGE, offset = 0 }: Valida
 const handlers: PoolHandlers = {
   async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
-    const { kept: hits, truncated, embedded } = await recallHits(await namespaceReads(task.namespace), query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs);
+    const reads = await namespaceReads(task.namespace);
+    reads.store.offerVectorCodes?.(task.vectorCodes ?? null);
+    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs);
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -215,6 +217,7 @@ const handlers: PoolHandlers = {
     const { query, entity, limit, order, max_groups, explain } = task.input;
     const reads = await namespaceReads(task.namespace);
     const { store } = reads;
+    store.offerVectorCodes?.(task.vectorCodes ?? null);
     const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs);
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
@@ -249,6 +252,8 @@ const handlers: PoolHandlers = {
   vectorIndexStatus: async (task) => (await namespaceReads(task.namespace)).store.vectorIndexStatus(),
   trainVectorIndex: async (task) => (await namespaceReads(task.namespace)).store.trainVectorIndex(),
   staleVectorMoves: async (task) => ({ moves: await (await namespaceReads(task.namespace)).store.staleVectorMoves(task.limit) }),
+  refreshVectorCodes: async (task) => (await (await namespaceReads(task.namespace)).store.refreshVectorCodes?.(task.previous, task.limitBytes))
+    ?? { handle: null, outcome: 'none', vectors: 0, bytes: 0 },
   snapshotEntity: async (task) => (await namespaceReads(task.namespace)).store.snapshotEntity(task.entity, task.maxRowid),
   snapshotMemory: async (task) => (await namespaceReads(task.namespace)).store.snapshotMemory(task.memoryId),
   namespaceNames: () => directory.names(),

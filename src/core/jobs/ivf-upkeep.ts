@@ -112,6 +112,9 @@ export class VectorIndexer {
       // Stale vectors that cannot move now (the generation changed under the pool) wait for
       // the next poke; an older generation is still retired if nothing lives in it any more.
       if (status.stale > 0 && (await this.moveStale(namespace))) continue;
+      // The shared vector codes follow (a background task; recall scans vec0 until they are
+      // there). Before an old generation retires: built in the newest cells, they stay valid.
+      await this.pool.vectorCodes?.refresh(namespace);
       if (status.generations > 1) {
         const { retired } = await this.writer.send(namespace, { type: 'retireVectorGenerations' });
         if (retired > 0) this.log.info({ retired }, 'old vector index generation retired');

@@ -9,6 +9,7 @@ import { POOL_TASKS, type PoolOp, type PoolReply, type PoolResults, type PoolWor
 import { askThreadsToClose } from '../../shared/pool-close.js';
 import { isNullSocketWrite } from '../../shared/postgres-client-guard.js';
 import { LanePool } from './lane-pool.js';
+import { VectorCodesRegistry } from './vector-codes-registry.js';
 
 /**
  * Piscina loads the worker file with require() first and falls back to import(). On Node
@@ -44,6 +45,8 @@ export class ReadPool {
   onPrimaryFailure: ((cause: string) => void) | null = null;
 
   private readonly interactiveThreads: number;
+  /** The one copy of each namespace's vector codes every recall of it is handed (SQLite; off at SERVICE_VECTOR_CODES_MB=0). */
+  readonly vectorCodes: VectorCodesRegistry;
 
   private readonly serviceNamespace: string;
 
@@ -51,6 +54,9 @@ export class ReadPool {
     this.serviceNamespace = config.namespace;
     this.interactiveThreads = config.poolThreads;
     this.closeChannel = config.postgres ? `memory-runtime-pool-close-${randomUUID()}` : null;
+    this.vectorCodes = new VectorCodesRegistry(
+      (namespace, previous, limitBytes) => this.run({ op: 'refreshVectorCodes', namespace, previous, limitBytes }),
+      config.postgres ? 0 : config.vectorCodesBytes, log);
     const workerData: PoolWorkerData = { config, closeChannel: this.closeChannel };
     // A recall embeds its query locally (CPU) unless the embedder is an endpoint (a wait).
     const recallWaitsOnIo = config.embedder.kind === 'openai';
@@ -85,6 +91,9 @@ export class ReadPool {
   }
 
   async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
+    if ((task.op === 'recall' || task.op === 'recallGrouped') && this.vectorCodes.enabled) {
+      task = { ...task, vectorCodes: this.vectorCodes.forRecall(task.namespace) };
+    }
     // Piscina's answers are untyped; the worker's `handle` answers a TaskOf<T> with a PoolReply<T>.
     // A thread that the postgres client's null-socket write still ended (shared/postgres-client-guard.ts
     // contains it where it can) is replaced by Piscina; the read runs once more on another thread.
@@ -114,6 +123,7 @@ export class ReadPool {
 
   /** Each thread closes its storage connections (bounded wait), then the threads are terminated. */
   async close(): Promise<void> {
+    this.vectorCodes.clear();
     if (this.closeChannel) await askThreadsToClose(this.closeChannel, this.lanes.threadCount);
     await this.lanes.close();
   }

@@ -59,6 +59,8 @@ interface RecallFields<Input> {
   after?: string;
   /** When queryVector came from a batched model call: how long this recall waited for it (its embed stage). */
   embedMs?: number;
+  /** SQLite with vector codes on: the namespace's shared store as the main thread holds it now (null: none; recall scans vec0). */
+  vectorCodes?: SharedCodesHandle | null;
 }
 
 /** Every pool task, its lane, its fields and its result. */
@@ -140,6 +142,8 @@ export const POOL_TASKS = {
   pendingNamespaces: task<object, string[]>('background'),
   trainVectorIndex: task<object, { trainedOn: number; centroids: Centroids }>('background'),
   staleVectorMoves: task<{ limit: number }, { moves: VectorMove[] }>('background'),
+  /** The namespace's shared vector codes brought up to date from the store held now (core/vector-codes-registry.ts). */
+  refreshVectorCodes: task<{ previous: SharedCodesHandle | null; limitBytes: number }, CodesRefresh>('background'),
 } as const;
 
 export type PoolOp = keyof typeof POOL_TASKS;
@@ -216,4 +220,43 @@ export interface VectorIndexStatus {
   /** Vectors the newest generation was trained on. */
   trainedOn: number | null;
   cells: number;
+}
+
+/**
+ * The Int32 field of a shared codes store's header the main thread sets to 1 when the store is
+ * replaced or dropped: threads still holding it let it go at their next recall of any namespace,
+ * so a replaced store is not kept alive by a thread that no longer recalls its namespace.
+ */
+export const SHARED_CODES_RETIRED = 4;
+
+/**
+ * A store as it travels between threads (structured clone shares the memory, copies the rest).
+ * `id` changes with every store built, so a reader knows whether it already has this one.
+ */
+export interface SharedCodesHandle {
+  /** A shared WebAssembly.Memory (typed loosely here: the protocol does not depend on the kernel). */
+  memory: { readonly buffer: ArrayBufferLike; grow(pages: number): number };
+  id: number;
+  dimensions: number;
+  capacity: number;
+  /** Room for this many cell ranges (the cells the codes were built over). */
+  cellSlots: number;
+  /** The IVF generations whose cells the codes use: valid while every one of them is installed. */
+  generations: number[];
+  /** Every vector of the namespace embedded with a rowid ≤ low is held (readers look above it in the file). */
+  low: number;
+  /** Writer's bookkeeping between refreshes: rowids above `low` already held; rowids ≤ low waiting for a new vector. */
+  above: number[];
+  reembedding: number[];
+  /** Date.now() when it was built from every vector (a full build). */
+  builtAt: number;
+}
+
+/** What a refresh of a namespace's store did (the registry keeps `handle`; logs and tests read the rest). */
+export interface CodesRefresh {
+  handle: SharedCodesHandle | null;
+  /** 'built': a new store; 'appended': the same one, maybe with more vectors; 'none': no index or no room. */
+  outcome: 'built' | 'appended' | 'none';
+  vectors: number;
+  bytes: number;
 }

@@ -1,4 +1,4 @@
-// The inner loop of the in-memory vector codes (vector-codes.ts): integer dot products of one
+// The inner loop of the shared vector codes (vector-codes.ts): integer dot products of one
 // int16 query against a run of int8 codes, in WebAssembly SIMD. A plain JavaScript loop over
 // 256 dimensions costs ~0.6–1 µs a vector (no SIMD in V8's output), more than vec0's own scan
 // (~0.3 µs); this kernel costs ~20 ns. It is assembled here from its opcodes (a few dozen)
@@ -60,25 +60,31 @@ const body = [
   OP.end,
 ];
 const code = [...vector([[2, I32], [1, V128]]), ...body];
+/** Shared linear memory imported as env.memory: limits flag 3 = has a maximum, shared; 1 to 65,536 pages (4 GiB). */
+const SHARED_MEMORY_IMPORT = [...name('env'), ...name('memory'), 0x02, 0x03, ...uleb(1), ...uleb(65536)];
 const MODULE_BYTES = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   ...section(1, vector([[0x60, 5, I32, I32, I32, I32, I32, 0]])),
+  ...section(2, vector([SHARED_MEMORY_IMPORT])),
   ...section(3, vector([[0]])),
-  ...section(5, vector([[0x00, 1]])),
-  ...section(7, vector([[...name('scan'), 0x00, 0], [...name('memory'), 0x02, 0]])),
+  ...section(7, vector([[...name('scan'), 0x00, 0]])),
   ...section(10, vector([[...uleb(code.length), ...code]])),
 ]);
 
 // The few WebAssembly types used (the project's TypeScript libs do not declare the global).
-interface WasmMemory { readonly buffer: ArrayBuffer; grow(pages: number): number }
+export interface WasmMemory { readonly buffer: ArrayBufferLike; grow(pages: number): number }
 interface WasmInstance { readonly exports: Record<string, unknown> }
 type WasmModule = object;
 const Wasm = (globalThis as unknown as {
-  WebAssembly: { Module: new (bytes: Uint8Array) => WasmModule; Instance: new (module: WasmModule, imports: object) => WasmInstance };
+  WebAssembly: {
+    Module: new (bytes: Uint8Array) => WasmModule;
+    Instance: new (module: WasmModule, imports: object) => WasmInstance;
+    Memory: new (descriptor: { initial: number; maximum: number; shared: boolean }) => WasmMemory;
+  };
 }).WebAssembly;
 
 let compiled: WasmModule | null | undefined;
-/** The compiled kernel, or null where WebAssembly SIMD is unavailable (the caller then keeps vec0). */
+/** The compiled kernel, or null where WebAssembly SIMD or shared memory is unavailable (the caller then keeps vec0). */
 function kernelModule(): WasmModule | null {
   if (compiled === undefined) {
     try {
@@ -90,6 +96,25 @@ function kernelModule(): WasmModule | null {
   return compiled;
 }
 
+/** Bytes in a WebAssembly page. */
+export const PAGE_BYTES = 65536;
+
+/**
+ * A shared linear memory of `bytes` (rounded up to pages; fixed size: a store that outgrows it
+ * is built again in a bigger one), or null where it cannot be had (no kernel, over 4 GiB, or
+ * the allocation failed): the caller keeps vec0.
+ */
+export function sharedMemory(bytes: number): WasmMemory | null {
+  if (!kernelModule()) return null;
+  const pages = Math.max(1, Math.ceil(bytes / PAGE_BYTES));
+  if (pages > 65536) return null;
+  try {
+    return new Wasm.Memory({ initial: pages, maximum: pages, shared: true });
+  } catch {
+    return null;
+  }
+}
+
 /** Largest query magnitude for codes of `stride` (|code| ≤ 127): stride · 127 · limit < 2³¹. */
 export const queryLimit = (stride: number) => Math.min(32767, Math.floor((2 ** 31 - 1) / (127 * stride)));
 
@@ -97,50 +122,32 @@ export const queryLimit = (stride: number) => Math.min(32767, Math.floor((2 ** 3
 export const strideFor = (dimensions: number) => Math.ceil(dimensions / 16) * 16;
 
 /**
- * One kernel instance and its own linear memory: [query: stride int16][scores: capacity int32]
- * [codes: capacity × stride int8]. Sized once; a store that outgrows it builds a bigger one.
+ * The kernel over one shared memory (each thread that scans it instantiates its own: an instance
+ * is cheap, the memory is not copied).
  */
 export class Int8Kernel {
-  readonly query: Int16Array;
-  readonly scores: Int32Array;
-  readonly codes: Int8Array;
   private readonly scan: (query: number, code: number, count: number, stride: number, out: number) => void;
-  private readonly codesAt: number;
-  private readonly scoresAt: number;
 
-  private constructor(readonly stride: number, readonly capacity: number, module: WasmModule) {
-    const instance = new Wasm.Instance(module, {});
-    const memory = instance.exports.memory as WasmMemory;
-    this.scoresAt = stride * 2;
-    this.codesAt = this.scoresAt + capacity * 4;
-    const bytes = this.codesAt + capacity * stride;
-    memory.grow(Math.max(0, Math.ceil(bytes / 65536) - memory.buffer.byteLength / 65536));
-    this.query = new Int16Array(memory.buffer, 0, stride);
-    this.scores = new Int32Array(memory.buffer, this.scoresAt, capacity);
-    this.codes = new Int8Array(memory.buffer, this.codesAt, capacity * stride);
-    this.scan = instance.exports.scan as Int8Kernel['scan'];
+  private constructor(readonly stride: number, module: WasmModule, memory: WasmMemory) {
+    this.scan = new Wasm.Instance(module, { env: { memory } }).exports.scan as Int8Kernel['scan'];
   }
 
-  /** A kernel for `capacity` codes of `stride` bytes, or null without WebAssembly SIMD. */
-  static create(stride: number, capacity: number): Int8Kernel | null {
+  /** A kernel scanning codes of `stride` bytes in `memory`, or null without WebAssembly SIMD. */
+  static over(memory: WasmMemory, stride: number): Int8Kernel | null {
     const module = kernelModule();
     if (!module) return null;
     try {
-      return new Int8Kernel(stride, Math.max(1, capacity), module);
+      return new Int8Kernel(stride, module, memory);
     } catch {
-      // Linear memory could not grow (wasm32 stops at 4 GiB, or the allocation failed): the
-      // caller keeps using vec0 rather than failing every recall of the namespace.
       return null;
     }
   }
 
-  /** Linear memory held (bytes). */
-  get bytes(): number {
-    return this.codesAt + this.capacity * this.stride;
-  }
-
-  /** scores[from..from+count) = dot(query, codes[from..from+count)). */
-  dots(from: number, count: number): void {
-    if (count > 0) this.scan(0, this.codesAt + from * this.stride, count, this.stride, this.scoresAt + from * 4);
+  /**
+   * Int32 dot products of the int16 query at byte address `queryAt` with `count` codes from
+   * byte address `codesAt`, written as int32 from byte address `outAt`.
+   */
+  dots(queryAt: number, codesAt: number, count: number, outAt: number): void {
+    if (count > 0) this.scan(queryAt, codesAt, count, this.stride, outAt);
   }
 }

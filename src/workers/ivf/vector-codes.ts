@@ -1,10 +1,21 @@
-// Compact in-memory codes of one namespace's vectors, held by one pool thread: each vector as
-// int8 values (scaled to its largest component) kept in IVF cell order, so a query scans many
-// cells for the price vec0 pays for a few (~20 ns a 256-d vector against ~300 ns). The scan
-// only shortlists: the caller re-ranks the best few hundred with the stored float vectors, so
-// the answer's scores stay exact. Pure memory; the SQLite adapter (sqlite/vector-codes.ts)
-// loads and refreshes it.
-import { Int8Kernel, queryLimit, strideFor } from './int8-kernel.js';
+// Compact codes of one namespace's vectors, ONE copy for every pool thread: each vector as int8
+// values (scaled to its largest component) kept in IVF cell order in a shared WebAssembly
+// memory, so a query scans many cells for the price vec0 pays for a few (~20 ns a 256-d vector
+// against ~300 ns). The scan only shortlists: the caller re-ranks the best few hundred with the
+// stored float vectors, so the answer's scores stay exact.
+//
+// One writer (a background pool task, sqlite/vector-codes.ts) fills a store and hands it out;
+// any number of reader threads scan it meanwhile. Readers never wait and never lock:
+//   - the part in cell order is written before the store is first handed out, then never changes;
+//   - vectors found later are appended after it, each written whole before `count` (read and
+//     written with Atomics) says it is there, so a reader sees a vector entirely or not at all;
+//   - a store never grows or shrinks: a bigger one is built and handed out instead, and the old
+//     memory is freed once no thread holds it (the engine's garbage collector counts the holders).
+// Each reader scores into a scratch slot of its own (query, scores), taken with a compare-and-swap.
+import { Int8Kernel, queryLimit, sharedMemory, strideFor, type WasmMemory } from './int8-kernel.js';
+import { SHARED_CODES_RETIRED, type CodesRefresh, type SharedCodesHandle } from '../../shared/protocol/pool.js';
+
+export type { CodesRefresh, SharedCodesHandle };
 
 /** One vector to hold: its rowid, its IVF cell, its float components. */
 export interface CodedVector {
@@ -13,139 +24,270 @@ export interface CodedVector {
   vector: Float32Array;
 }
 
-/** Bytes held per vector besides its code: rowid (8), scale (4), cell (4). */
-const PER_VECTOR_BYTES = 16;
+/** Threads that may scan one store at the same moment, each with its own scratch. */
+const READER_SLOTS = 64;
+/** Codes scored per kernel call: a slot's scores hold this many. */
+const SCORE_RUN = 2048;
+/** Int32 header fields. */
+const COUNT = 0;
+const ORDERED = 1;
+const LIVE = 2;
+const RANGES = 3;
+const RETIRED = SHARED_CODES_RETIRED;
+const SLOT_LOCKS = 16;
+const HEADER_BYTES = 4 * (SLOT_LOCKS + READER_SLOTS);
 
-/** Bytes room for `count` vectors of `dimensions` takes (budgeting before a load): codes, scores, the rest. */
-export function codeBytesFor(count: number, dimensions: number): number {
-  const stride = strideFor(dimensions);
-  return 2 * stride + count * (stride + 4 + PER_VECTOR_BYTES);
+const align = (n: number, to: number) => Math.ceil(n / to) * to;
+
+interface Layout {
+  stride: number;
+  rangesAt: number;
+  slotsAt: number;
+  slotBytes: number;
+  rowidsAt: number;
+  scalesAt: number;
+  cellsAt: number;
+  codesAt: number;
+  bytes: number;
 }
 
-export class VectorCodes {
-  private kernel: Int8Kernel;
-  private rowids: Float64Array;
-  private scales: Float32Array;
-  private cells: Int32Array;
-  /** Vectors held; those below `ordered` are in cell order (ranges in `cellRanges`), the rest appended since. */
+function layoutOf(dimensions: number, capacity: number, cellSlots: number): Layout {
+  const stride = strideFor(dimensions);
+  const rangesAt = align(HEADER_BYTES, 16);
+  const slotsAt = align(rangesAt + 12 * cellSlots, 16);
+  const slotBytes = align(2 * stride + 4 * SCORE_RUN, 16);
+  const rowidsAt = align(slotsAt + READER_SLOTS * slotBytes, 16);
+  const scalesAt = rowidsAt + 8 * capacity;
+  const cellsAt = scalesAt + 4 * capacity;
+  const codesAt = align(cellsAt + 4 * capacity, 16);
+  return { stride, rangesAt, slotsAt, slotBytes, rowidsAt, scalesAt, cellsAt, codesAt, bytes: codesAt + capacity * stride };
+}
+
+/** Bytes a store for `count` vectors of `dimensions` over `cellSlots` cells takes (budgeting before a build). */
+export function codeBytesFor(count: number, dimensions: number, cellSlots: number): number {
+  return layoutOf(dimensions, count, cellSlots).bytes;
+}
+
+/** Room to grow into before the next build: an eighth more (at least 1,024 vectors). */
+export const headroom = (count: number) => Math.max(1024, Math.ceil(count / 8));
+
+/** Typed views of one store's memory. */
+class Views {
+  readonly header: Int32Array;
+  readonly ranges: Int32Array;
+  readonly rowids: Float64Array;
+  readonly scales: Float32Array;
+  readonly cells: Int32Array;
+  readonly codes: Int8Array;
+  readonly layout: Layout;
+
+  constructor(readonly memory: WasmMemory, dimensions: number, readonly capacity: number, readonly cellSlots: number) {
+    this.layout = layoutOf(dimensions, capacity, cellSlots);
+    const { buffer } = memory;
+    if (buffer.byteLength < this.layout.bytes) throw new Error('vector codes: memory smaller than its layout');
+    this.header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
+    this.ranges = new Int32Array(buffer, this.layout.rangesAt, 3 * cellSlots);
+    this.rowids = new Float64Array(buffer, this.layout.rowidsAt, capacity);
+    this.scales = new Float32Array(buffer, this.layout.scalesAt, capacity);
+    this.cells = new Int32Array(buffer, this.layout.cellsAt, capacity);
+    this.codes = new Int8Array(buffer, this.layout.codesAt, capacity * this.layout.stride);
+  }
+}
+
+let nextId = 1;
+/** Unique across threads: the thread's id in the high bits (a store is built by one thread). */
+const storeId = (threadId: number) => threadId * 2 ** 32 + nextId++;
+
+/**
+ * The writer's side: fills a new store in cell order (a full build), hands it out, and appends
+ * the vectors found later. One writer per store at a time.
+ */
+export class CodesWriter {
+  private readonly v: Views;
   private count = 0;
   private ordered = 0;
-  private cellRanges = new Map<number, { from: number; to: number }>();
-  private readonly stride: number;
+  private sealed = false;
+  private rangeCount = 0;
 
-  private constructor(readonly dimensions: number, kernel: Int8Kernel) {
-    this.stride = kernel.stride;
-    this.kernel = kernel;
-    this.rowids = new Float64Array(kernel.capacity);
-    this.scales = new Float32Array(kernel.capacity);
-    this.cells = new Int32Array(kernel.capacity);
+  private constructor(readonly handle: SharedCodesHandle, fresh: boolean) {
+    this.v = new Views(handle.memory, handle.dimensions, handle.capacity, handle.cellSlots);
+    if (!fresh) {
+      this.count = Atomics.load(this.v.header, COUNT);
+      this.ordered = Atomics.load(this.v.header, ORDERED);
+      this.rangeCount = Atomics.load(this.v.header, RANGES);
+      this.sealed = true;
+    }
   }
 
-  /** Room for `capacity` vectors, or null where the WebAssembly kernel cannot run. */
-  static create(dimensions: number, capacity: number): VectorCodes | null {
-    const kernel = Int8Kernel.create(strideFor(dimensions), capacity);
-    return kernel ? new VectorCodes(dimensions, kernel) : null;
+  /** A new empty store, or null where the memory cannot be had (no WebAssembly SIMD, over 4 GiB, out of memory). */
+  static create(dimensions: number, capacity: number, cellSlots: number, generations: number[], threadId: number): CodesWriter | null {
+    capacity = Math.max(1, capacity);
+    cellSlots = Math.max(1, cellSlots);
+    const memory = sharedMemory(codeBytesFor(capacity, dimensions, cellSlots));
+    if (!memory) return null;
+    return new CodesWriter({
+      memory, id: storeId(threadId), dimensions, capacity, cellSlots, generations, low: 0, above: [], reembedding: [], builtAt: Date.now(),
+    }, true);
+  }
+
+  /** Continues a store handed out before (appends only). */
+  static resume(handle: SharedCodesHandle): CodesWriter {
+    return new CodesWriter(handle, false);
   }
 
   get size(): number {
     return this.count;
   }
 
-  /** Memory held, in bytes (the kernel's linear memory and the per-vector arrays). */
-  get bytes(): number {
-    return this.kernel.bytes + this.kernel.capacity * PER_VECTOR_BYTES;
+  get capacity(): number {
+    return this.v.capacity;
   }
 
-  /** Vectors appended since the cells were last put in order. */
   get unordered(): number {
     return this.count - this.ordered;
   }
 
+  get bytes(): number {
+    return this.v.layout.bytes;
+  }
+
   /**
-   * Adds a vector. Appended in cell order (as a load reads them) they extend the ordered
-   * part; otherwise they wait in the tail, which every query scans whole until `order()`.
+   * Adds a vector; false when the store is full (build a bigger one). Before `publish`, vectors
+   * given in cell order extend the ordered part; afterwards every vector goes to the tail, which
+   * readers scan whole, checking each one's cell.
    */
-  add({ rowid, cell, vector }: CodedVector): void {
-    if (vector.length !== this.dimensions) return;
-    const i = this.append(rowid, cell);
-    this.scales[i] = encode(vector, this.kernel.codes, i * this.stride);
-  }
-
-  /** Takes the next slot for a vector of `cell` (its code and scale are the caller's to write). */
-  private append(rowid: number, cell: number): number {
-    if (this.count === this.kernel.capacity) this.grow();
-    const i = this.count++;
-    this.rowids[i] = rowid;
-    this.cells[i] = cell;
-    if (this.ordered === i && (i === 0 || this.cells[i - 1] <= cell)) {
+  add({ rowid, cell, vector }: CodedVector): boolean {
+    if (vector.length !== this.handle.dimensions) return true;
+    if (this.count === this.v.capacity) return false;
+    const i = this.count;
+    const { stride } = this.v.layout;
+    this.v.rowids[i] = rowid;
+    this.v.cells[i] = cell;
+    this.v.scales[i] = encode(vector, this.v.codes, i * stride, stride);
+    this.count++;
+    if (!this.sealed && this.ordered === i && (i === 0 || this.v.cells[i - 1] <= cell)) {
+      const last = this.rangeCount - 1;
+      if (last >= 0 && this.v.ranges[3 * last] === cell) this.v.ranges[3 * last + 2] = i + 1;
+      else if (this.rangeCount < this.v.cellSlots) {
+        this.v.ranges.set([cell, i, i + 1], 3 * this.rangeCount++);
+      } else {
+        this.count--; // no range left for a new cell: keep it in the tail instead
+        this.sealed = true;
+        return this.add({ rowid, cell, vector });
+      }
       this.ordered++;
-      const range = this.cellRanges.get(cell);
-      if (range) range.to = i + 1;
-      else this.cellRanges.set(cell, { from: i, to: i + 1 });
+    } else {
+      this.sealed = true;
     }
-    return i;
+    return true;
   }
 
-  /** Puts every vector back in cell order (after many were appended). */
-  order(): void {
-    const order = Array.from({ length: this.count }, (_, i) => i).sort((a, b) => this.cells[a] - this.cells[b] || a - b);
-    const next = VectorCodes.create(this.dimensions, this.count + headroom(this.count))!;
-    const { codes } = this.kernel;
-    for (const i of order) {
-      const at = next.append(this.rowids[i], this.cells[i]);
-      // Copy the code and scale as they are: re-encoding would need the float vector.
-      next.kernel.codes.set(codes.subarray(i * this.stride, (i + 1) * this.stride), at * this.stride);
-      next.scales[at] = this.scales[i];
+  /** Makes what was added visible to readers (the ordered part is fixed from the first call). */
+  publish(live: number): SharedCodesHandle {
+    this.sealed = true;
+    Atomics.store(this.v.header, RANGES, this.rangeCount);
+    Atomics.store(this.v.header, ORDERED, this.ordered);
+    Atomics.store(this.v.header, LIVE, live);
+    Atomics.store(this.v.header, COUNT, this.count);
+    return this.handle;
+  }
+}
+
+/** A reader's side of a store: its own kernel instance over the shared memory. */
+export class CodesReader {
+  private readonly v: Views;
+  private readonly kernel: Int8Kernel;
+  private readonly cellRanges = new Map<number, { from: number; to: number }>();
+  private readonly ordered: number;
+
+  private constructor(readonly handle: SharedCodesHandle, kernel: Int8Kernel) {
+    this.v = new Views(handle.memory, handle.dimensions, handle.capacity, handle.cellSlots);
+    this.kernel = kernel;
+    this.ordered = Atomics.load(this.v.header, ORDERED);
+    const ranges = Atomics.load(this.v.header, RANGES);
+    for (let r = 0; r < ranges; r++) this.cellRanges.set(this.v.ranges[3 * r], { from: this.v.ranges[3 * r + 1], to: this.v.ranges[3 * r + 2] });
+  }
+
+  /** A reader of the store, or null where the kernel cannot run here. */
+  static attach(handle: SharedCodesHandle): CodesReader | null {
+    const kernel = Int8Kernel.over(handle.memory, strideFor(handle.dimensions));
+    if (!kernel) return null;
+    try {
+      return new CodesReader(handle, kernel);
+    } catch {
+      return null;
     }
-    Object.assign(this, { kernel: next.kernel, rowids: next.rowids, scales: next.scales, cells: next.cells, count: next.count, ordered: next.ordered, cellRanges: next.cellRanges });
+  }
+
+  get size(): number {
+    return Atomics.load(this.v.header, COUNT);
+  }
+
+  /** The main thread replaced or dropped the store: let it go. */
+  get retired(): boolean {
+    return Atomics.load(this.v.header, RETIRED) === 1;
+  }
+
+  /** Vectors held per vector still in the namespace (≥ 1): deleted and replaced ones stay until a rebuild. */
+  get deadRatio(): number {
+    const live = Atomics.load(this.v.header, LIVE);
+    return live > 0 ? Math.max(1, this.size / live) : 1;
   }
 
   /**
    * Rowids of up to `n` vectors in `cells` most similar to `query` by their codes, best first
-   * (approximate: a shortlist for an exact re-rank).
+   * (approximate: a shortlist for an exact re-rank); null when every scratch slot is taken.
    */
-  nearest(query: Float32Array, cells: readonly number[], n: number): number[] {
-    if (query.length !== this.dimensions || n <= 0 || this.count === 0) return [];
-    encodeQuery(query, this.kernel.query);
-    const top = new TopScores(n);
-    const { scores } = this.kernel;
-    const take = (from: number, to: number, wanted: ((i: number) => boolean) | null) => {
-      this.kernel.dots(from, to - from);
-      for (let i = from; i < to; i++) {
-        if (wanted && !wanted(i)) continue;
-        top.offer(scores[i] * this.scales[i], i);
+  nearest(query: Float32Array, cells: readonly number[], n: number): number[] | null {
+    const count = this.size;
+    if (query.length !== this.handle.dimensions || n <= 0 || count === 0) return [];
+    const slot = this.takeSlot();
+    if (slot < 0) return null;
+    try {
+      const { layout } = this.v;
+      const queryAt = layout.slotsAt + slot * layout.slotBytes;
+      const scoresAt = queryAt + 2 * layout.stride;
+      const buffer = this.v.memory.buffer;
+      encodeQuery(query, new Int16Array(buffer, queryAt, layout.stride));
+      const scores = new Int32Array(buffer, scoresAt, SCORE_RUN);
+      const top = new TopScores(n);
+      const { scales } = this.v;
+      const take = (from: number, to: number, wanted: ((i: number) => boolean) | null) => {
+        for (let start = from; start < to; start += SCORE_RUN) {
+          const run = Math.min(SCORE_RUN, to - start);
+          this.kernel.dots(queryAt, layout.codesAt + start * layout.stride, run, scoresAt);
+          for (let j = 0; j < run; j++) {
+            const i = start + j;
+            if (wanted && !wanted(i)) continue;
+            top.offer(scores[j] * scales[i], i);
+          }
+        }
+      };
+      for (const cell of cells) {
+        const range = this.cellRanges.get(cell);
+        if (range) take(range.from, range.to, null);
       }
-    };
-    for (const cell of cells) {
-      const range = this.cellRanges.get(cell);
-      if (range) take(range.from, range.to, null);
+      if (count > this.ordered) {
+        const probed = new Set(cells);
+        take(this.ordered, count, (i) => probed.has(this.v.cells[i]));
+      }
+      return top.indexes().map((i) => this.v.rowids[i]);
+    } finally {
+      Atomics.store(this.v.header, SLOT_LOCKS + slot, 0);
     }
-    if (this.count > this.ordered) {
-      const probed = new Set(cells);
-      take(this.ordered, this.count, (i) => probed.has(this.cells[i]));
-    }
-    return top.indexes().map((i) => this.rowids[i]);
   }
 
-  private grow(): void {
-    const bigger = VectorCodes.create(this.dimensions, this.count + headroom(this.count))!;
-    bigger.kernel.codes.set(this.kernel.codes.subarray(0, this.count * this.stride));
-    bigger.rowids.set(this.rowids.subarray(0, this.count));
-    bigger.scales.set(this.scales.subarray(0, this.count));
-    bigger.cells.set(this.cells.subarray(0, this.count));
-    this.kernel = bigger.kernel;
-    this.rowids = bigger.rowids;
-    this.scales = bigger.scales;
-    this.cells = bigger.cells;
+  private takeSlot(): number {
+    for (let slot = 0; slot < READER_SLOTS; slot++) {
+      if (Atomics.compareExchange(this.v.header, SLOT_LOCKS + slot, 0, 1) === 0) return slot;
+    }
+    return -1;
   }
 }
 
-/** Room to grow into before the next copy: an eighth more (at least 1,024 vectors). */
-export const headroom = (count: number) => Math.max(1024, Math.ceil(count / 8));
-
 /** Writes `vector` as int8 at `offset` (scaled so its largest component is ±127); returns the scale back to floats. */
-function encode(vector: Float32Array, codes: Int8Array, offset: number): number {
-  if (vector.length === 0) return 0;
+function encode(vector: Float32Array, codes: Int8Array, offset: number, stride: number): number {
+  codes.fill(0, offset, offset + stride);
   let largest = 0;
   for (let d = 0; d < vector.length; d++) largest = Math.max(largest, Math.abs(vector[d]));
   if (largest === 0) return 0;

@@ -5,7 +5,7 @@
 // never one per row. What is done with the rows — fusion, budgets, extraction, snapshots'
 // files — stays outside the adapters, written once.
 import type { EntityRecord, ListEntitiesResult, ListEpisodesResult, StatsResult, ValidatedListEntities, ValidatedListEpisodes } from '../../shared/schemas.js';
-import type { PoolResults, ReadSide, ServedNote, VectorIndexStatus } from '../../shared/protocol/pool.js';
+import type { CodesRefresh, PoolResults, ReadSide, ServedNote, SharedCodesHandle, VectorIndexStatus } from '../../shared/protocol/pool.js';
 import type { VectorMove } from '../../shared/protocol/writer.js';
 import type { SnapshotFileT, SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { SnapshotSummary, StoredSnapshotChunk } from '../../shared/snapshot-files.js';
@@ -125,6 +125,13 @@ export interface ReadPort {
   trainVectorIndex(): Promise<{ trainedOn: number; centroids: Centroids }>;
   /** Up to `limit` vectors in an older generation's cells, each with its newest-generation cell. */
   staleVectorMoves(limit: number): Promise<VectorMove[]>;
+  /**
+   * SQLite only (absent elsewhere): the namespace's shared vector codes brought up to date
+   * (workers/sqlite/vector-codes.ts), at most `limitBytes`; a background task.
+   */
+  refreshVectorCodes?(previous: SharedCodesHandle | null, limitBytes: number): Promise<CodesRefresh>;
+  /** SQLite only: the store the registry holds for the namespace now, for the recalls that follow in this thread. */
+  offerVectorCodes?(handle: SharedCodesHandle | null): void;
 
   // Consolidation's reads (a network database answers them from the primary; the writer
   // re-checks every item of the plan against the row as it is when applied).

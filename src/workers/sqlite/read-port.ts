@@ -17,16 +17,16 @@ import { TurnNeighbours } from './turn-neighbours.js';
 import { EntityLinks } from './entity-links.js';
 import type { CandidateFilter, CandidateRow, RecallContext } from '../port/candidates.js';
 import { VectorSignal } from './vectors.js';
-import { NamespaceVectorCodes } from './vector-codes.js';
-import type { CodeBudget } from '../ivf/code-budget.js';
+import { NamespaceVectorCodes, refreshVectorCodes, type SharedCodesHandle } from './vector-codes.js';
+import { threadId } from 'node:worker_threads';
 
 export interface SqliteReadOptions {
   /** Cosine similarity from which a vector match counts on its own (embedder calibration). */
   minSimilarity: number;
   /** IVF cells scanned per query; 0 or absent = chosen from the cell count. */
   vectorProbes?: number;
-  /** This thread's memory for in-memory vector codes, every namespace together (absent: recall scans vec0 only). */
-  codeBudget?: CodeBudget;
+  /** Recall scans the shared vector codes a task hands over (false: vec0 only). */
+  vectorCodes?: boolean;
   /** Where deletion snapshots live (the snapshot folder, the namespace's name); needed only by the snapshot reads. */
   config?: Config;
   /** Shared by every port on the same connection (one per namespace): they take turns together. */
@@ -44,6 +44,9 @@ export class SqliteReadPort implements ReadPort {
   private readonly reads: RecallReads;
   private readonly cells: VectorCells;
   private readonly vectorIndex: VectorIndexMaintenance;
+  private readonly namespaceId: number;
+  /** This thread's view of the namespace's shared vector codes (null: off). */
+  private readonly codes: NamespaceVectorCodes | null;
   private readonly consolidation: SqliteConsolidationReads;
   private readonly deletions: DeletionSnapshots | null;
   private readonly snapshotDir: string | null;
@@ -61,7 +64,9 @@ export class SqliteReadPort implements ReadPort {
     this.cells = new VectorCells(db, namespaceId);
     this.vectorIndex = new VectorIndexMaintenance(db, namespaceId, this.cells);
     this.consolidation = new SqliteConsolidationReads(db, namespaceId);
-    this.reads = sqliteRecallReads(db, this.store, namespaceId, options);
+    this.namespaceId = namespaceId;
+    this.codes = options.vectorCodes ? new NamespaceVectorCodes(db, new VectorCells(db, namespaceId, options.vectorProbes)) : null;
+    this.reads = sqliteRecallReads(db, this.store, namespaceId, options, this.codes);
     this.deletions = options.config ? new DeletionSnapshots(db, namespaceId, options.config) : null;
     this.snapshotDir = options.config?.snapshotDir ?? null;
     this.turns = options.turns ?? { turn: Promise.resolve() };
@@ -97,6 +102,10 @@ export class SqliteReadPort implements ReadPort {
   vectorIndexStatus() { return this.inTurn(() => this.vectorIndex.status()); }
   trainVectorIndex() { return this.inTurn(() => this.vectorIndex.train()); }
   staleVectorMoves(limit: number) { return this.inTurn(() => this.vectorIndex.staleMoves(limit)); }
+  refreshVectorCodes(previous: SharedCodesHandle | null, limitBytes: number) {
+    return this.inTurn(() => refreshVectorCodes(this.db, this.namespaceId, this.cells, previous, limitBytes, threadId));
+  }
+  offerVectorCodes(handle: SharedCodesHandle | null) { this.codes?.offer(handle); }
   promotionWatermark() { return this.inTurn(() => this.consolidation.promotionWatermark()); }
   newestEpisodicRowid() { return this.inTurn(() => this.consolidation.newestEpisodicRowid()); }
   promotionCandidates(watermark: number, perSubject: number) { return this.inTurn(() => this.consolidation.promotionCandidates(watermark, perSubject)); }
@@ -141,10 +150,9 @@ export class SqliteReadPort implements ReadPort {
 }
 
 /** A recall's reads: the signals' and ranking's statements, prepared once per thread. */
-function sqliteRecallReads(db: Db, store: ReadStore, namespaceId: number, options: SqliteReadOptions): RecallReads {
+function sqliteRecallReads(db: Db, store: ReadStore, namespaceId: number, options: SqliteReadOptions, codes: NamespaceVectorCodes | null): RecallReads {
   const bm25 = new Bm25Signal(db, namespaceId);
   const cells = new VectorCells(db, namespaceId, options.vectorProbes);
-  const codes = options.codeBudget ? new NamespaceVectorCodes(db, namespaceId, cells, options.codeBudget) : null;
   const vector = new VectorSignal(db, namespaceId, options.minSimilarity, cells, codes);
   const neighbours = new TurnNeighbours(db, namespaceId);
   const links = new EntityLinks(db, namespaceId);

@@ -57,7 +57,7 @@ export class VectorSignal implements RetrievalSignal {
     private readonly minSimilarity: number,
     /** The IVF cells: which of them a query scans (all vectors are in cell 0 until indexed). */
     private readonly cells: VectorCells,
-    /** The namespace's in-memory codes in this thread, scanned instead of vec0 once indexed (null: off). */
+    /** The namespace's shared codes as this thread sees them, scanned instead of vec0 when a store is handed over (null: off). */
     private readonly codes: NamespaceVectorCodes | null = null,
   ) {
     // vec0 runs the KNN once per probed cell (k each); the best k of the union go on.
@@ -92,8 +92,8 @@ export class VectorSignal implements RetrievalSignal {
       CROSS JOIN memories m ON m.rowid = e.memory_rowid AND e.entity_id = @entity AND e.relation IN ('owner', 'participant')`));
     // The shortlist's exact cosines from the stored float vectors, the closest k kept, flagged
     // like KNN rows. Only rows of this namespace: the codes may still hold a deleted memory.
-    // DISTINCT: a re-embedded memory has two codes (the old one stays until the next load), and
-    // one memory must not take two of the k places.
+    // DISTINCT: a re-embedded memory has two codes (the old one stays until the next full build),
+    // a fresh row may be in the store too, and one memory must not take two of the k places.
     this.rerank = statementPerLimits<Record<string, unknown>, Neighbour>(db, (k) => `
       SELECT c.rowid AS rowid, c.cosine_distance AS distance, (${FILTER_SQL}) AS kept FROM (
         SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, @vector) AS cosine_distance
@@ -140,15 +140,17 @@ export class VectorSignal implements RetrievalSignal {
     const k = Math.min(MAX_K, ctx.depth * (filtered ? TYPED_OVERFETCH : 1));
     const queryVector = ctx.queryVector;
     const timings = ctx.timings ?? {};
-    // Timed only when the codes answer (loading counts): the stage says they were used.
-    const loading = performance.now();
+    // The shared codes (when a store is handed over for this namespace) or vec0's cells.
     const codes = this.codes?.current() ?? null;
-    if (codes) timings.vector_codes = (timings.vector_codes ?? 0) + (performance.now() - loading);
     const cells = timed(timings, 'vector_probe', () => (codes ? this.cells.probeForCodes(queryVector) : this.cells.probe(queryVector)));
     const knn = (k: number) => {
-      const close = codes
-        ? this.rerank(k).all({ ...params, rowids: JSON.stringify(timed(timings, 'vector_codes', () => codes.nearest(queryVector, cells, Math.max(SHORTLIST_MIN, k * SHORTLIST_PER_K)))) })
-        : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(cells) });
+      const shortlist = codes
+        ? timed(timings, 'vector_codes', () => this.codes!.shortlist(codes, this.namespaceId, queryVector, cells, Math.max(SHORTLIST_MIN, k * SHORTLIST_PER_K)))
+        : null;
+      const close = shortlist
+        ? this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist) })
+        // Without codes, or when the file holds more new rows than the store's watermark allows: vec0.
+        : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(codes ? this.cells.probe(queryVector) : cells) });
       return { close, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
     };
     const hits = this.closestKept(knn, k, ctx.depth, filtered);
