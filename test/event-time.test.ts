@@ -287,4 +287,29 @@ describe('time in the query', () => {
     const both = await recall({ query: 'what did tl-qt book', entity: 'tl-qt', types: ['episodic'], as_of: '2023-05-09T09:00:00Z' });
     assert.equal(both.memories.length, 2);
   });
+
+  test('a question asking for a time ("when did …") puts the turns that say when first; the same words asked otherwise do not', async () => {
+    const imported = await post(t.base, '/v1/episodes/import', { participants: ['tl-wd'], messages: [
+      { role: 'user', content: 'tl-wd: the aquarium! the aquarium sharks, the aquarium jellyfish, aquarium everything' },
+      { role: 'user', content: 'tl-wd: we went to the aquarium last Saturday' },
+      { role: 'user', content: 'tl-wd: the aquarium café was closed' },
+    ] });
+    assert.equal(imported.status, 201, JSON.stringify(imported.body));
+    const ask = async (query: string) => (await post(t.base, '/v1/recall', { query, entity: 'tl-wd', types: ['episodic'], limit: 3, explain: true })).body
+      .memories as { content: string; explanation: { signals: { signal: string; contribution: number }[] } }[];
+    const timeOf = (m: { explanation: { signals: { signal: string; contribution: number }[] } }) => m.explanation.signals.find((s) => s.signal === 'time')!.contribution;
+    const plain = await ask('tl-wd go to the aquarium');
+    assert.equal(plain.length, 3);
+    assert.notEqual(plain[0].content, 'tl-wd: we went to the aquarium last Saturday', 'without the question form the dated turn is not first');
+    assert.ok(plain.every((m) => timeOf(m) === 0));
+    for (const query of ['When did tl-wd go to the aquarium?', 'what day did tl-wd go to the aquarium', 'how long ago did tl-wd go to the aquarium?']) {
+      const asked = await ask(query);
+      assert.equal(asked[0].content, 'tl-wd: we went to the aquarium last Saturday', query);
+      assert.ok(timeOf(asked[0]) > 0, query);
+      assert.ok(asked.slice(1).every((m) => timeOf(m) === 0), query);
+    }
+    // "when" that asks for no time (a subordinate clause) changes nothing.
+    const clause = await ask('what did tl-wd say when we were at the aquarium');
+    assert.ok(clause.every((m) => timeOf(m) === 0));
+  });
 });
