@@ -53,6 +53,24 @@ describe('supersession', () => {
     await assertChain('tl-mid');
   });
 
+  test('one attribute however it is said: other predicates and spellings supersede too', async () => {
+    const pairs: [string, string, string][] = [
+      ['tl-ph1', 'tl-ph1 lives in Berlin', 'tl-ph1 relocated to Madrid'],
+      ['tl-ph2', 'tl-ph2 works at Lumen Energy', 'tl-ph2 is employed by Nimbus Cloud'],
+      ['tl-ph3', 'tl-ph3 works for Lumen Energy', 'tl-ph3 took a job at Nimbus Cloud'],
+      ['tl-ph4', "tl-ph4's favorite color is green", "tl-ph4's favourite colour is blue"],
+      ['tl-ph5', "tl-ph5's favourite colour is green", 'tl-ph5 likes blue best of all colours'],
+    ];
+    for (const [who, before, later] of pairs) {
+      const old = await remember(who, before, T2021);
+      const now = await remember(who, later, T2022);
+      const all = await recall({ query: later, entity: who, include_superseded: true });
+      const stored = all.memories.find((m) => m.id === old.id);
+      assert.equal(stored?.superseded_by, now.id, `${before} → ${later}`);
+      assert.deepEqual(contents(await recall({ query: later, entity: who })), [later]);
+    }
+  });
+
   test('compatible facts never supersede each other', async () => {
     await remember('tl-cy', 'tl-cy likes tea', T2021);
     await remember('tl-cy', 'tl-cy likes coffee', T2022);

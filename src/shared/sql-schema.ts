@@ -342,6 +342,16 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE namespace_text_stats SET tokens = tokens + ${rowTokensFromBlob('new')} WHERE namespace_id = new.namespace_id;
   END;
   `,
+  /* 12 */ `
+  -- GET /v1/episodes lists a namespace's episodes newest started first: read in index order, a
+  -- page costs its rows, not a sort of every episode of the namespace.
+  CREATE INDEX episodes_by_start ON episodes(namespace_id, started_at, id);
+  -- The attribute rule now reads more phrasings and spellings as one attribute ("relocated to",
+  -- "favorite color"): facts stored before are read again, so a new fact finds them on its
+  -- timeline. Their own places on it stay as they were.
+  UPDATE memories SET fact_attribute = memrt_fact_attribute(content)
+    WHERE memory_type = 'semantic' AND fact_attribute IS NOT memrt_fact_attribute(content);
+  `,
 ];
 
 /** The SQL function migration 7 fills fact_attribute with (a fact's single-valued attribute, or NULL). */

@@ -1,0 +1,52 @@
+// SQLite migration 12 (PostgreSQL 9): the unfiltered episode list reads episodes in index order
+// (no sort of the namespace's episodes), and facts stored under the narrower attribute rule are
+// read again, so a new fact in another spelling supersedes them (docs/time.md).
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { openDatabase } from '../src/shared/db.js';
+import { factAttribute } from '../src/shared/fact-attributes.js';
+import { FACT_ATTRIBUTE_FUNCTION, MIGRATIONS } from '../src/shared/sql-schema.js';
+import { ensureNamespace } from '../src/writer/sqlite/migrate.js';
+import { EPISODES_LISTED } from '../src/workers/sqlite/read-store.js';
+import { get, post, startTestService, tempDir } from './support/service.js';
+
+test('a file at version 11: facts re-read by the wider rule, a later spelling supersedes them, episodes listed by the index', async () => {
+  const path = join(tempDir('memrt-migrate12-'), 'old.db');
+  const old = openDatabase(path, { readonly: false, synchronous: 'NORMAL' });
+  old.function(FACT_ATTRIBUTE_FUNCTION, { deterministic: true }, (content) => (typeof content === 'string' ? factAttribute(content)?.attribute ?? null : null));
+  for (const sql of MIGRATIONS.slice(0, 11)) old.exec(sql);
+  old.pragma('user_version = 11');
+  const ns = ensureNamespace(old, 'default');
+  old.prepare("INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES ('e-mig', ?, 'mig-ann', 'user', 0)").run(ns);
+  const rowid = old.prepare(`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence, stability,
+      difficulty, last_access_at, created_at, extraction_tier, entity_id, occurred_at, fact_attribute)
+    VALUES ('fact-old', ?, 'semantic', ?, ?, 1, 1, 5, 0, 0, 1, 'e-mig', ?, ?)`)
+    // As the rule before stored it: the American spelling was an attribute of its own.
+    .run(ns, "mig-ann's favorite color is green", "mig-ann's favorite color is green", Date.parse('2021-01-01T00:00:00Z'), "'s favorite color").lastInsertRowid;
+  old.prepare("INSERT INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, 'e-mig', 'owner')").run(rowid);
+  old.close();
+
+  const t = await startTestService({ SERVICE_PATH: path });
+  try {
+    const newer = await post(t.base, '/v1/remember', { entity: 'mig-ann', fact: "mig-ann's favourite colour is blue", valid_from: '2022-01-01T00:00:00Z' });
+    assert.equal(newer.status, 201, JSON.stringify(newer.body));
+    const history = await get(t.base, '/v1/memories/fact-old/history');
+    assert.equal(history.status, 200, JSON.stringify(history.body));
+    assert.equal(history.body.memory.superseded_by, newer.body.id);
+  } finally {
+    await t.close();
+  }
+  const file = openDatabase(path, { readonly: true });
+  try {
+    assert.equal(file.pragma('user_version', { simple: true }), MIGRATIONS.length);
+    assert.equal(file.prepare("SELECT fact_attribute FROM memories WHERE id = 'fact-old'").pluck().get(), "'s favourite colour");
+    const plan = (file.prepare(`EXPLAIN QUERY PLAN SELECT ep.id FROM episodes ep WHERE ${EPISODES_LISTED}
+      ORDER BY ep.started_at DESC, ep.id DESC LIMIT @limit OFFSET @offset`).all({ ns, entity: null, limit: 50, offset: 0 }) as { detail: string }[])
+      .map((step) => step.detail);
+    assert.ok(plan.some((detail) => detail.includes('episodes_by_start')), plan.join('; '));
+    assert.ok(!plan.some((detail) => detail.includes('TEMP B-TREE')), plan.join('; '));
+  } finally {
+    file.close();
+  }
+});
