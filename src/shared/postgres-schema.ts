@@ -245,7 +245,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   -- As SQLite's migration 12: GET /v1/episodes reads a namespace's episodes newest started first
   -- in index order. The attribute rule now reads more phrasings and spellings as one attribute:
   -- migrate.ts fills fact_attribute again after this runs.
-  CREATE INDEX episodes_by_start ON episodes(namespace_id, started_at, id);
+  CREATE INDEX IF NOT EXISTS episodes_by_start ON episodes(namespace_id, started_at);
   `,
 ];
 
