@@ -1,7 +1,7 @@
 // SQLite migration 12 (PostgreSQL 9): the unfiltered episode list reads episodes in index order
 // (no sort of the namespace's episodes), and facts stored under the narrower attribute rule are
 // read again, so a new fact in another spelling supersedes them (docs/time.md).
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
@@ -10,6 +10,10 @@ import { FACT_ATTRIBUTE_FUNCTION, MIGRATIONS } from '../src/shared/sql-schema.js
 import { ensureNamespace } from '../src/writer/sqlite/migrate.js';
 import { EPISODES_LISTED } from '../src/workers/sqlite/read-store.js';
 import { get, post, startTestService, tempDir } from './support/service.js';
+import { POSTGRES_MIGRATIONS } from '../src/shared/postgres-schema.js';
+import { connectWriter, type Sql } from '../src/writer/postgres/connect.js';
+import { migratePostgres } from '../src/writer/postgres/migrate.js';
+import { postgresUnavailable, startPrimary, type PgCluster } from './support/postgres.js';
 
 test('a file at version 11: facts re-read by the wider rule, a later spelling supersedes them, episodes listed by the index', async () => {
   const path = join(tempDir('memrt-migrate12-'), 'old.db');
@@ -50,4 +54,44 @@ test('a file at version 11: facts re-read by the wider rule, a later spelling su
   } finally {
     file.close();
   }
+});
+
+const unavailable = postgresUnavailable();
+
+describe('PostgreSQL migration 9', { skip: unavailable ? `PostgreSQL unavailable: ${unavailable}` : false }, () => {
+  let primary: PgCluster;
+  let sql: Sql;
+  before(async () => {
+    primary = await startPrimary();
+    sql = connectWriter(primary.url);
+  });
+  after(async () => {
+    await sql?.end();
+    await primary?.stop();
+  });
+
+  test('a database at version 8: facts re-read by the wider rule, the episode index made', async () => {
+    for (const migration of POSTGRES_MIGRATIONS.slice(0, 8)) await sql.unsafe(migration);
+    await sql`CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)`;
+    await sql`INSERT INTO schema_version (version) VALUES (8)`;
+    const [{ id: ns }] = await sql<{ id: number }[]>`INSERT INTO namespaces (name, created_at) VALUES ('default', 0) RETURNING id`;
+    await sql`INSERT INTO entities (id, namespace_id, name, kind, created_at) VALUES ('e-mig', ${ns}, 'mig-ann', 'user', 0)`;
+    const facts = [
+      ['old-spelling', "mig-ann's favorite color is green", "'s favorite color"],
+      ['old-phrasing', 'mig-ann relocated to Porto', null],
+      ['unchanged', 'mig-ann likes tea', null],
+    ] as const;
+    for (const [id, content, attribute] of facts) {
+      await sql`INSERT INTO memories (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty, last_access_at,
+          created_at, extraction_tier, occurred_at, entity_id, fact_attribute)
+        VALUES (${id}, ${ns}, 'semantic', ${content}, ${id}, 0.8, 1, 5, 0, 0, 1, 0, 'e-mig', ${attribute})`;
+    }
+    await migratePostgres(sql);
+    const rows = await sql<{ id: string; fact_attribute: string | null }[]>`SELECT id, fact_attribute FROM memories ORDER BY id`;
+    assert.deepEqual(rows.map((r) => [r.id, r.fact_attribute]), [['old-phrasing', 'lives in'], ['old-spelling', "'s favourite colour"], ['unchanged', null]]);
+    const [{ version }] = await sql<{ version: number }[]>`SELECT max(version)::int AS version FROM schema_version`;
+    assert.equal(version, POSTGRES_MIGRATIONS.length);
+    const [{ n }] = await sql<{ n: number }[]>`SELECT count(*)::int AS n FROM pg_indexes WHERE indexname = 'episodes_by_start'`;
+    assert.equal(n, 1);
+  });
 });
