@@ -9,7 +9,7 @@
 //
 // Two stores, same run, same timelines and questions: the statements worded only with templates
 // the service's attribute rule (shared/fact-attributes.ts) reads as setting the attribute, and
-// worded with every template (some outside the rule: "relocated to", "took a job at", …; a
+// worded with every template (some outside the rule: "became a", "favorite dish" for food, …; a
 // statement the rule does not read can neither supersede nor be superseded). Scored per store:
 //   - rank 1 states the current value;
 //   - the first statement of the asked person and attribute in the top 10 states the current

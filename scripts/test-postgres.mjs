@@ -35,6 +35,7 @@ const LEFT_OUT = {
   durability: 'kill -9 against the SQLite file (PostgreSQL: test/postgres-two-nodes.test.ts)',
   'early-answer': 'a service process on its SQLite file (process start-up behaviour)',
   'event-time-export': 'the CLI exports/imports the SQLite file offline (event time on PostgreSQL: event-time)',
+  'migration-13': 'a SQLite file written at version 11 (PostgreSQL migration 9 is tested in the same file on a cluster of its own)',
   'entity-exclusion': 'seeds rows straight into the SQLite file',
   extraction: 'reads rows from the SQLite file',
   'extraction-fallback': 'reads rows from the SQLite file',

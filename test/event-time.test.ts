@@ -53,6 +53,24 @@ describe('supersession', () => {
     await assertChain('tl-mid');
   });
 
+  test('one attribute however it is said: other predicates and spellings supersede too', async () => {
+    const pairs: [string, string, string][] = [
+      ['tl-ph1', 'tl-ph1 lives in Berlin', 'tl-ph1 relocated to Madrid'],
+      ['tl-ph2', 'tl-ph2 works at Lumen Energy', 'tl-ph2 is employed by Nimbus Cloud'],
+      ['tl-ph3', 'tl-ph3 works for Lumen Energy', 'tl-ph3 took a job at Nimbus Cloud'],
+      ['tl-ph4', "tl-ph4's favorite color is green", "tl-ph4's favourite colour is blue"],
+      ['tl-ph5', "tl-ph5's favourite colour is green", 'tl-ph5 likes blue best of all colours'],
+    ];
+    for (const [who, before, later] of pairs) {
+      const old = await remember(who, before, T2021);
+      const now = await remember(who, later, T2022);
+      const all = await recall({ query: later, entity: who, include_superseded: true });
+      const stored = all.memories.find((m) => m.id === old.id);
+      assert.equal(stored?.superseded_by, now.id, `${before} → ${later}`);
+      assert.deepEqual(contents(await recall({ query: later, entity: who })), [later]);
+    }
+  });
+
   test('compatible facts never supersede each other', async () => {
     await remember('tl-cy', 'tl-cy likes tea', T2021);
     await remember('tl-cy', 'tl-cy likes coffee', T2022);
@@ -286,5 +304,30 @@ describe('time in the query', () => {
     assert.deepEqual(contents(said), ['tl-qt booked the train to Porto']);
     const both = await recall({ query: 'what did tl-qt book', entity: 'tl-qt', types: ['episodic'], as_of: '2023-05-09T09:00:00Z' });
     assert.equal(both.memories.length, 2);
+  });
+
+  test('a question asking for a time ("when did …") puts the turns that say when first; the same words asked otherwise do not', async () => {
+    const imported = await post(t.base, '/v1/episodes/import', { participants: ['tl-wd'], messages: [
+      { role: 'user', content: 'tl-wd: the aquarium! the aquarium sharks, the aquarium jellyfish, aquarium everything' },
+      { role: 'user', content: 'tl-wd: we went to the aquarium last Saturday' },
+      { role: 'user', content: 'tl-wd: the aquarium café was closed' },
+    ] });
+    assert.equal(imported.status, 201, JSON.stringify(imported.body));
+    const ask = async (query: string) => (await post(t.base, '/v1/recall', { query, entity: 'tl-wd', types: ['episodic'], limit: 3, explain: true })).body
+      .memories as { content: string; explanation: { signals: { signal: string; contribution: number }[] } }[];
+    const timeOf = (m: { explanation: { signals: { signal: string; contribution: number }[] } }) => m.explanation.signals.find((s) => s.signal === 'time')!.contribution;
+    const plain = await ask('tl-wd go to the aquarium');
+    assert.equal(plain.length, 3);
+    assert.notEqual(plain[0].content, 'tl-wd: we went to the aquarium last Saturday', 'without the question form the dated turn is not first');
+    assert.ok(plain.every((m) => timeOf(m) === 0));
+    for (const query of ['When did tl-wd go to the aquarium?', 'what day did tl-wd go to the aquarium', 'how long ago did tl-wd go to the aquarium?']) {
+      const asked = await ask(query);
+      assert.equal(asked[0].content, 'tl-wd: we went to the aquarium last Saturday', query);
+      assert.ok(timeOf(asked[0]) > 0, query);
+      assert.ok(asked.slice(1).every((m) => timeOf(m) === 0), query);
+    }
+    // "when" that asks for no time (a subordinate clause) changes nothing.
+    const clause = await ask('what did tl-wd say when we were at the aquarium');
+    assert.ok(clause.every((m) => timeOf(m) === 0));
   });
 });

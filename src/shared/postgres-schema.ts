@@ -241,10 +241,19 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   DROP INDEX memories_by_fact_attribute;
   CREATE INDEX memories_by_fact_attribute ON memories(entity_id, fact_attribute, occurred_at) WHERE fact_attribute IS NOT NULL;
   `,
+  /* 9 */ `
+  -- As SQLite's migration 13: GET /v1/episodes reads a namespace's episodes newest started first
+  -- in index order. The attribute rule now reads more phrasings and spellings as one attribute:
+  -- migrate.ts fills fact_attribute again after this runs.
+  CREATE INDEX IF NOT EXISTS episodes_by_start ON episodes(namespace_id, started_at);
+  `,
 ];
 
-/** The migration that added fact_attribute: facts stored before it are filled in by migrate.ts. */
-export const PG_FACT_ATTRIBUTE_MIGRATION = 5;
+/**
+ * The migrations after which facts' fact_attribute is (re)filled by migrate.ts from the writer's
+ * rule: the one that added the column, and each that widened the rule.
+ */
+export const PG_FACT_ATTRIBUTE_MIGRATIONS: readonly number[] = [5, 9];
 
 /**
  * The text search configuration of the `search` column (migration 2). Queries must build their

@@ -381,6 +381,18 @@ export const MIGRATIONS: readonly string[] = [
     UPDATE namespace_text_stats SET tokens = tokens + ${rowTokensFromBlob('new')} WHERE namespace_id = new.namespace_id;
   END;
   `,
+  /* 13 */ `
+  -- GET /v1/episodes lists a namespace's episodes newest started first: read in index order, a
+  -- page costs its rows, not a sort of every episode of the namespace. Not (…, started_at, id):
+  -- with id in the index SQLite 3.53's OFFSET skipped too few rows beside the list's EXISTS
+  -- (test/episode-list.test.ts pages through it); ties on started_at are sorted per run of equals.
+  CREATE INDEX IF NOT EXISTS episodes_by_start ON episodes(namespace_id, started_at);
+  -- The attribute rule now reads more phrasings and spellings as one attribute ("relocated to",
+  -- "favorite color"): facts stored before are read again, so a new fact finds them on its
+  -- timeline. Their own places on it stay as they were.
+  UPDATE memories SET fact_attribute = memrt_fact_attribute(content)
+    WHERE memory_type = 'semantic' AND fact_attribute IS NOT memrt_fact_attribute(content);
+  `,
 ];
 
 /** The SQL function migration 7 fills fact_attribute with (a fact's single-valued attribute, or NULL). */

@@ -10,7 +10,9 @@
 //    a fraction of the best score among its near turns and by its session's score as a whole;
 // 4. entity links as a small prior, and who said it: what a person the query names said, or what
 //    was said about them (owner or mention links, not mere participation) gains; strength and
-//    recency only break near-ties.
+//    recency only break near-ties;
+// 5. a question asking for a time ("when did …"): the best memories whose text says when gain
+//    (time-evidence.ts).
 // Nothing here reads last access or stability: recalling never changes what a recall returns.
 // Filters (namespace, archived, entity, types) are applied inside each candidate query.
 // Storage is reached only through the read port (read-port.ts): the same engine ranks over
@@ -26,6 +28,7 @@ import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
 import { feedbackVector, FEEDBACK_DOCS } from './dense-feedback.js';
+import { asksForTime, timeEvidence } from './time-evidence.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -61,9 +64,10 @@ export interface RecallHit {
  * a turn of the best-scoring session gains (session-evidence.ts);
  * entity: the entity prior; said: what a memory by or about a named person gains (who-said-it.ts);
  * strength: the tie-break; feedback: the weight, in the mean beside bm25 and vector, of the cosine to
- * the query moved `rocchio` of the way towards the best candidates (dense-feedback.ts).
+ * the query moved `rocchio` of the way towards the best candidates (dense-feedback.ts); when: what a
+ * memory whose text says when gains on a question asking for a time (time-evidence.ts).
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5, when: 0.3 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -86,6 +90,13 @@ const MIN_DEPTH = 50;
 /** The adjacent turns of this many times `limit` best candidates (at least MIN_EXPANDED) join. */
 const EXPAND_FACTOR = 2;
 const MIN_EXPANDED = 20;
+/**
+ * A question asking for a time re-ranks this many times `limit` best memories (at least MIN_WHEN,
+ * at most MAX_WHEN: their text is read and parsed) by whether they say when.
+ */
+const WHEN_FACTOR = 3;
+const MIN_WHEN = 30;
+const MAX_WHEN = 200;
 /**
  * Whole rows read by the first query once ranked (at 100,000-character facts ~1.6 MB). Each next
  * chunk doubles — a limit-1000 recall of short facts takes 7 statements, not 63 — but holds no
@@ -251,7 +262,7 @@ export class RecallEngine {
     let session: ReadonlyMap<number, number> = NO_BONUS;
     let prior: (rowid: number) => number = NOTHING;
     let tieBreak: (row: CandidateRow) => number = NOTHING;
-    const ranked = timed(timings, 'fusion', () => {
+    const scored = timed(timings, 'fusion', () => {
       lifted = liftedByNeighbours(rows, fused, w.adjacent, this.reach);
       session = sessionEvidence(rows, fused, w.session);
       // 4. Entity prior and tie-break.
@@ -259,14 +270,26 @@ export class RecallEngine {
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
         .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
-        .sort((a, b) => b.score - a.score || b.rowid - a.rowid)
-        .slice(0, request.limit);
+        .sort((a, b) => b.score - a.score || b.rowid - a.rowid);
     });
+    // 5. A question asking for a time: the best memories whose text says when gain (time-evidence.ts).
+    let when: ReadonlyMap<number, number> = NO_BONUS;
+    if (w.when > 0 && asksForTime(request.query)) {
+      const top = scored.slice(0, Math.min(MAX_WHEN, Math.max(MIN_WHEN, request.limit * WHEN_FACTOR)));
+      const texts = await timedAsync(timings, 'hydrate', () => reads.rows(top.map((r) => r.rowid)));
+      when = timed(timings, 'fusion', () => timeEvidence(texts, w.when));
+      if (when.size > 0) {
+        for (const r of top) r.score += when.get(r.rowid) ?? 0;
+        top.sort((a, b) => b.score - a.score || b.rowid - a.rowid);
+        scored.splice(0, top.length, ...top);
+      }
+    }
+    const ranked = scored.slice(0, request.limit);
     if (!request.explain) return ranked;
     const explanations = explainScores(ranked.map((r) => r.rowid), {
       // The entity contribution: the prior and who said it, both from the query's named entities' links.
       lexical, nearest, cosine, signals, fused, lifted, session, prior: (rowid) => prior(rowid) + (said.get(rowid) ?? 0), weights: w,
-      tieBreak: (rowid) => tieBreak(rows.get(rowid)!),
+      tieBreak: (rowid) => tieBreak(rows.get(rowid)!), when,
     });
     return ranked.map((r, i) => ({ ...r, explanation: explanations[i] }));
   }

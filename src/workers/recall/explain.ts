@@ -4,7 +4,8 @@
 // default path does none of this. The contributions add up to the score the ranking used:
 // lexical + vector are the terms of the weighted mean (fuse.ts; vector holds the dense feedback's
 // term too: both are cosines of the query's embedding, one of it moved), then the adjacent-turn
-// lift, the session's share, the entity prior and the tie-break are added to it (engine.ts).
+// lift, the session's share, the entity prior, the tie-break and, on a question asking for a
+// time, what a memory that says when gains (time-evidence.ts) are added to it (engine.ts).
 import type { Explanation } from '../../shared/schemas.js';
 import { normalised, type SignalScores } from './fuse.js';
 import type { Proposal } from '../port/candidates.js';
@@ -23,7 +24,9 @@ export interface RankingTrace {
   session: ReadonlyMap<number, number>;
   prior: (rowid: number) => number;
   tieBreak: (rowid: number) => number;
-  weights: { adjacent: number; session: number; entity: number; strength: number };
+  /** What each memory that says when gained on a question asking for a time (empty otherwise). */
+  when: ReadonlyMap<number, number>;
+  weights: { adjacent: number; session: number; entity: number; strength: number; when: number };
 }
 
 /** One explanation per rowid, in the given order. */
@@ -50,6 +53,7 @@ export function explainScores(rowids: number[], trace: RankingTrace): Explanatio
     const session = trace.session.get(rowid) ?? 0;
     const entity = trace.prior(rowid);
     const tieBreak = trace.tieBreak(rowid);
+    const when = trace.when.get(rowid) ?? 0;
     const lexicalRaw = lexical.signal.scores.get(rowid);
     const parts = [
       { signal: 'lexical' as const, rank: rankIn(trace.lexical, rowid), raw: lexicalRaw ?? null, weight: lexical.signal.weight, contribution: meanTerm(lexical) },
@@ -61,7 +65,9 @@ export function explainScores(rowids: number[], trace: RankingTrace): Explanatio
       { signal: 'entity' as const, rank: null, raw: null, weight: trace.weights.entity, contribution: entity },
       // raw: confidence × recency among the candidates.
       { signal: 'tie_break' as const, rank: null, raw: trace.weights.strength > 0 ? tieBreak / trace.weights.strength : null, weight: trace.weights.strength, contribution: tieBreak },
+      // raw: 1 when the memory's text says when and the query asked for a time, else 0.
+      { signal: 'time' as const, rank: null, raw: when > 0 ? 1 : 0, weight: trace.weights.when, contribution: when },
     ];
-    return { score: fused + adjacent + session + entity + tieBreak, signals: parts };
+    return { score: fused + adjacent + session + entity + tieBreak + when, signals: parts };
   });
 }

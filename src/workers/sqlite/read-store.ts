@@ -14,7 +14,7 @@ export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type,
  * still takes part in. One whose participants were all forgotten lost its turns with them: an
  * empty shell, not listed.
  */
-const EPISODES_LISTED = `ep.namespace_id = @ns
+export const EPISODES_LISTED = `ep.namespace_id = @ns
   AND (@entity IS NULL OR ep.id IN (SELECT episode_id FROM episode_participants WHERE entity_id = @entity))
   AND EXISTS (SELECT 1 FROM episode_participants p WHERE p.episode_id = ep.id)`;
 

@@ -9,6 +9,7 @@ import type { RuleContext } from './context.js';
 import { entity } from './entities.js';
 import { insertMemory, type NewMemory } from './new-memory.js';
 import { applyPlacement, placement, type Placement } from './supersession.js';
+import { factAttribute } from '../../shared/fact-attributes.js';
 
 export function* remember(cmd: CommandOf<'remember'>, ctx: RuleContext): Step<WriterResults['remember']> {
   return storedFact(yield* rememberRow(cmd, ctx));
@@ -47,7 +48,19 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
   // The same words after they were superseded say the value came back ("moved back to Berlin"): a new fact.
   let place = null as Placement | null;
   let sameFact = duplicate !== undefined && (duplicate.valid_until === null || occurredAt < duplicate.valid_until);
-  if (duplicate && sameFact && occurredAt < duplicate.occurred_at && memory.type === 'semantic') {
+  if (duplicate && sameFact && restatedAtAnotherTime(memory, occurredAt, duplicate)) {
+    // The same value of a single-valued attribute, said to hold from another moment: a point of
+    // its own on the timeline, or a value stated later between the two (Berlin 2021, Berlin 2023,
+    // then Madrid 2022) would supersede the only Berlin row and leave Madrid current.
+    place = yield* placement(ctx.rows, ownerId, memory.content, occurredAt);
+    if (occurredAt < duplicate.occurred_at) {
+      // Earlier: it holds until the next later value, or until the stored row restates it.
+      if (place.next === null || place.next.at > duplicate.occurred_at) place = { ...place, next: { at: duplicate.occurred_at, id: duplicate.id } };
+    } else {
+      place = { ...place, supersedes: [...place.supersedes, duplicate] };
+    }
+    sameFact = false;
+  } else if (duplicate && sameFact && occurredAt < duplicate.occurred_at && memory.type === 'semantic') {
     // Said to be true earlier than the stored row: still the same fact only if no other value of
     // the attribute lies between the two (facts may arrive newest first, and the value may have
     // come back: Berlin 2021, Madrid 2022, Berlin 2023).
@@ -76,4 +89,14 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
     occurred_at: stored.occurred_at, valid_until: stored.valid_until, superseded_by: stored.superseded_by,
     created: true, superseded: place ? place.supersedes.map((fact) => fact.id) : [],
   };
+}
+
+/**
+ * A semantic fact setting a single-valued attribute, whose caller said when it became true
+ * (valid_from, an episode's date), at another moment than the stored row with the same words.
+ * Without a time of its own (now), the same words again are the same fact: reinforced.
+ */
+function restatedAtAnotherTime(memory: NewMemory, occurredAt: number, duplicate: MemoryRow): boolean {
+  return memory.type === 'semantic' && memory.occurredAt !== undefined && occurredAt !== duplicate.occurred_at
+    && factAttribute(memory.content) !== null;
 }

@@ -2,7 +2,7 @@
 // migrate one at a time (an advisory lock); every pending migration commits in ONE transaction
 // (PostgreSQL's DDL is transactional), so a failure leaves the schema as it was.
 import { factAttribute } from '../../shared/fact-attributes.js';
-import { PG_FACT_ATTRIBUTE_MIGRATION, POSTGRES_MIGRATIONS, PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
+import { PG_FACT_ATTRIBUTE_MIGRATIONS, POSTGRES_MIGRATIONS, PG_LOCK_CLASS } from '../../shared/postgres-schema.js';
 import type { Sql, Tx } from './connect.js';
 
 export async function migratePostgres(sql: Sql): Promise<void> {
@@ -16,7 +16,7 @@ export async function migratePostgres(sql: Sql): Promise<void> {
     }
     for (let version = current; version < POSTGRES_MIGRATIONS.length; version++) {
       await tx.unsafe(POSTGRES_MIGRATIONS[version]!);
-      if (version + 1 === PG_FACT_ATTRIBUTE_MIGRATION) await fillFactAttributes(tx);
+      if (PG_FACT_ATTRIBUTE_MIGRATIONS.includes(version + 1)) await fillFactAttributes(tx);
     }
     if (current < POSTGRES_MIGRATIONS.length) {
       await tx`DELETE FROM schema_version`;
@@ -32,16 +32,16 @@ export async function ensurePostgresNamespace(sql: Sql, name: string, now = Date
   return row!.id;
 }
 
-/** Facts stored before the column existed: their attribute by the writer's rule, a page at a time. */
+/** Facts stored before the column existed, or before the rule widened: their attribute by the writer's rule, a page at a time. */
 async function fillFactAttributes(tx: Tx): Promise<void> {
   let after = 0;
   for (;;) {
-    const page = await tx<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
+    const page = await tx<{ rowid: number; content: string; fact_attribute: string | null }[]>`SELECT rowid, content, fact_attribute FROM memories
       WHERE memory_type = 'semantic' AND rowid > ${after} ORDER BY rowid LIMIT 1000`;
     if (page.length === 0) return;
     const set = page.flatMap((row) => {
-      const attribute = factAttribute(row.content)?.attribute;
-      return attribute === undefined ? [] : [{ rowid: row.rowid, attribute }];
+      const attribute = factAttribute(row.content)?.attribute ?? null;
+      return attribute === row.fact_attribute ? [] : [{ rowid: row.rowid, attribute }];
     });
     if (set.length > 0) {
       await tx`UPDATE memories SET fact_attribute = s.attribute FROM unnest(${set.map((s) => s.rowid)}::bigint[], ${set.map((s) => s.attribute)}::text[])

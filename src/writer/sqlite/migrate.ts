@@ -9,7 +9,7 @@ export function migrate(db: Db): void {
     throw new Error(`database schema version ${current} is newer than this build understands (${MIGRATIONS.length})`);
   }
   if (current === MIGRATIONS.length) return;
-  // Migration 7 computes each stored fact's attribute with the writer's own rule.
+  // Migrations 7 and 12 compute each stored fact's attribute with the writer's own rule.
   db.function(FACT_ATTRIBUTE_FUNCTION, { deterministic: true },
     (content) => (typeof content === 'string' ? factAttribute(content)?.attribute ?? null : null));
   // A table rebuild (drop, then rename a copy into place) must not fire ON DELETE actions or
