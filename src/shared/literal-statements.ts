@@ -10,6 +10,7 @@
 import type { Statement } from 'better-sqlite3';
 import { BoundedMap } from './bounded-map.js';
 import type { Db } from './db.js';
+import { prepareOnce } from './connection-statements.js';
 
 /**
  * Distinct values kept prepared per statement: more are re-prepared on use (least recently used
@@ -31,7 +32,7 @@ export function statementPerValue<V extends string | number, B extends unknown[]
   db: Db, spell: (value: V) => string, sql: (spelled: string) => string,
 ): (value: V) => Statement<B, R> {
   const prepared = new BoundedMap<V, Statement<B, R>>(PREPARED_VALUES);
-  return (value) => prepared.getOrCreate(value, () => db.prepare<B, R>(sql(spell(value))));
+  return (value) => prepared.getOrCreate(value, () => prepareOnce<B, R>(db, sql(spell(value))));
 }
 
 /**
@@ -44,9 +45,6 @@ export function statementPerLimits<B extends unknown[] | {} = unknown[], R = unk
   const prepared = new BoundedMap<string, Statement<B, R>>(PREPARED_VALUES);
   return (...limits) => {
     const spelled = limits.map(integerLiteral);
-    return prepared.getOrCreate(spelled.join(','), () => {
-      const statement = db.prepare<B, R>(sql(...spelled));
-      return options.pluck ? (statement.pluck() as Statement<B, R>) : statement;
-    });
+    return prepared.getOrCreate(spelled.join(','), () => prepareOnce<B, R>(db, sql(...spelled), options.pluck ? 'pluck' : 'rows'));
   };
 }

@@ -9,6 +9,7 @@
 // Nothing is read while the file is unchanged (PRAGMA data_version). Only this namespace's
 // rows are read, and every shortlisted rowid is checked against the namespace again on re-rank.
 import type { Db } from '../../shared/db.js';
+import { onConnection } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import type { BudgetedCodes, CodeBudget } from '../ivf/code-budget.js';
 import { codeBytesFor, headroom, VectorCodes, type CodedVector } from '../ivf/vector-codes.js';
@@ -34,7 +35,7 @@ export class NamespaceVectorCodes implements BudgetedCodes {
   private readonly s;
 
   constructor(db: Db, private readonly namespaceId: number, private readonly cells: VectorCells, private readonly budget: CodeBudget) {
-    this.s = {
+    this.s = onConnection(db, NamespaceVectorCodes, () => ({
       dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
       embedded: db.prepare<[number], number>('SELECT count(*) FROM memories WHERE namespace_id = ? AND embedded = 1').pluck(),
       // Without vec0's chunk tables (another sqlite-vec layout): vec0 by rowid, in cell order.
@@ -55,7 +56,7 @@ export class NamespaceVectorCodes implements BudgetedCodes {
         'SELECT min(rowid) FROM memories WHERE namespace_id = ? AND embedded = 0 AND rowid > ?').pluck(),
       unembeddedUpTo: db.prepare<[number, number], number>(
         'SELECT rowid FROM memories WHERE namespace_id = ? AND embedded = 0 AND rowid <= ?').pluck(),
-    };
+    }));
     this.chunks = vectorChunks(db);
   }
 
