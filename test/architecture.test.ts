@@ -236,6 +236,7 @@ const SQLITE_ELSEWHERE: Record<string, string> = {
   'shared/instance-lock.js': 'the one-writer lock is an exclusive tiny SQLite file, whatever the backend',
   'shared/meta.js': 'reads the SQLite meta table beside the vector byte helpers both backends use',
   'shared/literal-statements.js': "statements with row counts spelled in (SQLite re-prepares on a bound LIMIT), for both SQLite adapters",
+  'shared/connection-statements.js': 'statements prepared once per SQLite connection and shared by every namespace, for both SQLite adapters',
 };
 const POSTGRES_ELSEWHERE: Record<string, string> = {
   'shared/replaceable-sql.js': 'the guard that replaces a postgres client spoilt by a failover (both threads and main)',

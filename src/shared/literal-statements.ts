@@ -10,6 +10,7 @@
 import type { Statement } from 'better-sqlite3';
 import { BoundedMap } from './bounded-map.js';
 import type { Db } from './db.js';
+import { prepareOnce } from './connection-statements.js';
 
 /**
  * Distinct values kept prepared per statement: more are re-prepared on use (least recently used
@@ -36,8 +37,7 @@ export function statementPerValues<V extends string | number, B extends unknown[
     const spelled = values.map(spell);
     // One value (the writer's hot statements) is its own key: no joined string per run.
     return prepared.getOrCreate(spelled.length === 1 ? spelled[0]! : spelled.join(','), () => {
-      const statement = db.prepare<B, R>(sql(...spelled));
-      return options.pluck ? (statement.pluck() as Statement<B, R>) : statement;
+      return prepareOnce<B, R>(db, sql(...spelled), options.pluck ? 'pluck' : 'rows');
     });
   };
 }

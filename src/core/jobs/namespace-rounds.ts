@@ -24,6 +24,23 @@ export class NamespaceRounds {
     return first.value;
   }
 
+  /**
+   * The next `max` namespaces whose turn it is (fewer when fewer wait; each once), each moved to
+   * the back: a turn for several namespaces at once, in the same order one by one would give.
+   */
+  nextFew(max: number): string[] {
+    const taken: string[] = [];
+    for (const namespace of this.waiting) {
+      if (taken.length >= max) break;
+      taken.push(namespace);
+    }
+    for (const namespace of taken) {
+      this.waiting.delete(namespace);
+      this.waiting.add(namespace);
+    }
+    return taken;
+  }
+
   /** `namespace` has no work left (until it is added again). */
   done(namespace: string): void {
     this.waiting.delete(namespace);

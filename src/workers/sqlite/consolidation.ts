@@ -1,6 +1,7 @@
 // Consolidation's reads over the SQLite file (the SQLite read port's share of promotion.ts and
 // decay.ts): the statements the planners have always run, prepared once per pool thread.
 import type { Db } from '../../shared/db.js';
+import { onConnection } from '../../shared/connection-statements.js';
 import { DAY_MS } from '../../shared/fsrs.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { promotionWatermarkKey } from '../../shared/sql-schema.js';
@@ -12,7 +13,7 @@ export class SqliteConsolidationReads {
   private readonly s;
 
   constructor(db: Db, private readonly namespaceId: number) {
-    this.s = {
+    this.s = onConnection(db, SqliteConsolidationReads, () => ({
       watermark: db.prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?'),
       newest: db.prepare<[number], { rowid: number | null }>(
         "SELECT max(rowid) AS rowid FROM memories WHERE namespace_id = ? AND memory_type = 'episodic'"),
@@ -39,7 +40,7 @@ export class SqliteConsolidationReads {
         WHERE namespace_id = @ns AND archived = 0 AND (
           @now - max(last_access_at, coalesce(decayed_at, 0)) > stability * ${DAY_MS}
           OR @now - last_access_at > stability * @archiveFactor * ${DAY_MS})`),
-    };
+    }));
   }
 
   promotionWatermark(): number {

@@ -5,6 +5,7 @@
 // here (entity-deletion.ts), never a row the fsynced file does not hold.
 import { randomUUID } from 'node:crypto';
 import type { Db } from '../../shared/db.js';
+import { onConnection } from '../../shared/connection-statements.js';
 import type { Config } from '../../shared/config.js';
 import { fail } from '../../shared/errors.js';
 import { readMeta, vectorFromBlob } from '../../shared/meta.js';
@@ -21,7 +22,7 @@ export class DeletionSnapshots {
   private readonly s;
 
   constructor(private readonly db: Db, private readonly namespaceId: number, private readonly config: Config) {
-    this.s = {
+    this.s = onConnection(db, DeletionSnapshots, () => ({
       entity: db.prepare<[number, string], EntityRecord & { created_at: number }>(
         'SELECT id, name, kind, created_at FROM entities WHERE namespace_id = ? AND name = ?'),
       // The delete removes the entity's record too (writer forgetEntity): its participations go in the header.
@@ -38,7 +39,7 @@ export class DeletionSnapshots {
       ownerOf: db.prepare<[number], EntityRecord & { created_at: number }>(`SELECT e.id, e.name, e.kind, e.created_at
         FROM memories m JOIN memory_entities me ON me.memory_rowid = m.rowid JOIN entities e ON e.id = me.entity_id
         WHERE m.rowid = ? ORDER BY e.id = m.entity_id DESC, me.relation = 'owner' DESC, me.relation = 'participant' DESC, e.name LIMIT 1`),
-    };
+    }));
   }
 
   /** Writes the entity's snapshot; `rows` are the [rowid, id] pairs it holds, in rowid order. */

@@ -1,6 +1,7 @@
 // Entity links for recall on SQLite: the members of entities with few memories (candidates of
 // their own) and which candidates link an entity the query names (the prior, recall/entity-prior.ts).
 import type { Db } from '../../shared/db.js';
+import { prepareOnce } from '../../shared/connection-statements.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
 import type { CandidateFilter } from '../port/candidates.js';
 import { FILTER_SQL, filterParams } from './filter.js';
@@ -23,14 +24,14 @@ export class EntityLinks {
     // memories. LIMIT: a query can name hundreds of entities, each "few"; together they bring at most
     // `depth` members, else one request could pull 100k+ candidates into every later stage.)
     // (memory_rowid, …) is the key's prefix: one seek per candidate.
-    this.linkedRows = db.prepare<[string, string], number>(`
+    this.linkedRows = prepareOnce<[string, string], number>(db, `
       SELECT DISTINCT e.memory_rowid FROM json_each(?) j
       CROSS JOIN memory_entities e ON e.memory_rowid = j.value
-      WHERE e.entity_id IN (SELECT value FROM json_each(?))`).pluck();
-    this.aboutRows = db.prepare<[string, string], number>(`
+      WHERE e.entity_id IN (SELECT value FROM json_each(?))`, 'pluck');
+    this.aboutRows = prepareOnce<[string, string], number>(db, `
       SELECT DISTINCT e.memory_rowid FROM json_each(?) j
       CROSS JOIN memory_entities e ON e.memory_rowid = j.value
-      WHERE e.entity_id IN (SELECT value FROM json_each(?)) AND e.relation IN ('owner', 'mention')`).pluck();
+      WHERE e.entity_id IN (SELECT value FROM json_each(?)) AND e.relation IN ('owner', 'mention')`, 'pluck');
   }
 
   /** Every memory of those entities that have at most `depth` links (passing the filter). */

@@ -2,6 +2,7 @@
 // as SQL with its parameters, and the entity-size count that chooses between walking an
 // entity's links and filtering the namespace (PostgreSQL's: postgres/filter.ts).
 import type { Db } from '../../shared/db.js';
+import { prepareOnce } from '../../shared/connection-statements.js';
 import { LARGE_ENTITY, validNow, type CandidateFilter, type Proposal, type RecallContext } from '../port/candidates.js';
 
 /** A SQLite retrieval signal (lexical.ts, vectors.ts): candidates, best first; empty when it has nothing to say. */
@@ -33,8 +34,8 @@ export const FILTER_SQL = `m.namespace_id = @ns AND m.archived = 0
 /** Counts an entity's memories (owner or participant), stopping at LARGE_ENTITY + 1. */
 export function entitySize(db: Db): (entityId: string) => number {
   // The bound spelled in: a bound LIMIT makes SQLite prepare the statement again on every run.
-  const count = db.prepare<[string], number>(`SELECT count(*) FROM (SELECT 1 FROM memory_entities
-    WHERE entity_id = ? AND relation IN ('owner', 'participant') LIMIT ${LARGE_ENTITY + 1})`).pluck();
+  const count = prepareOnce<[string], number>(db, `SELECT count(*) FROM (SELECT 1 FROM memory_entities
+    WHERE entity_id = ? AND relation IN ('owner', 'participant') LIMIT ${LARGE_ENTITY + 1})`, 'pluck');
   return (entityId) => count.get(entityId)!;
 }
 

@@ -2,6 +2,7 @@
 // and re-read only when the writer installs or retires a generation. Recall asks which cells to
 // scan; the embedding backfill and the indexer ask which cell a new vector belongs in.
 import type { Db } from '../../shared/db.js';
+import { prepareOnce } from '../../shared/connection-statements.js';
 import { cellFor, group, probedCells, type CellRow, type Generation } from '../ivf/cells.js';
 import { codeProbeCountFor } from '../ivf/kmeans.js';
 
@@ -13,10 +14,10 @@ export class VectorCells {
   private generations: Generation[] = [];
 
   constructor(db: Db, private readonly namespaceId: number, private readonly probes = 0) {
-    this.fingerprint = db.prepare<[number], { top: number | null; cells: number }>(`
+    this.fingerprint = prepareOnce<[number], { top: number | null; cells: number }>(db, `
       SELECT max(c.cell) AS top, count(*) AS cells FROM vector_cells c
       JOIN vector_generations g ON g.generation = c.generation WHERE g.namespace_id = ?`);
-    this.rows = db.prepare<[number], CellRow>(`
+    this.rows = prepareOnce<[number], CellRow>(db, `
       SELECT c.cell, c.generation, g.trained_on, c.centroid FROM vector_cells c
       JOIN vector_generations g ON g.generation = c.generation
       WHERE g.namespace_id = ? ORDER BY c.cell`);

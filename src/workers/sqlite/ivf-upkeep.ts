@@ -4,6 +4,7 @@
 // results (src/writer/sqlite/ivf-generations.ts). The main thread's VectorIndexer (src/core/jobs/ivf-upkeep.ts) decides what runs.
 import type { Db } from '../../shared/db.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
+import { onConnection } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import type { VectorIndexStatus } from '../../shared/protocol/pool.js';
 import type { VectorMove } from '../../shared/protocol/writer.js';
@@ -17,7 +18,7 @@ export class VectorIndexMaintenance {
   private readonly s;
 
   constructor(db: Db, private readonly namespaceId: number, private readonly cells: VectorCells) {
-    this.s = {
+    this.s = onConnection(db, VectorIndexMaintenance, () => ({
       vectors: db.prepare<[number], { n: number }>('SELECT count(*) AS n FROM memories WHERE namespace_id = ? AND embedded = 1'),
       stale: db.prepare<[number, number], { n: number }>(
         'SELECT count(*) AS n FROM memories WHERE namespace_id = ? AND embedded = 1 AND vector_cell < ?'),
@@ -28,7 +29,7 @@ export class VectorIndexMaintenance {
       staleVectors: statementPerLimits<[number, number], { rowid: number; embedding: Buffer | null }>(db, (limit) => `
         SELECT m.rowid AS rowid, v.embedding AS embedding FROM memories m LEFT JOIN memory_vectors v ON v.rowid = m.rowid
         WHERE m.namespace_id = ? AND m.embedded = 1 AND m.vector_cell < ? LIMIT ${limit}`),
-    };
+    }));
   }
 
   status(): VectorIndexStatus {

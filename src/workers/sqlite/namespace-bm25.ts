@@ -11,6 +11,7 @@
 // A query's terms are single words (recall/query-text.ts); FTS5 stems them (porter) through a
 // temporary FTS5 table with the index's tokenizer, so the instance list is looked up by stem.
 import type { Db } from '../../shared/db.js';
+import { prepareOnce } from '../../shared/connection-statements.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
 import { docSizeTokens } from '../../shared/fts-doc-size.js';
 import type { Proposal, RecallContext } from '../port/candidates.js';
@@ -48,23 +49,23 @@ export class NamespaceBm25 {
     db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stems USING fts5(word, tokenize = 'porter unicode61 remove_diacritics 2');
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_stem_tokens USING fts5vocab(temp, query_stems, instance);
       CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_instances USING fts5vocab(main, memories_fts, instance);`);
-    this.othersHold = db.prepare<[number], number>(
-      'SELECT EXISTS (SELECT 1 FROM namespace_text_stats WHERE namespace_id != ? AND documents > 0)').pluck();
-    this.stats = db.prepare<[number], { documents: number; tokens: number }>(
+    this.othersHold = prepareOnce<[number], number>(db,
+      'SELECT EXISTS (SELECT 1 FROM namespace_text_stats WHERE namespace_id != ? AND documents > 0)', 'pluck');
+    this.stats = prepareOnce<[number], { documents: number; tokens: number }>(db,
       'SELECT documents, tokens FROM namespace_text_stats WHERE namespace_id = ?');
     // Every namespace's occurrences (the index has no namespace column); rows of others are
     // dropped by `rows` below, in one statement for all of them.
-    this.instances = db.prepare<[string], { rowid: number; col: string }>('SELECT doc AS rowid, col FROM temp.memories_fts_instances WHERE term = ?');
+    this.instances = prepareOnce<[string], { rowid: number; col: string }>(db, 'SELECT doc AS rowid, col FROM temp.memories_fts_instances WHERE term = ?');
     // FTS5: idf = log((nRow - nHit + 0.5) / (nHit + 0.5)), at least 1e-6.
-    this.idf = db.prepare<[number, number, number], number>('SELECT ln((? - ? + 0.5) / (? + 0.5))').pluck();
+    this.idf = prepareOnce<[number, number, number], number>(db, 'SELECT ln((? - ? + 0.5) / (? + 0.5))', 'pluck');
     // The namespace's rows among them: whether each passes the filter, and its length.
-    this.rows = db.prepare<Record<string, unknown>, { rowid: number; passes: number; sz: Buffer }>(`SELECT m.rowid AS rowid,
+    this.rows = prepareOnce<Record<string, unknown>, { rowid: number; passes: number; sz: Buffer }>(db, `SELECT m.rowid AS rowid,
         (${FILTER_SQL}) AS passes, d.sz AS sz
       FROM json_each(@rowids) j CROSS JOIN memories m ON m.rowid = j.value CROSS JOIN memories_fts_docsize d ON d.id = m.rowid
       WHERE m.namespace_id = @ns`);
-    this.clearStems = db.prepare('DELETE FROM temp.query_stems');
-    this.addStem = db.prepare<[number, string]>('INSERT INTO temp.query_stems (rowid, word) VALUES (?, ?)');
-    this.readStems = db.prepare<[], { doc: number; term: string }>('SELECT doc, term FROM temp.query_stem_tokens ORDER BY doc, offset');
+    this.clearStems = prepareOnce(db, 'DELETE FROM temp.query_stems');
+    this.addStem = prepareOnce<[number, string]>(db, 'INSERT INTO temp.query_stems (rowid, word) VALUES (?, ?)');
+    this.readStems = prepareOnce<[], { doc: number; term: string }>(db, 'SELECT doc, term FROM temp.query_stem_tokens ORDER BY doc, offset');
     let cache = stems.get(db);
     if (cache === undefined) stems.set(db, cache = new BoundedMap(STEM_CACHE));
     this.stemOf = cache;

@@ -2,6 +2,7 @@
 // recall signals, the IVF cells), unchanged and still synchronous inside. Each method settles
 // at once; a recall's snapshot is one read transaction on this thread's read-only connection.
 import type { Db } from '../../shared/db.js';
+import { prepareOnce } from '../../shared/connection-statements.js';
 import type { Config } from '../../shared/config.js';
 import { checkedHeaderById, listSnapshots, memoriesAfterById, readSnapshotById } from '../../shared/snapshot-files.js';
 import { SqliteConsolidationReads } from './consolidation.js';
@@ -157,9 +158,9 @@ function sqliteRecallReads(db: Db, store: ReadStore, namespaceId: number, option
   const neighbours = new TurnNeighbours(db, namespaceId);
   const links = new EntityLinks(db, namespaceId);
   const matcher = new EntityMatcher(db, namespaceId);
-  const positions = db.prepare<[string], CandidateRow>(`SELECT m.rowid AS rowid, m.memory_type, m.episode_id, m.seq,
+  const positions = prepareOnce<[string], CandidateRow>(db, `SELECT m.rowid AS rowid, m.memory_type, m.episode_id, m.seq,
     m.confidence, m.created_at FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
-  const rows = db.prepare<[string], MemoryRow>(
+  const rows = prepareOnce<[string], MemoryRow>(db,
     `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
   return {
     entity: async (name: string) => store.entity(name),

@@ -1,5 +1,6 @@
 // Read-only queries used by the pool. One instance per worker thread, statements prepared once.
 import type { Db } from '../../shared/db.js';
+import { onConnection } from '../../shared/connection-statements.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
 import type { EntityKind, EntityRecord, ValidatedListEntities, ValidatedListEpisodes, ListEntitiesResult, ListEpisodesResult, StatsResult } from '../../shared/schemas.js';
 import { ResponseBudget } from '../port/response-budget.js';
@@ -22,8 +23,7 @@ export class ReadStore {
   private readonly s;
 
   constructor(readonly db: Db, readonly namespaceId: number, readonly namespace: string) {
-    db.function('fold', { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text));
-    this.s = {
+    this.s = onConnection(db, ReadStore, () => (db.function('fold', { deterministic: true }, (text) => (typeof text === 'string' ? text.toLowerCase() : text)), {
       entity: db.prepare<[number, string], EntityRecord>(
         'SELECT id, name, kind FROM entities WHERE namespace_id = ? AND name = ?'),
       // Row counts spelled in (shared/literal-statements.ts): a bound LIMIT re-prepares every run.
@@ -72,7 +72,7 @@ export class ReadStore {
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id IN (SELECT value FROM json_each(?)) ORDER BY p.episode_id, p.position`),
       participants: db.prepare<[string], EntityRecord>(`SELECT e.id, e.name, e.kind FROM episode_participants p
         JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ? ORDER BY p.position`),
-    };
+    }));
   }
 
   entity(name: string): EntityRecord | undefined {

@@ -23,6 +23,7 @@
 // from the file in the probed cells (memories_by_vector_cell) and re-ranked with the shortlist, so
 // a memory is found by its vector as soon as it has one.
 import type { Db } from '../../shared/db.js';
+import { prepareOnce } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle } from '../ivf/vector-codes.js';
 import type { VectorCells } from './ivf-cells.js';
@@ -207,10 +208,11 @@ export class NamespaceVectorCodes {
   constructor(db: Db, private readonly cells: VectorCells) {
     // Per probed cell a range of memories_by_vector_cell (namespace, cell, rowid): only this
     // namespace's newest rows are read, however much other namespaces wrote.
-    this.fresh = db.prepare<[number, string, number], number>(`
+    // Prepared once per connection and shared by every namespace (connection-statements.ts).
+    this.fresh = prepareOnce<[number, string, number], number>(db, `
       SELECT rowid FROM memories INDEXED BY memories_by_vector_cell
       WHERE namespace_id = ? AND embedded = 1 AND vector_cell IN (SELECT value FROM json_each(?)) AND rowid > ?
-      LIMIT ${FRESH_MAX + 1}`).pluck();
+      LIMIT ${FRESH_MAX + 1}`, 'pluck');
   }
 
   /** The store the registry holds for the namespace now (null: none). Attaching is cheap; nothing is copied. */

@@ -10,6 +10,7 @@
 // proposed outright; fainter ones down to WEAK_SIMILARITY are proposed as *weak*: they only
 // count when BM25 proposes the same memory or it links an entity the query names.
 import type { Db } from '../../shared/db.js';
+import { prepareOnce } from '../../shared/connection-statements.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
 import { blobOf, float32FromBlob } from '../../shared/meta.js';
 import type { VectorCells } from './ivf-cells.js';
@@ -101,7 +102,7 @@ export class VectorSignal implements RetrievalSignal {
       ) c CROSS JOIN memories m ON m.rowid = c.rowid AND m.namespace_id = @ns
       WHERE c.cosine_distance <= @maxDistance
       ORDER BY c.cosine_distance LIMIT ${k}`);
-    this.ofRows = db.prepare<[Buffer, string], { rowid: number; similarity: number }>(`
+    this.ofRows = prepareOnce<[Buffer, string], { rowid: number; similarity: number }>(db, `
       SELECT rowid, 1 - cosine_distance AS similarity FROM (
         SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS cosine_distance
         FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)`);

@@ -2,6 +2,7 @@
 // synchronously. Every operation returns without suspending, so a rule runs straight through
 // inside the flush's BEGIN IMMEDIATE transaction.
 import type { Db } from '../../shared/db.js';
+import { onConnection } from '../../shared/connection-statements.js';
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf } from '../../shared/meta.js';
 import { statementPerLimits, statementPerValues } from '../../shared/literal-statements.js';
@@ -127,11 +128,11 @@ export class SqliteRows implements WriteRows {
   private vectorStatements?: ReturnType<typeof vectorStatements>;
 
   constructor(private readonly db: Db, private readonly namespaceId: number, private readonly now: () => number) {
-    this.s = statements(db);
+    this.s = onConnection(db, statements, () => statements(db));
   }
 
   private get v() {
-    return (this.vectorStatements ??= vectorStatements(this.db));
+    return (this.vectorStatements ??= onConnection(this.db, vectorStatements, () => vectorStatements(this.db)));
   }
 
   *entityByName(name: string): Step<EntityRecord | undefined> {
