@@ -10,7 +10,7 @@
 // build>/dist/src/main.js (that build's service measured on the same file after this one's),
 // BENCH_SCALE_KEEP=<dir> (seeded files kept there and reused by the next run: 1M takes minutes to seed),
 // BENCH_CODES_OFF=0 (skip this build's second service run with SERVICE_VECTOR_CODES_MB=0), and
-// SERVICE_VECTOR_CODES_MB passes through to this build's first run.
+// SERVICE_VECTOR_CODES_MB passes through to this build's first run (1024 when unset: the codes are opt-in).
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -267,7 +267,8 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
     (raw.ivfKnnMs ? `, IVF KNN p50 ${raw.ivfKnnMs.p50.toFixed(2)} ms (recall@${DEPTH} ${(100 * raw.ivfRecall!).toFixed(1)}%)` : '') +
     `, FTS p50 ${raw.ftsMs.p50.toFixed(2)} ms`);
   const startedAt = performance.now();
-  const service = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, cpuProfDir: process.env.BENCH_CPU_PROF });
+  // The codes are opt-in: this build's first run turns them on (1024 MB) unless told otherwise.
+  const service = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, cpuProfDir: process.env.BENCH_CPU_PROF, env: { SERVICE_VECTOR_CODES_MB: process.env.SERVICE_VECTOR_CODES_MB?.trim() || '1024' } });
   const startMs = performance.now() - startedAt;
   // The codes are built in the background after the service listens: recall scans vec0 until
   // they are there, so the phases wait for them (an indexed size only).
@@ -414,7 +415,7 @@ if (coded.length > 0) {
 }
 const withOff = rows.filter((r) => r.codesOff);
 if (withOff.length > 0) {
-  out.push(table('This build with the shared vector codes on (default) and off (SERVICE_VECTOR_CODES_MB=0), same file, off measured second',
+  out.push(table('This build with the shared vector codes on (SERVICE_VECTOR_CODES_MB=1024 unless set) and off (SERVICE_VECTOR_CODES_MB=0), same file, off measured second',
     ['memories', 'embedder', 'codes', 'c=1 p50', 'p99', 'c=8 p50', 'p99', 'req/s', 'start s', 'codes ready s', 'codes MiB', 'peak RSS', 'PSS', 'anon'],
     withOff.flatMap((r) => [
       [fmt.int(r.memories), r.embedder, 'on', fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p99), fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),

@@ -2,7 +2,10 @@
 // through the real shipped model once, cached, then texts as SIF-weighted sums of token rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { UseStaticEmbedder } from '../src/workers/embedding/use-static.js';
+import { statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { cachePaths, loadTable, UseStaticEmbedder } from '../src/workers/embedding/use-static.js';
+import { tempDir } from './support/service.js';
 import { createEmbedder } from '../src/workers/embedding/index.js';
 import { embedderIdentity } from '../src/shared/embedder-identity.js';
 import { ConfigError, loadConfig } from '../src/shared/config.js';
@@ -32,10 +35,18 @@ test('use-static: unit vectors, the same text the same vector, related texts nea
   assert.ok(blank!.every((x) => x === 0), 'a blank text is the zero vector, as with the other embedders');
 });
 
-test('use-static: a second load reads the cached table: the same vectors', async () => {
-  const first = await UseStaticEmbedder.load();
-  const second = await UseStaticEmbedder.load();
-  const [a] = await first.embed(['where does Maria live now?']);
-  const [b] = await second.embed(['where does Maria live now?']);
-  assert.deepEqual([...a!], [...b!]);
+test('use-static: the table is cached whole, and a short cache file is replaced rather than trusted', async () => {
+  await UseStaticEmbedder.load();
+  const cached = cachePaths().find((path) => { try { return statSync(path).size > 0; } catch { return false; } });
+  assert.ok(cached, 'a cache place holds the table');
+  const whole = statSync(cached!).size;
+  assert.equal(whole % (512 * 4), 0);
+  const rows = whole / (512 * 4);
+  // A damaged copy in the first place, the whole one in the second: the whole one is read.
+  const dir = tempDir('memrt-use-static-');
+  const short = join(dir, 'short.f32');
+  writeFileSync(short, Buffer.alloc(1000));
+  const table = await loadTable(rows, [short, cached!]);
+  assert.equal(table.length, rows * 512);
+  assert.ok(table.some((x) => x !== 0));
 });

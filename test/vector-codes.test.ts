@@ -345,6 +345,42 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     assert.equal((await recallIn('a', stuckText))[0], stuck);
   });
 
+  test('REVIEW: a row embedded while a refresh reads (separate snapshots) is skipped by the watermark', async () => {
+    const insert = memoryInserter(writer, ns.a);
+    const text = 'Zebulon paints lighthouses on porcelain thimbles at midnight';
+    const rowid = insert({ id: 'racy', content: text, embedded: 0 });
+    const cell = await cellFor(ns.a, text);
+    const vec = blobOf(await vectorOf(text));
+    // The writer thread attaches the vector while the refresh is between its statements.
+    const racy = new Proxy(background, { get(target, key) {
+      if (key === 'prepare') return (sql: string) => {
+        const st = target.prepare(sql);
+        if (sql === 'SELECT max(rowid) FROM memories') {
+          const px: unknown = new Proxy(st, { get(t, k) {
+            if (k === 'pluck') return () => { t.pluck(); return px; };
+            if (k === 'get') return (...a: unknown[]) => {
+              writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(ns.a), BigInt(cell), vec);
+              writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?').run(cell, rowid);
+              return (t.get as (...x: unknown[]) => unknown).apply(t, a);
+            };
+            const v = Reflect.get(t, k); return typeof v === 'function' ? v.bind(t) : v;
+          } });
+          return px;
+        }
+        return st;
+      };
+      const v = Reflect.get(target, key); return typeof v === 'function' ? v.bind(target) : v;
+    } }) as Db;
+    const held = (registry as unknown as { held: Map<string, { handle: SharedCodesHandle }> }).held.get('tenant-a')!.handle;
+    const result = refreshVectorCodes(racy, ns.a, new VectorCells(background, ns.a), held, 64 * 2 ** 20, 0, clock);
+    console.log('emb', background.prepare('SELECT embedded, vector_cell FROM memories WHERE rowid = ?').get(rowid), 'newest', background.prepare('SELECT max(rowid) FROM memories').pluck().get());
+    console.log('outcome', result.outcome, 'low', result.handle!.low, 'rowid', rowid);
+    const cellsAll = writer.prepare('SELECT cell FROM vector_cells').pluck().all() as number[];
+    const inStore = CodesReader.attach(result.handle!)!.nearest(await vectorOf(text), cellsAll, 100000)!.includes(rowid);
+    console.log('in store', inStore, 'visible as fresh', rowid > result.handle!.low);
+    assert.ok(inStore || rowid > result.handle!.low, 'REVIEW: row neither in the store nor above the watermark');
+  });
+
   test('(c) a re-embedding: found by its new vector, seen waiting or not', async () => {
     // Seen waiting by a refresh: the new vector is appended once it is there.
     const seen = rowidsOf.a[10];

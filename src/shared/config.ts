@@ -128,8 +128,9 @@ export const DEFAULT_VECTOR_INDEX_MIN = 20_000;
  * Every indexed namespace's shared int8 codes together (one copy for all pool threads): 1M
  * 256-d vectors take ~280 MiB, 1M 512-d ~540 MiB; a namespace that does not fit is recalled
  * through vec0 alone (docs/vector-codes.md). 1 GiB holds ~3.5M 256-d or ~1.9M 512-d vectors.
+ * Off (0) by default until the review's open items are closed (docs/vector-codes.md, "Why opt-in").
  */
-export const DEFAULT_VECTOR_CODES_MB = 1024;
+export const DEFAULT_VECTOR_CODES_MB = 0;
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
 export const DEFAULT_DB_FILE = 'memory.db';
 

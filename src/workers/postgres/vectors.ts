@@ -74,7 +74,7 @@ export class PostgresVectors {
   /** The stored vectors of these memories (those without one yet are absent). */
   async stored(tx: Tx, rowids: number[]): Promise<Map<number, Float32Array>> {
     if (rowids.length === 0) return new Map();
-    const rows = await tx<{ rowid: number; embedding: Buffer }[]>`SELECT rowid, embedding FROM memory_vectors WHERE rowid = ANY(${rowids}::bigint[])`;
+    const rows = await tx<{ rowid: number; embedding: Buffer }[]>`SELECT rowid, embedding FROM memory_vectors WHERE namespace_id = ${this.namespaceId} AND rowid = ANY(${rowids}::bigint[])`;
     return new Map(rows.map((r) => [Number(r.rowid), float32FromBlob(r.embedding)]));
   }
 

@@ -235,9 +235,14 @@ export class RecallEngine {
     if (w.feedback > 0 && w.rocchio > 0 && this.useVector && ctx.queryVector) {
       const best = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, FEEDBACK_DOCS).map(([rowid]) => rowid);
       const vectors = await timedAsync(timings, 'vector', () => reads.vectors(best));
-      moved = feedbackVector(ctx.queryVector, best.flatMap((rowid) => vectors.get(rowid) ?? []), w.rocchio);
-      signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
-      fused = fuseScores(candidates, signals);
+      const feedback = best.flatMap((rowid) => vectors.get(rowid) ?? []);
+      // None of the best has a vector yet (just written): no feedback, rather than a second
+      // copy of the query's own cosine under another weight.
+      if (feedback.length > 0) {
+        moved = feedbackVector(ctx.queryVector, feedback, w.rocchio);
+        signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
+        fused = fuseScores(candidates, signals);
+      }
     }
 
     // 3. Conversation context: the turns near the best candidates join, then every turn is lifted by its neighbours.

@@ -47,7 +47,11 @@ interface VectorRow {
  * The namespace's store brought up to date with the file (see the header); `limitBytes` is the
  * most it may take. Runs in a background pool thread.
  */
-export function refreshVectorCodes(
+export function refreshVectorCodes(db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number, now = Date.now()): CodesRefresh {
+  db.exec('BEGIN');
+  try { return refreshInSnapshot(db, namespaceId, cells, previous, limitBytes, threadId, now); } finally { db.exec('COMMIT'); }
+}
+function refreshInSnapshot(
   db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number, now = Date.now(),
 ): CodesRefresh {
   const none: CodesRefresh = { handle: null, outcome: 'none', vectors: 0, bytes: 0 };

@@ -71,12 +71,12 @@ export class VectorSignal implements RetrievalSignal {
         WHERE embedding MATCH @vector AND k = ${k} AND namespace_id = @nsKey
           AND cell IN (SELECT value FROM json_each(@cells))
       ),
-      knn AS (SELECT rowid, distance FROM per_cell ORDER BY distance LIMIT ${k})
+      knn AS (SELECT rowid, distance FROM per_cell ORDER BY distance, rowid LIMIT ${k})
       -- Every close neighbour, flagged: the caller needs to know how many the filter dropped.
       SELECT knn.rowid AS rowid, knn.distance AS distance, (m.rowid IS NOT NULL AND ${FILTER_SQL}) AS kept
       FROM knn LEFT JOIN memories m ON m.rowid = knn.rowid
       WHERE knn.distance <= @maxDistance
-      ORDER BY knn.distance`);
+      ORDER BY knn.distance, knn.rowid`);
     // vec0 has a hidden column named "distance": compute under another name first.
     const exactOver = (rows: string) => (depth: string) => `
       SELECT rowid, cosine_distance AS distance FROM (
@@ -106,8 +106,17 @@ export class VectorSignal implements RetrievalSignal {
       SELECT rowid, 1 - cosine_distance AS similarity FROM (
         SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS cosine_distance
         FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)`);
-    this.stored = db.prepare<[string], { rowid: number; embedding: Buffer }>(
-      'SELECT v.rowid AS rowid, v.embedding AS embedding FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value');
+    // Only this namespace's memories: a port never reads another namespace's row by rowid.
+    this.stored = prepareOnce<[string, number], { rowid: number; embedding: Buffer }>(db, `
+      SELECT v.rowid AS rowid, v.embedding AS embedding FROM json_each(?) j
+      CROSS JOIN memories m ON m.rowid = j.value AND m.namespace_id = ?
+      CROSS JOIN memory_vectors v ON v.rowid = m.rowid`);
+  }
+
+  /** The stored vectors of these memories of this namespace (those without one yet are absent). */
+  vectors(rowids: number[]): Map<number, Float32Array> {
+    if (rowids.length === 0) return new Map();
+    return new Map(this.stored.all(JSON.stringify(rowids), this.namespaceId).map((r) => [r.rowid, float32FromBlob(r.embedding)]));
   }
 
   /**
@@ -115,12 +124,6 @@ export class VectorSignal implements RetrievalSignal {
    * so every candidate is scored on this signal, not only the ones KNN proposed). Memories
    * without a vector yet are absent: fusion then ranks them on the lexical signal alone.
    */
-  /** The stored vectors of these memories (those without one yet are absent). */
-  vectors(rowids: number[]): Map<number, Float32Array> {
-    if (rowids.length === 0) return new Map();
-    return new Map(this.stored.all(JSON.stringify(rowids)).map((r) => [r.rowid, float32FromBlob(r.embedding)]));
-  }
-
   similarities(queryVector: Float32Array, rowids: number[]): Map<number, number> {
     if (rowids.length === 0) return new Map();
     return new Map(this.ofRows.all(blobOf(queryVector), JSON.stringify(rowids)).map((r) => [r.rowid, r.similarity]));
@@ -154,7 +157,9 @@ export class VectorSignal implements RetrievalSignal {
         : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(codes ? this.cells.probe(queryVector) : cells) });
       return { close, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
     };
-    const hits = this.closestKept(knn, k, ctx.depth, filtered);
+    // With codes, a wider look also shortlists more rows for the exact re-rank, so it may find
+    // other rows than a narrow one: each look there starts narrow, as if it were the first.
+    const hits = this.closestKept(knn, k, ctx.depth, filtered, codes === null);
     // Too few of the right type among the neighbours: a small namespace is scanned exactly;
     // an indexed one (IVF cells exist, so ≥ SERVICE_VECTOR_INDEX_MIN vectors) keeps what the
     // probe found, since an exact scan there costs ~0.3 µs per vector.
@@ -171,16 +176,16 @@ export class VectorSignal implements RetrievalSignal {
    * same in any look that holds them. vec0's cost grows with k (5,000 vectors, 512-d: k = 50
    * ~3.4 ms, k = 200 ~4.8 ms), so the start is no wider than needed.
    */
-  private closestKept(knn: (k: number) => { close: Neighbour[]; hits: Neighbour[] }, k: number, depth: number, filtered: boolean): Neighbour[] {
+  private closestKept(knn: (k: number) => { close: Neighbour[]; hits: Neighbour[] }, k: number, depth: number, filtered: boolean, remembers: boolean): Neighbour[] {
     const widest = Math.min(MAX_K, k * WIDER);
-    const start = Math.max(k, Math.min(widest, this.startWidth[+filtered]));
+    const start = remembers ? Math.max(k, Math.min(widest, this.startWidth[+filtered])) : k;
     let look = knn(start);
     let size = start;
     if (look.hits.length < depth && look.close.length === start && start < widest) {
       look = knn(widest);
       size = widest;
     }
-    this.startWidth[+filtered] = widthNeeded(look.close, size, depth, k, widest);
+    if (remembers) this.startWidth[+filtered] = widthNeeded(look.close, size, depth, k, widest);
     return look.hits;
   }
 
