@@ -41,7 +41,8 @@ export function explainScores(rowids: number[], trace: RankingTrace): Explanatio
   return rowids.map((rowid) => {
     // The weighted mean's denominator: the weights of the signals that know this memory.
     let known = 0;
-    for (const { signal, normal } of [lexical, vector, feedback]) if (normal?.has(rowid)) known += signal.weight;
+    // feedback is absent when the recall had none (off, or no vector among the best yet).
+    for (const term of [lexical, vector, feedback]) if (term?.normal?.has(rowid)) known += term.signal.weight;
     const meanTerm = (term: typeof lexical | undefined) => {
       if (!term) return 0;
       const { signal, normal } = term;
