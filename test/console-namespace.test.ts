@@ -43,17 +43,22 @@ describe('console namespace after a refused key', { skip: cannotStart }, () => {
       episodes[ns] = imported.body.episode_id;
     }
   });
+  /** A fresh console page, signed in with `key` (the console's own form). */
+  const signedIn = async (key: string) => {
+    const page = await browser.newPage();
+    page.setDefaultTimeout(10_000);
+    await page.goto(`${t.base}/console/`);
+    await page.getByLabel('API key').fill(key);
+    await page.getByRole('button', { name: 'Open console' }).click();
+    return page;
+  };
   after(async () => {
     await browser.close();
     await t?.close();
   });
 
   test("an operator switched to tenant-a; its key is refused; tenant-b's key then signs in on tenant-b", async () => {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.base}/console/`);
-    await page.getByLabel('API key').fill(OPERATOR);
-    await page.getByRole('button', { name: 'Open console' }).click();
+    const page = await signedIn(OPERATOR);
     const select = page.locator('#namespace-switch');
     await select.locator('option[value="tenant-a"]').waitFor({ state: 'attached' });
     await select.selectOption('tenant-a');
@@ -71,11 +76,7 @@ describe('console namespace after a refused key', { skip: cannotStart }, () => {
   });
 
   test("tenant-b's key: the episodes view, an entity's facts and turns, and a history show tenant-b's only", async () => {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.base}/console/`);
-    await page.getByLabel('API key').fill(KEY_B);
-    await page.getByRole('button', { name: 'Open console' }).click();
+    const page = await signedIn(KEY_B);
     await page.getByRole('navigation', { name: 'Console sections' }).waitFor();
     const main = page.locator('main');
     await page.goto(`${t.base}/console/#episodes`);
@@ -99,11 +100,7 @@ describe('console namespace after a refused key', { skip: cannotStart }, () => {
   });
 
   test('an operator switched to tenant-a sees tenant-a\'s episodes, and tenant-b\'s again when switched back', async () => {
-    const page = await browser.newPage();
-    page.setDefaultTimeout(10_000);
-    await page.goto(`${t.base}/console/`);
-    await page.getByLabel('API key').fill(OPERATOR);
-    await page.getByRole('button', { name: 'Open console' }).click();
+    const page = await signedIn(OPERATOR);
     const select = page.locator('#namespace-switch');
     await select.locator('option[value="tenant-a"]').waitFor({ state: 'attached' });
     await page.goto(`${t.base}/console/#episodes`);
