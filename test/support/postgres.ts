@@ -4,7 +4,8 @@
 // PostgreSQL refuses to run as root, so as root each command runs as the `postgres` system user
 // that Debian's package creates.
 import { execFile } from 'node:child_process';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -56,13 +57,18 @@ function whyPostgresCannotStart(): string | null {
 
 /** Runs a PostgreSQL binary, as the postgres user when this process is root; inside `netns` when given (root only). */
 function pgCommand(binary: string, args: string[], netns?: string): Promise<{ stdout: string }> {
-  const path = join(PG_BIN, binary);
+  return asPostgres(join(PG_BIN, binary), args, netns);
+}
+
+/** Runs `command` as the user that owns the clusters' files (postgres when this process is root). */
+function asPostgres(command: string, args: string[], netns?: string): Promise<{ stdout: string }> {
   const inNetns = netns ? ['ip', 'netns', 'exec', netns] : [];
   if (asRoot) {
-    const [command, ...rest] = [...inNetns, 'runuser', '-u', 'postgres', '--', path, ...args];
-    return run(command!, rest);
+    const [first, ...rest] = [...inNetns, 'runuser', '-u', 'postgres', '--', command, ...args];
+    return run(first!, rest);
   }
-  return run(path, args);
+  if (netns) throw new Error('a network namespace needs root');
+  return run(command, args);
 }
 
 /** Where a primary listens: by default 127.0.0.1 of this network namespace. */
@@ -100,9 +106,14 @@ function postgresUser(): { uid: number; gid: number } | null {
 }
 
 async function startServer(dataDir: string, socketDir: string, port: number, where: PrimaryOptions = {}): Promise<void> {
+  // fsync=off: the tests crash PostgreSQL's processes (kill -9, immediate stop), never the
+  // machine, and what a process wrote survives it in the page cache either way; what changes is
+  // time: each start after a crash (every replica made by pg_basebackup, every restart after
+  // halt) fsyncs the whole data directory first, ~3 s on a busy shared disk, and every commit
+  // waits for a WAL fsync.
   const options = [
     `-p ${port}`, `-k ${socketDir}`, `-c listen_addresses=${where.listenAddress ?? '127.0.0.1'}`,
-    '-c wal_level=replica', '-c max_wal_senders=5', '-c hot_standby=on',
+    '-c wal_level=replica', '-c max_wal_senders=5', '-c hot_standby=on', '-c fsync=off',
   ].join(' ');
   await pgCommand('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dataDir, 'server.log'), '-w', '-t', '60', 'start'], where.netns);
 }
@@ -153,11 +164,44 @@ function cluster(dir: string, dataDir: string, port: number, where: PrimaryOptio
   };
 }
 
-/** A new primary: initdb (trust auth on loopback only), started on a free port. */
+/**
+ * A data directory as initdb leaves it (trust auth on loopback only), made once per machine for
+ * these binaries and copied for each new primary: initdb takes seconds, a copy of its 40 MB a
+ * tenth of one, and a suite starts dozens of primaries. Never started itself, so every copy is
+ * a never-started cluster, as initdb's own output is. Kept in the temp folder across runs; a
+ * new PostgreSQL build (another binary) gets a template of its own.
+ */
+let template: Promise<string> | undefined;
+function templateDataDir(): Promise<string> {
+  template ??= (async () => {
+    const postgres = statSync(join(PG_BIN, 'postgres'));
+    const key = createHash('sha256').update(`${PG_BIN}|${postgres.size}|${postgres.mtimeMs}|${SUPERUSER}|${userInfo().uid}`).digest('hex').slice(0, 16);
+    const final = `/tmp/memrt-pg-template-${key}`; // beside privateDir's folders: the rename stays on one file system
+    // The marker is written last, inside the folder before it takes its final name: a folder
+    // under that name is always whole.
+    if (existsSync(join(final, 'complete'))) return join(final, 'data');
+    const building = privateDir();
+    await pgCommand('initdb', ['-D', join(building, 'data'), '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+    writeFileSync(join(building, 'complete'), '');
+    try {
+      renameSync(building, final);
+    } catch (error) {
+      // Another test process made it first (rename refuses a non-empty target): use theirs.
+      rmSync(building, { recursive: true, force: true });
+      if (!existsSync(join(final, 'complete'))) throw error;
+    }
+    return join(final, 'data');
+  })();
+  // A failure is not kept: the next primary tries again (and reports the error itself).
+  template.catch(() => { template = undefined; });
+  return template;
+}
+
+/** A new primary: a copy of initdb's output (trust auth on loopback only), started on a free port. */
 export async function startPrimary(where: PrimaryOptions = {}): Promise<PgCluster> {
   const dir = privateDir();
   const dataDir = join(dir, 'data');
-  await pgCommand('initdb', ['-D', dataDir, '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+  await asPostgres('cp', ['-a', await templateDataDir(), dataDir]);
   // initdb trusts loopback only; a server on another address trusts its own subnet too.
   if (where.listenAddress) appendFileSync(join(dataDir, 'pg_hba.conf'), 'host all all samenet trust\n');
   const port = await freePort();
