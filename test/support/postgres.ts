@@ -181,12 +181,13 @@ function templateDataDir(): Promise<string> {
     // under that name is always whole.
     if (existsSync(join(final, 'complete'))) return join(final, 'data');
     const building = privateDir();
-    await pgCommand('initdb', ['-D', join(building, 'data'), '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
-    writeFileSync(join(building, 'complete'), '');
     try {
+      await pgCommand('initdb', ['-D', join(building, 'data'), '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+      writeFileSync(join(building, 'complete'), '');
       renameSync(building, final);
     } catch (error) {
-      // Another test process made it first (rename refuses a non-empty target): use theirs.
+      // Another test process made it first (rename refuses a non-empty target): use theirs;
+      // anything else (initdb failed) is thrown, leaving no half-made folder behind.
       rmSync(building, { recursive: true, force: true });
       if (!existsSync(join(final, 'complete'))) throw error;
     }
