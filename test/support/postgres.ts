@@ -106,14 +106,9 @@ function postgresUser(): { uid: number; gid: number } | null {
 }
 
 async function startServer(dataDir: string, socketDir: string, port: number, where: PrimaryOptions = {}): Promise<void> {
-  // fsync=off: the tests crash PostgreSQL's processes (kill -9, immediate stop), never the
-  // machine, and what a process wrote survives it in the page cache either way; what changes is
-  // time: each start after a crash (every replica made by pg_basebackup, every restart after
-  // halt) fsyncs the whole data directory first, ~3 s on a busy shared disk, and every commit
-  // waits for a WAL fsync.
   const options = [
     `-p ${port}`, `-k ${socketDir}`, `-c listen_addresses=${where.listenAddress ?? '127.0.0.1'}`,
-    '-c wal_level=replica', '-c max_wal_senders=5', '-c hot_standby=on', '-c fsync=off',
+    '-c wal_level=replica', '-c max_wal_senders=5', '-c hot_standby=on',
   ].join(' ');
   await pgCommand('pg_ctl', ['-D', dataDir, '-o', options, '-l', join(dataDir, 'server.log'), '-w', '-t', '60', 'start'], where.netns);
 }
