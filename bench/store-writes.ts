@@ -10,9 +10,13 @@
 //   statement by statement and as one multi-row INSERT. synchronous_commit=on (the default).
 // With `--baseline-dist <other build's dist>`, the SQLite phase runs that build's writer thread
 // too, the two alternating phase by phase (BENCH_ROUNDS each, default 3) on files of their own,
-// and the table gives each build's rate (median of its phases) and the ratio.
+// and the table gives each build's rate (median of its phases) and the ratio. With --postgres as
+// well, the PostgreSQL phase does the same with both builds' write stores on one private cluster
+// (a database each, flushes of 64 remembers), and counts the statements each build sends per
+// flush (log_statement on that database, between two markers), listing the commonest.
+// `--postgres-only` skips the SQLite phase.
 // Environment: BENCH_SECONDS (per phase, default 5).
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -31,7 +35,7 @@ const seconds = Number(process.env.BENCH_SECONDS?.trim() || '5');
 const rounds = Number(process.env.BENCH_ROUNDS?.trim() || '3');
 const at = process.argv.indexOf('--baseline-dist');
 const baselineDist = at >= 0 ? process.argv[at + 1] : undefined;
-if (at >= 0 && !baselineDist) throw new Error("usage: node dist/bench/store-writes.js [--postgres] [--baseline-dist <other build's dist folder>]");
+if (at >= 0 && !baselineDist) throw new Error("usage: node dist/bench/store-writes.js [--postgres | --postgres-only] [--baseline-dist <other build's dist folder>]");
 const IN_FLIGHT = 64;
 const corpus = new Corpus(7, 500);
 const entities = Array.from({ length: 200 }, () => corpus.entity());
@@ -106,6 +110,111 @@ async function sqlite(dir: string): Promise<(string | number)[][]> {
   return rows;
 }
 
+/** A build's PostgreSQL write store, as the bench drives it. */
+interface PgStore {
+  runBatch: (batch: { id: number; namespace: string; command: ReturnType<typeof remember> }[]) => Promise<{ replies: { ok: boolean }[] }>;
+  close: () => Promise<void>;
+}
+
+/** One build's PostgreSQL write store on the database at `url` (`dist` undefined: this build). */
+async function openPgStore(dist: string | undefined, url: string, dir: string): Promise<{ store: PgStore; namespace: string }> {
+  const load = async (path: string) => import(pathToFileURL(join(dist!, 'src', ...path.split('/'))).href);
+  const config = (dist === undefined ? loadConfig : (await load('shared/config.js')).loadConfig as typeof loadConfig)({ SERVICE_PATH: join(dir, 'unused.db') });
+  const open = dist === undefined
+    ? (await import('../src/writer/postgres/adapter.js')).openPostgresWriteStore
+    : (await load('writer/postgres/adapter.js')).openPostgresWriteStore as typeof import('../src/writer/postgres/adapter.js').openPostgresWriteStore;
+  // The issue-24 baseline's requests carry no namespace: the extra field is ignored there.
+  return { store: await open(url, config) as unknown as PgStore, namespace: config.namespace };
+}
+
+/** Flushes of 64 remembers through a store; each reports its rows. */
+const pgFlush = ({ store, namespace }: { store: PgStore; namespace: string }) => async () => {
+  const { replies } = await store.runBatch(Array.from({ length: IN_FLIGHT }, (_, id) => ({ id, namespace, command: remember() })));
+  if (!replies.every((r) => r.ok)) throw new Error('a remember failed');
+  return IN_FLIGHT;
+};
+
+/** What the server logged for `database` between the two markers: statements and their time (ms), by their first words. */
+function loggedStatements(log: string, database: string, from: string, to: string): Map<string, { n: number; ms: number }> {
+  const counts = new Map<string, { n: number; ms: number }>();
+  let inside = false;
+  // log_min_duration_statement = 0: the extended protocol's parse and bind are logged apart
+  // from the execute; their time counts, the statement once (at its execute).
+  for (const line of log.split('\n')) {
+    const m = /^(\S+) LOG:  duration: ([\d.]+) ms  (statement|execute|parse|bind)[^:]*: (.*)$/.exec(line);
+    if (!m || m[1] !== database) continue;
+    if (m[4]!.includes(from)) inside = true;
+    else if (m[4]!.includes(to)) inside = false;
+    else if (inside) {
+      const shape = m[4]!.replace(/\s+/g, ' ').slice(0, 70);
+      const entry = counts.get(shape) ?? { n: 0, ms: 0 };
+      entry.ms += Number(m[2]);
+      if (m[3] === 'statement' || m[3] === 'execute') entry.n++;
+      counts.set(shape, entry);
+    }
+  }
+  return counts;
+}
+
+/** This build against `dist`'s on one cluster: rates alternated round by round, then statements per flush. */
+async function postgresAgainstBaseline(cluster: { url: string; dir: string; sql: (s: string, db?: string) => Promise<string> }, dist: string): Promise<(string | number)[][]> {
+  const builds = ['current', 'baseline'] as const;
+  const stores = {} as Record<(typeof builds)[number], { store: PgStore; namespace: string }>;
+  const urls = {} as Record<(typeof builds)[number], string>;
+  for (const build of builds) {
+    await cluster.sql(`CREATE DATABASE ab_${build}`);
+    urls[build] = cluster.url.replace(/\/postgres$/, `/ab_${build}`);
+    stores[build] = await openPgStore(build === 'current' ? undefined : dist, urls[build], cluster.dir);
+    // Entities exist before timing.
+    for (let i = 0; i < 5; i++) await pgFlush(stores[build])();
+  }
+  const rates = { current: [] as number[], baseline: [] as number[] };
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? builds : ([...builds].reverse() as unknown as typeof builds);
+    for (const build of order) {
+      const cpu = process.cpuUsage();
+      const before = performance.now();
+      rates[build].push(await rate(pgFlush(stores[build])));
+      const used = process.cpuUsage(cpu);
+      // This process's CPU per remember (the rule, the client library), beside the wall time.
+      note(`  ${build}: ${((used.user + used.system) / (rates[build].at(-1)! * (performance.now() - before) / 1000)).toFixed(0)} µs CPU per remember in this process`);
+    }
+    note(`postgres round ${round + 1}: current ${Math.round(rates.current.at(-1)!)}, baseline ${Math.round(rates.baseline.at(-1)!)} remembers/s`);
+  }
+  for (const build of builds) await stores[build].store.close();
+
+  // Statements per flush: each build's new session logs every statement it sends.
+  const FLUSHES = 10;
+  await cluster.sql("ALTER SYSTEM SET log_line_prefix = '%d '");
+  await cluster.sql('SELECT pg_reload_conf()');
+  const perFlush = {} as Record<(typeof builds)[number], number>;
+  const log = join(cluster.dir, 'data', 'server.log');
+  for (const build of builds) {
+    await cluster.sql(`ALTER DATABASE ab_${build} SET log_min_duration_statement = 0`);
+    const opened = await openPgStore(build === 'current' ? undefined : dist, urls[build], cluster.dir);
+    // Steady state: the new store's entity cache filled first.
+    for (let i = 0; i < 10; i++) await pgFlush(opened)();
+    await cluster.sql("SELECT 'memrt-count-from'", `ab_${build}`);
+    for (let i = 0; i < FLUSHES; i++) await pgFlush(opened)();
+    await cluster.sql("SELECT 'memrt-count-to'", `ab_${build}`);
+    await opened.store.close();
+    await cluster.sql(`ALTER DATABASE ab_${build} RESET log_min_duration_statement`);
+    const counts = loggedStatements(readFileSync(log, 'utf8'), `ab_${build}`, 'memrt-count-from', 'memrt-count-to');
+    const entries = [...counts];
+    perFlush[build] = entries.reduce((a, [, e]) => a + e.n, 0) / FLUSHES;
+    const serverMs = entries.reduce((a, [, e]) => a + e.ms, 0) / FLUSHES;
+    const commonest = entries.sort((a, b) => b[1].ms - a[1].ms).slice(0, 10)
+      .map(([shape, e]) => `  ${(e.n / FLUSHES).toFixed(1).padStart(6)} ×  ${(e.ms / FLUSHES).toFixed(2).padStart(7)} ms  ${shape}`);
+    note(`postgres ${build}: ${perFlush[build].toFixed(1)} statements, ${serverMs.toFixed(1)} ms in the server per flush of ${IN_FLIGHT}; by server time:\n${commonest.join('\n')}`);
+  }
+  return [
+    [`PostgreSQL: remember via adapter, this build vs ${dist} (one cluster, median of ${rounds})`,
+      fmt.int(median(rates.current)), fmt.int(median(rates.baseline)), fmt.pct(median(rates.current) / median(rates.baseline))],
+    [`PostgreSQL: statements per flush of ${IN_FLIGHT} remembers, this build vs baseline`,
+      perFlush.current.toFixed(1), perFlush.baseline.toFixed(1), fmt.pct(perFlush.current / perFlush.baseline)],
+  ];
+}
+
 async function postgresRates(): Promise<(string | number)[][]> {
   // test/support starts private clusters the way CI does; the bench reuses it.
   const { postgresUnavailable, startPrimary } = await import('../test/support/postgres.js');
@@ -117,6 +226,7 @@ async function postgresRates(): Promise<(string | number)[][]> {
   }
   const cluster = await startPrimary();
   try {
+    const versus = baselineDist === undefined ? [] : await postgresAgainstBaseline(cluster, baselineDist);
     await cluster.sql('CREATE DATABASE bench');
     const url = cluster.url.replace(/\/postgres$/, '/bench');
     const config = loadConfig({ SERVICE_PATH: join(cluster.dir, 'unused.db') });
@@ -143,6 +253,7 @@ async function postgresRates(): Promise<(string | number)[][]> {
     await sql.end();
     note(`raw postgres: ${Math.round(perStatement)} rows/s statement by statement, ${Math.round(multiRow)} multi-row`);
     return [
+      ...versus,
       ['PostgreSQL: remember via adapter (1 node) vs raw 64-row txns, per statement', fmt.int(one), fmt.int(perStatement), fmt.pct(one / perStatement)],
       ['PostgreSQL: remember via adapter (1 node) vs raw 64-row txns, multi-row INSERT', fmt.int(one), fmt.int(multiRow), fmt.pct(one / multiRow)],
       ['PostgreSQL: remember via adapter, 2 nodes on one namespace (total) vs 1 node', fmt.int(two), fmt.int(one), fmt.pct(two / one)],
@@ -154,8 +265,8 @@ async function postgresRates(): Promise<(string | number)[][]> {
 
 const dir = mkdtempSync(join(tmpdir(), 'memrt-bench-writes-'));
 try {
-  const rows = await sqlite(dir);
-  if (process.argv.includes('--postgres')) rows.push(...await postgresRates());
+  const rows = process.argv.includes('--postgres-only') ? [] : await sqlite(dir);
+  if (process.argv.some((a) => a.startsWith('--postgres'))) rows.push(...await postgresRates());
   console.log(table(`Write rate through the store port (${seconds} s per phase, 64 commands per flush)`, ['figure', 'rows/s', 'baseline rows/s', 'ratio'], rows));
   for (const file of writeResults('writes', { machine: machine(), settings: { seconds, inFlight: IN_FLIGHT }, rows })) note(`wrote ${file}`);
 } finally {

@@ -100,6 +100,47 @@ function contract(backend: Backend): void {
       assert.deepEqual(contents.map((r) => r.content), ['first', 'second']);
     }));
 
+    test('one flush of remembers sees its own earlier commands: duplicates, supersession, a failing neighbour (PostgreSQL reads them ahead)', () => withStore(async ({ store, rows }) => {
+      // Entities known (cached) and facts stored by an earlier flush. Eli's values each from a
+      // moment of their own (two from the same millisecond would stand side by side).
+      const tea = await run(store, { type: 'remember', entity: 'Dana', fact: 'Dana likes tea', confidence: 0.5 });
+      const rome = await run(store, { type: 'remember', entity: 'Eli', fact: 'Eli lives in Rome', confidence: 0.5, validFrom: 1_600_000_000_000 });
+      await run(store, { type: 'remember', entity: 'Finn', fact: 'Finn likes jazz', confidence: 0.5 });
+      const flush = async (commands: Parameters<typeof runBatch>[1]) => (await runBatch(store, commands)).replies
+        .map((r) => (r.ok ? r.result as { id: string; confidence: number; valid_until?: string | null; superseded_by?: string | null } : r.error.code));
+      const [again, paris, danaCoffee, danaCoffeeAgain, madrid, jazz] = await flush([
+        { type: 'remember', entity: 'Dana', fact: 'dana LIKES tea', confidence: 0.7 },
+        { type: 'remember', entity: 'Eli', fact: 'Eli lives in Paris', confidence: 0.9, validFrom: 1_700_000_000_000 },
+        { type: 'remember', entity: 'Dana', fact: 'Dana likes coffee', confidence: 0.6 },
+        { type: 'remember', entity: 'Dana', fact: 'Dana likes coffee', confidence: 0.8 },
+        { type: 'remember', entity: 'Eli', fact: 'Eli lives in Madrid', confidence: 0.9, validFrom: 1_710_000_000_000 },
+        { type: 'remember', entity: 'Finn', fact: 'Finn likes jazz', confidence: 0.9 },
+      ]) as { id: string; confidence: number; superseded_by?: string | null }[];
+      assert.equal(again!.id, tea.id, 'a fact stored by an earlier flush is a duplicate');
+      assert.equal(again!.confidence, 0.7);
+      assert.equal(danaCoffeeAgain!.id, danaCoffee!.id, 'a fact stored earlier in the same flush is a duplicate');
+      assert.equal(danaCoffeeAgain!.confidence, 0.8);
+      assert.equal(jazz!.confidence, 0.9);
+      const eli = await rows<{ id: string; superseded_by: string | null }>(
+        "SELECT m.id, m.superseded_by FROM memories m JOIN entities e ON e.id = m.entity_id WHERE e.name = 'Eli' ORDER BY m.rowid");
+      assert.deepEqual(eli, [{ id: rome.id, superseded_by: paris!.id }, { id: paris!.id, superseded_by: madrid!.id }, { id: madrid!.id, superseded_by: null }]);
+      // A failing command: the flush runs again, each command from it on in a savepoint.
+      const replies = await flush([
+        { type: 'remember', entity: 'Finn', fact: 'Finn likes jazz', confidence: 1 },
+        { type: 'remember', entity: 'Dana', fact: 'Dana likes tea', confidence: 0.9 },
+        { type: 'remember', entity: 'Eli', fact: 'Eli lives in Oslo', confidence: 0.9, validFrom: 1_720_000_000_000 },
+        { type: 'addMessage', episodeId: randomUUID(), role: 'user', content: 'to nowhere' },
+      ]);
+      assert.equal(replies[3], 'NOT_FOUND');
+      const [finn, danaTea, oslo] = replies as { id: string; confidence: number }[];
+      assert.deepEqual([finn!.confidence, danaTea!.id, danaTea!.confidence], [1, tea.id, 0.9]);
+      const current = await rows<{ id: string }>(
+        "SELECT m.id FROM memories m JOIN entities e ON e.id = m.entity_id WHERE e.name = 'Eli' AND m.superseded_by IS NULL");
+      assert.deepEqual(current, [{ id: oslo!.id }]);
+      const [count] = await rows<{ n: number }>('SELECT count(*) AS n FROM memories');
+      assert.equal(Number(count!.n), 7);
+    }));
+
     test('rowids grow in commit order and are never reused after a delete', () => withStore(async ({ store, rows }) => {
       await run(store, { type: 'remember', entity: 'Dan', fact: 'one', confidence: 1 });
       await run(store, { type: 'remember', entity: 'Dan', fact: 'two', confidence: 1 });

@@ -4,7 +4,7 @@ import { factAttribute } from '../../shared/fact-attributes.js';
 import { INITIAL_DIFFICULTY, initialStability } from '../../shared/fsrs.js';
 import type { MemoryType } from '../../shared/schemas.js';
 import { contentKey } from '../../shared/text.js';
-import type { MemoryRow, Relation, Step } from './rows.js';
+import type { MemoryInsert, MemoryRow, Relation, Step } from './rows.js';
 import type { RuleContext } from './context.js';
 
 export interface NewMemory {
@@ -24,6 +24,8 @@ export interface NewMemory {
   /** Already superseded on arrival (supersession.ts). */
   validUntil?: number | null;
   supersededBy?: string | null;
+  /** Earlier values it supersedes once stored (supersession.ts). */
+  supersedes?: MemoryInsert['supersedes'];
   /** contentKey(content), when the caller has it already. */
   contentKey?: string;
 }
@@ -40,7 +42,7 @@ export function* insertMemory(ctx: RuleContext, memory: NewMemory): Step<MemoryR
     confidence: memory.confidence, stability, difficulty: INITIAL_DIFFICULTY, at, tier: memory.tier,
     ownerId: memory.ownerId, episodeId: memory.episodeId, seq: memory.seq, role: memory.role,
     context: memory.context ?? '', links: memory.links,
-    occurredAt, validUntil, supersededBy,
+    occurredAt, validUntil, supersededBy, supersedes: memory.supersedes,
     factAttribute: memory.type === 'semantic' ? factAttribute(memory.content)?.attribute ?? null : null,
   });
   return {

@@ -4,11 +4,11 @@
 // on the timeline of the attribute it sets (supersession.ts).
 import type { CommandOf, WriterResults } from '../../shared/protocol/writer.js';
 import { contentKey, isoWithOffset } from '../../shared/text.js';
-import type { MemoryRow, Step } from './rows.js';
+import type { MemoryRow, Step, TimelinePages } from './rows.js';
 import type { RuleContext } from './context.js';
 import { entity } from './entities.js';
 import { insertMemory, type NewMemory } from './new-memory.js';
-import { applyPlacement, placement, type Placement } from './supersession.js';
+import { placement, TIMELINE_PAGE, type Placement } from './supersession.js';
 import { factAttribute } from '../../shared/fact-attributes.js';
 
 export function* remember(cmd: CommandOf<'remember'>, ctx: RuleContext): Step<WriterResults['remember']> {
@@ -44,7 +44,14 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
   const occurredAt = memory.occurredAt ?? ctx.now();
   // A row an open delete is about to remove is no duplicate: the new fact gets a row of its own.
   const key = contentKey(memory.content);
-  const duplicate = yield* ctx.rows.ownedDuplicate(ownerId, key, memory.type, ctx.deletes.deletedUpTo(ownerId));
+  const aboveRowid = ctx.deletes.deletedUpTo(ownerId);
+  // Where each read is a round trip, the timeline a fact setting an attribute is placed on comes
+  // with the duplicate check (every path but a fact heard again reads it).
+  const attribute = ctx.rows.ownedDuplicateWithTimeline && memory.type === 'semantic' ? factAttribute(memory.content)?.attribute : undefined;
+  let duplicate: MemoryRow | undefined;
+  let read: TimelinePages | undefined;
+  if (attribute === undefined) duplicate = yield* ctx.rows.ownedDuplicate(ownerId, key, memory.type, aboveRowid);
+  else ({ duplicate, timeline: read } = yield* ctx.rows.ownedDuplicateWithTimeline!(ownerId, key, memory.type, aboveRowid, attribute, occurredAt, TIMELINE_PAGE));
   // The same words after they were superseded say the value came back ("moved back to Berlin"): a new fact.
   let place = null as Placement | null;
   let sameFact = duplicate !== undefined && (duplicate.valid_until === null || occurredAt < duplicate.valid_until);
@@ -52,7 +59,7 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
     // The same value of a single-valued attribute, said to hold from another moment: a point of
     // its own on the timeline, or a value stated later between the two (Berlin 2021, Berlin 2023,
     // then Madrid 2022) would supersede the only Berlin row and leave Madrid current.
-    place = yield* placement(ctx.rows, ownerId, memory.content, occurredAt);
+    place = yield* placement(ctx.rows, ownerId, memory.content, occurredAt, read);
     if (occurredAt < duplicate.occurred_at) {
       // Earlier: it holds until the next later value, or until the stored row restates it.
       if (place.next === null || place.next.at > duplicate.occurred_at) place = { ...place, next: { at: duplicate.occurred_at, id: duplicate.id } };
@@ -64,7 +71,7 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
     // Said to be true earlier than the stored row: still the same fact only if no other value of
     // the attribute lies between the two (facts may arrive newest first, and the value may have
     // come back: Berlin 2021, Madrid 2022, Berlin 2023).
-    place = yield* placement(ctx.rows, ownerId, memory.content, occurredAt);
+    place = yield* placement(ctx.rows, ownerId, memory.content, occurredAt, read);
     sameFact = place.next === null || place.next.at > duplicate.occurred_at;
   }
   if (duplicate && sameFact) {
@@ -72,7 +79,7 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
     yield* ctx.rows.raiseConfidence(duplicate.rowid, memory.confidence, ctx.now());
     return { ...duplicate, confidence: Math.max(duplicate.confidence, memory.confidence), created: false, superseded: [] };
   }
-  place ??= memory.type === 'semantic' ? yield* placement(ctx.rows, ownerId, memory.content, occurredAt) : null;
+  place ??= memory.type === 'semantic' ? yield* placement(ctx.rows, ownerId, memory.content, occurredAt, read) : null;
   // Objects spelled out rather than spread: this runs for every stored row, and V8 copies a
   // spread property by property through a generic path (measured a few µs a row).
   const next = place?.next ?? null;
@@ -81,8 +88,9 @@ export function* storeOwned(ctx: RuleContext, ownerId: string, memory: NewMemory
     ownerId: memory.ownerId, episodeId: memory.episodeId, seq: memory.seq, role: memory.role, context: memory.context,
     links: [{ entityId: ownerId, relation: 'owner' }, ...memory.links], occurredAt, contentKey: key,
     validUntil: next ? next.at : memory.validUntil, supersededBy: next ? next.id : memory.supersededBy,
+    // The earlier values it replaces are marked superseded with the insert (supersession.ts).
+    supersedes: place !== null && place.supersedes.length > 0 ? place.supersedes : undefined,
   });
-  if (place) yield* applyPlacement(ctx.rows, stored, place);
   return {
     rowid: stored.rowid, id: stored.id, memory_type: stored.memory_type, content: stored.content,
     confidence: stored.confidence, stability: stored.stability, extraction_tier: stored.extraction_tier,

@@ -37,6 +37,12 @@ export interface MemoryInsert {
   /** Set when it arrives already superseded (a reversed import). */
   validUntil: number | null;
   supersededBy: string | null;
+  /**
+   * Earlier values it supersedes (supersession.ts): once it is stored, each becomes valid until
+   * its occurredAt and superseded by its id, as `supersede` does. With the insert, so a backend
+   * whose every statement is a round trip sends one.
+   */
+  supersedes?: readonly Pick<TimelineFact, 'rowid'>[];
   /** The single-valued attribute a semantic fact sets (shared/fact-attributes.ts), indexed for supersession. */
   factAttribute: string | null;
 }
@@ -48,6 +54,12 @@ export interface TimelineFact {
   content: string;
   occurred_at: number;
   valid_until: number | null;
+}
+
+/** The first page of each of an attribute's timeline reads (factsAfter, factsValidAt) at one moment. */
+export interface TimelinePages {
+  after: TimelineFact[];
+  validAt: TimelineFact[];
 }
 
 /** A stored memory as a rule reads it back for de-duplication and answers. */
@@ -121,6 +133,15 @@ export interface WriteRows {
   // memories
   /** A live memory of the entity with this content key and type, above `aboveRowid`. */
   ownedDuplicate(ownerId: string, contentKey: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined>;
+  /**
+   * ownedDuplicate, and with it the first `limit` rows of factsAfter and of factsValidAt for
+   * (ownerId, attribute, at), read at the same moment: what remembering a fact that sets an
+   * attribute reads before it writes. Only an adapter whose every read is a round trip
+   * (PostgreSQL) has it; one that reads in-process (SQLite) leaves it out, and the rule reads the
+   * timeline only when it needs it (not for a fact heard again).
+   */
+  ownedDuplicateWithTimeline?(ownerId: string, contentKey: string, type: MemoryType, aboveRowid: number,
+    attribute: string, at: number, limit: number): Step<{ duplicate: MemoryRow | undefined; timeline: TimelinePages }>;
   raiseConfidence(rowid: number, confidence: number, at: number): Step<void>;
   /** The row and its entity links; answers the new rowid. */
   insertMemory(memory: MemoryInsert): Step<number>;

@@ -7,7 +7,7 @@
 // later value, and it supersedes the earlier values still valid at its start. Two values from
 // the same moment stay side by side: time cannot decide, and recall reports the contradiction.
 import { factAttribute } from '../../shared/fact-attributes.js';
-import type { MemoryRow, Step, TimelineFact, WriteRows } from './rows.js';
+import type { MemoryRow, Step, TimelineFact, TimelinePages, WriteRows } from './rows.js';
 
 /** Where a new fact sits on its attribute's timeline. */
 export interface Placement {
@@ -26,27 +26,31 @@ const NOTHING: Placement = { next: null, supersedes: [] };
  */
 export const TIMELINE_PAGE = 16;
 
-export function* placement(rows: WriteRows, ownerId: string, content: string, occurredAt: number): Step<Placement> {
+/**
+ * `read`: the first page of each read, when the caller has it already (read with the duplicate
+ * check, WriteRows.ownedDuplicateWithTimeline, at the same moment: nothing was written since).
+ */
+export function* placement(rows: WriteRows, ownerId: string, content: string, occurredAt: number, read?: TimelinePages): Step<Placement> {
   const set = factAttribute(content);
   if (set === null) return NOTHING;
   const differs = (fact: TimelineFact) => factAttribute(fact.content)?.value !== set.value;
   let next: Placement['next'] = null;
   for (let offset = 0; next === null; offset += TIMELINE_PAGE) {
-    const later = yield* rows.factsAfter(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE);
+    const later = offset === 0 && read ? read.after : yield* rows.factsAfter(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE);
     const found = later.find(differs);
     if (found) next = { at: found.occurred_at, id: found.id };
     else if (later.length < TIMELINE_PAGE) break;
   }
   const supersedes: TimelineFact[] = [];
   for (let offset = 0; ; offset += TIMELINE_PAGE) {
-    const valid = yield* rows.factsValidAt(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE);
+    const valid = offset === 0 && read ? read.validAt : yield* rows.factsValidAt(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE);
     supersedes.push(...valid.filter(differs));
     if (valid.length < TIMELINE_PAGE) break;
   }
   return { next, supersedes };
 }
 
-/** Marks the earlier values as superseded by the stored fact. */
+/** Marks the earlier values as superseded by the stored fact (remember passes them to the insert instead: MemoryInsert.supersedes). */
 export function* applyPlacement(rows: WriteRows, stored: Pick<MemoryRow, 'id' | 'occurred_at'>, place: Placement): Step<void> {
   for (const fact of place.supersedes) yield* rows.supersede(fact.rowid, stored.occurred_at, stored.id);
 }

@@ -18,6 +18,7 @@ import { ensurePostgresNamespace, migratePostgres } from './migrate.js';
 import { PrimaryConnection, lostPrimary, type DatabaseState } from './primary.js';
 import { PrimaryWriteStore } from './primary-store.js';
 import { EntityCache, PgRowState } from './row-state.js';
+import { readDuplicatesAhead, type DuplicateAhead } from './read-ahead.js';
 import { PgRows } from './rows.js';
 import { unstorableText } from './unstorable.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
@@ -94,9 +95,9 @@ export class PostgresWriteStore implements WriteStorePort {
   }
 
   /** The command's rule over this transaction's (or savepoint's) rows, in its namespace. */
-  private execute(command: WriterCommand, tx: Tx, namespaceId: number): Promise<unknown> {
+  private execute(command: WriterCommand, tx: Tx, namespaceId: number, ahead?: DuplicateAhead): Promise<unknown> {
     const ctx: RuleContext = {
-      rows: new PgRows(tx, this.stateOf(namespaceId)), namespaceId, now: this.now,
+      rows: new PgRows(tx, this.stateOf(namespaceId), ahead), namespaceId, now: this.now,
       episodeTtlMs: this.episodeTtlMs, deletes: this.deletes,
     };
     return runAwaiting(ruleFor(command, ctx));
@@ -157,14 +158,15 @@ export class PostgresWriteStore implements WriteStorePort {
         // Every namespace of the flush, in ascending order: two nodes' flushes over the same
         // namespaces take their locks in the same order, so they wait for each other, never deadlock.
         for (const id of used) await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${id})`;
+        const ahead = await readDuplicatesAhead(tx, batch, namespaceIds, (id) => this.stateOf(id), this.deletes);
         const out: WriterReply[] = [];
         for (const [index, request] of batch.entries()) {
           if (index >= savepointsFrom) {
-            out.push(await this.inSavepoint(tx, request, namespaceIds[index]!));
+            out.push(await this.inSavepoint(tx, request, namespaceIds[index]!, ahead.get(index)));
             continue;
           }
           // A lost connection or a standby fails the whole flush: rerunning it there cannot help.
-          const result = await this.execute(request.command as WriterCommand, tx, namespaceIds[index]!).catch((cause: unknown) => { throw lostPrimary(cause) ? cause : new NeedsSavepoints(index, cause); });
+          const result = await this.execute(request.command as WriterCommand, tx, namespaceIds[index]!, ahead.get(index)).catch((cause: unknown) => { throw lostPrimary(cause) ? cause : new NeedsSavepoints(index, cause); });
           out.push({ id: request.id, ok: true, result });
         }
         return out;
@@ -185,16 +187,17 @@ export class PostgresWriteStore implements WriteStorePort {
    * One command in its own savepoint; a failure undoes it alone. A foreign-key violation may be
    * a stale cached entity: the cache is dropped and the command runs once more.
    */
-  private async inSavepoint(tx: Tx, request: WriterRequest, namespaceId: number, retried = false): Promise<WriterReply> {
+  private async inSavepoint(tx: Tx, request: WriterRequest, namespaceId: number, ahead?: DuplicateAhead, retried = false): Promise<WriterReply> {
     const before = this.deletes.save();
     try {
-      return { id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp, namespaceId)) };
+      return { id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp, namespaceId, ahead)) };
     } catch (error) {
       this.deletes.restore(before);
       if (lostPrimary(error)) throw error;
       if (!retried && isForeignKeyViolation(error)) {
         this.forgetEntities();
-        return this.inSavepoint(tx, request, namespaceId, true);
+        // Its owner may be another entity now: read as usual.
+        return this.inSavepoint(tx, request, namespaceId, undefined, true);
       }
       return { id: request.id, ok: false, error: toWireError(unstorableText(request.command as WriterCommand, error) ?? error) };
     }

@@ -7,8 +7,9 @@ import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf, vectorFromBlob } from '../../shared/meta.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
 import { UNASSIGNED_CELL } from '../../shared/sql-schema.js';
-import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
+import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, TimelinePages, WriteRows } from '../commands/rows.js';
 import type { Tx } from './connect.js';
+import type { DuplicateAhead } from './read-ahead.js';
 import type { PgRowState } from './row-state.js';
 
 /** Rows copied and deleted per statement round. */
@@ -27,8 +28,17 @@ export class PgRows implements WriteRows {
   readonly snapshotsInDatabase = true;
   private readonly ns: number;
 
-  constructor(private readonly tx: Tx, private readonly state: PgRowState) {
+  /** `ahead`: this command's duplicate check, read with the flush's others (read-ahead.ts). */
+  constructor(private readonly tx: Tx, private readonly state: PgRowState, private ahead?: DuplicateAhead) {
     this.ns = state.namespaceId;
+  }
+
+  /** The answer read ahead, once, when the rule asks exactly what was read. */
+  private takeAhead(ownerId: string, key: string, type: MemoryType, aboveRowid: number): DuplicateAhead | undefined {
+    const ahead = this.ahead;
+    if (!ahead || type !== 'semantic' || ahead.ownerId !== ownerId || ahead.key !== key || ahead.aboveRowid !== aboveRowid) return undefined;
+    this.ahead = undefined;
+    return ahead;
   }
 
   /** The cache first: entities are never changed or deleted once created (see PgRowState). */
@@ -54,6 +64,8 @@ export class PgRows implements WriteRows {
 
   /** md5(content_key) is what memories_by_entity indexes (migration 3); the text comparison decides. */
   *ownedDuplicate(ownerId: string, key: string, type: MemoryType, aboveRowid: number): Step<MemoryRow | undefined> {
+    const ahead = this.takeAhead(ownerId, key, type, aboveRowid);
+    if (ahead) return ahead.found;
     // A current one first: the same words superseded earlier are history (remember.ts).
     const [row] = yield* query(this.tx<MemoryRow[]>`SELECT rowid, id, memory_type, content, confidence, stability, extraction_tier,
         occurred_at, valid_until, superseded_by
@@ -62,12 +74,56 @@ export class PgRows implements WriteRows {
     return row;
   }
 
+  /**
+   * The three reads of ownedDuplicate, factsAfter and factsValidAt (offset 0) as one statement,
+   * each part with its own WHERE, ORDER BY and LIMIT as there (so each keeps its index); `part`
+   * says which read a row answers, and the outer ORDER BY puts each part's rows in its read's order.
+   * With the duplicate read ahead, its part is switched off (a one-time filter: not run).
+   */
+  *ownedDuplicateWithTimeline(ownerId: string, key: string, type: MemoryType, aboveRowid: number,
+    attribute: string, at: number, limit: number): Step<{ duplicate: MemoryRow | undefined; timeline: TimelinePages }> {
+    const ahead = this.takeAhead(ownerId, key, type, aboveRowid);
+    const rows = yield* query(this.tx<(MemoryRow & { part: number })[]>`SELECT * FROM (
+      (SELECT 0 AS part, rowid, id, memory_type, content, confidence, stability, extraction_tier,
+          occurred_at, valid_until, superseded_by
+        FROM memories WHERE ${ahead === undefined}::boolean AND entity_id = ${ownerId} AND md5(content_key) = md5(${key}) AND content_key = ${key}
+          AND memory_type = ${type} AND archived = 0 AND rowid > ${aboveRowid} ORDER BY valid_until IS NOT NULL, rowid LIMIT 1)
+      UNION ALL
+      (SELECT 1, rowid, id, NULL, content, NULL, NULL, NULL, occurred_at, valid_until, NULL
+        FROM memories WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND occurred_at > ${at} AND memory_type = 'semantic' AND archived = 0
+        ORDER BY occurred_at, rowid LIMIT ${limit})
+      UNION ALL
+      (SELECT 2, rowid, id, NULL, content, NULL, NULL, NULL, occurred_at, valid_until, NULL
+        FROM memories WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND occurred_at < ${at}
+          AND (valid_until IS NULL OR valid_until > ${at}) AND memory_type = 'semantic' AND archived = 0
+        ORDER BY rowid LIMIT ${limit})
+      ) reads ORDER BY part, CASE WHEN part = 1 THEN occurred_at END, rowid`);
+    let duplicate = ahead?.found;
+    const timeline: TimelinePages = { after: [], validAt: [] };
+    for (const row of rows) {
+      if (row.part === 0) {
+        duplicate = { rowid: row.rowid, id: row.id, memory_type: row.memory_type, content: row.content, confidence: row.confidence,
+          stability: row.stability, extraction_tier: row.extraction_tier, occurred_at: row.occurred_at,
+          valid_until: row.valid_until, superseded_by: row.superseded_by };
+      } else {
+        const fact: TimelineFact = { rowid: row.rowid, id: row.id, content: row.content, occurred_at: row.occurred_at, valid_until: row.valid_until };
+        (row.part === 1 ? timeline.after : timeline.validAt).push(fact);
+      }
+    }
+    return { duplicate, timeline };
+  }
+
   *raiseConfidence(rowid: number, confidence: number, at: number): Step<void> {
     yield* query(this.tx`UPDATE memories SET confidence = greatest(confidence, ${confidence}), last_access_at = ${at} WHERE rowid = ${rowid}`);
   }
 
-  /** The row and its entity links in one statement (one round trip). */
+  /** The row, its entity links and the facts it supersedes in one statement (one round trip). */
   *insertMemory(m: MemoryInsert): Step<number> {
+    // Other rows than the inserted one: one statement may change both (no row is changed twice).
+    const superseded = m.supersedes && m.supersedes.length > 0
+      ? this.tx`, superseded AS (UPDATE memories SET valid_until = ${m.occurredAt}, superseded_by = ${m.id}
+          WHERE rowid = ANY(${m.supersedes.map((fact) => fact.rowid)}::bigint[]))`
+      : this.tx``;
     const [inserted] = yield* query(this.tx<{ rowid: number }[]>`WITH m AS (INSERT INTO memories
         (id, namespace_id, memory_type, content, content_key, confidence, stability, difficulty,
          last_access_at, created_at, extraction_tier, entity_id, episode_id, seq, role, context,
@@ -80,7 +136,7 @@ export class PgRows implements WriteRows {
       links AS (INSERT INTO memory_entities (memory_rowid, entity_id, relation)
         SELECT m.rowid, l.entity_id, l.relation FROM m,
           unnest(${m.links.map((l) => l.entityId)}::text[], ${m.links.map((l) => l.relation)}::text[]) AS l(entity_id, relation)
-        ON CONFLICT DO NOTHING)
+        ON CONFLICT DO NOTHING)${superseded}
       SELECT rowid FROM m`);
     return inserted!.rowid;
   }

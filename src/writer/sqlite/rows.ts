@@ -159,6 +159,7 @@ export class SqliteRows implements WriteRows {
     );
     const rowid = Number(info.lastInsertRowid);
     for (const link of m.links) this.s.link.run(rowid, link.entityId, link.relation);
+    if (m.supersedes) for (const fact of m.supersedes) this.s.supersede.run(m.occurredAt, m.id, fact.rowid);
     return rowid;
   }
 
