@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The HTTP suite again, on PostgreSQL (issue 16): starts a private primary (initdb from Debian's
+// The HTTP suite again, on PostgreSQL (issue 16): starts a private primary (a copy of initdb's output from Debian's
 // PostgreSQL 15 binaries on a random loopback port) and a `pg_basebackup -R` streaming replica,
 // runs every test file that only speaks the service's HTTP/MCP API with TEST_BACKEND=postgres
 // (startTestService then gives each service a fresh database there, recall read from the

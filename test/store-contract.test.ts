@@ -141,6 +141,42 @@ function contract(backend: Backend): void {
       assert.equal(Number(count!.n), 7);
     }));
 
+    test('a NUL fact in a read-ahead flush fails alone (4xx), its neighbours (another namespace) commit', () => withStore(async ({ store, rows }) => {
+      await run(store, { type: 'remember', entity: 'Dana', fact: 'Dana likes tea', confidence: 0.5 });
+      await run(store, { type: 'remember', entity: 'Eli', fact: 'Eli likes jazz', confidence: 0.5 });
+      const outcome = await store.runBatch([
+        { id: 1, namespace: store.namespace, command: { type: 'remember', entity: 'Dana', fact: 'Dana likes \u0000 coffee', confidence: 0.7 } },
+        { id: 2, namespace: store.namespace, command: { type: 'remember', entity: 'Eli', fact: 'Eli likes rock', confidence: 0.7 } },
+        { id: 3, namespace: 'tenant-z', command: { type: 'remember', entity: 'Zed', fact: 'Zed likes rock', confidence: 0.7 } },
+      ]);
+      // SQLite stores U+0000; PostgreSQL refuses it for that command alone (writer/postgres/unstorable.ts).
+      const pg = backend.name.includes('postgres');
+      assert.deepEqual(outcome.replies.map((r) => r.ok), [!pg, true, true]);
+      const failed = outcome.replies[0]!;
+      if (pg) assert.equal(failed.ok ? null : failed.error.code, 'INVALID_VALUE');
+      const [count] = await rows<{ n: number }>('SELECT count(*) AS n FROM memories');
+      assert.equal(Number(count!.n), pg ? 4 : 5);
+    }));
+
+    test('a new value supersedes every value valid at its start across timeline pages (> 16 rows), in one flush and after', () => withStore(async ({ store, rows }) => {
+      const cities = Array.from({ length: 21 }, (_, i) => `City${String.fromCharCode(97 + i)}town`);
+      // Side by side: same moment, so none supersedes another.
+      await runBatch(store, cities.map((c) => ({ type: 'remember' as const, entity: 'Eli', fact: `Eli lives in ${c}`, confidence: 0.5, validFrom: 1_600_000_000_000 })));
+      await runBatch(store, [{ type: 'remember', entity: 'Ann', fact: 'Ann likes tea', confidence: 0.5 }]);
+      const { replies } = await runBatch(store, [
+        { type: 'remember', entity: 'Ann', fact: 'Ann likes coffee', confidence: 0.5 },
+        { type: 'remember', entity: 'Eli', fact: 'Eli lives in Rome', confidence: 0.9, validFrom: 1_700_000_000_000 },
+        { type: 'remember', entity: 'Eli', fact: 'Eli lives in Oslo', confidence: 0.9, validFrom: 1_650_000_000_000 },
+      ]);
+      assert.ok(replies.every((r) => r.ok));
+      const [, rome, oslo] = replies.map((r) => (r as { result: { id: string; valid_until: string | null; superseded_by: string | null } }).result);
+      assert.equal(oslo!.superseded_by, rome!.id);
+      const current = await rows<{ content: string }>("SELECT m.content FROM memories m JOIN entities e ON e.id = m.entity_id WHERE e.name = 'Eli' AND m.superseded_by IS NULL");
+      assert.deepEqual(current.map((r) => r.content), ['Eli lives in Rome']);
+      const byOslo = await rows<{ n: number }>('SELECT count(*) AS n FROM memories WHERE superseded_by = ?', oslo!.id);
+      assert.equal(Number(byOslo[0]!.n), 21);
+    }));
+
     test('rowids grow in commit order and are never reused after a delete', () => withStore(async ({ store, rows }) => {
       await run(store, { type: 'remember', entity: 'Dan', fact: 'one', confidence: 1 });
       await run(store, { type: 'remember', entity: 'Dan', fact: 'two', confidence: 1 });

@@ -5,7 +5,7 @@
 // that Debian's package creates.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { appendFileSync, chownSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -159,25 +159,45 @@ function cluster(dir: string, dataDir: string, port: number, where: PrimaryOptio
   };
 }
 
+/** initdb's options for every primary (trust auth on loopback only): part of the template's key. */
+const INITDB_OPTIONS = ['-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-instructions'];
+
 /**
- * A data directory as initdb leaves it (trust auth on loopback only), made once per machine for
- * these binaries and copied for each new primary: initdb takes seconds, a copy of its 40 MB a
- * tenth of one, and a suite starts dozens of primaries. Never started itself, so every copy is
- * a never-started cluster, as initdb's own output is. Kept in the temp folder across runs; a
- * new PostgreSQL build (another binary) gets a template of its own.
+ * A data directory as initdb leaves it, made once per machine for these binaries and copied for
+ * each new primary: initdb takes seconds, a copy of its 40 MB a tenth of one, and a suite starts
+ * dozens of primaries. Never started itself, so every copy is a never-started cluster, as initdb's
+ * own output is (all copies share one system identifier: no test streams across clusters it did
+ * not make from one another). Kept across runs in a folder only the clusters' user can write, so
+ * no other local user can plant a template; written with fsync (unlike the throwaway clusters'
+ * --no-sync), so a crash cannot leave a marked but torn template. Without such a folder each
+ * primary runs initdb itself.
  */
-let template: Promise<string> | undefined;
-function templateDataDir(): Promise<string> {
+let template: Promise<string | null> | undefined;
+function templateDataDir(): Promise<string | null> {
   template ??= (async () => {
+    const owner = asRoot ? postgresUser()! : { uid: userInfo().uid, gid: userInfo().gid };
+    const parent = `/tmp/memrt-pg-templates-${owner.uid}`; // beside privateDir's folders: the rename stays on one file system
+    mkdirSync(parent, { recursive: true, mode: 0o700 });
+    const held = lstatSync(parent);
+    if (asRoot && held.uid === 0 && (held.mode & 0o777) === 0o700) chownSync(parent, owner.uid, owner.gid);
+    const checked = lstatSync(parent);
+    if (!checked.isDirectory() || checked.uid !== owner.uid || (checked.mode & 0o077) !== 0) return null;
     const postgres = statSync(join(PG_BIN, 'postgres'));
-    const key = createHash('sha256').update(`${PG_BIN}|${postgres.size}|${postgres.mtimeMs}|${SUPERUSER}|${userInfo().uid}`).digest('hex').slice(0, 16);
-    const final = `/tmp/memrt-pg-template-${key}`; // beside privateDir's folders: the rename stays on one file system
+    const locale = ['LANG', 'LC_ALL', 'LC_CTYPE', 'LC_COLLATE'].map((name) => process.env[name] ?? '').join(',');
+    const key = createHash('sha256').update(`${PG_BIN}|${postgres.size}|${postgres.mtimeMs}|${INITDB_OPTIONS.join(' ')}|${locale}`).digest('hex').slice(0, 16);
+    const final = join(parent, key);
     // The marker is written last, inside the folder before it takes its final name: a folder
-    // under that name is always whole.
+    // under that name with its marker is whole.
     if (existsSync(join(final, 'complete'))) return join(final, 'data');
+    // A folder under that name without its marker (a temp cleaner took the marker, an
+    // interrupted removal) is set aside, or the rename below would fail on it for ever.
+    if (existsSync(final)) {
+      const aside = `${final}.stale-${process.pid}-${Date.now()}`;
+      try { renameSync(final, aside); rmSync(aside, { recursive: true, force: true }); } catch { /* another process did */ }
+    }
     const building = privateDir();
     try {
-      await pgCommand('initdb', ['-D', join(building, 'data'), '-U', SUPERUSER, '--auth=trust', '-E', 'UTF8', '--no-sync', '--no-instructions']);
+      await pgCommand('initdb', ['-D', join(building, 'data'), ...INITDB_OPTIONS]);
       writeFileSync(join(building, 'complete'), '');
       renameSync(building, final);
     } catch (error) {
@@ -197,7 +217,9 @@ function templateDataDir(): Promise<string> {
 export async function startPrimary(where: PrimaryOptions = {}): Promise<PgCluster> {
   const dir = privateDir();
   const dataDir = join(dir, 'data');
-  await asPostgres('cp', ['-a', await templateDataDir(), dataDir]);
+  const copyOf = await templateDataDir();
+  if (copyOf) await asPostgres('cp', ['-a', copyOf, dataDir]);
+  else await pgCommand('initdb', ['-D', dataDir, ...INITDB_OPTIONS, '--no-sync']);
   // initdb trusts loopback only; a server on another address trusts its own subnet too.
   if (where.listenAddress) appendFileSync(join(dataDir, 'pg_hba.conf'), 'host all all samenet trust\n');
   const port = await freePort();

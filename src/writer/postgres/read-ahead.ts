@@ -11,6 +11,8 @@
 // rule itself will use. The answer is used only when the rule asks exactly what was read (owner,
 // content key, type, open-delete bound); otherwise the rule reads as usual.
 import type { WriterRequest } from '../../shared/protocol/writer.js';
+import { factAttribute } from '../../shared/fact-attributes.js';
+import { storableText } from '../../shared/postgres-text.js';
 import { contentKey } from '../../shared/text.js';
 import type { OpenDeletes } from '../commands/open-deletes.js';
 import type { MemoryRow } from '../commands/rows.js';
@@ -40,6 +42,9 @@ export async function readDuplicatesAhead(
     const repeated = owners.has(owner);
     owners.add(owner);
     if (repeated) continue;
+    // Text PostgreSQL cannot hold fails its own command (a 4xx) at its turn, not the whole read;
+    // a fact setting an attribute reads its duplicate with its timeline anyway (one statement).
+    if (!storableText(command.fact) || factAttribute(command.fact) !== null) continue;
     const entity = stateOf(namespaceIds[index]!).cachedEntity(command.entity);
     if (entity) ahead.set(index, { ownerId: entity.id, key: contentKey(command.fact), aboveRowid: deletes.deletedUpTo(entity.id), found: undefined });
   }
