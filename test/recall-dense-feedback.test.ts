@@ -25,6 +25,14 @@ describe('the feedback vector', () => {
     assert.equal(feedbackVector(query, [Float32Array.of(1, 0)], 0), query);
     assert.deepEqual([...feedbackVector(query, [Float32Array.of(0, 0)], 0.5)], [0, 1]);
   });
+
+  test('a zero-length vector beside others is left out of the mean, divisor included', () => {
+    const alone = feedbackVector(Float32Array.of(1, 0, 0), [Float32Array.of(0, 2, 0)], 1);
+    const beside = feedbackVector(Float32Array.of(1, 0, 0), [Float32Array.of(0, 2, 0), Float32Array.of(0, 0, 0)], 1);
+    // (1, 0, 0) + (0, 1, 0), normalised: counted in the divisor, the zero vector would halve the move.
+    assert.deepEqual([...beside], [...alone]);
+    assert.deepEqual([...beside].map((x) => Math.round(x * 1e6) / 1e6), [Math.SQRT1_2, Math.SQRT1_2, 0].map((x) => Math.round(x * 1e6) / 1e6));
+  });
 });
 
 describe('through the engine, on turns written through the service', () => {
