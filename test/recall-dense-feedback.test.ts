@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
-import { RecallEngine } from '../src/workers/recall/engine.js';
+import { RecallEngine, SIGNAL_WEIGHTS } from '../src/workers/recall/engine.js';
 import { feedbackVector } from '../src/workers/recall/dense-feedback.js';
 import { post, startTestService, type TestService } from './support/service.js';
 
@@ -78,5 +78,23 @@ describe('through the engine, on turns written through the service', () => {
     const withStage = await scores({ ...base, feedback: 0.3 }, query);
     assert.ok(without.has(resembling) && without.has(unrelated), 'the fixture: both are candidates (adjacent turns)');
     assert.ok(margin(withStage) > margin(without) + 0.01, `${margin(withStage)} vs ${margin(without)}`);
+  });
+
+  test('explain shows the feedback term as its own entry, at its own weight, beside the vector one', async () => {
+    const ns = db.prepare("SELECT id FROM namespaces WHERE name = 'default'").pluck().get() as number;
+    const engine = new RecallEngine(new SqliteReadPort(db, ns, 'default', { minSimilarity: 0.2 }));
+    const query = 'boat sailed';
+    const [vector] = await hasher.embed([query]);
+    const hits = await engine.recall({ query, entity: null, types: ['episodic'], limit: 10, queryVector: vector, explain: true });
+    assert.ok(hits.length > 0);
+    for (const hit of hits) {
+      const entry = (name: string) => hit.explanation!.signals.find((s) => s.signal === name)!;
+      assert.equal(entry('vector').weight, SIGNAL_WEIGHTS.vector);
+      assert.equal(entry('feedback').weight, SIGNAL_WEIGHTS.feedback);
+      // Every turn has a vector: each has a cosine to the moved query, and its term is its own.
+      assert.ok(entry('feedback').raw !== null && entry('feedback').contribution > 0, JSON.stringify(entry('feedback')));
+      const sum = hit.explanation!.signals.reduce((total, s) => total + s.contribution, 0);
+      assert.ok(Math.abs(sum - hit.score) < 1e-9, `contributions ${sum} add up to ${hit.score}`);
+    }
   });
 });
