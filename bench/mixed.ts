@@ -8,6 +8,8 @@
 // throughput at c=16 against the raw per-recall CPU cost measured in isolation, and the
 // embedding lag under a sustained 2k writes/s. Load comes from wrk (Debian's package).
 // Environment: BENCH_MIXED_SECONDS (per phase, default 8).
+// With `--baseline-dist <other build's dist>`: the recall phases against that build in the same
+// run, alternated (mixed-baseline.ts; BENCH_MIXED_ROUNDS, default 3); nothing else is measured.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +23,7 @@ import { pinToCpu, startService, startUwsHello, type ServerProcess } from './lib
 import { formatCores, withThreadCpu, type ThreadCpu } from './lib/thread-cpu.js';
 import { fmt, machine, table, writeResults } from './lib/report.js';
 import { runWrk, writeScript, wrkAvailable, type WrkResult } from './lib/wrk.js';
+import { mixedBaselineReport, runMixedAgainst } from './mixed-baseline.js';
 
 /** Share of its one core the bare server must use for wrk to count as saturating it. */
 const SATURATED_CORES = 0.9;
@@ -344,7 +347,22 @@ export function mixedReport(r: MixedResults): string {
 }
 
 const isMain = process.argv[1]?.endsWith('mixed.js');
-if (isMain) {
+const baselineAt = process.argv.indexOf('--baseline-dist');
+if (isMain && baselineAt >= 0) {
+  const baselineDist = process.argv[baselineAt + 1];
+  if (!baselineDist) throw new Error("usage: node dist/bench/mixed.js [--baseline-dist <other build's dist folder>]");
+  const workDir = mkdtempSync(join(tmpdir(), 'memrt-mixed-'));
+  const info = machine();
+  try {
+    const rounds = Number(process.env.BENCH_MIXED_ROUNDS?.trim() || '3');
+    const results = await runMixedAgainst(workDir, baselineDist, { texts: new Texts(), memories: MEMORIES, seconds, rounds, postAll, drained });
+    console.log(`memory-runtime mixed-load bench against a baseline build — ${info.date}, Node ${info.node}, ${info.cpus} × ${info.cpuModel}, load ${info.loadAverageAtStart.join(' ')}`);
+    console.log(mixedBaselineReport(results, MEMORIES, seconds));
+    note(`results: ${writeResults('mixed-baseline', { machine: info, seconds, results }).join(', ')}`);
+  } finally {
+    rmSync(workDir, { recursive: true, force: true });
+  }
+} else if (isMain) {
   const workDir = mkdtempSync(join(tmpdir(), 'memrt-mixed-'));
   const info = machine();
   try {

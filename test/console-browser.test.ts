@@ -152,7 +152,7 @@ describe('memory console in Chromium', { skip: cannotStart }, () => {
       const rows = table.locator('tbody tr');
       const signals = await Promise.all((await rows.all()).map((row) => row.getAttribute('data-signal')));
       assert.ok(signals.length >= 1);
-      for (const signal of signals) assert.ok(['lexical', 'vector', 'entity', 'adjacent', 'session', 'tie_break', 'time'].includes(String(signal)), String(signal));
+      for (const signal of signals) assert.ok(['lexical', 'vector', 'feedback', 'entity', 'adjacent', 'session', 'tie_break', 'time'].includes(String(signal)), String(signal));
       // The caption's fused score is the sum of the contributions shown.
       const score = Number(/fused score ([\d.]+)/.exec(await table.locator('caption').innerText())![1]);
       const contributions = await table.locator('tbody tr td:nth-child(5)').allInnerTexts();

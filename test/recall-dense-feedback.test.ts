@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
-import { RecallEngine } from '../src/workers/recall/engine.js';
+import { RecallEngine, SIGNAL_WEIGHTS } from '../src/workers/recall/engine.js';
 import { feedbackVector } from '../src/workers/recall/dense-feedback.js';
 import { post, startTestService, type TestService } from './support/service.js';
 
@@ -24,6 +24,14 @@ describe('the feedback vector', () => {
     assert.equal(feedbackVector(query, [], 0.5), query);
     assert.equal(feedbackVector(query, [Float32Array.of(1, 0)], 0), query);
     assert.deepEqual([...feedbackVector(query, [Float32Array.of(0, 0)], 0.5)], [0, 1]);
+  });
+
+  test('a zero-length vector beside others is left out of the mean, divisor included', () => {
+    const alone = feedbackVector(Float32Array.of(1, 0, 0), [Float32Array.of(0, 2, 0)], 1);
+    const beside = feedbackVector(Float32Array.of(1, 0, 0), [Float32Array.of(0, 2, 0), Float32Array.of(0, 0, 0)], 1);
+    // (1, 0, 0) + (0, 1, 0), normalised: counted in the divisor, the zero vector would halve the move.
+    assert.deepEqual([...beside], [...alone]);
+    assert.deepEqual([...beside].map((x) => Math.round(x * 1e6) / 1e6), [Math.SQRT1_2, Math.SQRT1_2, 0].map((x) => Math.round(x * 1e6) / 1e6));
   });
 });
 
@@ -70,5 +78,24 @@ describe('through the engine, on turns written through the service', () => {
     const withStage = await scores({ ...base, feedback: 0.3 }, query);
     assert.ok(without.has(resembling) && without.has(unrelated), 'the fixture: both are candidates (adjacent turns)');
     assert.ok(margin(withStage) > margin(without) + 0.01, `${margin(withStage)} vs ${margin(without)}`);
+  });
+
+  test('explain shows the feedback term as its own entry, at its own weight, beside the vector one', async () => {
+    const ns = db.prepare("SELECT id FROM namespaces WHERE name = 'default'").pluck().get() as number;
+    const engine = new RecallEngine(new SqliteReadPort(db, ns, 'default', { minSimilarity: 0.2 }));
+    const query = 'boat sailed';
+    const [vector] = await hasher.embed([query]);
+    const hits = await engine.recall({ query, entity: null, types: ['episodic'], limit: 10, queryVector: vector, explain: true });
+    assert.ok(hits.length > 0);
+    assert.ok(hits[0].explanation!.signals.find((s) => s.signal === 'feedback')!.contribution > 0, 'the best turn gains from the feedback');
+    for (const hit of hits) {
+      const entry = (name: string) => hit.explanation!.signals.find((s) => s.signal === name)!;
+      assert.equal(entry('vector').weight, SIGNAL_WEIGHTS.vector);
+      assert.equal(entry('feedback').weight, SIGNAL_WEIGHTS.feedback);
+      // Every turn has a vector: each has a cosine to the moved query, and its term is its own.
+      assert.ok(entry('feedback').raw !== null && entry('feedback').contribution >= 0, JSON.stringify(entry('feedback')));
+      const sum = hit.explanation!.signals.reduce((total, s) => total + s.contribution, 0);
+      assert.ok(Math.abs(sum - hit.score) < 1e-9, `contributions ${sum} add up to ${hit.score}`);
+    }
   });
 });

@@ -24,7 +24,7 @@ before(async () => {
 });
 after(() => t.close());
 
-const SIGNALS = ['lexical', 'vector', 'adjacent', 'session', 'entity', 'tie_break', 'time'];
+const SIGNALS = ['lexical', 'vector', 'feedback', 'adjacent', 'session', 'entity', 'tie_break', 'time'];
 
 interface Explained {
   id: string;

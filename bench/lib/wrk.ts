@@ -63,8 +63,8 @@ end
 function done(summary, latency, requests)
   local e = summary.errors
   io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d,' ..
-    '"p50":%d,"p90":%d,"p99":%d,"max":%d,"mean":%f}\\n', summary.requests, summary.duration, e.connect, e.read, e.write,
-    e.status, e.timeout, latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))
+    '"p50":%d,"p90":%d,"p95":%d,"p99":%d,"max":%d,"mean":%f}\\n', summary.requests, summary.duration, e.connect, e.read, e.write,
+    e.status, e.timeout, latency:percentile(50), latency:percentile(90), latency:percentile(95), latency:percentile(99), latency.max, latency.mean))
 end
 `;
 
@@ -93,6 +93,8 @@ export interface WrkResult {
   /** Latencies in ms. */
   p50: number;
   p90: number;
+  /** Runs with a bodies script only (plain wrk prints no 95th). */
+  p95?: number;
   p99: number;
   max: number;
   /** Socket errors + timeouts + non-2xx/3xx answers: a figure with any is not valid. */
@@ -147,6 +149,7 @@ function fromScript(spec: WrkSpec, stdout: string): WrkResult {
     rps: r.requests / (r.duration_us / 1e6),
     p50: r.p50 / 1000,
     p90: r.p90 / 1000,
+    p95: r.p95 / 1000,
     p99: r.p99 / 1000,
     max: r.max / 1000,
     errors: r.connect + r.read + r.write + r.status + r.timeout,

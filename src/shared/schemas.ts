@@ -205,7 +205,7 @@ export const Entity = Type.Object({
   kind: Type.Enum([...ENTITY_KINDS]),
 });
 
-export const EXPLAINED_SIGNALS = ['lexical', 'vector', 'adjacent', 'session', 'entity', 'tie_break', 'time'] as const;
+export const EXPLAINED_SIGNALS = ['lexical', 'vector', 'feedback', 'adjacent', 'session', 'entity', 'tie_break', 'time'] as const;
 export const Explanation = Type.Object({
   score: Type.Number({ description: 'The fused score the ranking used (unrounded); the contributions add up to it' }),
   signals: Type.Array(Type.Object({

@@ -62,7 +62,7 @@ export const recall = declareOperation({
       `max ${MAX_LIMIT}), types (any of "episodic", "semantic", "procedural"). Returns {memories: [{id, content, memory_type, ` +
       'confidence, stability, score}], contradictions: [{description}]}; contradictions lists conflicting semantic facts ' +
       'among the results (e.g. two different home cities), so you can ask which one is current. No paging: raise limit for more. ' +
-      'explain: true adds to each memory an explanation: which signals (lexical, vector, adjacent turn, session, entity, tie_break, time) ' +
+      'explain: true adds to each memory an explanation: which signals (lexical, vector, feedback, adjacent turn, session, entity, tie_break, time) ' +
       'ranked it and how much each added to its score — for debugging why a memory came back, not needed to answer.',
     annotations: READS,
   },

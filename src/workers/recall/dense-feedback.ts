@@ -8,14 +8,21 @@
 /** How many of the first fusion's best candidates the query moves towards. */
 export const FEEDBACK_DOCS = 5;
 
-/** normalise(query + shift × mean of the unit-length feedback vectors); the query itself when there are none. */
+/**
+ * normalise(query + shift × mean of the unit-length feedback vectors); the query itself when
+ * there are none. A zero-length vector has no direction: it is left out of the mean, divisor included.
+ */
 export function feedbackVector(query: Float32Array, feedback: Float32Array[], shift: number): Float32Array {
-  if (feedback.length === 0 || shift <= 0) return query;
-  const moved = Float32Array.from(query);
+  if (shift <= 0) return query;
+  const usable: { vector: Float32Array; length: number }[] = [];
   for (const vector of feedback) {
     const length = norm(vector);
-    if (length === 0) continue;
-    const scale = shift / (feedback.length * length);
+    if (length > 0) usable.push({ vector, length });
+  }
+  if (usable.length === 0) return query;
+  const moved = Float32Array.from(query);
+  for (const { vector, length } of usable) {
+    const scale = shift / (usable.length * length);
     for (let i = 0; i < moved.length; i++) moved[i] += scale * (vector[i] ?? 0);
   }
   const length = norm(moved);

@@ -28,7 +28,7 @@ import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
 import { feedbackVector, FEEDBACK_DOCS } from './dense-feedback.js';
-import { asksForTime, timeEvidence } from './time-evidence.js';
+import { asksForTime, rememberedFindings, timeEvidence } from './time-evidence.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -211,17 +211,16 @@ export class RecallEngine {
       if (ctx.queryVector && this.useVector && unknown.length > 0) {
         for (const [rowid, similarity] of await reads.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
       }
-      const known = new Set(rowids);
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
       const lexicalKnown = lexical.length === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
       const signals: SignalScores[] = [
         { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
-        { weight: w.vector, scores: new Map([...cosine].filter(([rowid]) => known.has(rowid))), scale: 'range' },
+        { weight: w.vector, scores: scoresOf(cosine, rowids), scale: 'range' },
       ];
       if (moved) {
         const unscored = rowids.filter((rowid) => !movedCosine.has(rowid));
         if (unscored.length > 0) for (const [rowid, similarity] of await reads.similarities(moved, unscored)) movedCosine.set(rowid, similarity);
-        signals.push({ weight: w.feedback, scores: new Map([...movedCosine].filter(([rowid]) => known.has(rowid))), scale: 'range' });
+        signals.push({ weight: w.feedback, scores: scoresOf(movedCosine, rowids), scale: 'range' });
       }
       return signals;
     };
@@ -281,8 +280,11 @@ export class RecallEngine {
     let when: ReadonlyMap<number, number> = NO_BONUS;
     if (w.when > 0 && asksForTime(request.query)) {
       const top = scored.slice(0, Math.min(MAX_WHEN, Math.max(MIN_WHEN, request.limit * WHEN_FACTOR)));
-      const texts = await timedAsync(timings, 'hydrate', () => reads.rows(top.map((r) => r.rowid)));
-      when = timed(timings, 'fusion', () => timeEvidence(texts, w.when));
+      // Only the text of memories the stage's memo does not know yet is read.
+      const known = rememberedFindings(top.map((r) => rows.get(r.rowid)!));
+      const unread = top.filter((r) => !known.has(r.rowid)).map((r) => r.rowid);
+      const texts = unread.length > 0 ? await timedAsync(timings, 'hydrate', () => reads.rows(unread)) : [];
+      when = timed(timings, 'fusion', () => timeEvidence(texts, w.when, known));
       if (when.size > 0) {
         for (const r of top) r.score += when.get(r.rowid) ?? 0;
         top.sort((a, b) => b.score - a.score || b.rowid - a.rowid);
@@ -298,6 +300,16 @@ export class RecallEngine {
     });
     return ranked.map((r, i) => ({ ...r, explanation: explanations[i] }));
   }
+}
+
+/** The scores of these memories that `scores` holds (a loop: fusion runs up to three times a recall). */
+function scoresOf(scores: ReadonlyMap<number, number>, rowids: readonly number[]): Map<number, number> {
+  const known = new Map<number, number>();
+  for (const rowid of rowids) {
+    const score = scores.get(rowid);
+    if (score !== undefined) known.set(rowid, score);
+  }
+  return known;
 }
 
 /** A ranked memory before its row is read. */

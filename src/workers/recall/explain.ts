@@ -2,8 +2,8 @@
 // score, so an operator can see why it is there. Built only when asked, from the values the
 // ranking already computed (no stage is re-run), for the `limit` memories returned; the
 // default path does none of this. The contributions add up to the score the ranking used:
-// lexical + vector are the terms of the weighted mean (fuse.ts; vector holds the dense feedback's
-// term too: both are cosines of the query's embedding, one of it moved), then the adjacent-turn
+// lexical, vector and feedback (the cosine to the query moved towards the best candidates,
+// dense-feedback.ts) are the terms of the weighted mean (fuse.ts), then the adjacent-turn
 // lift, the session's share, the entity prior, the tie-break and, on a question asking for a
 // time, what a memory that says when gains (time-evidence.ts) are added to it (engine.ts).
 import type { Explanation } from '../../shared/schemas.js';
@@ -26,7 +26,7 @@ export interface RankingTrace {
   tieBreak: (rowid: number) => number;
   /** What each memory that says when gained on a question asking for a time (empty otherwise). */
   when: ReadonlyMap<number, number>;
-  weights: { adjacent: number; session: number; entity: number; strength: number; when: number };
+  weights: { adjacent: number; session: number; entity: number; strength: number; when: number; feedback: number };
 }
 
 /** One explanation per rowid, in the given order. */
@@ -58,7 +58,9 @@ export function explainScores(rowids: number[], trace: RankingTrace): Explanatio
     const lexicalRaw = lexical.signal.scores.get(rowid);
     const parts = [
       { signal: 'lexical' as const, rank: rankIn(trace.lexical, rowid), raw: lexicalRaw ?? null, weight: lexical.signal.weight, contribution: meanTerm(lexical) },
-      { signal: 'vector' as const, rank: rankIn(trace.nearest, rowid), raw: trace.cosine.get(rowid) ?? null, weight: vector.signal.weight, contribution: meanTerm(vector) + meanTerm(feedback) },
+      { signal: 'vector' as const, rank: rankIn(trace.nearest, rowid), raw: trace.cosine.get(rowid) ?? null, weight: vector.signal.weight, contribution: meanTerm(vector) },
+      // raw: the cosine to the moved query; null when the recall had no feedback (off, or none of the best had a vector yet).
+      { signal: 'feedback' as const, rank: null, raw: feedback?.signal.scores.get(rowid) ?? null, weight: feedback?.signal.weight ?? trace.weights.feedback, contribution: meanTerm(feedback) },
       // raw: the best neighbouring turn's fused score, which the lift is a fraction of.
       { signal: 'adjacent' as const, rank: null, raw: trace.weights.adjacent > 0 ? adjacent / trace.weights.adjacent : null, weight: trace.weights.adjacent, contribution: adjacent },
       // raw: the session's score as a share of the best session's.

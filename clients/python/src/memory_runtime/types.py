@@ -13,7 +13,7 @@ MemoryType = Literal["episodic", "semantic", "procedural"]
 EntityKind = Literal["agent", "user", "team", "tool"]
 Outcome = Literal["success", "failure", "partial"]
 GroupOrder = Literal["chronological", "relevance"]
-ExplainedSignal = Literal["lexical", "vector", "adjacent", "session", "entity", "tie_break", "time"]
+ExplainedSignal = Literal["lexical", "vector", "feedback", "adjacent", "session", "entity", "tie_break", "time"]
 
 
 class HealthResponse(TypedDict):

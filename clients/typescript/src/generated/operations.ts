@@ -139,7 +139,7 @@ export type Explanation = {
   /** The fused score the ranking used (unrounded); the contributions add up to it */
   score: number;
   signals: {
-    signal: "lexical" | "vector" | "adjacent" | "session" | "entity" | "tie_break" | "time";
+    signal: "lexical" | "vector" | "feedback" | "adjacent" | "session" | "entity" | "tie_break" | "time";
     /** 1-based rank in the signal's own list; null when it has none */
     rank: number | null;
     /** The signal's raw value (bm25, cosine, neighbour score, confidence × recency) */
@@ -244,7 +244,7 @@ export type InspectedEpisodicMemory = {
     /** The fused score the ranking used (unrounded); the contributions add up to it */
     score: number;
     signals: {
-      signal: "lexical" | "vector" | "adjacent" | "session" | "entity" | "tie_break" | "time";
+      signal: "lexical" | "vector" | "feedback" | "adjacent" | "session" | "entity" | "tie_break" | "time";
       /** 1-based rank in the signal's own list; null when it has none */
       rank: number | null;
       /** The signal's raw value (bm25, cosine, neighbour score, confidence × recency) */
@@ -279,7 +279,7 @@ export type InspectedFact = {
     /** The fused score the ranking used (unrounded); the contributions add up to it */
     score: number;
     signals: {
-      signal: "lexical" | "vector" | "adjacent" | "session" | "entity" | "tie_break" | "time";
+      signal: "lexical" | "vector" | "feedback" | "adjacent" | "session" | "entity" | "tie_break" | "time";
       /** 1-based rank in the signal's own list; null when it has none */
       rank: number | null;
       /** The signal's raw value (bm25, cosine, neighbour score, confidence × recency) */
@@ -353,7 +353,7 @@ export type Memory = {
     /** The fused score the ranking used (unrounded); the contributions add up to it */
     score: number;
     signals: {
-      signal: "lexical" | "vector" | "adjacent" | "session" | "entity" | "tie_break" | "time";
+      signal: "lexical" | "vector" | "feedback" | "adjacent" | "session" | "entity" | "tie_break" | "time";
       /** 1-based rank in the signal's own list; null when it has none */
       rank: number | null;
       /** The signal's raw value (bm25, cosine, neighbour score, confidence × recency) */
@@ -908,7 +908,7 @@ export const TOOLS = {
   recall: {
     "operation": "recall",
     "title": "Recall memories",
-    "description": "Search stored memories with a natural-language query and get the most relevant ones first (hybrid search: meaning, keywords, entity links and recency). Call it before answering questions that may depend on what was learned earlier. Optional: entity (only that entity's memories), limit (default 5, max 1000), types (any of \"episodic\", \"semantic\", \"procedural\"). Returns {memories: [{id, content, memory_type, confidence, stability, score}], contradictions: [{description}]}; contradictions lists conflicting semantic facts among the results (e.g. two different home cities), so you can ask which one is current. No paging: raise limit for more. explain: true adds to each memory an explanation: which signals (lexical, vector, adjacent turn, session, entity, tie_break, time) ranked it and how much each added to its score — for debugging why a memory came back, not needed to answer.",
+    "description": "Search stored memories with a natural-language query and get the most relevant ones first (hybrid search: meaning, keywords, entity links and recency). Call it before answering questions that may depend on what was learned earlier. Optional: entity (only that entity's memories), limit (default 5, max 1000), types (any of \"episodic\", \"semantic\", \"procedural\"). Returns {memories: [{id, content, memory_type, confidence, stability, score}], contradictions: [{description}]}; contradictions lists conflicting semantic facts among the results (e.g. two different home cities), so you can ask which one is current. No paging: raise limit for more. explain: true adds to each memory an explanation: which signals (lexical, vector, feedback, adjacent turn, session, entity, tie_break, time) ranked it and how much each added to its score — for debugging why a memory came back, not needed to answer.",
     "annotations": {
       "readOnlyHint": true,
       "openWorldHint": false
