@@ -16,6 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
+import { migrate } from '../src/writer/sqlite/migrate.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
 import { refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
@@ -254,7 +255,12 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
   const identity = embedder === 'hash' ? { id: 'hash-256', dimensions: 256 } : { id: 'use-lite-512', dimensions: 512 };
   const dbPath = join(keepDir ?? workDir, `scale-${embedder}-${memories}.db`);
   const reused = keepDir !== null && existsSync(dbPath);
-  if (reused) note(`reusing ${dbPath} (seeded by an earlier run)`);
+  if (reused) {
+    note(`reusing ${dbPath} (seeded by an earlier run)`);
+    // Kept by an older build: brought to this build's schema before the raw reads (the service would do it only later).
+    const db = openDatabase(dbPath, { readonly: false });
+    try { migrate(db); } finally { db.close(); }
+  }
   const seed = reused
     ? { memories, entities: entityCountFor(memories), episodes: NaN, seconds: NaN }
     : await seedDatabase({ path: dbPath, memories, embedder: identity, seed: SEED, label: `(${identity.id})` });

@@ -48,6 +48,8 @@ test('a file at schema 10 upgrades to the blob-reading triggers with its statist
     const migration8 = MIGRATIONS[7]!;
     db.exec(migration8.slice(migration8.indexOf('DROP TRIGGER memories_fts_insert;')));
     db.exec('CREATE INDEX memories_by_occurrence ON memories(namespace_id, occurred_at)');
+    // Nor had it migration 14's vector stamp.
+    db.exec('DROP INDEX memories_by_vector_seq; ALTER TABLE memories DROP COLUMN vector_seq');
     db.pragma('user_version = 10');
     const ns = ensureNamespace(db, 'one');
     const insert = memoryInserter(db, ns);

@@ -15,9 +15,10 @@ import { SqliteCommands } from '../src/writer/sqlite/adapter.js';
 import { Worker } from 'node:worker_threads';
 import { Int8Kernel, queryLimit, sharedMemory, strideFor } from '../src/workers/ivf/int8-kernel.js';
 import { CodesReader, CodesWriter, type SharedCodesHandle } from '../src/workers/ivf/vector-codes.js';
-import { REBUILD_AFTER_MS, refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
+import { refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
+import { nextVectorSeq } from '../src/writer/sqlite/vector-seq.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
-import { VectorCodesRegistry } from '../src/core/pool/vector-codes-registry.js';
+import { KEEP_RECALLED_MS, RECALL_RETRY_MS, VectorCodesRegistry } from '../src/core/pool/vector-codes-registry.js';
 import { createLogger } from '../src/shared/logger.js';
 import { nearestCentroid, trainIndex } from '../src/workers/ivf/kmeans.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
@@ -193,10 +194,22 @@ describe('shared codes over a SQLite file: built in the background, handed to re
   const vectorOf = async (text: string) => (await embedder.embed([text]))[0];
   /** A recall as the pool runs one: handed the registry's store first (never waiting for a build). */
   const recall = async (namespace: 'a' | 'b', text: string, limit = 5) => {
-    ports[namespace].offerVectorCodes(registry.forRecall(`tenant-${namespace}`));
+    return recallThrough(registry, namespace, text, limit);
+  };
+  /** A recall as ReadPool and the worker run one: the store lent for the task, a build asked for when the recall found none. */
+  const recallThrough = async (through: VectorCodesRegistry, namespace: 'a' | 'b', text: string, limit = 5) => {
+    const loan = through.lend(`tenant-${namespace}`);
+    const port = ports[namespace];
+    port.holdVectorCodes(loan?.handle ?? null);
     const timings: Record<string, number> = {};
-    const hits = await engines[namespace].recall({ query: text, entity: null, types: null, limit, queryVector: await vectorOf(text) }, Date.now(), timings);
-    return { rowids: hits.map((hit) => hit.row.rowid), coded: timings.vector_codes !== undefined };
+    try {
+      const hits = await engines[namespace].recall({ query: text, entity: null, types: null, limit, queryVector: await vectorOf(text) }, Date.now(), timings);
+      return { rowids: hits.map((hit) => hit.row.rowid), coded: timings.vector_codes !== undefined };
+    } finally {
+      if (port.vectorCodesWanted) through.wanted(`tenant-${namespace}`);
+      port.releaseVectorCodes();
+      loan?.giveBack();
+    }
   };
   const recallIn = async (namespace: 'a' | 'b', text: string, limit = 5) => (await recall(namespace, text, limit)).rowids;
   const newestCells = (namespaceId: number) => writer.prepare(`SELECT c.cell, c.centroid FROM vector_cells c JOIN vector_generations g ON g.generation = c.generation
@@ -210,14 +223,14 @@ describe('shared codes over a SQLite file: built in the background, handed to re
   const embed = async (rowid: number, namespaceId: number, text: string) => {
     const cell = await cellFor(namespaceId, text);
     writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(namespaceId), BigInt(cell), blobOf(await vectorOf(text)));
-    writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?').run(cell, rowid);
+    writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ?, vector_seq = ? WHERE rowid = ?').run(cell, nextVectorSeq(), rowid);
   };
   const unembed = (rowid: number, content?: string) => {
     if (content) writer.prepare('UPDATE memories SET content = ? WHERE rowid = ?').run(content, rowid);
     writer.prepare('UPDATE memories SET embedded = 0, vector_cell = 0 WHERE rowid = ?').run(rowid);
     writer.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
   };
-  const heldBy = (namespace: 'a' | 'b') => registry.forRecall(`tenant-${namespace}`);
+  const heldBy = (namespace: 'a' | 'b') => registry.peek(`tenant-${namespace}`);
 
   /** Trains and installs a generation for the namespace with the writer's own commands, and moves every vector into it. */
   function index(namespace: 'a' | 'b', retire = true): void {
@@ -262,8 +275,8 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     registry = new VectorCodesRegistry(async (namespace, previous, limitBytes) => {
       refreshes.push(namespace);
       const id = namespace === 'tenant-a' ? ns.a : ns.b;
-      return refreshVectorCodes(background, id, new VectorCells(background, id), previous, limitBytes, 0, clock);
-    }, 64 * 2 ** 20, createLogger('silent'));
+      return refreshVectorCodes(background, id, new VectorCells(background, id), previous, limitBytes, 0);
+    }, 64 * 2 ** 20, createLogger('silent'), () => clock);
     // Two cells probed of ~17: a neighbour in another cell is never seen.
     for (const namespace of ['a', 'b'] as const) {
       ports[namespace] = new SqliteReadPort(reader, ns[namespace], `tenant-${namespace}`, { minSimilarity: 0.2, vectorProbes: PROBES, vectorCodes: true });
@@ -280,8 +293,9 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     const first = await recall('a', texts[0]);
     assert.equal(first.rowids[0], rowidsOf.a[0]);
     assert.equal(first.coded, false, 'the first recall scanned vec0');
-    assert.deepEqual(refreshes, ['tenant-a'], 'one build asked for');
-    await registry.refresh('tenant-a');
+    await registry.settled();
+    assert.deepEqual(refreshes, ['tenant-a'], 'one build asked for, by the recall that found none');
+    await recall('a', texts[1]);
     await registry.refresh('tenant-b');
     const second = await recall('a', texts[0]);
     assert.equal(second.coded, true, 'the store is used once it is there');
@@ -310,6 +324,7 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     const text = 'Quentin restores a harpsichord in the lighthouse every winter';
     const insert = memoryInserter(writer, ns.a);
     const handle = heldBy('a')!;
+    const seqBefore = handle.seq; // the refresh task here runs in this thread, on the same object
     // Stored and not embedded yet (the backfill's backlog), then embedded in its cell.
     const rowid = insert({ id: 'late', content: text, embedded: 0 });
     assert.ok(!(await recallIn('a', text)).includes(rowid));
@@ -321,67 +336,64 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     await registry.refresh('tenant-a');
     const after = heldBy('a')!;
     assert.equal(after.id, handle.id, 'appended to the same store');
-    assert.ok(after.low >= rowid, 'the watermark passed it');
+    assert.ok(after.seq > seqBefore, 'the watermark passed it');
     assert.equal((await recallIn('a', text))[0], rowid);
   });
 
-  test('(d) a row stuck without a vector: rows embedded after it are found, and it is once it has one', async () => {
+  test('(d) a row stuck without a vector holds nothing back: the watermark passes it, and it is found once it has one', async () => {
     const insert = memoryInserter(writer, ns.a);
     const stuckText = 'Ysolde keeps a ledger of every comet seen from the observatory';
     const stuck = insert({ id: 'stuck', content: stuckText, embedded: 0 });
     const laterText = 'Bartholomew grows saffron on the roof of the old mill';
     const later = insert({ id: 'after-stuck', content: laterText, embedded: 0 });
     await embed(later, ns.a, laterText);
+    const before = heldBy('a')!.seq;
     await registry.refresh('tenant-a');
-    assert.ok(heldBy('a')!.low < stuck, 'the watermark waits below the stuck row');
-    assert.deepEqual(heldBy('a')!.above, [], "recalls are not handed the writer's list of rows held above it");
+    const seqOf = (rowid: number) => writer.prepare('SELECT vector_seq FROM memories WHERE rowid = ?').pluck().get(rowid) as number;
+    // Before: the watermark (a rowid) stayed below the stuck row, and every refresh and recall read all rows after it.
+    assert.ok(heldBy('a')!.seq >= seqOf(later) && heldBy('a')!.seq > before, 'the watermark moved past the row embedded after the stuck one');
+    const fresh = writer.prepare('SELECT count(*) FROM memories WHERE namespace_id = ? AND embedded = 1 AND vector_seq > ?').pluck().get(ns.a, heldBy('a')!.seq);
+    assert.equal(fresh, 0, 'nothing left for recalls to read beside the store');
     assert.equal((await recallIn('a', laterText))[0], later);
-    await registry.refresh('tenant-a');
-    assert.equal((await recallIn('a', laterText))[0], later, 'held above the watermark, found once');
     await embed(stuck, ns.a, stuckText);
-    assert.equal((await recallIn('a', stuckText))[0], stuck, 'found from the file before a refresh');
+    const found = await recall('a', stuckText);
+    assert.equal(found.rowids[0], stuck, 'found from the file before a refresh');
+    assert.ok(found.coded);
     await registry.refresh('tenant-a');
-    assert.ok(heldBy('a')!.low >= later, 'the watermark moved past both');
+    assert.ok(heldBy('a')!.seq >= seqOf(stuck), 'held once embedded');
     assert.equal((await recallIn('a', stuckText))[0], stuck);
   });
 
-  test('REVIEW: a row embedded while a refresh reads (separate snapshots) is skipped by the watermark', async () => {
+  test('a row embedded while a refresh reads is either in the store or above its watermark (one snapshot)', async () => {
     const insert = memoryInserter(writer, ns.a);
     const text = 'Zebulon paints lighthouses on porcelain thimbles at midnight';
     const rowid = insert({ id: 'racy', content: text, embedded: 0 });
     const cell = await cellFor(ns.a, text);
     const vec = blobOf(await vectorOf(text));
-    // The writer thread attaches the vector while the refresh is between its statements.
+    // The writer attaches the vector while the refresh is between its reads (before it reads what was attached since).
     const racy = new Proxy(background, { get(target, key) {
       if (key === 'prepare') return (sql: string) => {
-        const st = target.prepare(sql);
-        if (sql === 'SELECT max(rowid) FROM memories') {
-          const px: unknown = new Proxy(st, { get(t, k) {
-            if (k === 'pluck') return () => { t.pluck(); return px; };
-            if (k === 'get') return (...a: unknown[]) => {
-              writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(ns.a), BigInt(cell), vec);
-              writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?').run(cell, rowid);
-              return (t.get as (...x: unknown[]) => unknown).apply(t, a);
-            };
-            const v = Reflect.get(t, k); return typeof v === 'function' ? v.bind(t) : v;
-          } });
-          return px;
-        }
-        return st;
+        const statement = target.prepare(sql);
+        if (!sql.includes('m.vector_seq > ?')) return statement;
+        return new Proxy(statement, { get(t, k) {
+          if (k === 'iterate') return (...args: unknown[]) => {
+            writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(ns.a), BigInt(cell), vec);
+            writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ?, vector_seq = ? WHERE rowid = ?').run(cell, nextVectorSeq(), rowid);
+            return (t.iterate as (...x: unknown[]) => unknown).apply(t, args);
+          };
+          const v = Reflect.get(t, k); return typeof v === 'function' ? v.bind(t) : v;
+        } });
       };
       const v = Reflect.get(target, key); return typeof v === 'function' ? v.bind(target) : v;
     } }) as Db;
-    const held = (registry as unknown as { held: Map<string, { handle: SharedCodesHandle }> }).held.get('tenant-a')!.handle;
-    const result = refreshVectorCodes(racy, ns.a, new VectorCells(background, ns.a), held, 64 * 2 ** 20, 0, clock);
-    console.log('emb', background.prepare('SELECT embedded, vector_cell FROM memories WHERE rowid = ?').get(rowid), 'newest', background.prepare('SELECT max(rowid) FROM memories').pluck().get());
-    console.log('outcome', result.outcome, 'low', result.handle!.low, 'rowid', rowid);
+    const result = refreshVectorCodes(racy, ns.a, new VectorCells(background, ns.a), heldBy('a')!, 64 * 2 ** 20, 0);
     const cellsAll = writer.prepare('SELECT cell FROM vector_cells').pluck().all() as number[];
     const inStore = CodesReader.attach(result.handle!)!.nearest(await vectorOf(text), cellsAll, 100000)!.includes(rowid);
-    console.log('in store', inStore, 'visible as fresh', rowid > result.handle!.low);
-    assert.ok(inStore || rowid > result.handle!.low, 'REVIEW: row neither in the store nor above the watermark');
+    const seq = writer.prepare('SELECT vector_seq FROM memories WHERE rowid = ?').pluck().get(rowid) as number;
+    assert.ok(inStore || seq > result.handle!.seq, 'row neither in the store nor above the watermark');
   });
 
-  test('(c) a re-embedding: found by its new vector, seen waiting or not', async () => {
+  test('(e) a re-embedding is found by its new vector, however it falls between refreshes, without a full build', async () => {
     // Seen waiting by a refresh: the new vector is appended once it is there.
     const seen = rowidsOf.a[10];
     const seenText = 'Ottoline charts the migration of arctic terns over Svalbard';
@@ -390,21 +402,21 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     await embed(seen, ns.a, seenText);
     await registry.refresh('tenant-a');
     assert.equal((await recallIn('a', seenText))[0], seen);
-    // Cleared and embedded again between two refreshes: only the next full build sees it,
-    // which comes at the latest REBUILD_AFTER_MS after the last one.
+    // Cleared and embedded again between two refreshes, with no write after: before, only a full
+    // build (10 minutes after the last, and only if the namespace was written again) took it in.
     const missed = rowidsOf.a[11];
     const missedText = 'Perpetua tunes church organs along the Danube each spring';
     unembed(missed, missedText);
     await embed(missed, ns.a, missedText);
+    const beforeRefresh = await recall('a', missedText);
+    assert.ok(beforeRefresh.coded);
+    assert.equal(beforeRefresh.rowids[0], missed, 'found from the file before a refresh');
     const before = heldBy('a')!.id;
     await registry.refresh('tenant-a');
-    assert.equal(heldBy('a')!.id, before, 'no full build yet: appended');
-    clock += REBUILD_AFTER_MS + 1;
-    await registry.refresh('tenant-a');
-    assert.notEqual(heldBy('a')!.id, before, 'a full build once the bound passed');
+    assert.equal(heldBy('a')!.id, before, 'appended, no full build');
     const { rowids, coded } = await recall('a', missedText);
     assert.ok(coded);
-    assert.equal(rowids[0], missed);
+    assert.equal(rowids[0], missed, 'found through the store');
   });
 
   test('(b) deletions: a deleted memory is never returned, and past a tenth of the store it is built again without them', async () => {
@@ -461,29 +473,109 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     assert.equal(stale.rowids[0], rowidsOf.a[102]);
   });
 
-  test('stores that do not fit the budget: recall scans vec0 and finds the same; making room drops the least recently recalled', async () => {
-    const build = (id: number, limitBytes: number) => refreshVectorCodes(background, id, new VectorCells(background, id), null, limitBytes, 0, clock);
-    const one = Math.max(build(ns.a, 2 ** 30).bytes, build(ns.b, 2 ** 30).bytes);
-    const tight = new VectorCodesRegistry(async (namespace, previous, limitBytes) => {
-      const id = namespace === 'tenant-a' ? ns.a : ns.b;
-      return refreshVectorCodes(background, id, new VectorCells(background, id), previous, limitBytes, 0, clock);
-    }, Math.floor(one * 1.5), createLogger('silent'));
-    await tight.refresh('tenant-a');
-    assert.equal(tight.namespaces, 1);
-    await tight.refresh('tenant-b');
-    assert.equal(tight.namespaces, 1, 'a made room for b');
-    assert.ok(tight.forRecall('tenant-b'));
-    assert.equal(tight.forRecall('tenant-a'), null, 'a was dropped');
-    assert.ok(tight.bytes <= tight.limitBytes);
-    const tiny = new VectorCodesRegistry(async (namespace, previous, limitBytes) =>
-      refreshVectorCodes(background, ns.a, new VectorCells(background, ns.a), previous, limitBytes, 0, clock), 1024, createLogger('silent'));
+  /** A registry over the same file with its own budget and clock (its own stores). */
+  const registryOf = (limitBytes: number, now: () => number) => new VectorCodesRegistry(async (namespace, previous, limit) => {
+    const id = namespace === 'tenant-a' ? ns.a : ns.b;
+    return refreshVectorCodes(background, id, new VectorCells(background, id), previous, limit, 0);
+  }, limitBytes, createLogger('silent'), now);
+  const storeBytes = (id: number) => refreshVectorCodes(background, id, new VectorCells(background, id), null, 2 ** 30, 0).bytes;
+
+  test('stores that do not fit the budget: recall scans vec0 and finds the same', async () => {
+    const tiny = registryOf(1024, () => clock);
     await tiny.refresh('tenant-a');
     assert.equal(tiny.bytes, 0);
-    ports.a.offerVectorCodes(tiny.forRecall('tenant-a'));
-    const engine = engines.a;
     for (let i = 22; i < 120; i += 10) {
-      const hits = await engine.recall({ query: texts[i], entity: null, types: null, limit: 5, queryVector: await vectorOf(texts[i]) });
-      assert.equal(hits[0].row.rowid, rowidsOf.a[i]);
+      const { rowids, coded } = await recallThrough(tiny, 'a', texts[i]);
+      assert.equal(coded, false);
+      assert.equal(rowids[0], rowidsOf.a[i]);
     }
+  });
+
+  test('(a) the upkeep never drops a recalled store; a recall drops only stores not recalled for a while: no thrashing', async () => {
+    let now = clock;
+    const one = Math.max(storeBytes(ns.a), storeBytes(ns.b));
+    const tight = registryOf(Math.floor(one * 1.5), () => now);
+    await tight.refresh('tenant-a');
+    assert.ok(tight.peek('tenant-a'));
+    assert.equal((await recallThrough(tight, 'a', texts[5])).coded, true);
+    // The upkeep of b (written, never recalled): before, its build pushed a's store out.
+    await tight.refresh('tenant-b');
+    assert.ok(tight.peek('tenant-a'), "the upkeep of another namespace dropped a's store");
+    assert.equal(tight.peek('tenant-b'), null, 'no room for b without dropping a');
+    // Recalls of both, in turn: b's finds no store and asks; a was recalled just now, so it stays.
+    for (let round = 0; round < 3; round++) {
+      now += RECALL_RETRY_MS;
+      assert.equal((await recallThrough(tight, 'b', texts[7])).coded, false);
+      await tight.settled();
+      assert.equal((await recallThrough(tight, 'a', texts[7])).coded, true, `round ${round}: a's store was dropped for b's`);
+    }
+    const builds = tight.builds;
+    assert.equal(builds, 1, 'nothing built again');
+    // a not recalled for KEEP_RECALLED_MS: a recall of b may take its room.
+    now += KEEP_RECALLED_MS + 1;
+    await recallThrough(tight, 'b', texts[7]);
+    await tight.settled();
+    assert.ok(tight.peek('tenant-b'));
+    assert.equal(tight.peek('tenant-a'), null, 'a, idle, made room');
+    assert.equal((await recallThrough(tight, 'b', texts[7])).coded, true);
+    assert.ok(tight.peakBytes <= tight.limitBytes);
+  });
+
+  test('(b) the budget holds a store being replaced while a recall still has it: never more than SERVICE_VECTOR_CODES_MB at once', async () => {
+    let now = clock;
+    // Room for b's store and a little: a rebuild does not fit beside the old one.
+    const limit = Math.floor(storeBytes(ns.b) * 1.3);
+    const budget = registryOf(limit, () => now);
+    await budget.refresh('tenant-b');
+    const old = budget.peek('tenant-b')!;
+    const oldBytes = budget.bytes;
+    // A recall in flight holds the store; meanwhile a fifth of b is deleted, so the next refresh rebuilds.
+    const loan = budget.lend('tenant-b')!;
+    const gone = rowidsOf.b.filter((_, i) => i % 5 === 2);
+    writer.transaction(() => {
+      for (const rowid of gone) {
+        writer.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
+        writer.prepare('DELETE FROM memories WHERE rowid = ?').run(rowid);
+      }
+    })();
+    await budget.refresh('tenant-b');
+    const now1 = budget.peek('tenant-b');
+    // Before: the new store was built beside the lent old one (both alive, over the budget) and the old was not counted.
+    const alive = (now1 && now1.id !== old.id ? budget.bytes : 0) + oldBytes;
+    assert.ok(budget.bytes >= oldBytes, 'the lent store is still counted');
+    assert.ok(alive <= limit || now1 === null, `stores alive ${alive} > budget ${limit}`);
+    assert.equal(now1, null, 'dropped: its rebuild waits for room');
+    assert.equal((await recallThrough(budget, 'b', texts[3])).coded, false, 'recall scans vec0 meanwhile');
+    loan.giveBack();
+    assert.equal(budget.bytes, 0, 'released once the recall gave it back');
+    now += RECALL_RETRY_MS;
+    await recallThrough(budget, 'b', texts[3]);
+    await budget.settled();
+    assert.ok(budget.peek('tenant-b'), 'built again once there was room');
+    assert.ok(budget.peakBytes <= limit);
+    for (let i = 3; i < 200; i += 25) assert.equal((await recallThrough(budget, 'b', texts[i])).rowids[0], rowidsOf.b[i]);
+  });
+
+  test('(f) a recall that falls back to vec0 (too many vectors attached since the store) records no vector_codes time, and finds the same', async () => {
+    await registry.refresh('tenant-b');
+    assert.ok(heldBy('b'));
+    const insert = memoryInserter(writer, ns.b);
+    const insertVector = writer.prepare(INSERT_VECTOR_SQL);
+    const cell = await cellFor(ns.b, texts[4]);
+    const vector = blobOf(await vectorOf('unrelated filler about nothing in particular'));
+    writer.transaction(() => {
+      for (let i = 0; i < 4100; i++) {
+        const rowid = insert({ id: `burst${i}`, content: `burst ${i}`, embedded: 0 });
+        insertVector.run(BigInt(rowid), BigInt(ns.b), BigInt(cell), vector);
+        writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ?, vector_seq = ? WHERE rowid = ?').run(cell, nextVectorSeq(), rowid);
+      }
+    })();
+    const { rowids, coded } = await recall('b', texts[4]);
+    assert.equal(coded, false, 'vec0 answered: no vector_codes stage');
+    assert.equal(rowids[0], rowidsOf.b[4]);
+    await registry.refresh('tenant-b');
+    const after = await recall('b', texts[4]);
+    assert.equal(after.coded, true, 'the codes answer again once the store has them');
+    assert.equal(after.rowids[0], rowidsOf.b[4]);
   });
 });

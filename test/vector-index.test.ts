@@ -395,6 +395,8 @@ describe('service: an index trained before the k-means++ cells', () => {
     // The file as the previous release left it: its cells were trained by the old seeding.
     const file = openDatabase(path, { readonly: false });
     const KMEANS_PLUS_PLUS_MIGRATION = 9; // sql-schema.ts: the one that resets trained_on
+    // Nor had it migration 14's vector stamp.
+    file.exec('DROP INDEX memories_by_vector_seq; ALTER TABLE memories DROP COLUMN vector_seq');
     file.pragma(`user_version = ${KMEANS_PLUS_PLUS_MIGRATION - 1}`);
     file.close();
     t = await startTestService(env);

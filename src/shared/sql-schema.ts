@@ -393,6 +393,14 @@ export const MIGRATIONS: readonly string[] = [
   UPDATE memories SET fact_attribute = memrt_fact_attribute(content)
     WHERE memory_type = 'semantic' AND fact_attribute IS NOT memrt_fact_attribute(content);
   `,
+  /* 14 */ `
+  -- Each vector attached is stamped with a number that only grows (the writer's, VectorSeq), so
+  -- the shared vector codes find every vector attached since they were built, a re-embedding of
+  -- an older memory included, without watching rows still waiting for one. Rows embedded before
+  -- this migration keep NULL: older than any store (a store is built from every vector).
+  ALTER TABLE memories ADD COLUMN vector_seq INTEGER;
+  CREATE INDEX memories_by_vector_seq ON memories(namespace_id, vector_seq) WHERE embedded = 1 AND vector_seq IS NOT NULL;
+  `,
 ];
 
 /** The SQL function migration 7 fills fact_attribute with (a fact's single-valued attribute, or NULL). */

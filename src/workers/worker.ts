@@ -198,13 +198,28 @@ async function listNamespaces({ limit = MAX_NAMESPACE_PAGE, offset = 0 }: Valida
   return directory.page(limit, offset);
 }
 
+/**
+ * Runs a recall with the shared vector codes its task was handed (SQLite), held for that task
+ * only: the thread keeps no store between tasks, so one the registry let go is not kept alive by
+ * an idle thread. Notes when an indexed namespace had no store to scan, so the registry builds one.
+ */
+async function withVectorCodes<T>(store: ReadPort, handle: TaskOf<'recall'>['vectorCodes'], notes: TaskNotes, work: () => Promise<T>): Promise<T> {
+  store.holdVectorCodes?.(handle ?? null);
+  try {
+    return await work();
+  } finally {
+    if (store.vectorCodesWanted) notes.codesWanted = true;
+    store.releaseVectorCodes?.();
+  }
+}
+
 /** One handler per task (a missing one fails to compile), each resolving to its task's result. */
 const handlers: PoolHandlers = {
   async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
     const reads = await namespaceReads(task.namespace);
-    reads.store.offerVectorCodes?.(task.vectorCodes ?? null);
-    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs);
+    const { kept: hits, truncated, embedded } = await withVectorCodes(reads.store, task.vectorCodes, notes,
+      () => recallHits(reads, query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs));
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -217,8 +232,8 @@ const handlers: PoolHandlers = {
     const { query, entity, limit, order, max_groups, explain } = task.input;
     const reads = await namespaceReads(task.namespace);
     const { store } = reads;
-    store.offerVectorCodes?.(task.vectorCodes ?? null);
-    const { kept: hits, truncated, embedded } = await recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs);
+    const { kept: hits, truncated, embedded } = await withVectorCodes(store, task.vectorCodes, notes,
+      () => recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs));
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.
@@ -305,6 +320,7 @@ export default async function handle<K extends PoolOp>(task: TaskOf<K>): Promise
       ...(notes.replicaFailure ? { replicaFailure: notes.replicaFailure } : {}),
       ...(notes.recoveryConflict ? { recoveryConflict: true } : {}),
       ...(notes.primaryFailure ? { primaryFailure: notes.primaryFailure } : {}),
+      ...(notes.codesWanted ? { codesWanted: true } : {}),
     };
     // Inside the try: a handler resolving null or a primitive must come back as a wire error,
     // not escape as a raw Piscina rejection.

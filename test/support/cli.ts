@@ -87,7 +87,7 @@ export function dump(path: string): Record<string, unknown> {
       episodes: db.prepare('SELECT * FROM episodes ORDER BY id').all().map(({ namespace_id: _n, ...row }: any) => row),
       participants: db.prepare('SELECT * FROM episode_participants ORDER BY episode_id, entity_id').all(),
       // restored_at is the one column a restore sets (the memory's history tells it: test/event-time.test.ts).
-      memories: db.prepare('SELECT * FROM memories ORDER BY id').all().map(({ rowid: _r, namespace_id: _n, restored_at: _at, ...row }: any) => row),
+      memories: db.prepare('SELECT * FROM memories ORDER BY id').all().map(({ rowid: _r, namespace_id: _n, restored_at: _at, vector_seq: _seq, ...row }: any) => row),
       links: db.prepare(`SELECT m.id AS memory_id, l.entity_id, l.relation FROM memory_entities l
         JOIN memories m ON m.rowid = l.memory_rowid ORDER BY m.id, l.entity_id`).all(),
       vectors: hasVectors

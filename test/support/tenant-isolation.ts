@@ -57,8 +57,9 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
         SERVICE_API_KEYS_BINDINGS: 'true',
         SERVICE_EMBEDDER: 'hash',
         SERVICE_VECTOR_INDEX_MIN: index === 'on' ? '64' : '1000000000',
-        // With the index on, recall scans the in-memory codes (opt-in): their isolation is walked too.
-        SERVICE_VECTOR_CODES_MB: index === 'on' ? '64' : '0',
+        // The shared vector codes on (SQLite): with the index on, recall scans them and their
+        // isolation is walked too; with it off, nothing is indexed and no codes task may run.
+        SERVICE_VECTOR_CODES_MB: '64',
       });
       for (const [key, marker] of [[KEY_A, ''], [KEY_B, ' zebracorn quokkaflux B-SECRET-7731']] as const) {
         for (const fact of SHARED) {
@@ -286,6 +287,30 @@ export function tenantIsolationSuite(index: 'off' | 'on'): void {
         assert.equal(tools.length, MEMORY_TOOLS.length);
       } finally {
         await client.close();
+      }
+    });
+
+    test(index === 'on' ? 'key A\'s recalls were answered through tenant-a\'s own vector codes' : 'no namespace is indexed: no vector codes task ran', async () => {
+      const codes = t.service.pool.vectorCodes;
+      await codes.settled();
+      if (!codes.enabled) return; // PostgreSQL: no shared codes there
+      if (index === 'off') {
+        assert.equal(codes.refreshes, 0, 'a recall or the upkeep of an unindexed namespace queued a codes task');
+        assert.equal(codes.namespaces, 0);
+        return;
+      }
+      assert.ok(codes.peek(A) && codes.peek(B), 'each namespace has its own store');
+      const answered = async () => {
+        const text = (await call(t.base, 'GET', '/metrics', undefined, auth(OPERATOR))).body as string;
+        return Number(/recall_stage_duration_seconds_count\{stage="vector_codes"\} (\d+)/.exec(text)?.[1] ?? 0);
+      };
+      for (const [i, query] of [SHARED[1], SHARED[0], 'garden hedges', 'zebracorn quokkaflux'].entries()) {
+        const before = await answered();
+        const recall = await as(KEY_A, 'POST', '/v1/recall', '/v1/recall', { query, limit: 50 });
+        assert.equal(recall.status, 200);
+        assert.ok(await answered() > before, `recall ${i} did not scan the codes`);
+        for (const memory of recall.body.memories) assert.ok(!B_MARKERS.some((m) => memory.content.includes(m)), memory.content);
+        if (i === 0) assert.equal(recall.body.memories.filter((m: { content: string }) => m.content.startsWith(SHARED[1])).length, 1);
       }
     });
 

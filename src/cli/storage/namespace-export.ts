@@ -45,7 +45,8 @@ export function* exportRecords(db: Db, namespaceId: number): Generator<ExportRec
   const links = db.prepare('SELECT entity_id, relation FROM memory_entities WHERE memory_rowid = ? ORDER BY entity_id');
   const vectors = new VectorRows(db, namespaceId);
   for (const row of db.prepare('SELECT * FROM memories WHERE namespace_id = ? ORDER BY rowid').iterate(namespaceId)) {
-    const { rowid, ...memory } = withoutNamespace(row as Row);
+    // vector_seq is this file's own bookkeeping (when the vector came, for the shared vector codes): not exported.
+    const { rowid, vector_seq: _seq, ...memory } = withoutNamespace(row as Row);
     yield {
       type: 'memory', rowid: rowid as number,
       row: { ...memory, links: links.all(rowid) as { entity_id: string; relation: string }[], embedding: vectors.read(rowid as number) },

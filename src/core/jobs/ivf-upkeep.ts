@@ -114,7 +114,8 @@ export class VectorIndexer {
       if (status.stale > 0 && (await this.moveStale(namespace))) continue;
       // The shared vector codes follow (a background task; recall scans vec0 until they are
       // there). Before an old generation retires: built in the newest cells, they stay valid.
-      await this.pool.vectorCodes?.refresh(namespace);
+      // A namespace without cells has no codes to keep: no task for it.
+      if (status.cells > 0) await this.pool.vectorCodes?.refresh(namespace);
       if (status.generations > 1) {
         const { retired } = await this.writer.send(namespace, { type: 'retireVectorGenerations' });
         if (retired > 0) this.log.info({ retired }, 'old vector index generation retired');

@@ -91,9 +91,17 @@ export class ReadPool {
   }
 
   async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
-    if ((task.op === 'recall' || task.op === 'recallGrouped') && this.vectorCodes.enabled) {
-      task = { ...task, vectorCodes: this.vectorCodes.forRecall(task.namespace) };
+    // A recall borrows the namespace's shared vector codes for the length of its task.
+    const loan = (task.op === 'recall' || task.op === 'recallGrouped') && this.vectorCodes.enabled ? this.vectorCodes.lend(task.namespace) : null;
+    if (loan) task = { ...task, vectorCodes: loan.handle };
+    try {
+      return await this.runTask(task);
+    } finally {
+      loan?.giveBack();
     }
+  }
+
+  private async runTask<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
     // Piscina's answers are untyped; the worker's `handle` answers a TaskOf<T> with a PoolReply<T>.
     // A thread that the postgres client's null-socket write still ended (shared/postgres-client-guard.ts
     // contains it where it can) is replaced by Piscina; the read runs once more on another thread.
@@ -108,6 +116,7 @@ export class ReadPool {
     if (result.replicaFailure) this.onReplicaFailure?.(result.replicaFailure);
     if (result.recoveryConflict) this.onRecoveryConflict?.();
     if (result.primaryFailure) this.onPrimaryFailure?.(result.primaryFailure);
+    if (result.codesWanted) this.vectorCodes.wanted(task.namespace);
     return result.value;
   }
 

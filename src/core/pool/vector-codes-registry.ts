@@ -1,54 +1,77 @@
 // The service's one copy of each namespace's vector codes (workers/ivf/vector-codes.ts), held
-// here on the main thread and handed to every recall of the namespace with its task: the pool
-// threads share the memory, none builds or copies it. Stores are built and kept current by a
-// background pool task (workers/sqlite/vector-codes.ts): after the IVF upkeep of a namespace
-// (new vectors, a new generation), and once for a namespace recalled without a store. One build
-// at a time; a recall never waits for one (it scans vec0 until the store is here).
+// here on the main thread and lent to every recall of the namespace with its task: the pool
+// threads share the memory, none builds or copies it, and none keeps it past the task. Stores are
+// built and kept current by a background pool task (workers/sqlite/vector-codes.ts): after the
+// IVF upkeep of an indexed namespace, and for an indexed namespace whose recall found no store
+// (the recall says so in its reply; at most once per RECALL_RETRY_MS). One build at a time; a
+// recall never waits for one (it scans vec0 until the store is here).
 //
-// SERVICE_VECTOR_CODES_MB bounds every namespace's stores together: making room for one drops the
-// least recently recalled others (their recalls scan vec0). A namespace dropped or refused is
-// not tried again from a recall for RECALL_RETRY_MS, so two namespaces that do not fit together
-// cannot rebuild each other in turn on every recall.
+// SERVICE_VECTOR_CODES_MB bounds everything the codes hold at once: the stores held, the one
+// being built, a store being rebuilt (it serves until its successor is handed out), and stores
+// replaced or dropped while a recall still has them (counted until the last such task ends).
+// Making room:
+//   - the upkeep never drops another namespace's store: it builds a namespace nobody holds only
+//     into room that is free, so writes to namespaces nobody recalls cannot push out one that is;
+//   - a recall's build may drop stores not recalled for KEEP_RECALLED_MS, least recently recalled
+//     first, never one recalled since: two namespaces recalled in turn that do not fit together
+//     do not rebuild each other; the one holding keeps its store, the other scans vec0.
 import type { Logger } from '../../shared/logger.js';
 import { SHARED_CODES_RETIRED, type CodesRefresh, type SharedCodesHandle } from '../../shared/protocol/pool.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
 
-/** Runs the background task that refreshes one namespace's store. */
+/** Runs the background task that refreshes one namespace's store, within `limitBytes` for a new one. */
 export type RefreshTask = (namespace: string, previous: SharedCodesHandle | null, limitBytes: number) => Promise<CodesRefresh>;
 
-/** A namespace recalled without a store is built for at most this often (ms). */
+/** An indexed namespace recalled without a store is built for at most this often (ms). */
 export const RECALL_RETRY_MS = 60_000;
-/** Namespaces whose last ask is remembered (any name a client sends is one): bounded, the oldest forgotten. */
+/** A store recalled this recently (ms) is never dropped to make room for another namespace's. */
+export const KEEP_RECALLED_MS = 10 * 60_000;
+/** Namespaces whose last ask is remembered (bounded, the oldest forgotten). */
 const ASKED_KEPT = 4096;
 
-interface Held {
+/** What started a refresh: the IVF upkeep (never drops others) or a recall that found no store. */
+export type RefreshReason = 'upkeep' | 'recall';
+
+interface Store {
   handle: SharedCodesHandle;
-  /** What recalls are handed: the store without the writer's bookkeeping (which can be long). */
-  forReaders: SharedCodesHandle;
   bytes: number;
+  /** Recall tasks that have it now. */
+  lent: number;
+  /** Date.now() of the last recall handed it (0: none yet). */
+  recalledAt: number;
+}
+
+/** A store lent to one recall task: given back when the task settles. */
+export interface CodesLoan {
+  readonly handle: SharedCodesHandle;
+  giveBack(): void;
 }
 
 export class VectorCodesRegistry {
   /** Least recently recalled first. */
-  private readonly held = new Map<string, Held>();
+  private readonly held = new Map<string, Store>();
+  /** Replaced or dropped while lent: counted until given back. */
+  private readonly leaving = new Set<Store>();
   /** When a recall last asked for a build of a namespace it found without a store. */
   private readonly asked = new BoundedMap<string, number>(ASKED_KEPT);
   private readonly queued = new Map<string, Promise<void>>();
   private chain: Promise<unknown> = Promise.resolve();
-  /** Builds and appends run (tests, metrics). */
+  /** Refresh tasks run, full builds among them, and the most the codes held at once (tests, metrics). */
   refreshes = 0;
   builds = 0;
+  peakBytes = 0;
 
-  constructor(private readonly refreshTask: RefreshTask, readonly limitBytes: number, private readonly log: Logger) {}
+  constructor(private readonly refreshTask: RefreshTask, readonly limitBytes: number, private readonly log: Logger, private readonly now = () => Date.now()) {}
 
   get enabled(): boolean {
     return this.limitBytes > 0;
   }
 
-  /** Bytes held by every namespace's store. */
+  /** Bytes the codes hold: every namespace's store, and replaced ones still lent to a recall. */
   get bytes(): number {
     let total = 0;
     for (const { bytes } of this.held.values()) total += bytes;
+    for (const { bytes } of this.leaving) total += bytes;
     return total;
   }
 
@@ -56,37 +79,59 @@ export class VectorCodesRegistry {
     return this.held.size;
   }
 
-  /** The store to hand a recall of `namespace` (null: none yet; one is asked for, at most every RECALL_RETRY_MS). */
-  forRecall(namespace: string): SharedCodesHandle | null {
-    const held = this.held.get(namespace);
-    if (held) {
-      this.held.delete(namespace);
-      this.held.set(namespace, held);
-      return held.forReaders;
-    }
-    const now = Date.now();
-    if (this.enabled && now - (this.asked.get(namespace) ?? -Infinity) >= RECALL_RETRY_MS) {
-      this.asked.set(namespace, now);
-      void this.refresh(namespace);
-    }
-    return null;
+  /** The store held for `namespace` now, without lending it (tests, the bench). */
+  peek(namespace: string): SharedCodesHandle | null {
+    return this.held.get(namespace)?.handle ?? null;
+  }
+
+  /** Lends the namespace's store to one recall task (null: none held); the caller gives it back when the task settles. */
+  lend(namespace: string): CodesLoan | null {
+    const store = this.held.get(namespace);
+    if (!store) return null;
+    this.held.delete(namespace);
+    this.held.set(namespace, store);
+    store.lent++;
+    store.recalledAt = this.now();
+    let given = false;
+    return {
+      handle: store.handle,
+      giveBack: () => {
+        if (given) return;
+        given = true;
+        if (--store.lent === 0) this.leaving.delete(store);
+      },
+    };
+  }
+
+  /** A recall of an indexed namespace found no store to scan: one is built, at most every RECALL_RETRY_MS. */
+  wanted(namespace: string): void {
+    if (!this.enabled || this.held.has(namespace)) return;
+    const now = this.now();
+    if (now - (this.asked.get(namespace) ?? -Infinity) < RECALL_RETRY_MS) return;
+    this.asked.set(namespace, now);
+    void this.refresh(namespace, 'recall');
   }
 
   /**
    * Brings the namespace's store up to date with its vectors (a background task), after those
    * already asked for. A refresh asked for while one of the same namespace waits joins it.
    */
-  refresh(namespace: string): Promise<void> {
+  refresh(namespace: string, reason: RefreshReason = 'upkeep'): Promise<void> {
     if (!this.enabled) return Promise.resolve();
     const waiting = this.queued.get(namespace);
     if (waiting) return waiting;
     const run = this.chain.then(async () => {
       this.queued.delete(namespace);
-      await this.refreshNow(namespace);
+      await this.refreshNow(namespace, reason);
     });
     this.queued.set(namespace, run);
     this.chain = run.catch(() => {});
     return run.catch((error: Error) => this.log.warn({ namespace, reason: error.message }, 'vector codes refresh failed; recall scans vec0'));
+  }
+
+  /** Resolves when every refresh asked for so far has ended (tests). */
+  settled(): Promise<void> {
+    return this.chain.then(() => {});
   }
 
   /** Drops every store (closing). */
@@ -95,40 +140,68 @@ export class VectorCodesRegistry {
   }
 
   private drop(namespace: string): void {
-    const held = this.held.get(namespace);
+    const store = this.held.get(namespace);
     this.held.delete(namespace);
-    if (held) retire(held.handle);
+    if (store) this.let(store);
   }
 
-  private async refreshNow(namespace: string): Promise<void> {
+  /** A store leaves: counted until the recalls that have it end. */
+  private let(store: Store): void {
+    retire(store.handle);
+    if (store.lent > 0) this.leaving.add(store);
+  }
+
+  /** Others' stores this refresh may drop to make room: none for the upkeep; for a recall, those not recalled for KEEP_RECALLED_MS. */
+  private droppable(namespace: string, reason: RefreshReason): string[] {
+    if (reason === 'upkeep') return [];
+    const before = this.now() - KEEP_RECALLED_MS;
+    return [...this.held].filter(([other, store]) => other !== namespace && store.recalledAt < before).map(([other]) => other);
+  }
+
+  private async refreshNow(namespace: string, reason: RefreshReason, again = false): Promise<void> {
     const previous = this.held.get(namespace) ?? null;
-    const result = await this.refreshTask(namespace, previous?.handle ?? null, this.limitBytes);
+    // A namespace nobody holds is built by the upkeep only into free room (see the header).
+    const droppable = this.droppable(namespace, reason);
+    const freed = droppable.reduce((n, other) => n + this.held.get(other)!.bytes, 0);
+    // Room for a new store: the old one of this namespace serves until the new one is handed out.
+    const room = this.limitBytes - this.bytes + freed;
+    const result = await this.refreshTask(namespace, previous?.handle ?? null, Math.max(0, room));
     this.refreshes++;
-    this.log.debug({ namespace, outcome: result.outcome, vectors: result.vectors, generations: result.handle?.generations }, 'vector codes refreshed');
+    this.log.debug({ namespace, reason, outcome: result.outcome, vectors: result.vectors, generations: result.handle?.generations }, 'vector codes refreshed');
     if (!result.handle) {
       if (previous) this.drop(namespace);
+      // A rebuild that did not fit beside the old store: built alone once the old one is gone
+      // (recall scans vec0 for the length of the build).
+      if (previous && !again && result.neededBytes !== undefined && result.neededBytes <= this.limitBytes - this.bytes + freed) {
+        await this.refreshNow(namespace, reason, true);
+      }
       return;
     }
-    if (previous && previous.handle.id !== result.handle.id) retire(previous.handle);
-    if (result.outcome === 'built') {
-      this.builds++;
-      this.log.info({ namespace, vectors: result.vectors, mib: Math.round(result.bytes / 2 ** 20), heldMib: Math.round(this.bytes / 2 ** 20) }, 'vector codes built');
+    if (previous && previous.handle.id === result.handle.id) {
+      previous.handle = result.handle; // appended: the same memory, a later watermark
+      return;
     }
-    // Room for it: the least recently recalled others go (they keep vec0 until built again).
-    this.held.delete(namespace);
-    for (const [other, { bytes }] of this.held) {
+    if (previous) this.drop(namespace);
+    this.builds++;
+    // Room for it: the least recently recalled droppable others go (they scan vec0 until built again).
+    for (const other of droppable) {
       if (this.bytes + result.bytes <= this.limitBytes) break;
+      const { bytes } = this.held.get(other)!;
       this.drop(other);
-      this.asked.set(other, Date.now());
+      this.asked.set(other, this.now());
       this.log.info({ namespace: other, mib: Math.round(bytes / 2 ** 20) }, 'vector codes dropped to make room');
     }
-    if (this.bytes + result.bytes <= this.limitBytes) {
-      this.held.set(namespace, { handle: result.handle, forReaders: { ...result.handle, above: [], reembedding: [] }, bytes: result.bytes });
+    if (this.bytes + result.bytes > this.limitBytes) {
+      retire(result.handle); // the room went meanwhile (a store still lent): built again when asked
+      return;
     }
+    this.held.set(namespace, { handle: result.handle, bytes: result.bytes, lent: 0, recalledAt: reason === 'recall' ? this.now() : previous?.recalledAt ?? 0 });
+    this.peakBytes = Math.max(this.peakBytes, this.bytes);
+    this.log.info({ namespace, vectors: result.vectors, mib: Math.round(result.bytes / 2 ** 20), heldMib: Math.round(this.bytes / 2 ** 20) }, 'vector codes built');
   }
 }
 
-/** Tells the threads still holding a store that it is replaced or dropped (they let it go at their next recall). */
+/** Marks a store replaced or dropped (a reader that attaches to it anyway can tell). */
 function retire(handle: SharedCodesHandle): void {
   Atomics.store(new Int32Array(handle.memory.buffer, 0, SHARED_CODES_RETIRED + 1), SHARED_CODES_RETIRED, 1);
 }

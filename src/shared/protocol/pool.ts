@@ -183,11 +183,13 @@ export interface ServedNote {
 /** What a task notes beside its result for the main thread's metrics. */
 export interface TaskNotes extends ServedNote {
   readSide?: ReadSide;
+  /** A recall of an indexed namespace found no shared vector codes to scan (SQLite): the registry may build them. */
+  codesWanted?: boolean;
 }
 
 /** Outcome of a pool task: errors are returned, not thrown, so their code survives. */
 export type TaskResult<T> =
-  | ({ ok: true; value: T; timings?: StageTimings; readSide?: ReadSide } & ServedNote)
+  | ({ ok: true; value: T; timings?: StageTimings; readSide?: ReadSide; codesWanted?: boolean } & ServedNote)
   | { ok: false; error: WireError };
 
 /** What a pool worker answers to a task of op K. */
@@ -243,13 +245,11 @@ export interface SharedCodesHandle {
   cellSlots: number;
   /** The IVF generations whose cells the codes use: valid while every one of them is installed. */
   generations: number[];
-  /** Every vector of the namespace embedded with a rowid ≤ low is held (readers look above it in the file). */
-  low: number;
-  /** Writer's bookkeeping between refreshes: rowids above `low` already held; rowids ≤ low waiting for a new vector. */
-  above: number[];
-  reembedding: number[];
-  /** Date.now() when it was built from every vector (a full build). */
-  builtAt: number;
+  /**
+   * Every vector attached to a memory of the namespace with a vector_seq ≤ seq (the writer's
+   * stamp, migration 14) is held; readers look above it in the file.
+   */
+  seq: number;
 }
 
 /** What a refresh of a namespace's store did (the registry keeps `handle`; logs and tests read the rest). */
@@ -259,4 +259,6 @@ export interface CodesRefresh {
   outcome: 'built' | 'appended' | 'none';
   vectors: number;
   bytes: number;
+  /** 'none' because a new store did not fit: the bytes it would have taken. */
+  neededBytes?: number;
 }

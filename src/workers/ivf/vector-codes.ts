@@ -126,7 +126,7 @@ export class CodesWriter {
     const memory = sharedMemory(codeBytesFor(capacity, dimensions, cellSlots));
     if (!memory) return null;
     return new CodesWriter({
-      memory, id: storeId(threadId), dimensions, capacity, cellSlots, generations, low: 0, above: [], reembedding: [], builtAt: Date.now(),
+      memory, id: storeId(threadId), dimensions, capacity, cellSlots, generations, seq: 0,
     }, true);
   }
 

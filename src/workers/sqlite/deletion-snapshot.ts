@@ -94,7 +94,7 @@ export class DeletionSnapshots {
       const written = writeSnapshot(this.config.snapshotDir, {
         format_version: SNAPSHOT_FORMAT_VERSION, snapshot_id: snapshotId, captured_at: capturedAt,
         namespace: this.config.namespace, entity: { ...owner, episodes: [] }, embedder: readMeta(this.db, 'embedder'),
-        memories: [{ ...row, links: this.s.linksOf.all(row.rowid), embedding: vector ? vectorFromBlob(vector.embedding) : null }],
+        memories: [{ ...withoutLocalState(row), links: this.s.linksOf.all(row.rowid), embedding: vector ? vectorFromBlob(vector.embedding) : null }],
       });
       return {
         rows: [[row.rowid, row.id] as [number, string]],
@@ -113,9 +113,14 @@ export class DeletionSnapshots {
       for (const row of page) {
         seen(row);
         const vector = this.s.vectorOf.get(BigInt(row.rowid));
-        yield { ...row, links: this.s.linksOf.all(row.rowid), embedding: vector ? vectorFromBlob(vector.embedding) : null };
+        yield { ...withoutLocalState(row), links: this.s.linksOf.all(row.rowid), embedding: vector ? vectorFromBlob(vector.embedding) : null };
       }
       page = page.length < PAGE_ROWS ? [] : this.s.page.all(entityId, page[page.length - 1]!.rowid, maxRowid);
     }
   }
+}
+
+/** A memory row without this file's own bookkeeping (memories.vector_seq: when its vector came, here). */
+function withoutLocalState({ vector_seq: _seq, ...row }: Row): Row {
+  return row as Row;
 }

@@ -106,7 +106,9 @@ export class SqliteReadPort implements ReadPort {
   refreshVectorCodes(previous: SharedCodesHandle | null, limitBytes: number) {
     return this.inTurn(() => refreshVectorCodes(this.db, this.namespaceId, this.cells, previous, limitBytes, threadId));
   }
-  offerVectorCodes(handle: SharedCodesHandle | null) { this.codes?.offer(handle); }
+  holdVectorCodes(handle: SharedCodesHandle | null) { this.codes?.hold(handle); }
+  releaseVectorCodes() { this.codes?.release(); }
+  get vectorCodesWanted() { return this.codes?.wanted ?? false; }
   promotionWatermark() { return this.inTurn(() => this.consolidation.promotionWatermark()); }
   newestEpisodicRowid() { return this.inTurn(() => this.consolidation.newestEpisodicRowid()); }
   promotionCandidates(watermark: number, perSubject: number) { return this.inTurn(() => this.consolidation.promotionCandidates(watermark, perSubject)); }

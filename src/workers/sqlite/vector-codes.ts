@@ -1,27 +1,26 @@
 // One namespace's shared vector codes (ivf/vector-codes.ts) over the SQLite file, in two halves:
 //
 // BUILDING (refreshVectorCodes) runs as a background pool task, off the request path: the main
-// thread's registry (core/vector-codes-registry.ts) hands it the store it holds, and gets back
-// the same store with the vectors embedded since appended, or a new one built from every vector:
+// thread's registry (core/pool/vector-codes-registry.ts) hands it the store it holds, and gets
+// back the same store with the vectors attached since appended, or a new one built from every vector:
 //   - no store yet, or its IVF generation retired: built from every vector, in the new cells;
 //   - every vector moved into a generation the store does not use yet (the indexer refreshes
 //     before it retires the old one, so recall keeps the codes through a retrain);
 //   - deleted or replaced vectors past a tenth of those held, the tail of appended vectors past
-//     an eighth, the store full, or REBUILD_AFTER_MS since its last full build (refreshes follow
-//     writes, so an idle namespace is not rebuilt): built again. A full build is where deleted
-//     vectors leave, and a re-embedding no refresh saw waiting is taken in.
-//   - otherwise vectors embedded above the rowid watermark are appended (AUTOINCREMENT rowids only
-//     grow; the watermark stops below the first memory still waiting for its vector), and rows
-//     seen waiting for a new vector below it are read again once embedded.
+//     an eighth, or the store full: built again (where deleted and replaced vectors leave);
+//   - otherwise the vectors attached since its watermark are appended: every attachment is
+//     stamped by the writer with a number that only grows (memories.vector_seq, migration 14), so
+//     one index range finds new memories and re-embedded old ones alike, and a memory still
+//     waiting for its vector holds nothing back.
 // A full build reads vec0's chunks directly (see vectorChunks): its own scan looks each vector up
 // on its own, ~10 µs a vector (10 s per 1M), where the chunks take ~2 µs.
 //
 // READING (NamespaceVectorCodes) runs in each interactive thread: a recall is handed the
-// registry's store for its namespace with the task, attaches to it once (no copy: the memory is
-// shared), and scans it. It never builds or waits: without a store, or one of a retired
-// generation, recall scans vec0 as before. Vectors embedded after the store's watermark are read
-// from the file in the probed cells (memories_by_vector_cell) and re-ranked with the shortlist, so
-// a memory is found by its vector as soon as it has one.
+// registry's store for its namespace with the task, attaches to it for that task only (no copy:
+// the memory is shared) and scans it. It never builds or waits: without a store, or one of a
+// retired generation, recall scans vec0 as before. Vectors attached after the store's watermark
+// are read from the file (memories_by_vector_seq) and re-ranked with the shortlist, so a memory
+// is found by its vector as soon as it has one.
 import type { Db } from '../../shared/db.js';
 import { prepareOnce } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
@@ -30,11 +29,9 @@ import type { VectorCells } from './ivf-cells.js';
 
 export type { CodesRefresh, SharedCodesHandle };
 
-/** A full build at least this often (ms) while the namespace changes: bounds how long a re-embedding can be missed. */
-export const REBUILD_AFTER_MS = 10 * 60_000;
 /** Vectors held per live one above which the store is built again (deleted and replaced memories). */
 const DEAD_RATIO_TO_REBUILD = 1.1;
-/** Fresh rows (above the watermark, in the probed cells) one recall re-ranks beside the shortlist; past it, vec0. */
+/** Vectors attached after the store's watermark one recall reads beside the shortlist; past it, vec0. */
 const FRESH_MAX = 4096;
 
 interface VectorRow {
@@ -45,18 +42,17 @@ interface VectorRow {
 
 /**
  * The namespace's store brought up to date with the file (see the header); `limitBytes` is the
- * most it may take. Runs in a background pool thread.
+ * most a new store may take (`neededBytes` says what one would have needed when it did not fit).
+ * Runs in a background pool thread, in one read transaction: one snapshot of the file.
  */
-export function refreshVectorCodes(db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number, now = Date.now()): CodesRefresh {
+export function refreshVectorCodes(db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number): CodesRefresh {
   db.exec('BEGIN');
-  try { return refreshInSnapshot(db, namespaceId, cells, previous, limitBytes, threadId, now); } finally { db.exec('COMMIT'); }
+  try { return refreshInSnapshot(db, namespaceId, cells, previous, limitBytes, threadId); } finally { db.exec('COMMIT'); }
 }
-function refreshInSnapshot(
-  db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number, now = Date.now(),
-): CodesRefresh {
+function refreshInSnapshot(db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number): CodesRefresh {
   const none: CodesRefresh = { handle: null, outcome: 'none', vectors: 0, bytes: 0 };
   const generations = cells.current();
-  if (generations.length === 0 || limitBytes <= 0) return none;
+  if (generations.length === 0) return none;
   const installed = new Set(generations.map((g) => g.generation));
   // The generations the store's vectors are filed under: it is valid while each is installed.
   const generationOf = new Map(generations.flatMap((g) => g.cells.map((cell) => [cell, g.generation] as const)));
@@ -69,29 +65,26 @@ function refreshInSnapshot(
   const live = s.embedded.get(namespaceId)!;
   if (previous && previous.dimensions === dimensions && previous.generations.every((g) => installed.has(g))) {
     const writer = CodesWriter.resume(previous);
-    const changed = appendSince(s, namespaceId, writer, previous, used);
+    const appended = appendSince(s, namespaceId, writer, previous, used);
     const newest = generations[generations.length - 1];
     const stale = writer.size > live * DEAD_RATIO_TO_REBUILD || writer.unordered > Math.max(4096, writer.size / 8)
-      || now - previous.builtAt > REBUILD_AFTER_MS
       // Codes filed under an older generation while every vector has moved to the newest: built
       // there, the store outlives the old generation's retirement.
       || (previous.generations.some((g) => g !== newest.generation) && s.outside.get(namespaceId, newest.cells[0]) === 0);
-    if (changed !== 'full' && !stale) {
+    if (appended !== 'full' && !stale) {
       return { handle: writer.publish(live), outcome: 'appended', vectors: writer.size, bytes: writer.bytes };
     }
   }
   // Every cell of every installed generation, and the unassigned one.
   const cellSlots = generations.reduce((n, g) => n + g.cells.length, 1);
   const capacity = live + headroom(live);
-  if (codeBytesFor(capacity, dimensions, cellSlots) > limitBytes) return none;
+  const neededBytes = codeBytesFor(capacity, dimensions, cellSlots);
+  if (neededBytes > limitBytes) return { ...none, neededBytes };
   const writer = CodesWriter.create(dimensions, capacity, cellSlots, [], threadId);
   if (!writer) return none;
   const handle = writer.handle;
-  handle.builtAt = now;
-  // Rows from the first one still waiting for its vector up are the watermark's to watch.
-  const firstUnembedded = s.firstUnembeddedAfter.get(namespaceId, 0) ?? null;
-  const above: number[] = [];
-  let highest = 0;
+  // Everything attached up to here is in this snapshot, so in the build.
+  handle.seq = s.newestSeq.get(namespaceId) ?? 0;
   const chunks = vectorChunks(db);
   // Read through SQLite's page cache, not the memory map: mapped, every vector page read (~1 GiB
   // per 1M 256-d vectors) would stay counted in the service's resident memory, for pages read once.
@@ -99,17 +92,12 @@ function refreshInSnapshot(
   if (mmap > 0) db.pragma('mmap_size = 0');
   try {
     for (const row of chunks ? chunks(namespaceId, dimensions) : rows(s, namespaceId)) {
-      if (!writer.add(row)) break; // vectors written since the count: the next refresh builds a bigger store
+      if (!writer.add(row)) break; // cannot happen in one snapshot (capacity ≥ live); a later refresh builds again
       used(handle, row.cell);
-      highest = Math.max(highest, row.rowid);
-      if (firstUnembedded !== null && row.rowid > firstUnembedded) above.push(row.rowid);
     }
   } finally {
     if (mmap > 0) db.pragma(`mmap_size = ${mmap}`);
   }
-  handle.low = firstUnembedded === null ? highest : Math.min(highest, firstUnembedded - 1);
-  handle.above = above;
-  handle.reembedding = [];
   return { handle: writer.publish(live), outcome: 'built', vectors: writer.size, bytes: writer.bytes };
 }
 
@@ -123,19 +111,13 @@ function prepare(db: Db) {
         WHERE m.namespace_id = ? AND m.embedded = 1 ORDER BY m.vector_cell`),
       outside: db.prepare<[number, number], number>(
         'SELECT count(*) FROM memories WHERE namespace_id = ? AND embedded = 1 AND vector_cell < ?').pluck(),
-      newestRowid: db.prepare<[], number | null>('SELECT max(rowid) FROM memories').pluck(),
-      // A rowid range (+ keeps the namespace's indexes out of it: they would read every row).
-      after: db.prepare<[number, number], VectorRow>(`
-        SELECT m.rowid AS rowid, m.vector_cell AS cell, v.embedding AS embedding
-        FROM memories m CROSS JOIN memory_vectors v ON v.rowid = m.rowid
-        WHERE m.rowid > ? AND +m.namespace_id = ? AND m.embedded = 1`),
-      one: db.prepare<[number, number], VectorRow & { embedded: number }>(`
-        SELECT m.rowid AS rowid, m.vector_cell AS cell, m.embedded AS embedded, v.embedding AS embedding
-        FROM memories m LEFT JOIN memory_vectors v ON v.rowid = m.rowid WHERE m.rowid = ? AND m.namespace_id = ?`),
-      firstUnembeddedAfter: db.prepare<[number, number], number | null>(
-        'SELECT min(rowid) FROM memories WHERE namespace_id = ? AND embedded = 0 AND rowid > ?').pluck(),
-      unembeddedUpTo: db.prepare<[number, number], number>(
-        'SELECT rowid FROM memories WHERE namespace_id = ? AND embedded = 0 AND rowid <= ?').pluck(),
+      newestSeq: db.prepare<[number], number | null>(
+        'SELECT max(vector_seq) FROM memories INDEXED BY memories_by_vector_seq WHERE namespace_id = ? AND embedded = 1 AND vector_seq IS NOT NULL').pluck(),
+      // The vectors attached after a watermark, in the order they were.
+      since: db.prepare<[number, number], VectorRow & { seq: number }>(`
+        SELECT m.rowid AS rowid, m.vector_cell AS cell, m.vector_seq AS seq, v.embedding AS embedding
+        FROM memories m INDEXED BY memories_by_vector_seq CROSS JOIN memory_vectors v ON v.rowid = m.rowid
+        WHERE m.namespace_id = ? AND m.embedded = 1 AND m.vector_seq > ? ORDER BY m.vector_seq`),
   };
 }
 type Statements = ReturnType<typeof prepare>;
@@ -153,88 +135,63 @@ function* rows(s: Statements, namespaceId: number): Generator<CodedVector> {
 }
 
 /**
- * Appends the vectors embedded since the store was last brought up to date, moving its
- * watermark; 'full' when the store ran out of room, true when anything changed.
+ * Appends the vectors attached since the store's watermark and moves it; 'full' when the store
+ * ran out of room. A re-embedded memory's old code stays: the re-rank scores its current vector,
+ * once (DISTINCT), and the next full build drops the old code.
  */
 function appendSince(
   s: Statements, namespaceId: number, writer: CodesWriter, handle: SharedCodesHandle, used: (handle: SharedCodesHandle, cell: number) => void,
 ): boolean | 'full' {
-  const above = new Set(handle.above);
-  const reembedding = new Set(handle.reembedding);
   let changed = false;
-  let highest = handle.low;
-  for (const rowid of above) highest = Math.max(highest, rowid);
-  for (const row of s.after.iterate(handle.low, namespaceId)) {
-    highest = Math.max(highest, row.rowid);
-    if (above.has(row.rowid) || !row.embedding) continue;
+  for (const row of s.since.iterate(namespaceId, handle.seq)) {
+    if (!row.embedding) continue;
     if (!writer.add({ rowid: row.rowid, cell: row.cell, vector: float32FromBlob(row.embedding) })) return 'full';
     used(handle, row.cell);
-    above.add(row.rowid);
+    handle.seq = row.seq;
     changed = true;
   }
-  // An older memory whose content changed waits for a new vector: its old code stays (the
-  // re-rank scores the new one exactly), and the new one is added once it is there.
-  for (const rowid of s.unembeddedUpTo.iterate(namespaceId, handle.low)) reembedding.add(rowid);
-  for (const rowid of reembedding) {
-    const row = s.one.get(rowid, namespaceId);
-    if (row?.embedded === 1 && row.embedding) {
-      if (!writer.add({ rowid, cell: row.cell, vector: float32FromBlob(row.embedding) })) return 'full';
-      used(handle, row.cell);
-      changed = true;
-    }
-    if (!row || row.embedded === 1) reembedding.delete(rowid);
-  }
-  // Up to the newest row of the whole file, not only of this namespace: rows of other
-  // namespaces past our newest would otherwise be scanned again after every write anywhere.
-  highest = Math.max(highest, s.newestRowid.get() ?? 0);
-  const waiting = s.firstUnembeddedAfter.get(namespaceId, handle.low) ?? null;
-  const low = waiting === null ? highest : Math.min(highest, waiting - 1);
-  if (low > handle.low) {
-    handle.low = low;
-    for (const rowid of above) if (rowid <= low) above.delete(rowid);
-  }
-  handle.above = [...above];
-  handle.reembedding = [...reembedding];
   return changed;
 }
 
 /**
- * A pool thread's view of one namespace's shared store: the one the last task handed over,
- * attached once. Recall asks it for a shortlist.
+ * A pool thread's view of one namespace's shared store for the length of one task: the task
+ * hands it over (`offer`) and takes it back when it ends (`offer(null)`), so a thread never
+ * keeps a store between tasks and a store the registry let go is held by no idle thread.
  */
-/** This thread's views holding a store: each recall lets go of those the main thread retired. */
-const holding = new Set<NamespaceVectorCodes>();
-
 export class NamespaceVectorCodes {
   private reader: CodesReader | null = null;
   private readonly fresh;
 
   constructor(db: Db, private readonly cells: VectorCells) {
-    // Per probed cell a range of memories_by_vector_cell (namespace, cell, rowid): only this
-    // namespace's newest rows are read, however much other namespaces wrote.
-    // Prepared once per connection and shared by every namespace (connection-statements.ts).
-    this.fresh = prepareOnce<[number, string, number], number>(db, `
-      SELECT rowid FROM memories INDEXED BY memories_by_vector_cell
-      WHERE namespace_id = ? AND embedded = 1 AND vector_cell IN (SELECT value FROM json_each(?)) AND rowid > ?
-      LIMIT ${FRESH_MAX + 1}`, 'pluck');
+    // The namespace's vectors attached after the watermark (memories_by_vector_seq): only this
+    // namespace's newest, however much other namespaces wrote. Prepared once per connection.
+    this.fresh = prepareOnce<[number, number], { rowid: number; cell: number }>(db, `
+      SELECT rowid, vector_cell AS cell FROM memories INDEXED BY memories_by_vector_seq
+      WHERE namespace_id = ? AND embedded = 1 AND vector_seq > ?
+      LIMIT ${FRESH_MAX + 1}`);
   }
 
-  /** The store the registry holds for the namespace now (null: none). Attaching is cheap; nothing is copied. */
-  offer(handle: SharedCodesHandle | null): void {
-    for (const view of holding) if (view.reader?.retired) view.let();
-    if (!handle) this.let();
-    else if (this.reader?.handle.id !== handle.id) {
-      this.reader = CodesReader.attach(handle);
-      if (this.reader) holding.add(this);
-      else holding.delete(this);
+  /** Tasks of this thread running with the namespace's store (several when recall waits on an endpoint). */
+  private tasks = 0;
+
+  /** A task starts with the store the registry holds for the namespace (null: none). Nothing is copied. */
+  hold(handle: SharedCodesHandle | null): void {
+    this.tasks++;
+    if (handle && this.reader?.handle.id !== handle.id) this.reader = CodesReader.attach(handle);
+    else if (handle) Object.assign(this.reader!.handle, { seq: handle.seq, generations: handle.generations });
+  }
+
+  /** A task ended: with the last one running, the thread lets the store go. */
+  release(): void {
+    if (--this.tasks <= 0) {
+      this.tasks = 0;
+      this.reader = null;
     }
-    // The same store, maybe appended to since: its watermark and generations are the latest.
-    else Object.assign(this.reader.handle, { low: handle.low, generations: handle.generations });
   }
 
-  private let(): void {
-    this.reader = null;
-    holding.delete(this);
+  /** Whether the namespace is indexed and this task was handed no store it could scan (the registry may build one). */
+  get wanted(): boolean {
+    return this.current() === null && this.cells.current().length > 0;
   }
 
   /** The store to scan, or null when recall should scan vec0 (none handed over, or its generation retired). */
@@ -247,15 +204,18 @@ export class NamespaceVectorCodes {
 
   /**
    * Up to `n` candidates for the exact re-rank: the store's shortlist, widened by the share of
-   * dead vectors it holds, and the rows embedded after it in the probed cells. Null when recall
-   * should scan vec0 (too many rows newer than the store, or no scratch slot free).
+   * dead vectors it holds, and the vectors attached after it in the probed cells. Null when
+   * recall should scan vec0 (more vectors attached since the store than FRESH_MAX, or no scratch slot free).
    */
   shortlist(reader: CodesReader, namespaceId: number, query: Float32Array, probed: number[], n: number): number[] | null {
-    const fresh = this.fresh.all(namespaceId, JSON.stringify(probed), reader.handle.low);
+    const fresh = this.fresh.all(namespaceId, reader.handle.seq);
     if (fresh.length > FRESH_MAX) return null;
     const wanted = Math.min(4 * n, Math.ceil(n * reader.deadRatio));
     const near = reader.nearest(query, probed, wanted);
-    return near ? near.concat(fresh) : null;
+    if (!near) return null;
+    const cells = new Set(probed);
+    for (const row of fresh) if (cells.has(row.cell)) near.push(row.rowid);
+    return near;
   }
 }
 

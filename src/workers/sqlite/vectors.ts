@@ -148,9 +148,10 @@ export class VectorSignal implements RetrievalSignal {
     const codes = this.codes?.current() ?? null;
     const cells = timed(timings, 'vector_probe', () => (codes ? this.cells.probeForCodes(queryVector) : this.cells.probe(queryVector)));
     const knn = (k: number) => {
-      const shortlist = codes
-        ? timed(timings, 'vector_codes', () => this.codes!.shortlist(codes, this.namespaceId, queryVector, cells, Math.max(SHORTLIST_MIN, k * SHORTLIST_PER_K)))
-        : null;
+      // The stage is recorded only when the codes answered: a fallback to vec0 is vec0's time.
+      const started = performance.now();
+      const shortlist = codes ? this.codes!.shortlist(codes, this.namespaceId, queryVector, cells, Math.max(SHORTLIST_MIN, k * SHORTLIST_PER_K)) : null;
+      if (shortlist) timings.vector_codes = (timings.vector_codes ?? 0) + (performance.now() - started);
       const close = shortlist
         ? this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist) })
         // Without codes, or when the file holds more new rows than the store's watermark allows: vec0.

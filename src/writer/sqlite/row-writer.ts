@@ -93,7 +93,7 @@ export class RowWriter {
   insertVerbatim(row: Row): number {
     // Vector state is this database's: the row counts as embedded only once VectorRows.write
     // stores its vector here (else the backfill embeds it), and starts in no IVF cell.
-    const { rowid: _ignored, vector_cell: _cell, embedded: _embedded, ...fields } = row;
+    const { rowid: _ignored, vector_cell: _cell, embedded: _embedded, vector_seq: _seq, ...fields } = row;
     return Number(this.insert('memories', { ...fields, namespace_id: this.namespaceId }).lastInsertRowid);
   }
 

@@ -11,6 +11,7 @@ import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shar
 import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
 import { RowWriter } from './row-writer.js';
 import { VectorRows } from './vector-rows.js';
+import { nextVectorSeq } from './vector-seq.js';
 
 /** A memory type as SQL text, checked against the closed set. */
 function memoryTypeLiteral(type: MemoryType): string {
@@ -81,7 +82,7 @@ function statements(db: Db) {
     clearContext: db.prepare(
       "UPDATE memories SET context = '' WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic' AND context != ''"),
     unembedded: db.prepare<[number], number>('SELECT namespace_id FROM memories WHERE rowid = ? AND embedded = 0').pluck(),
-    markEmbedded: db.prepare('UPDATE memories SET embedded = 1, vector_cell = ? WHERE rowid = ?'),
+    markEmbedded: db.prepare('UPDATE memories SET embedded = 1, vector_cell = ?, vector_seq = ? WHERE rowid = ?'),
     markUnembeddable: db.prepare('UPDATE memories SET embedded = -1 WHERE rowid = ? AND embedded = 0'),
     reviewState: db.prepare<[number], ReviewState>(
       'SELECT rowid, stability, difficulty, last_access_at FROM memories WHERE rowid = ? AND archived = 0'),
@@ -290,7 +291,7 @@ export class SqliteRows implements WriteRows {
   }
 
   *markEmbedded(rowid: number, cell: number): Step<void> {
-    this.s.markEmbedded.run(cell, rowid);
+    this.s.markEmbedded.run(cell, nextVectorSeq(), rowid);
   }
 
   *linkMentions(rowid: number, entityIds: string[]): Step<void> {

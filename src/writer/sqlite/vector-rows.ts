@@ -8,6 +8,7 @@ import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../shared/db.js';
 import { INSERT_VECTOR_SQL, UNASSIGNED_CELL, vectorTableSql } from '../../shared/sql-schema.js';
 import { vectorTableShape } from './vector-table.js';
+import { nextVectorSeq } from './vector-seq.js';
 
 export interface VectorReport {
   written: number;
@@ -66,8 +67,8 @@ export class VectorRows {
     // Unassigned: the service's vector indexer moves it into its IVF cell.
     this.insert ??= this.db.prepare(INSERT_VECTOR_SQL);
     this.insert.run(BigInt(rowid), BigInt(this.namespaceId), BigInt(UNASSIGNED_CELL), Buffer.from(new Float32Array(embedding).buffer));
-    this.markEmbedded ??= this.db.prepare(`UPDATE memories SET embedded = 1, vector_cell = ${UNASSIGNED_CELL} WHERE rowid = ?`);
-    this.markEmbedded.run(rowid);
+    this.markEmbedded ??= this.db.prepare(`UPDATE memories SET embedded = 1, vector_cell = ${UNASSIGNED_CELL}, vector_seq = ? WHERE rowid = ?`);
+    this.markEmbedded.run(nextVectorSeq(), rowid);
     this.report.written++;
     return true;
   }
