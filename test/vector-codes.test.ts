@@ -16,7 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { Int8Kernel, queryLimit, sharedMemory, strideFor } from '../src/workers/ivf/int8-kernel.js';
 import { CodesReader, CodesWriter, type SharedCodesHandle } from '../src/workers/ivf/vector-codes.js';
 import { refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
-import { nextVectorSeq } from '../src/writer/sqlite/vector-seq.js';
+import { continueVectorSeq, nextVectorSeq } from '../src/writer/sqlite/vector-seq.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
 import { KEEP_RECALLED_MS, RECALL_RETRY_MS, VectorCodesRegistry } from '../src/core/pool/vector-codes-registry.js';
 import { createLogger } from '../src/shared/logger.js';
@@ -577,5 +577,43 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     const after = await recall('b', texts[4]);
     assert.equal(after.coded, true, 'the codes answer again once the store has them');
     assert.equal(after.rowids[0], rowidsOf.b[4]);
+  });
+
+  test('a vector attached by the writer itself (attachVectors) is found through the codes once a refresh appended it', async () => {
+    await registry.refresh('tenant-a');
+    const text = 'Cornelius restores carousel horses in a barn near Ghent';
+    const rowid = memoryInserter(writer, ns.a)({ id: 'by-writer', content: text, embedded: 0 });
+    const commands = new SqliteCommands(writer, { episodeTtlMs: 0 }, ns.a);
+    commands.run({ type: 'attachVectors', items: [{ rowid, cell: await cellFor(ns.a, text), vector: await vectorOf(text), mentionedEntityIds: [] }] } as never);
+    assert.notEqual(writer.prepare('SELECT vector_seq FROM memories WHERE rowid = ?').pluck().get(rowid), null, 'the writer did not stamp the vector');
+    const before = heldBy('a')!.id;
+    await registry.refresh('tenant-a');
+    assert.equal(heldBy('a')!.id, before, 'appended');
+    const { rowids, coded } = await recall('a', text);
+    assert.ok(coded);
+    assert.equal(rowids[0], rowid);
+  });
+
+  test('a file stamped ahead of this clock (clock stepped back, writer restarted): a memory embedded now is still found', async () => {
+    await registry.refresh('tenant-a');
+    const insert = memoryInserter(writer, ns.a);
+    // A memory embedded by the previous writer, whose clock ran an hour ahead (NTP then stepped it back).
+    const aheadText = 'Wilhelmina catalogues fossil ferns in the quarry at dawn';
+    const ahead = insert({ id: 'ahead', content: aheadText, embedded: 0 });
+    const cell = await cellFor(ns.a, aheadText);
+    writer.prepare(INSERT_VECTOR_SQL).run(BigInt(ahead), BigInt(ns.a), BigInt(cell), blobOf(await vectorOf(aheadText)));
+    writer.prepare('UPDATE memories SET embedded = 1, vector_cell = ?, vector_seq = ? WHERE rowid = ?').run(cell, (Date.now() + 3_600_000) * 1024, ahead);
+    await registry.refresh('tenant-a'); // the watermark passes the stamp from the future
+    // A writer opening the file continues above its highest stamp (openSqliteWriteStore does this);
+    // from its own clock alone it would stamp now * 1024, below the stamp from the future.
+    continueVectorSeq(writer);
+    const text = 'Bartholomew ferries beehives across the fjord in midsummer';
+    const rowid = insert({ id: 'after-restart', content: text, embedded: 0 });
+    await embed(rowid, ns.a, text);
+    const found = await recall('a', text);
+    assert.ok(found.coded);
+    assert.equal(found.rowids[0], rowid, 'a memory embedded after the writer restarted is invisible to the codes');
+    await registry.refresh('tenant-a');
+    assert.equal((await recallIn('a', text))[0], rowid, 'still invisible after a refresh');
   });
 });

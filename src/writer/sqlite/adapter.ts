@@ -17,6 +17,7 @@ import { batchRunner } from './batch.js';
 import { DeferredTextIndex } from './deferred-text-index.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
 import { ABSENT_NAMESPACE_ID, createsNamespace, NAMESPACE_CONTEXTS } from '../commands/namespaces.js';
+import { continueVectorSeq } from './vector-seq.js';
 import { ensureNamespace, migrate } from './migrate.js';
 import { SqliteRows } from './rows.js';
 import { prepareVectorTable } from './vector-table.js';
@@ -100,6 +101,7 @@ export function openSqliteWriteStore(config: Config): SqliteWriteStore {
     db = openDatabase(config.dbPath, { readonly: false, synchronous: config.synchronous });
     migrate(db);
     prepareVectorTable(db, embedderIdentity(config), config.reembedOnChange);
+    continueVectorSeq(db);
     return new SqliteWriteStore(db, config, ensureNamespace(db, config.namespace));
   } catch (error) {
     db?.close();
