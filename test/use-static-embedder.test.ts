@@ -2,9 +2,11 @@
 // through the real shipped model once, cached, then texts as SIF-weighted sums of token rows.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cachePaths, loadTable, UseStaticEmbedder } from '../src/workers/embedding/use-static.js';
+import { cachePaths, ensureTableCached, loadTable, modelDir, UseStaticEmbedder } from '../src/workers/embedding/use-static.js';
+import { SentencePieceTokenizer, type Vocabulary } from '../src/workers/embedding/sentencepiece.js';
 import { tempDir } from './support/service.js';
 import { createEmbedder } from '../src/workers/embedding/index.js';
 import { embedderIdentity } from '../src/shared/embedder-identity.js';
@@ -49,4 +51,40 @@ test('use-static: the table is cached whole, and a short cache file is replaced 
   const table = await loadTable(rows, [short, cached!]);
   assert.equal(table.length, rows * 512);
   assert.ok(table.some((x) => x !== 0));
+});
+
+test('use-static: its own tokenizer returns the ids of the package\'s, quirks included', async () => {
+  const vocabulary = JSON.parse(readFileSync(join(modelDir(), 'vocab.json'), 'utf8')) as Vocabulary;
+  const { EmbeddingsModel } = await import('@energetic-ai/embeddings');
+  const reference = new EmbeddingsModel({ vocabulary, model: null as never }).tokenizer as { encode(text: string): number[] };
+  const tokenizer = new SentencePieceTokenizer(vocabulary);
+  const texts = ['', ' ', 'Hello world', 'Caroline: I went to the LGBTQ support group yesterday!', 'a  b   c  ', 'naïve café — 東京 🙂 𝔘nicode',
+    'ﬁ ligature ½ ™', '\u0000 tab\there\nnew line', 'x'.repeat(300), 'unbelievably antidisestablishmentarianism', '¿Qué tal? Ça va.'];
+  for (const text of texts) assert.deepEqual(tokenizer.encode(text), reference.encode(text), JSON.stringify(text));
+  assert.ok(tokenizer.encode('Hello world').length >= 2);
+});
+
+test('use-static: loading it does not load tfjs (the tokenizer is its own)', () => {
+  // A fresh process: is @energetic-ai/core among the loaded CommonJS modules after each import?
+  const loadedAfter = (code: string) => execFileSync(process.execPath, ['--input-type=module', '-e', `
+    import { createRequire } from 'node:module';
+    ${code}
+    const cache = createRequire(import.meta.url)('node:module')._cache;
+    console.log(Object.keys(cache).some((p) => p.includes('@energetic-ai${'/'}core')));`], { cwd: process.cwd(), encoding: 'utf8' }).trim();
+  const embedder = new URL('../src/workers/embedding/use-static.js', import.meta.url).href;
+  assert.equal(loadedAfter(`const { UseStaticEmbedder } = await import('${embedder}'); await (await UseStaticEmbedder.load()).embed(['hello']);`), 'false');
+  // The check itself sees tfjs when the package's tokenizer module is imported.
+  assert.equal(loadedAfter(`await import('@energetic-ai/embeddings');`), 'true');
+});
+
+test('use-static: the service start finds a whole cached table by its size and distils nothing', async () => {
+  await UseStaticEmbedder.load();
+  const cached = cachePaths().find((path) => { try { return statSync(path).size > 0; } catch { return false; } })!;
+  const dir = tempDir('memrt-use-static-');
+  const short = join(dir, 'short.f32');
+  writeFileSync(short, Buffer.alloc(1000));
+  // 'distilled' would mean it ran the teacher and wrote a table: neither place changes here.
+  assert.equal(await ensureTableCached([short, cached]), 'cached');
+  assert.equal(await ensureTableCached([join(dir, 'absent.f32'), cached]), 'cached');
+  assert.equal(statSync(short).size, 1000);
 });

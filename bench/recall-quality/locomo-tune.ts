@@ -24,7 +24,9 @@ import { percentile, scoreRankings } from './scoring.js';
 import { plainBm25 } from './locomo.js';
 
 const flag = process.argv.indexOf('--cache');
-const cache = flag >= 0 ? process.argv[flag + 1] : join('/tmp', `locomo-tune-${process.env.USER ?? 'bench'}`);
+// Each embedder writes its own vectors: one cache folder per embedder.
+const embedderKind = process.env.SERVICE_EMBEDDER ?? 'use';
+const cache = flag >= 0 ? process.argv[flag + 1] : join('/tmp', `locomo-tune-${process.env.USER ?? 'bench'}${embedderKind === 'use' ? '' : `-${embedderKind}`}`);
 const settings = process.argv.slice(2).filter((a, i, all) => a !== '--cache' && all[i - 1] !== '--cache');
 if (settings.length === 0) settings.push('');
 
@@ -37,7 +39,7 @@ async function stored(conversation: Conversation): Promise<{ dbPath: string; dia
   const dbPath = join(cache, `${conversation.id}.db`);
   const mapPath = join(cache, `${conversation.id}.json`);
   if (existsSync(mapPath)) return { dbPath, diaOf: new Map(JSON.parse(readFileSync(mapPath, 'utf8')) as [string, string][]) };
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: dbPath, SERVICE_RATE_LIMIT: '0' });
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: dbPath, SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: embedderKind });
   const service = await startService(config, createLogger('silent'));
   const episodes: string[] = [];
   for (const session of conversation.sessions) {
@@ -66,7 +68,7 @@ const parse = (setting: string): EngineOptions => {
   return { weights, reach };
 };
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db') });
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db'), SERVICE_EMBEDDER: embedderKind });
 const embedder = await createEmbedder(config);
 const minSimilarity = embedderIdentity(config).minSimilarity;
 const ranked = settings.map(() => new Map<string, string[]>());

