@@ -7,7 +7,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cachePaths, ensureTableCached, loadTable, modelDir, UseStaticEmbedder } from '../src/workers/embedding/use-static.js';
 import { SentencePieceTokenizer, type Vocabulary } from '../src/workers/embedding/sentencepiece.js';
-import { tempDir } from './support/service.js';
+import { post, startTestService, tempDir } from './support/service.js';
 import { createEmbedder } from '../src/workers/embedding/index.js';
 import { embedderIdentity } from '../src/shared/embedder-identity.js';
 import { ConfigError, loadConfig } from '../src/shared/config.js';
@@ -87,4 +87,20 @@ test('use-static: the service start finds a whole cached table by its size and d
   assert.equal(await ensureTableCached([short, cached]), 'cached');
   assert.equal(await ensureTableCached([join(dir, 'absent.f32'), cached]), 'cached');
   assert.equal(statSync(short).size, 1000);
+});
+
+test('use-static: a service started with it embeds in its pool threads and recalls by meaning', async () => {
+  const t = await startTestService({ SERVICE_EMBEDDER: 'use-static' });
+  try {
+    await post(t.base, '/v1/remember', { entity: 'sam', fact: 'Sam adopted a puppy from the animal rescue' });
+    await post(t.base, '/v1/remember', { entity: 'sam', fact: 'Sam repaired the kitchen sink on Sunday' });
+    await t.service.backfill.idle();
+    // "Sam" matches both equally and the newer one wins ties: only the vectors put the puppy first.
+    const { body } = await post(t.base, '/v1/recall', { query: 'Sam dog shelter', limit: 2, explain: true });
+    assert.equal(body.memories[0].content, 'Sam adopted a puppy from the animal rescue');
+    const vector = body.memories[0].explanation.signals.find((s: { signal: string }) => s.signal === 'vector');
+    assert.ok(vector.raw !== null && vector.contribution > 0, JSON.stringify(vector));
+  } finally {
+    await t.close();
+  }
 });

@@ -13,6 +13,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/shared/config.js';
+
+const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
 import { createLogger } from '../../src/shared/logger.js';
 import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
@@ -68,9 +70,10 @@ const parse = (setting: string): EngineOptions => {
   return { weights, reach };
 };
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db'), SERVICE_EMBEDDER: embedderKind });
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db'), SERVICE_EMBEDDER: embedderKind, ...floorOverride });
 const embedder = await createEmbedder(config);
-const minSimilarity = embedderIdentity(config).minSimilarity;
+// As the service: SERVICE_VECTOR_MIN_SIMILARITY overrides the embedder's floor.
+const minSimilarity = config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity;
 const ranked = settings.map(() => new Map<string, string[]>());
 const evidence = new Map<string, Set<string>>();
 const category = new Map<string, number>();
