@@ -97,8 +97,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
     hooks.onFatal?.(cause);
   };
   if (config.embedder.kind === 'use-static') {
-    // One distillation on a cold start, here, rather than one per pool thread at once.
-    // A failure here leaves each thread to distil (or fail) on its own, as without this step.
+    // One distillation on a cold start (in a one-off thread), rather than one per pool thread at
+    // once. A failure here (e.g. no writable cache place) leaves each thread to distil on its own.
     try {
       const { ensureTableCached } = await import('./workers/embedding/use-static.js');
       const started = performance.now();

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { cachePaths, ensureTableCached, loadTable, modelDir, UseStaticEmbedder } from '../src/workers/embedding/use-static.js';
+import { cachePaths, distilToFile, ensureTableCached, loadTable, modelDir, UseStaticEmbedder } from '../src/workers/embedding/use-static.js';
 import { SentencePieceTokenizer, type Vocabulary } from '../src/workers/embedding/sentencepiece.js';
 import { post, startTestService, tempDir } from './support/service.js';
 import { createEmbedder } from '../src/workers/embedding/index.js';
@@ -64,20 +64,48 @@ test('use-static: its own tokenizer returns the ids of the package\'s, quirks in
   assert.ok(tokenizer.encode('Hello world').length >= 2);
 });
 
-test('use-static: loading it does not load tfjs (the tokenizer is its own)', () => {
-  // A fresh process: is @energetic-ai/core among the loaded CommonJS modules after each import?
-  const loadedAfter = (code: string) => execFileSync(process.execPath, ['--input-type=module', '-e', `
-    import { createRequire } from 'node:module';
+/** Runs `code` in a fresh process: is @energetic-ai/core (tfjs) among its main thread's loaded CommonJS modules afterwards? */
+// CommonJS -e rather than --input-type=module: worker threads inherit the flags, and that one fails them.
+const tfjsLoadedAfter = (code: string) => execFileSync(process.execPath, ['-e', `(async () => {
     ${code}
-    const cache = createRequire(import.meta.url)('node:module')._cache;
-    console.log(Object.keys(cache).some((p) => p.includes('@energetic-ai${'/'}core')));`], { cwd: process.cwd(), encoding: 'utf8' }).trim();
-  const embedder = new URL('../src/workers/embedding/use-static.js', import.meta.url).href;
-  assert.equal(loadedAfter(`const { UseStaticEmbedder } = await import('${embedder}'); await (await UseStaticEmbedder.load()).embed(['hello']);`), 'false');
+    const cache = require('node:module')._cache;
+    console.log(Object.keys(cache).some((p) => p.includes('@energetic-ai${'/'}core')));
+  })().catch((error) => { console.error(error); process.exit(1); });`], { cwd: process.cwd(), encoding: 'utf8' }).trim();
+const useStaticModule = new URL('../src/workers/embedding/use-static.js', import.meta.url).href;
+
+test('use-static: loading it does not load tfjs (the tokenizer is its own)', async () => {
+  // The table cached first, so the child reads it rather than distilling (whatever ran before).
+  await ensureTableCached();
+  assert.equal(tfjsLoadedAfter(`const { UseStaticEmbedder } = await import('${useStaticModule}'); await (await UseStaticEmbedder.load()).embed(['hello']);`), 'false');
   // The check itself sees tfjs when the package's tokenizer module is imported.
-  assert.equal(loadedAfter(`await import('@energetic-ai/embeddings');`), 'true');
+  assert.equal(tfjsLoadedAfter(`await import('@energetic-ai/embeddings');`), 'true');
 });
 
-test('use-static: the service start finds a whole cached table by its size and distils nothing', async () => {
+test('use-static: distilling runs in a thread of its own, leaving tfjs out of the caller\'s thread, and writes the teacher\'s rows', async () => {
+  await ensureTableCached();
+  const whole = await loadTable((JSON.parse(readFileSync(join(modelDir(), 'vocab.json'), 'utf8')) as Vocabulary).length);
+  // A table of the first 406 rows only (6 reserved + one batch): the same rows as the whole one's.
+  const count = 406;
+  const path = join(tempDir('memrt-use-static-'), 'part.f32');
+  assert.equal(tfjsLoadedAfter(`const { distilToFile } = await import('${useStaticModule}'); await distilToFile(${count}, ${JSON.stringify(path)});`), 'false');
+  const bytes = readFileSync(path);
+  assert.equal(bytes.byteLength, count * 512 * 4);
+  const part = new Float32Array(bytes.buffer, bytes.byteOffset, count * 512);
+  for (let i = 0; i < part.length; i++) assert.ok(Math.abs(part[i]! - whole[i]!) < 1e-5, `value ${i}: ${part[i]} vs ${whole[i]}`);
+  assert.ok(part.some((x) => x !== 0));
+  // A place it cannot write: the thread's failure reaches the caller.
+  await assert.rejects(distilToFile(7, '/etc/hostname/t.f32'), /could not write/);
+});
+
+test('use-static: two starts in one process wait on the same check rather than each distilling', async () => {
+  const first = ensureTableCached();
+  assert.equal(ensureTableCached(), first);
+  assert.equal(await first, 'cached');
+  // Settled: a later start checks afresh.
+  assert.notEqual(ensureTableCached(), first);
+});
+
+test('use-static: the service start finds a whole cached table as the threads read it and distils nothing', async () => {
   await UseStaticEmbedder.load();
   const cached = cachePaths().find((path) => { try { return statSync(path).size > 0; } catch { return false; } })!;
   const dir = tempDir('memrt-use-static-');

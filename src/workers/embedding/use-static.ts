@@ -6,10 +6,11 @@
 // and these sums are not comparable, measured in docs/recall-at-scale.md). No new download: the
 // table is computed from the installed model once (~30 s) and cached, as the GloVe table is.
 // Recall-time loading reads the tokenizer's vocabulary and the cached table only (no tfjs).
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
 import { SentencePieceTokenizer, type Vocabulary } from './sentencepiece.js';
 import { EMBEDDER_IDS, USE_STATIC_DEFAULTS, type UseStaticOptions } from '../../shared/embedder-identity.js';
@@ -31,7 +32,7 @@ export function cachePaths(): string[] {
 }
 
 /** Row i = the teacher's vector for token i fed alone (reserved symbols: zero rows). */
-async function distil(count: number): Promise<Float32Array> {
+export async function distil(count: number): Promise<Float32Array> {
   const [tf, { initModel }, { modelSource }] = await Promise.all([
     import('@energetic-ai/core'),
     import('@energetic-ai/embeddings'),
@@ -52,7 +53,7 @@ async function distil(count: number): Promise<Float32Array> {
     out.dispose();
     rows.forEach((row, i) => table.set(row, (from + i) * DIMENSIONS));
   }
-  // The model's weights live in tfjs's own heap until disposed (the service distils in its main thread).
+  // The model's weights live in tfjs's own heap until disposed (a pool thread that distils keeps running).
   teacher.model.dispose();
   return table;
 }
@@ -73,46 +74,94 @@ function cachedTable(count: number, paths: string[]): Float32Array | null {
   return null;
 }
 
-/** Distils the table and writes it to the first writable cache place. */
-async function distilAndCache(count: number, paths: string[]): Promise<Float32Array> {
-  const table = await distil(count);
+/** Writes the table to the first writable cache place; returns that place, or null when none took it. */
+export function writeTable(table: Float32Array, paths: string[]): string | null {
   for (const path of paths) {
     try {
       mkdirSync(dirname(path), { recursive: true });
       // Written aside then renamed: a concurrent start never reads a half-written table.
       const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-      writeFileSync(partial, Buffer.from(table.buffer));
+      writeFileSync(partial, Buffer.from(table.buffer, table.byteOffset, table.byteLength));
       renameSync(partial, path);
-      break;
+      return path;
     } catch {
       // Not writable (e.g. a read-only install): try the next place.
     }
   }
+  return null;
+}
+
+/** The first cache place where a file can be created and renamed into place (probed with a tiny one), or null. */
+export function writablePlace(paths: string[]): string | null {
+  for (const path of paths) {
+    const probe = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.probe`;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(probe, '');
+      renameSync(probe, `${probe}.renamed`);
+      unlinkSync(`${probe}.renamed`);
+      return path;
+    } catch {
+      try { unlinkSync(probe); } catch { /* never created */ }
+    }
+  }
+  return null;
+}
+
+/** The cached table, distilled (in this thread) and written first when no cache place holds a whole one. */
+export async function loadTable(count: number, paths = cachePaths()): Promise<Float32Array> {
+  const cached = cachedTable(count, paths);
+  if (cached) return cached;
+  const table = await distil(count);
+  writeTable(table, paths);
   return table;
 }
 
-/** The cached table, distilled and written first when no cache place holds a whole one. */
-export async function loadTable(count: number, paths = cachePaths()): Promise<Float32Array> {
-  return cachedTable(count, paths) ?? distilAndCache(count, paths);
+/**
+ * Distils a table of `count` rows into `path` in a one-off worker thread that then exits: tfjs's
+ * WebAssembly memory (~160 MB, never given back while its thread lives) goes with the thread
+ * instead of staying resident in the service's main thread for the process's life.
+ */
+export function distilToFile(count: number, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./use-static-distil-worker.js', import.meta.url), { workerData: { count, path } });
+    let failure: unknown = null;
+    worker.once('error', (error) => { failure = error; });
+    worker.once('exit', (code) => {
+      if (code === 0 && failure === null) resolve();
+      else reject(failure ?? new Error(`use-static distillation thread exited with code ${code}`));
+    });
+  });
 }
+
+async function ensureCached(paths: string[]): Promise<'cached' | 'distilled'> {
+  const count = (JSON.parse(readFileSync(vocabularyPath(), 'utf8')) as Vocabulary).length;
+  // The same check the pool threads make when they load it (a whole, readable table).
+  if (cachedTable(count, paths) !== null) return 'cached';
+  const place = writablePlace(paths);
+  if (place === null) throw new Error(`no writable cache place for the use-static table (tried ${paths.join(', ')})`);
+  await distilToFile(count, place);
+  if (cachedTable(count, [place]) === null) throw new Error(`the use-static table was distilled but ${place} does not hold it whole`);
+  return 'distilled';
+}
+
+/** Per set of cache places: two services starting in one process share one distillation. */
+const inFlight = new Map<string, Promise<'cached' | 'distilled'>>();
 
 /**
  * Makes sure a whole table is cached before the pool threads start (service.ts), so one
  * distillation serves them all instead of each thread distilling at once on a cold start (~30 s
- * of CPU each). Only the file's size is looked at when it is there. Where no cache place is
- * writable, each thread still distils its own, as before.
+ * of CPU each). Throws when no cache place is writable: distilling a table nobody can keep would
+ * only add one more distillation to the threads' own.
  */
-export async function ensureTableCached(paths = cachePaths()): Promise<'cached' | 'distilled'> {
-  const count = (JSON.parse(readFileSync(vocabularyPath(), 'utf8')) as Vocabulary).length;
-  for (const path of paths) {
-    try {
-      if (statSync(path).size === tableBytes(count)) return 'cached';
-    } catch {
-      // Absent here: the next place.
-    }
+export function ensureTableCached(paths = cachePaths()): Promise<'cached' | 'distilled'> {
+  const key = paths.join('\n');
+  let pending = inFlight.get(key);
+  if (!pending) {
+    pending = ensureCached(paths).finally(() => inFlight.delete(key));
+    inFlight.set(key, pending);
   }
-  await distilAndCache(count, paths);
-  return 'distilled';
+  return pending;
 }
 
 export class UseStaticEmbedder implements Embedder {
