@@ -62,9 +62,9 @@ export class SentencePieceTokenizer {
     const best = new Array<number>(n + 1).fill(0);
     const words = new Array<number>(n + 1).fill(0);
     for (let end = 0; end <= n; end++) {
-      // The original keeps candidates per start in an object keyed by start (ascending order).
-      const candidates = endsAt[end]!.slice().sort((a, b) => b.length - a.length);
-      for (const piece of candidates) {
+      // The original visits candidates by ascending start (an object keyed by start), i.e. longest
+      // first: the order they were pushed in above, so no sort is needed.
+      for (const piece of endsAt[end]!) {
         const score = piece.score + best[end - piece.length]!;
         if (best[end] === 0 || score >= best[end]!) {
           best[end] = score;
