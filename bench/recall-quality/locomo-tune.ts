@@ -13,8 +13,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/shared/config.js';
-
-const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
 import { createLogger } from '../../src/shared/logger.js';
 import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
@@ -25,10 +23,14 @@ import { loadLocomo, type Conversation } from './locomo-data.js';
 import { percentile, scoreRankings } from './scoring.js';
 import { plainBm25 } from './locomo.js';
 
+// As the service: SERVICE_VECTOR_MIN_SIMILARITY, when set, overrides the embedder's floor.
+const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
+
 const flag = process.argv.indexOf('--cache');
-// Each embedder writes its own vectors: one cache folder per embedder.
 const embedderKind = process.env.SERVICE_EMBEDDER ?? 'use';
-const cache = flag >= 0 ? process.argv[flag + 1] : join('/tmp', `locomo-tune-${process.env.USER ?? 'bench'}${embedderKind === 'use' ? '' : `-${embedderKind}`}`);
+// Each embedder (and each of its settings) writes its own vectors: one cache folder per embedder identity.
+const embedderId = embedderIdentity(loadConfig({ SERVICE_PATH: ':memory:', SERVICE_EMBEDDER: embedderKind })).id.replace(/[^\w.-]/g, '_');
+const cache = flag >= 0 ? process.argv[flag + 1] : join('/tmp', `locomo-tune-${process.env.USER ?? 'bench'}-${embedderId}`);
 const settings = process.argv.slice(2).filter((a, i, all) => a !== '--cache' && all[i - 1] !== '--cache');
 if (settings.length === 0) settings.push('');
 

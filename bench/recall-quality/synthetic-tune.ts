@@ -7,8 +7,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../src/shared/config.js';
-
-const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
 import { createLogger } from '../../src/shared/logger.js';
 import { openDatabase } from '../../src/shared/db.js';
 import { startService } from '../../src/service.js';
@@ -17,6 +15,9 @@ import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.j
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
 import { buildCorpus } from './corpus.js';
 import { scoreHeader, scoreLine, scoreRankings } from './scoring.js';
+
+// As the service: SERVICE_VECTOR_MIN_SIMILARITY, when set, overrides the embedder's floor.
+const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
 
 const seedAt = process.argv.indexOf('--seed');
 const seed = seedAt >= 0 ? Number(process.argv[seedAt + 1]) : 42;
