@@ -355,6 +355,7 @@ if (isMain && baselineAt >= 0) {
   const info = machine();
   try {
     const rounds = Number(process.env.BENCH_MIXED_ROUNDS?.trim() || '3');
+    if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`BENCH_MIXED_ROUNDS must be a positive integer, got ${process.env.BENCH_MIXED_ROUNDS}`);
     const results = await runMixedAgainst(workDir, baselineDist, { texts: new Texts(), memories: MEMORIES, seconds, rounds, postAll, drained });
     console.log(`memory-runtime mixed-load bench against a baseline build — ${info.date}, Node ${info.node}, ${info.cpus} × ${info.cpuModel}, load ${info.loadAverageAtStart.join(' ')}`);
     console.log(mixedBaselineReport(results, MEMORIES, seconds));

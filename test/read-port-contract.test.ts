@@ -174,9 +174,7 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
         assert.deepEqual([...await reads.about([bees, turns[0]], [zoltan.id, ava.id])], [bees]);
         assert.deepEqual(await reads.entitiesNamedIn('what does Zoltan keep?'), [zoltan.id]);
         const [position] = await reads.positions([turns[1]]);
-        // The id keys what a ranking stage remembers per memory (time-evidence.ts).
-        const [turn] = await reads.rows([turns[1]]);
-        assert.deepEqual({ ...position }, { rowid: turns[1], id: turn.id, memory_type: 'episodic', episode_id: episodeId, seq: 1, confidence: position.confidence, created_at: position.created_at });
+        assert.deepEqual({ ...position }, { rowid: turns[1], memory_type: 'episodic', episode_id: episodeId, seq: 1, confidence: position.confidence, created_at: position.created_at });
         const [row] = await reads.rows([bees]);
         assert.equal(row.content, 'Zoltan keeps bees on the roof of the observatory');
         // Stored vectors (dense feedback): the memory's own, so its cosine to itself is 1; unknown rowids are absent.

@@ -41,11 +41,8 @@ export interface RecallReads {
    * mention, not merely as a participant of the episode they were said in.
    */
   about(rowids: number[], entityIds: string[]): Promise<Set<number>>;
-  /**
-   * What ranking needs of each candidate (no content); the id keys what a stage remembers per
-   * memory (time-evidence.ts), so that its text is read only when it is not remembered.
-   */
-  positions(rowids: number[]): Promise<(CandidateRow & { id: string })[]>;
+  /** What ranking needs of each candidate (no content). */
+  positions(rowids: number[]): Promise<CandidateRow[]>;
   /** Whole rows, any order (missing rowids are absent). */
   rows(rowids: number[]): Promise<MemoryRow[]>;
 }

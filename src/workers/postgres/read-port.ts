@@ -81,7 +81,7 @@ export class PostgresReadPort implements ReadPort {
       about: async (rowids, entityIds) => rowids.length === 0 || entityIds.length === 0 ? new Set() : new Set((await tx<{ rowid: number }[]>`
         SELECT DISTINCT memory_rowid AS rowid FROM memory_entities
         WHERE memory_rowid = ANY(${rowids}::bigint[]) AND entity_id = ANY(${entityIds}::text[]) AND relation IN ('owner', 'mention')`).map((r) => r.rowid)),
-      positions: async (rowids) => [...await tx<(CandidateRow & { id: string })[]>`SELECT m.rowid, m.id, m.memory_type, m.episode_id, m.seq, m.confidence, m.created_at
+      positions: async (rowids) => [...await tx<CandidateRow[]>`SELECT m.rowid, m.memory_type, m.episode_id, m.seq, m.confidence, m.created_at
         FROM memories m WHERE m.rowid = ANY(${rowids}::bigint[])`],
       rows: async (rowids) => [...await tx<MemoryRow[]>`SELECT ${tx.unsafe(MEMORY_COLUMNS)} FROM memories m WHERE m.rowid = ANY(${rowids}::bigint[])`],
     };

@@ -28,7 +28,7 @@ import { sessionEvidence } from './session-evidence.js';
 import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
 import { feedbackVector, FEEDBACK_DOCS } from './dense-feedback.js';
-import { asksForTime, rememberedFindings, timeEvidence } from './time-evidence.js';
+import { asksForTime, timeEvidence } from './time-evidence.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -235,10 +235,12 @@ export class RecallEngine {
       const best = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, FEEDBACK_DOCS).map(([rowid]) => rowid);
       const vectors = await timedAsync(timings, 'vector', () => reads.vectors(best));
       const feedback = best.flatMap((rowid) => vectors.get(rowid) ?? []);
-      // None of the best has a vector yet (just written): no feedback, rather than a second
-      // copy of the query's own cosine under another weight.
-      if (feedback.length > 0) {
-        moved = feedbackVector(ctx.queryVector, feedback, w.rocchio);
+      // None of the best has a vector yet (just written), or only zero-length ones (no direction
+      // to move in): no feedback, rather than a second copy of the query's own cosine under
+      // another weight.
+      const towards = feedback.length > 0 ? feedbackVector(ctx.queryVector, feedback, w.rocchio) : ctx.queryVector;
+      if (towards !== ctx.queryVector) {
+        moved = towards;
         signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
         fused = fuseScores(candidates, signals);
       }
@@ -280,11 +282,8 @@ export class RecallEngine {
     let when: ReadonlyMap<number, number> = NO_BONUS;
     if (w.when > 0 && asksForTime(request.query)) {
       const top = scored.slice(0, Math.min(MAX_WHEN, Math.max(MIN_WHEN, request.limit * WHEN_FACTOR)));
-      // Only the text of memories the stage's memo does not know yet is read.
-      const known = rememberedFindings(top.map((r) => rows.get(r.rowid)!));
-      const unread = top.filter((r) => !known.has(r.rowid)).map((r) => r.rowid);
-      const texts = unread.length > 0 ? await timedAsync(timings, 'hydrate', () => reads.rows(unread)) : [];
-      when = timed(timings, 'fusion', () => timeEvidence(texts, w.when, known));
+      const texts = await timedAsync(timings, 'hydrate', () => reads.rows(top.map((r) => r.rowid)));
+      when = timed(timings, 'fusion', () => timeEvidence(texts, w.when));
       if (when.size > 0) {
         for (const r of top) r.score += when.get(r.rowid) ?? 0;
         top.sort((a, b) => b.score - a.score || b.rowid - a.rowid);

@@ -6,8 +6,7 @@
 // (chrono-node, the parser query-time.ts reads queries with) gain a fixed bonus. Nothing is
 // stored for it: the text is read at recall time, only for time questions and only over the
 // best few candidates, and what was found is remembered per memory id (a memory's content never
-// changes), so a memory is parsed once per pool thread while it stays in the memo, and only the
-// memories the memo does not know are read at all.
+// changes), so a memory is parsed once per pool thread while it stays in the memo.
 import * as chrono from 'chrono-node';
 
 /**
@@ -47,28 +46,10 @@ export function saysWhen(id: string, content: string): boolean {
   return found;
 }
 
-/**
- * What the memo already knows of these memories, by rowid: their text need not be read. Taken
- * before the read of the others, so that what other recalls of the thread evict meanwhile is kept.
- */
-export function rememberedFindings(memories: Iterable<{ rowid: number; id: string }>): Map<number, boolean> {
-  const known = new Map<number, boolean>();
-  for (const { rowid, id } of memories) {
-    const found = memo.get(id);
-    if (found !== undefined) known.set(rowid, found);
-  }
-  return known;
-}
-
-/**
- * The bonus each memory gains: weight when its text says when, none otherwise. `rows`: the
- * memories whose text was read; `known`: the findings rememberedFindings() gave for the others.
- */
-export function timeEvidence(rows: Iterable<{ rowid: number; id: string; content: string }>, weight: number,
-  known: ReadonlyMap<number, boolean> = new Map()): Map<number, number> {
+/** The bonus each memory gains: weight when its text says when, none otherwise. */
+export function timeEvidence(rows: Iterable<{ rowid: number; id: string; content: string }>, weight: number): Map<number, number> {
   const bonus = new Map<number, number>();
   if (weight <= 0) return bonus;
-  for (const [rowid, found] of known) if (found) bonus.set(rowid, weight);
   for (const row of rows) if (saysWhen(row.id, row.content)) bonus.set(row.rowid, weight);
   return bonus;
 }

@@ -160,7 +160,7 @@ function sqliteRecallReads(db: Db, store: ReadStore, namespaceId: number, option
   const neighbours = new TurnNeighbours(db, namespaceId);
   const links = new EntityLinks(db, namespaceId);
   const matcher = new EntityMatcher(db, namespaceId);
-  const positions = prepareOnce<[string], CandidateRow & { id: string }>(db, `SELECT m.rowid AS rowid, m.id, m.memory_type, m.episode_id, m.seq,
+  const positions = prepareOnce<[string], CandidateRow>(db, `SELECT m.rowid AS rowid, m.memory_type, m.episode_id, m.seq,
     m.confidence, m.created_at FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
   const rows = prepareOnce<[string], MemoryRow>(db,
     `SELECT ${MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN (SELECT value FROM json_each(?))`);
