@@ -1,33 +1,18 @@
 // Where the evidence the ranking misses lies (aggregates only): for each question, the evidence
 // turns outside the top 10 — their rank in the top 200, and whether they sit in the session of
 // a top-10 hit and how far from it (in turns).
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadConfig } from '../../src/shared/config.js';
-import { openDatabase } from '../../src/shared/db.js';
-import { SqliteReadPort } from '../../src/workers/sqlite/read-port.js';
-import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
-import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
-import { loadLocomo } from './locomo-data.js';
+import { RecallEngine } from '../../src/workers/recall/engine.js';
+import { cachedStores } from './cached-stores.js';
 import { tokenize, queryTerms } from '../../src/workers/recall/query-text.js';
 
-const cache = process.argv[2];
-const setting = process.argv[3] ?? '';
-const { reach, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean).map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach', number>>;
-const conversations = loadLocomo()!;
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db') });
-const embedder = await createEmbedder(config);
-const minSimilarity = embedderIdentity(config).minSimilarity;
+const { weights, reach, conversations, embedder, open } = await cachedStores();
 const pos = (dia: string) => { const m = /^D(\d+):(\d+)$/.exec(dia); return m ? { s: Number(m[1]), t: Number(m[2]) } : null; };
 const stats: Record<string, Record<string, number>> = {};
 const bump = (cat: string, k: string, n = 1) => { (stats[cat] ??= {})[k] = (stats[cat][k] ?? 0) + n; };
 for (const conversation of conversations) {
-  const dbPath = join(cache, `${conversation.id}.db`);
-  const diaOf = new Map(JSON.parse(readFileSync(join(cache, `${conversation.id}.json`), 'utf8')) as [string, string][]);
+  const { db, diaOf, port } = open(conversation);
   const text = new Map(conversation.sessions.flat().map((t) => [t.diaId, `${t.speaker}: ${t.text}`]));
-  const db = openDatabase(dbPath, { readonly: true });
-  const namespaceId = (db.prepare('SELECT id FROM namespaces WHERE name = ?').get(config.namespace) as { id: number }).id;
-  const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights, reach });
+  const engine = new RecallEngine(port, { weights, reach });
   const df = new Map<string, number>();
   for (const t of conversation.sessions.flat()) for (const w of new Set(tokenize(`${t.speaker}: ${t.text}`))) df.set(w, (df.get(w) ?? 0) + 1);
   const nTurns = conversation.sessions.flat().length;

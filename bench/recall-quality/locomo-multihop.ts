@@ -6,23 +6,11 @@
 // was found" signal); whether it shares a rare word (under 5% of the conversation's turns) with
 // the question or with a found evidence turn; same session / same speaker as a found one; and
 // whether it is by the speaker the question names.
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { loadConfig } from '../../src/shared/config.js';
-import { openDatabase } from '../../src/shared/db.js';
-import { SqliteReadPort } from '../../src/workers/sqlite/read-port.js';
-import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
-import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
-import { loadLocomo } from './locomo-data.js';
+import { RecallEngine } from '../../src/workers/recall/engine.js';
+import { cachedStores } from './cached-stores.js';
 import { tokenize, queryTerms } from '../../src/workers/recall/query-text.js';
 
-const cache = process.argv[2];
-const setting = process.argv[3] ?? '';
-const { reach, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean).map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach', number>>;
-const conversations = loadLocomo()!;
-const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db') });
-const embedder = await createEmbedder(config);
-const minSimilarity = embedderIdentity(config).minSimilarity;
+const { weights, reach, conversations, embedder, open } = await cachedStores();
 const stats: Record<string, Record<string, number>> = {};
 const bump = (cat: string, k: string, n = 1) => { (stats[cat] ??= {})[k] = (stats[cat][k] ?? 0) + n; };
 const bucket = (rank: number) => (rank < 10 ? '1-10' : rank < 20 ? '11-20' : rank < 50 ? '21-50' : rank < 200 ? '51-200' : '>200');
@@ -30,14 +18,10 @@ const dot = (a: Float32Array, b: Float32Array) => { let s = 0; for (let i = 0; i
 const unit = (v: Float32Array) => { const n = Math.sqrt(dot(v, v)) || 1; return v.map((x) => x / n); };
 
 for (const conversation of conversations) {
-  const dbPath = join(cache, `${conversation.id}.db`);
-  const diaOf = new Map(JSON.parse(readFileSync(join(cache, `${conversation.id}.json`), 'utf8')) as [string, string][]);
+  const { db, diaOf, port } = open(conversation);
   const turns = conversation.sessions.flat();
   const turnOf = new Map(turns.map((t) => [t.diaId, t]));
   const sessionOf = new Map(conversation.sessions.flatMap((s, i) => s.map((t) => [t.diaId, i] as const)));
-  const db = openDatabase(dbPath, { readonly: true });
-  const namespaceId = (db.prepare('SELECT id FROM namespaces WHERE name = ?').get(config.namespace) as { id: number }).id;
-  const port = new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity });
   const rowidOf = new Map<string, number>();
   for (const r of db.prepare("SELECT rowid AS rowid, id FROM memories WHERE memory_type = 'episodic'").all() as { rowid: number; id: string }[]) {
     const dia = diaOf.get(r.id);
