@@ -5,6 +5,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import postgres from 'postgres';
 import type { SnapshotHeaderT, SnapshotFileT } from '../src/shared/file-formats.js';
 import { FIRST_USE_KIND } from '../src/shared/schemas.js';
 import { postgresBackend, run, runBatch, sqliteBackend, type Backend, type OpenStore } from './support/store-backends.js';
@@ -458,6 +459,110 @@ function contract(backend: Backend): void {
       assert.equal(watermark!.value, String(turns[1]));
       const again = await run(store, { type: 'consolidate', plan: { ...plan, decay: [{ ...plan.decay[0]!, lastAccessAt: fact.last_access_at }] } });
       assert.deepEqual(again, { promoted: 0, decayed: 0, archived: 1 }, 'promoted members are never promoted again');
+    }));
+
+    test('each namespace\'s document count (BM25\'s N) equals its rows after every kind of write, failed ones counting nothing', () => withStore(async ({ store, rows, cluster, url }) => {
+      const other = 'tenant-s';
+      /** Each namespace's counted documents beside its rows, as [name, counted, rows]. */
+      const counts = async () => (await rows<{ name: string; counted: number; actual: number }>(`SELECT n.name AS name,
+          coalesce((SELECT s.documents FROM namespace_text_stats s WHERE s.namespace_id = n.id), 0) AS counted,
+          (SELECT count(*) FROM memories m WHERE m.namespace_id = n.id) AS actual
+        FROM namespaces n ORDER BY n.name`)).map((r) => [r.name, Number(r.counted), Number(r.actual)]);
+      const exact = async (step: string) => {
+        const now = await counts();
+        assert.deepEqual(now.map(([name, , actual]) => [name, actual, actual]), now, `after ${step}: [namespace, documents, rows]`);
+        return now;
+      };
+      // Remembers in two namespaces in one flush: new rows, a duplicate (no row), supersession.
+      const flush = (commands: { namespace: string; command: Parameters<typeof run>[1] }[]) =>
+        store.runBatch(commands.map((c, i) => ({ id: i + 1, namespace: c.namespace, command: c.command })));
+      const here = store.namespace;
+      let outcome = await flush([
+        { namespace: here, command: { type: 'remember', entity: 'Ann', fact: 'Ann lives in Rome', confidence: 0.5, validFrom: 1_600_000_000_000 } },
+        { namespace: other, command: { type: 'remember', entity: 'Ann', fact: 'Ann likes tea', confidence: 0.5 } },
+        { namespace: here, command: { type: 'remember', entity: 'Ann', fact: 'ann LIVES in rome', confidence: 0.9 } },
+        { namespace: here, command: { type: 'remember', entity: 'Ann', fact: 'Ann lives in Oslo', confidence: 0.9, validFrom: 1_700_000_000_000 } },
+      ]);
+      assert.ok(outcome.replies.every((r) => r.ok));
+      assert.deepEqual(await exact('remembers'), [[here, 2, 2], [other, 1, 1]]);
+      // A failing command mid-flush: the flush is rolled back and run again in savepoints.
+      outcome = await flush([
+        { namespace: here, command: { type: 'remember', entity: 'Bo', fact: 'Bo rows boats', confidence: 1 } },
+        { namespace: other, command: { type: 'remember', entity: 'Bo', fact: 'Bo rows boats', confidence: 1 } },
+        { namespace: here, command: { type: 'addMessage', episodeId: randomUUID(), role: 'user', content: 'to nowhere' } },
+        { namespace: other, command: { type: 'rememberBatch', facts: [{ entity: 'Cy', fact: 'Cy swims', confidence: 1 }, { entity: 'Cy', fact: 'Cy swims', confidence: 1 }] } },
+      ]);
+      assert.deepEqual(outcome.replies.map((r) => r.ok), [true, true, false, true]);
+      assert.deepEqual(await exact('a flush with a failing command'), [[here, 3, 3], [other, 3, 3]]);
+      // Conversations: turns one by one, an extraction, a whole imported one.
+      const { episode_id } = await run(store, { type: 'startEpisode', participants: ['Pat'] });
+      for (const content of ['I run daily', 'I run every day']) await run(store, { type: 'addMessage', episodeId: episode_id, role: 'user', content });
+      const [turn] = await rows<{ id: string }>('SELECT id FROM memories WHERE episode_id = ? ORDER BY seq', episode_id);
+      await run(store, { type: 'endEpisode', episodeId: episode_id, outcome: null, sourceIds: [turn!.id],
+        memories: [{ content: 'Pat runs', memory_type: 'semantic', confidence: 1, extraction_tier: 1, entities: ['Pat'] }] });
+      await run(store, { type: 'importEpisode', participants: ['Pat'], outcome: null, startedAt: 1_650_000_000_000,
+        messages: [{ role: 'user', content: 'hello' }, { role: 'assistant', content: 'hi' }],
+        memories: [{ content: 'Pat says hello', memory_type: 'semantic', confidence: 1, extraction_tier: 1, entities: ['Pat'] }] });
+      assert.deepEqual(await exact('conversations'), [[here, 9, 9], [other, 3, 3]]);
+      // Promotion (a new row) with decay and archiving (rows kept).
+      const turns = (await rows<{ rowid: number }>("SELECT rowid FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq", episode_id)).map((r) => r.rowid);
+      const [fact] = await rows<{ rowid: number; last_access_at: number }>("SELECT rowid, last_access_at FROM memories WHERE content = 'Bo rows boats' AND namespace_id = ?", store.namespaceId);
+      const pat = await run(store, { type: 'ensureEntity', name: 'Pat', kind: 'user' });
+      const consolidated = await run(store, { type: 'consolidate', plan: { at: fact!.last_access_at + 1, watermark: turns[1]!,
+        promote: [{ ownerId: pat.id, content: 'Pat runs daily', confidence: 0.9, episodeId: episode_id, members: turns }],
+        decay: [{ rowid: fact!.rowid, lastAccessAt: fact!.last_access_at, stability: 0.1, difficulty: 5, decayed: true, archive: true }] } });
+      assert.deepEqual(consolidated, { promoted: 1, decayed: 0, archived: 1 });
+      assert.deepEqual(await exact('consolidation'), [[here, 10, 10], [other, 3, 3]]);
+      // Deletes: the episode's rows (turns, extracted, promoted) in two chunks, the second finding
+      // one gone already; one memory retracted.
+      const snapshot = header(pat);
+      const doomed = await rows<{ rowid: number; id: string }>('SELECT rowid, id FROM memories WHERE episode_id = ? ORDER BY seq', episode_id);
+      await run(store, { type: 'forgetBegin', deletionId: 5, entity: 'Pat' });
+      await run(store, { type: 'forgetRows', snapshot, rows: [[doomed[0]!.rowid, doomed[0]!.id]] });
+      await run(store, { type: 'forgetRows', snapshot, rows: doomed.map((d) => [d.rowid, d.id] as [number, string]) });
+      await run(store, { type: 'forgetEnd', deletionId: 5 });
+      const [oslo] = await rows<{ rowid: number; id: string }>("SELECT rowid, id FROM memories WHERE content = 'Ann lives in Oslo'");
+      await run(store, { type: 'retractMemory', row: [oslo!.rowid, oslo!.id], snapshot: header(await run(store, { type: 'ensureEntity', name: 'Ann', kind: 'user' })) });
+      assert.deepEqual(await exact('deletes'), [[here, 5, 5], [other, 3, 3]]);
+      // Restores: rows back, then again (present: nothing inserted); one whose second memory's id
+      // another namespace holds fails as a whole, its first memory included.
+      const restorable = (id: string, content: string) => ({
+        id, memory_type: 'semantic', content, content_key: content.toLowerCase(), confidence: 1, stability: 1, difficulty: 5,
+        access_count: 0, last_access_at: 1, created_at: 1, archived: 0, extraction_tier: 1, entity_id: pat.id,
+        episode_id: null, seq: null, role: null, links: [], embedding: null,
+      } as SnapshotFileT['memories'][number]);
+      const back = [restorable(randomUUID(), 'Pat swims'), restorable(randomUUID(), 'Pat dives')];
+      assert.deepEqual(await run(store, { type: 'restoreRows', snapshot, memories: back }), { processed: 2, restored: 2, present: 0 });
+      assert.deepEqual(await run(store, { type: 'restoreRows', snapshot, memories: back }), { processed: 2, restored: 0, present: 2 });
+      const [taken] = await rows<{ id: string }>('SELECT m.id FROM memories m JOIN namespaces n ON n.id = m.namespace_id WHERE n.name = ?', other);
+      await assert.rejects(run(store, { type: 'restoreRows', snapshot, memories: [restorable(randomUUID(), 'Pat rows'), restorable(taken!.id, 'Pat sails')] }),
+        { code: 'SNAPSHOT_CONFLICT' });
+      assert.deepEqual(await exact('restores'), [[here, 7, 7], [other, 3, 3]]);
+      if (cluster && url) {
+        // PostgreSQL: a flush that fails as a whole after its inserts, before COMMIT, counts
+        // nothing. Another session holds the statistics row, so the flush waits on it after
+        // inserting its rows; that statement is then cancelled (57014), failing the transaction.
+        const holder = postgres(url, { max: 1, onnotice: () => {} });
+        try {
+          const release = holder.begin(async (tx) => {
+            await tx`SELECT documents FROM namespace_text_stats WHERE namespace_id = ${store.namespaceId} FOR UPDATE`;
+            const lost = run(store, { type: 'remember', entity: 'Ann', fact: 'Ann lives in Lima', confidence: 1 }).then(() => 'stored', (e: { code?: string }) => e.code);
+            let waiting: { pid: number }[] = [];
+            while (waiting.length === 0) {
+              await new Promise((resolve) => setTimeout(resolve, 10));
+              waiting = await tx`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`;
+            }
+            await tx`SELECT pg_cancel_backend(${waiting[0]!.pid})`;
+            assert.equal(await lost, '57014');
+          });
+          await release;
+        } finally {
+          await holder.end();
+        }
+        assert.deepEqual(await exact('a flush failed before COMMIT'), [[here, 7, 7], [other, 3, 3]]);
+        await run(store, { type: 'remember', entity: 'Ann', fact: 'Ann lives in Lima', confidence: 1 });
+        assert.deepEqual(await exact('the next flush'), [[here, 8, 8], [other, 3, 3]]);
+      }
     }));
   });
 }

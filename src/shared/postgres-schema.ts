@@ -17,6 +17,13 @@
 // Times stay integer milliseconds since the epoch (bigint) and booleans stay integers, so rows
 // read from either backend look the same to the code above.
 
+/**
+ * A transaction-local setting (set_config(name, 'writer', true)): the writer's flush counts the
+ * rows it inserts and deletes itself, and namespace_text_stats' triggers skip its statements
+ * (migration 10). Unset in every other session, where the triggers count.
+ */
+export const COUNTED_BY_WRITER = 'memrt.documents_counted_by';
+
 export const POSTGRES_MIGRATIONS: readonly string[] = [
   /* 1 */ `
   CREATE TABLE meta (
@@ -246,6 +253,23 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   -- in index order. The attribute rule now reads more phrasings and spellings as one attribute:
   -- migrate.ts fills fact_attribute again after this runs.
   CREATE INDEX IF NOT EXISTS episodes_by_start ON episodes(namespace_id, started_at);
+  `,
+  /* 10 */ `
+  -- Write cost (bench:writes): the statement triggers ran an upsert of the namespace's row after
+  -- every INSERT, and kept a copy of each inserted row for it, 64 times in a flush of 64
+  -- remembers. The writer now counts the rows its flush inserted and deleted and adds them once
+  -- per namespace before COMMIT (writer/postgres/document-counts.ts), in a transaction where it
+  -- set ${COUNTED_BY_WRITER} = 'writer'; the triggers stay for every other session (the CLI's
+  -- copy, an operator's SQL) and skip the writer's. The counts stay exact: a statement is counted
+  -- once, by the writer or by the triggers, and both are undone with the transaction.
+  DROP TRIGGER memories_counted_insert ON memories;
+  DROP TRIGGER memories_counted_delete ON memories;
+  CREATE TRIGGER memories_counted_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS inserted
+    FOR EACH STATEMENT WHEN (current_setting('${COUNTED_BY_WRITER}', true) IS DISTINCT FROM 'writer')
+    EXECUTE FUNCTION memrt_count_inserted();
+  CREATE TRIGGER memories_counted_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS deleted
+    FOR EACH STATEMENT WHEN (current_setting('${COUNTED_BY_WRITER}', true) IS DISTINCT FROM 'writer')
+    EXECUTE FUNCTION memrt_count_deleted();
   `,
 ];
 

@@ -19,6 +19,7 @@ import { PrimaryConnection, lostPrimary, type DatabaseState } from './primary.js
 import { PrimaryWriteStore } from './primary-store.js';
 import { EntityCache, PgRowState } from './row-state.js';
 import { readDuplicatesAhead, type DuplicateAhead } from './read-ahead.js';
+import { countedByWriter, DocumentCounts } from './document-counts.js';
 import { PgRows } from './rows.js';
 import { unstorableText } from './unstorable.js';
 import { BoundedMap } from '../../shared/bounded-map.js';
@@ -94,13 +95,15 @@ export class PostgresWriteStore implements WriteStorePort {
     return out;
   }
 
-  /** The command's rule over this transaction's (or savepoint's) rows, in its namespace. */
-  private execute(command: WriterCommand, tx: Tx, namespaceId: number, ahead?: DuplicateAhead): Promise<unknown> {
-    const ctx: RuleContext = {
-      rows: new PgRows(tx, this.stateOf(namespaceId), ahead), namespaceId, now: this.now,
-      episodeTtlMs: this.episodeTtlMs, deletes: this.deletes,
-    };
-    return runAwaiting(ruleFor(command, ctx));
+  /**
+   * The command's rule over this transaction's (or savepoint's) rows, in its namespace, and the
+   * memories it added (less those it deleted), for the caller to count once the command stands.
+   */
+  private async execute(command: WriterCommand, tx: Tx, namespaceId: number, ahead?: DuplicateAhead): Promise<{ result: unknown; documentsAdded: number }> {
+    const rows = new PgRows(tx, this.stateOf(namespaceId), ahead);
+    const ctx: RuleContext = { rows, namespaceId, now: this.now, episodeTtlMs: this.episodeTtlMs, deletes: this.deletes };
+    const result = await runAwaiting(ruleFor(command, ctx));
+    return { result, documentsAdded: rows.documentsAdded };
   }
 
   /**
@@ -157,18 +160,26 @@ export class PostgresWriteStore implements WriteStorePort {
       const replies = await this.sql.begin('isolation level read committed', async (tx) => {
         // Every namespace of the flush, in ascending order: two nodes' flushes over the same
         // namespaces take their locks in the same order, so they wait for each other, never deadlock.
-        for (const id of used) await tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${id})`;
+        // The first also leaves the document counts to this flush (document-counts.ts). Without a
+        // namespace nothing is stored (ABSENT_NAMESPACE_ID holds no rows), so nothing is counted.
+        for (const [i, id] of used.entries()) {
+          await (i === 0 ? tx`SELECT ${countedByWriter(tx)}, pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${id})`
+            : tx`SELECT pg_advisory_xact_lock(${PG_LOCK_CLASS.write}, ${id})`);
+        }
         const ahead = await readDuplicatesAhead(tx, batch, namespaceIds, (id) => this.stateOf(id), this.deletes);
+        const counts = new DocumentCounts();
         const out: WriterReply[] = [];
         for (const [index, request] of batch.entries()) {
           if (index >= savepointsFrom) {
-            out.push(await this.inSavepoint(tx, request, namespaceIds[index]!, ahead.get(index)));
+            out.push(await this.inSavepoint(tx, request, namespaceIds[index]!, counts, ahead.get(index)));
             continue;
           }
           // A lost connection or a standby fails the whole flush: rerunning it there cannot help.
-          const result = await this.execute(request.command as WriterCommand, tx, namespaceIds[index]!, ahead.get(index)).catch((cause: unknown) => { throw lostPrimary(cause) ? cause : new NeedsSavepoints(index, cause); });
+          const { result, documentsAdded } = await this.execute(request.command as WriterCommand, tx, namespaceIds[index]!, ahead.get(index)).catch((cause: unknown) => { throw lostPrimary(cause) ? cause : new NeedsSavepoints(index, cause); });
+          counts.add(namespaceIds[index]!, documentsAdded);
           out.push({ id: request.id, ok: true, result });
         }
+        if (used.length > 0) await counts.write(tx);
         return out;
       });
       committed = true;
@@ -187,17 +198,20 @@ export class PostgresWriteStore implements WriteStorePort {
    * One command in its own savepoint; a failure undoes it alone. A foreign-key violation may be
    * a stale cached entity: the cache is dropped and the command runs once more.
    */
-  private async inSavepoint(tx: Tx, request: WriterRequest, namespaceId: number, ahead?: DuplicateAhead, retried = false): Promise<WriterReply> {
+  private async inSavepoint(tx: Tx, request: WriterRequest, namespaceId: number, counts: DocumentCounts, ahead?: DuplicateAhead, retried = false): Promise<WriterReply> {
     const before = this.deletes.save();
     try {
-      return { id: request.id, ok: true, result: await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp, namespaceId, ahead)) };
+      const { result, documentsAdded } = await tx.savepoint((sp) => this.execute(request.command as WriterCommand, sp, namespaceId, ahead));
+      // Released: the command's rows stand (until the flush's COMMIT), so they count.
+      counts.add(namespaceId, documentsAdded);
+      return { id: request.id, ok: true, result };
     } catch (error) {
       this.deletes.restore(before);
       if (lostPrimary(error)) throw error;
       if (!retried && isForeignKeyViolation(error)) {
         this.forgetEntities();
         // Its owner may be another entity now: read as usual.
-        return this.inSavepoint(tx, request, namespaceId, undefined, true);
+        return this.inSavepoint(tx, request, namespaceId, counts, undefined, true);
       }
       return { id: request.id, ok: false, error: toWireError(unstorableText(request.command as WriterCommand, error) ?? error) };
     }

@@ -27,6 +27,8 @@ export class PgRows implements WriteRows {
   readonly removeRound = ROUND_ROWS;
   readonly snapshotsInDatabase = true;
   private readonly ns: number;
+  /** Memories this command inserted less those it deleted, in its namespace (document-counts.ts). */
+  documentsAdded = 0;
 
   /** `ahead`: this command's duplicate check, read with the flush's others (read-ahead.ts). */
   constructor(private readonly tx: Tx, private readonly state: PgRowState, private ahead?: DuplicateAhead) {
@@ -138,6 +140,7 @@ export class PgRows implements WriteRows {
           unnest(${m.links.map((l) => l.entityId)}::text[], ${m.links.map((l) => l.relation)}::text[]) AS l(entity_id, relation)
         ON CONFLICT DO NOTHING)${superseded}
       SELECT rowid FROM m`);
+    if (inserted) this.documentsAdded++;
     return inserted!.rowid;
   }
 
@@ -236,8 +239,10 @@ export class PgRows implements WriteRows {
       };
     });
     yield* query(tx`INSERT INTO deletion_snapshot_memories ${tx(copies)} ON CONFLICT DO NOTHING`);
-    return yield* query(tx<Removed[]>`DELETE FROM memories
+    const removed = yield* query(tx<Removed[]>`DELETE FROM memories
       WHERE rowid = ANY(${copies.map((c) => c.memory_rowid)}::bigint[]) RETURNING episode_id, seq, memory_type`);
+    this.documentsAdded -= removed.length;
+    return removed;
   }
 
   *entityHasMemories(entityId: string): Step<boolean> {
@@ -406,6 +411,7 @@ export class PgRows implements WriteRows {
     const columns = (yield* this.columns()).filter((c) => c in values);
     const [inserted] = yield* query(tx<{ rowid: number }[]>`INSERT INTO memories ${tx(values as Record<string, never>, columns)}
       ON CONFLICT (id) DO NOTHING RETURNING rowid`);
+    if (inserted) this.documentsAdded++;
     return inserted?.rowid ?? null;
   }
 
