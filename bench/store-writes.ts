@@ -8,7 +8,8 @@
 //   command), from one node and from two nodes on one namespace at once, against raw 64-row
 //   transactions of the same INSERTs (memory row + owner link, same indexes and GIN), both
 //   statement by statement and as one multi-row INSERT. synchronous_commit=on (the default).
-// With `--baseline-dist <other build's dist>`, the SQLite phase runs that build's writer thread
+// With `--baseline-dist <other build's dist>` (repeatable: PostgreSQL then compares with each, the
+// SQLite phase with the first), the SQLite phase runs that build's writer thread
 // too, the two alternating phase by phase (BENCH_ROUNDS each, default 3) on files of their own,
 // and the table gives each build's rate (median of its phases) and the ratio. With --postgres as
 // well, the PostgreSQL phase does the same with both builds' write stores on one private cluster
@@ -33,9 +34,10 @@ import { fmt, machine, table, writeResults } from './lib/report.js';
 
 const seconds = Number(process.env.BENCH_SECONDS?.trim() || '5');
 const rounds = Number(process.env.BENCH_ROUNDS?.trim() || '3');
-const at = process.argv.indexOf('--baseline-dist');
-const baselineDist = at >= 0 ? process.argv[at + 1] : undefined;
-if (at >= 0 && !baselineDist) throw new Error("usage: node dist/bench/store-writes.js [--postgres | --postgres-only] [--baseline-dist <other build's dist folder>]");
+/** Every `--baseline-dist <dist>` given: SQLite compares with the first, PostgreSQL with each, all alternated on one cluster. */
+const baselineDists = process.argv.flatMap((arg, i) => (arg === '--baseline-dist' ? [process.argv[i + 1] ?? ''] : []));
+if (baselineDists.some((dist) => !dist || dist.startsWith('--'))) throw new Error("usage: node dist/bench/store-writes.js [--postgres | --postgres-only] [--baseline-dist <other build's dist folder>]...");
+const baselineDist = baselineDists[0];
 const IN_FLIGHT = 64;
 const corpus = new Corpus(7, 500);
 const entities = Array.from({ length: 200 }, () => corpus.entity());
@@ -156,42 +158,46 @@ function loggedStatements(log: string, database: string, from: string, to: strin
   return counts;
 }
 
-/** This build against `dist`'s on one cluster: rates alternated round by round, then statements per flush. */
-async function postgresAgainstBaseline(cluster: { url: string; dir: string; sql: (s: string, db?: string) => Promise<string> }, dist: string): Promise<(string | number)[][]> {
-  const builds = ['current', 'baseline'] as const;
-  const stores = {} as Record<(typeof builds)[number], { store: PgStore; namespace: string }>;
-  const urls = {} as Record<(typeof builds)[number], string>;
+/** This build against each of `dists` on one cluster: rates alternated round by round, then statements per flush. */
+async function postgresAgainstBaselines(cluster: { url: string; dir: string; sql: (s: string, db?: string) => Promise<string> }, dists: string[]): Promise<(string | number)[][]> {
+  // 'current' is this build; 'baseline', 'baseline2', … the dists in the order given.
+  const builds = ['current', ...dists.map((_, i) => (i === 0 ? 'baseline' : `baseline${i + 1}`))];
+  const distOf = (build: string) => (build === 'current' ? undefined : dists[builds.indexOf(build) - 1]);
+  const stores: Record<string, { store: PgStore; namespace: string }> = {};
+  const urls: Record<string, string> = {};
   for (const build of builds) {
     await cluster.sql(`CREATE DATABASE ab_${build}`);
     urls[build] = cluster.url.replace(/\/postgres$/, `/ab_${build}`);
-    stores[build] = await openPgStore(build === 'current' ? undefined : dist, urls[build], cluster.dir);
+    stores[build] = await openPgStore(distOf(build), urls[build], cluster.dir);
     // Entities exist before timing.
-    for (let i = 0; i < 5; i++) await pgFlush(stores[build])();
+    for (let i = 0; i < 5; i++) await pgFlush(stores[build]!)();
   }
-  const rates = { current: [] as number[], baseline: [] as number[] };
+  const rates: Record<string, number[]> = Object.fromEntries(builds.map((build) => [build, []]));
   for (let round = 0; round < rounds; round++) {
-    const order = round % 2 === 0 ? builds : ([...builds].reverse() as unknown as typeof builds);
+    // Each round starts one build later: the box's load falls on every build alike.
+    const order = builds.map((_, i) => builds[(i + round) % builds.length]!);
     for (const build of order) {
       const cpu = process.cpuUsage();
       const before = performance.now();
-      rates[build].push(await rate(pgFlush(stores[build])));
+      rates[build]!.push(await rate(pgFlush(stores[build]!)));
       const used = process.cpuUsage(cpu);
       // This process's CPU per remember (the rule, the client library), beside the wall time.
-      note(`  ${build}: ${((used.user + used.system) / (rates[build].at(-1)! * (performance.now() - before) / 1000)).toFixed(0)} µs CPU per remember in this process`);
+      note(`  ${build}: ${((used.user + used.system) / (rates[build]!.at(-1)! * (performance.now() - before) / 1000)).toFixed(0)} µs CPU per remember in this process`);
     }
-    note(`postgres round ${round + 1}: current ${Math.round(rates.current.at(-1)!)}, baseline ${Math.round(rates.baseline.at(-1)!)} remembers/s`);
+    note(`postgres round ${round + 1}: ${builds.map((build) => `${build} ${Math.round(rates[build]!.at(-1)!)}`).join(', ')} remembers/s`);
   }
-  for (const build of builds) await stores[build].store.close();
+  for (const build of builds) await stores[build]!.store.close();
 
   // Statements per flush: each build's new session logs every statement it sends.
   const FLUSHES = 10;
   await cluster.sql("ALTER SYSTEM SET log_line_prefix = '%d '");
   await cluster.sql('SELECT pg_reload_conf()');
-  const perFlush = {} as Record<(typeof builds)[number], number>;
+  const perFlush: Record<string, number> = {};
+  const serverMsPerFlush: Record<string, number> = {};
   const log = join(cluster.dir, 'data', 'server.log');
   for (const build of builds) {
     await cluster.sql(`ALTER DATABASE ab_${build} SET log_min_duration_statement = 0`);
-    const opened = await openPgStore(build === 'current' ? undefined : dist, urls[build], cluster.dir);
+    const opened = await openPgStore(distOf(build), urls[build]!, cluster.dir);
     // Steady state: the new store's entity cache filled first.
     for (let i = 0; i < 10; i++) await pgFlush(opened)();
     await cluster.sql("SELECT 'memrt-count-from'", `ab_${build}`);
@@ -202,17 +208,19 @@ async function postgresAgainstBaseline(cluster: { url: string; dir: string; sql:
     const counts = loggedStatements(readFileSync(log, 'utf8'), `ab_${build}`, 'memrt-count-from', 'memrt-count-to');
     const entries = [...counts];
     perFlush[build] = entries.reduce((a, [, e]) => a + e.n, 0) / FLUSHES;
-    const serverMs = entries.reduce((a, [, e]) => a + e.ms, 0) / FLUSHES;
+    serverMsPerFlush[build] = entries.reduce((a, [, e]) => a + e.ms, 0) / FLUSHES;
     const commonest = entries.sort((a, b) => b[1].ms - a[1].ms).slice(0, 10)
       .map(([shape, e]) => `  ${(e.n / FLUSHES).toFixed(1).padStart(6)} ×  ${(e.ms / FLUSHES).toFixed(2).padStart(7)} ms  ${shape}`);
-    note(`postgres ${build}: ${perFlush[build].toFixed(1)} statements, ${serverMs.toFixed(1)} ms in the server per flush of ${IN_FLIGHT}; by server time:\n${commonest.join('\n')}`);
+    note(`postgres ${build}: ${perFlush[build]!.toFixed(1)} statements, ${serverMsPerFlush[build]!.toFixed(1)} ms in the server per flush of ${IN_FLIGHT}; by server time:\n${commonest.join('\n')}`);
   }
-  return [
-    [`PostgreSQL: remember via adapter, this build vs ${dist} (one cluster, median of ${rounds})`,
-      fmt.int(median(rates.current)), fmt.int(median(rates.baseline)), fmt.pct(median(rates.current) / median(rates.baseline))],
-    [`PostgreSQL: statements per flush of ${IN_FLIGHT} remembers, this build vs baseline`,
-      perFlush.current.toFixed(1), perFlush.baseline.toFixed(1), fmt.pct(perFlush.current / perFlush.baseline)],
-  ];
+  return builds.slice(1).flatMap((build) => [
+    [`PostgreSQL: remember via adapter, this build vs ${distOf(build)} (one cluster, median of ${rounds})`,
+      fmt.int(median(rates.current!)), fmt.int(median(rates[build]!)), fmt.pct(median(rates.current!) / median(rates[build]!))],
+    [`PostgreSQL: statements per flush of ${IN_FLIGHT} remembers, this build vs ${distOf(build)}`,
+      perFlush.current!.toFixed(1), perFlush[build]!.toFixed(1), fmt.pct(perFlush.current! / perFlush[build]!)],
+    [`PostgreSQL: server ms per flush of ${IN_FLIGHT} remembers, this build vs ${distOf(build)}`,
+      serverMsPerFlush.current!.toFixed(1), serverMsPerFlush[build]!.toFixed(1), fmt.pct(serverMsPerFlush.current! / serverMsPerFlush[build]!)],
+  ]);
 }
 
 async function postgresRates(): Promise<(string | number)[][]> {
@@ -226,7 +234,7 @@ async function postgresRates(): Promise<(string | number)[][]> {
   }
   const cluster = await startPrimary();
   try {
-    const versus = baselineDist === undefined ? [] : await postgresAgainstBaseline(cluster, baselineDist);
+    const versus = baselineDists.length === 0 ? [] : await postgresAgainstBaselines(cluster, baselineDists);
     await cluster.sql('CREATE DATABASE bench');
     const url = cluster.url.replace(/\/postgres$/, '/bench');
     const config = loadConfig({ SERVICE_PATH: join(cluster.dir, 'unused.db') });
