@@ -421,6 +421,15 @@ export function vectorTableSql(dimensions: number): string {
 /** The IVF cell of vectors not assigned yet (see migration 5). Every recall scans it. */
 export const UNASSIGNED_CELL = 0;
 
+/**
+ * The vec0 partition of a superseded fact's vector whose IVF cell is `cell` (docs/superseded-vectors.md):
+ * negative, so a recall of what is valid now never reads it, and its own inverse, so a recall of
+ * the past probes the twins of the cells it probes anyway. memories.vector_cell keeps `cell`.
+ */
+export function retiredCell(cell: number): number {
+  return -1 - cell;
+}
+
 /** An episode's turn by position (episode_id, seq): the previous turn is a turn's context (migration 6). */
 export const TURN_CONTENT_SQL = "SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'";
 
