@@ -7,7 +7,7 @@ import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf } from '../../shared/meta.js';
 import { statementPerLimits, statementPerValues } from '../../shared/literal-statements.js';
 import { MEMORY_TYPES, type EntityRecord, type MemoryType } from '../../shared/schemas.js';
-import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
+import { INSERT_VECTOR_SQL, retiredCell, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
 import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
 import { RowWriter } from './row-writer.js';
 import { VectorRows } from './vector-rows.js';
@@ -40,9 +40,13 @@ function statements(db: Db) {
       ORDER BY rowid LIMIT ${limit} OFFSET ?`),
     supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
     // Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them.
-    reinstate: db.prepare<[number, string]>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
+    reinstate: db.prepare<[number, string], { rowid: number }>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
       FROM memories AS x WHERE x.rowid = ? AND x.id = ? AND x.fact_attribute IS NOT NULL
-        AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id`),
+        AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id
+      RETURNING rowid`),
+    // Whether a memory's vector belongs in its cell's retired twin (docs/superseded-vectors.md).
+    retired: db.prepare<[number, number], { vector_cell: number; retired: number }>(
+      'SELECT vector_cell, (superseded_by IS NOT NULL AND valid_until <= ?) AS retired FROM memories WHERE rowid = ?'),
     turnContent: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
     link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
     // The pool found the names before the writer runs: an entity forgotten in between is skipped.
@@ -117,6 +121,7 @@ function vectorStatements(db: Db) {
     deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
     insertVector: db.prepare(INSERT_VECTOR_SQL),
     embedding: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
+    placed: db.prepare<[bigint], { namespace_id: number; cell: number; embedding: Buffer }>('SELECT namespace_id, cell, embedding FROM memory_vectors WHERE rowid = ?'),
   };
 }
 
@@ -160,7 +165,12 @@ export class SqliteRows implements WriteRows {
     );
     const rowid = Number(info.lastInsertRowid);
     for (const link of m.links) this.s.link.run(rowid, link.entityId, link.relation);
-    if (m.supersedes) for (const fact of m.supersedes) this.s.supersede.run(m.occurredAt, m.id, fact.rowid);
+    if (m.supersedes) {
+      for (const fact of m.supersedes) {
+        this.s.supersede.run(m.occurredAt, m.id, fact.rowid);
+        this.placeVector(fact.rowid);
+      }
+    }
     return rowid;
   }
 
@@ -174,6 +184,7 @@ export class SqliteRows implements WriteRows {
 
   *supersede(rowid: number, at: number, by: string): Step<void> {
     this.s.supersede.run(at, by, rowid);
+    this.placeVector(rowid);
   }
 
   *turnContent(episodeId: string, seq: number): Step<string | undefined> {
@@ -210,7 +221,8 @@ export class SqliteRows implements WriteRows {
   }
 
   *reinstateSupersededBy(rowid: number, id: string): Step<void> {
-    this.s.reinstate.run(rowid, id);
+    // Valid now again (or superseded by a later fact still): each vector back where it belongs.
+    for (const reinstated of this.s.reinstate.all(rowid, id)) this.placeVector(reinstated.rowid);
   }
 
   /** The snapshot is the file the pool fsynced before the first chunk: nothing to copy here. */
@@ -286,8 +298,9 @@ export class SqliteRows implements WriteRows {
     return this.s.unembedded.get(rowid);
   }
 
+  /** `cell` is the IVF cell (markEmbedded records it); vec0 gets its retired twin for a fact superseded already. */
   *putVector(rowid: number, namespaceId: number, cell: number, vector: Float32Array): Step<void> {
-    this.v.insertVector.run(BigInt(rowid), BigInt(namespaceId), BigInt(cell), blobOf(vector));
+    this.v.insertVector.run(BigInt(rowid), BigInt(namespaceId), BigInt(this.vectorCell(rowid, cell)), blobOf(vector));
   }
 
   *markEmbedded(rowid: number, cell: number): Step<void> {
@@ -328,8 +341,33 @@ export class SqliteRows implements WriteRows {
     const key = BigInt(rowid);
     const stored = this.v.embedding.get(key)!;
     this.v.deleteVector.run(key);
-    this.v.insertVector.run(key, BigInt(this.namespaceId), BigInt(cell), stored.embedding);
+    this.v.insertVector.run(key, BigInt(this.namespaceId), BigInt(this.vectorCell(rowid, cell)), stored.embedding);
     this.s.setCell.run(cell, rowid);
+  }
+
+  /**
+   * The vec0 cell for a memory whose IVF cell is `cell`: its retired twin while the memory is
+   * superseded and no longer valid (docs/superseded-vectors.md), so default recalls never scan it.
+   */
+  private vectorCell(rowid: number, cell: number): number {
+    return this.s.retired.get(this.now(), rowid)?.retired ? retiredCell(cell) : cell;
+  }
+
+  /**
+   * Moves a memory's vector (if it has one) into the vec0 cell its supersession calls for.
+   * Every change to superseded_by / valid_until goes through here: a retired vector of a fact
+   * valid now would be missed by every default recall.
+   */
+  private placeVector(rowid: number): void {
+    const key = BigInt(rowid);
+    const placed = this.v.placed.get(key);
+    if (!placed) return;
+    const memory = this.s.retired.get(this.now(), rowid);
+    if (!memory) return;
+    const wanted = memory.retired ? retiredCell(memory.vector_cell) : memory.vector_cell;
+    if (placed.cell === wanted) return;
+    this.v.deleteVector.run(key);
+    this.v.insertVector.run(key, BigInt(placed.namespace_id), BigInt(wanted), placed.embedding);
   }
 
   *unembed(rowid: number): Step<void> {
@@ -364,7 +402,10 @@ export class SqliteRows implements WriteRows {
   }
 
   *restoreVector(rowid: number, embedding: number[], embedder: string | null): Step<boolean> {
-    return this.verbatim.vectors.write(rowid, embedding, embedder);
+    const written = this.verbatim.vectors.write(rowid, embedding, embedder);
+    // Written live: a restored fact already superseded goes to the retired twin.
+    if (written) this.placeVector(rowid);
+    return written;
   }
 
   private verbatimWriters?: { rows: RowWriter; vectors: VectorRows };
