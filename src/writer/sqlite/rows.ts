@@ -345,6 +345,13 @@ export class SqliteRows implements WriteRows {
     this.s.setCell.run(cell, rowid);
   }
 
+  /** A store opened without an embedder's table (rules run on a bare file) has no vector to move. */
+  private vectorTableSeen = false;
+  private hasVectorTable(): boolean {
+    this.vectorTableSeen ||= this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memory_vectors'").get() !== undefined;
+    return this.vectorTableSeen;
+  }
+
   /**
    * The vec0 cell for a memory whose IVF cell is `cell`: its retired twin while the memory is
    * superseded and no longer valid (docs/superseded-vectors.md), so default recalls never scan it.
@@ -359,6 +366,7 @@ export class SqliteRows implements WriteRows {
    * valid now would be missed by every default recall.
    */
   private placeVector(rowid: number): void {
+    if (!this.hasVectorTable()) return;
     const key = BigInt(rowid);
     const placed = this.v.placed.get(key);
     if (!placed) return;
