@@ -3,11 +3,21 @@
 // retired twin (whether its vector came before or after the supersession), so a recall of what
 // is valid now never has vec0 return it, while include_superseded and as_of still find it; a
 // fact superseded only from a future moment stays live; retracting the superseding fact puts the
-// one it replaced back where every recall looks.
+// one it replaced back where every recall looks. Then the retire sweep (the vector index upkeep)
+// on a file written before retired cells and for facts whose validity ends later, and the offline
+// writers of vectors (namespace import, reembed) placing by the same rule.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
-import { retiredCell, UNASSIGNED_CELL } from '../src/shared/sql-schema.js';
+import { INSERT_VECTOR_SQL, retiredCell, UNASSIGNED_CELL } from '../src/shared/sql-schema.js';
+import { loadConfig } from '../src/shared/config.js';
+import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
+import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
+import { SqliteWriteStore } from '../src/writer/sqlite/adapter.js';
+import { embedderIdentity } from '../src/shared/embedder-identity.js';
+import { post, startTestService, tempDir } from './support/service.js';
+import { runCli } from './support/cli.js';
 import type { TimeFilter } from '../src/shared/event-time.js';
 import { VectorSignal } from '../src/workers/sqlite/vectors.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
@@ -159,5 +169,145 @@ describe('superseded vectors and the KNN (SQLite)', () => {
     assert.ok(now.hits.includes(rowidOf.get('Eli lives in Madrid')!));
     assert.ok(!now.knn.includes(rowidOf.get('Eli lives in Rome')!));
     assert.ok(retrieve({ validAt: Date.now(), asOf: false, allVersions: true, since: null, until: null }).hits.includes(rowidOf.get('Eli lives in Rome')!));
+  });
+});
+
+/** The vec0 cell of each memory of this content, read on a file of its own. */
+function cellsOf(path: string): Map<string, number> {
+  const db = openDatabase(path, { readonly: true });
+  try {
+    const rows = db.prepare<[], { content: string; rowid: number }>('SELECT content, rowid FROM memories').all();
+    const cell = db.prepare<[bigint], number | bigint>('SELECT cell FROM memory_vectors WHERE rowid = ?').pluck();
+    return new Map(rows.map((r) => [r.content, Number(cell.get(BigInt(r.rowid)) ?? NaN)]));
+  } finally {
+    db.close();
+  }
+}
+
+/** As a file written before retired cells holds it: the vector of `content` back in its IVF cell. */
+function unretire(path: string, content: string): void {
+  const db = openDatabase(path, { readonly: false });
+  try {
+    const { rowid, vector_cell: cell, namespace_id: ns } = db.prepare<[string], { rowid: number; vector_cell: number; namespace_id: number }>(
+      'SELECT rowid, vector_cell, namespace_id FROM memories WHERE content = ?').get(content)!;
+    const embedding = db.prepare<[bigint], Buffer>('SELECT embedding FROM memory_vectors WHERE rowid = ?').pluck().get(BigInt(rowid))!;
+    db.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
+    db.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(ns), BigInt(cell), embedding);
+  } finally {
+    db.close();
+  }
+}
+
+describe('the retire sweep and the offline writers of vectors (SQLite)', () => {
+  const HASH = { SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '8' };
+  const dir = tempDir();
+  const path = join(dir, 'memory.db');
+  const PAST = ['Eli lives in Rome', 'Eli lives in Madrid'];
+
+  before(async () => {
+    const t = await startTestService({ SERVICE_PATH: path, ...HASH });
+    try {
+      await post(t.base, '/v1/remember', { entity: 'Eli', fact: 'Eli lives in Rome', valid_from: '2020-01-01T00:00:00Z' });
+      await post(t.base, '/v1/remember', { entity: 'Eli', fact: 'Eli lives in Madrid', valid_from: '2022-01-01T00:00:00Z' });
+      await post(t.base, '/v1/remember', { entity: 'Eli', fact: 'Eli lives in Paris', valid_from: '2024-01-01T00:00:00Z' });
+      await t.service.backfill.idle();
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('a service started on a file written before retired cells retires its superseded vectors; recall still finds them for history', async () => {
+    for (const fact of PAST) assert.equal(cellsOf(path).get(fact), retiredCell(UNASSIGNED_CELL), `${fact}: placed by the writer`);
+    for (const fact of PAST) unretire(path, fact);
+    assert.equal(cellsOf(path).get('Eli lives in Rome'), UNASSIGNED_CELL, 'as an older build left it');
+
+    const t = await startTestService({ SERVICE_PATH: path, ...HASH });
+    try {
+      await t.service.vectorIndexer.flush();
+      assert.equal(t.service.vectorIndexer.retiredVectors, 2);
+      const cells = cellsOf(path);
+      for (const fact of PAST) assert.equal(cells.get(fact), retiredCell(UNASSIGNED_CELL), fact);
+      assert.equal(cells.get('Eli lives in Paris'), UNASSIGNED_CELL);
+      const now = await post(t.base, '/v1/recall', { query: 'where does Eli live', limit: 10 });
+      assert.deepEqual(now.body.memories.map((m: { content: string }) => m.content), ['Eli lives in Paris']);
+      const all = await post(t.base, '/v1/recall', { query: 'where does Eli live', limit: 10, include_superseded: true });
+      assert.deepEqual(all.body.memories.map((m: { content: string }) => m.content).sort(), ['Eli lives in Madrid', 'Eli lives in Paris', 'Eli lives in Rome']);
+      // Swept once: a later run of the upkeep looks only past where it stopped.
+      await t.service.vectorIndexer.flush();
+      assert.equal(t.service.vectorIndexer.retiredVectors, 2);
+    } finally {
+      await t.close();
+    }
+  });
+
+  test('namespace import places each vector by the rule: the superseded ones arrive retired', async () => {
+    const exported = join(dir, 'ns.jsonl');
+    const copy = join(dir, 'copy', 'memory.db');
+    assert.equal((await runCli(['export', '--db', path, '--output', exported])).code, 0);
+    const r = await runCli(['import', exported, '--db', copy]);
+    assert.equal(r.code, 0, r.stderr);
+    const cells = cellsOf(copy);
+    for (const fact of PAST) assert.equal(cells.get(fact), retiredCell(UNASSIGNED_CELL), fact);
+    assert.equal(cells.get('Eli lives in Paris'), UNASSIGNED_CELL);
+  });
+
+  test('reembed --all writes every vector again through the writer: the superseded ones stay retired', async () => {
+    const r = await runCli(['reembed', '--all', '--quiet', '--db', path], { env: HASH });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stderr, /reembedded 3 memories/);
+    const cells = cellsOf(path);
+    for (const fact of PAST) assert.equal(cells.get(fact), retiredCell(UNASSIGNED_CELL), fact);
+    assert.equal(cells.get('Eli lives in Paris'), UNASSIGNED_CELL);
+  });
+
+  test('the sweep goes a batch at a time, and retires a fact once the moment it stopped being valid has passed (writer clock)', async () => {
+    const file = join(tempDir(), 'memory.db');
+    const config = loadConfig({ SERVICE_PATH: file });
+    const db = openDatabase(file, { readonly: false });
+    migrate(db);
+    prepareVectorTable(db, embedderIdentity(config), false);
+    const HOUR = 3600 * 1000;
+    let clock = Date.UTC(2030, 0, 1);
+    const store = new SqliteWriteStore(db, config, ensureNamespace(db, config.namespace), () => clock);
+    try {
+      const remember = async (fact: string, validFrom: number) => {
+        const { id } = await run(store, { type: 'remember', entity: 'Finn', fact, confidence: 0.9, validFrom });
+        const rowid = db.prepare<[string], number>('SELECT rowid FROM memories WHERE id = ?').pluck().get(id)!;
+        await run(store, { type: 'attachVectors', items: [{ rowid, vector: towards(rowid / 10), cell: UNASSIGNED_CELL, mentionedEntityIds: [] }] });
+      };
+      const cell = (fact: string) => cellsOf(file).get(fact);
+      const sweep = (after: { validUntil: number; rowid: number } | null) => run(store, { type: 'retireSupersededVectors', after, limit: 1 });
+      await remember('Finn lives in Oslo', Date.UTC(2020, 0, 1));
+      await remember('Finn lives in Bergen', Date.UTC(2021, 0, 1));
+      await remember('Finn lives in Tromsø', Date.UTC(2022, 0, 1));
+      // Replaced an hour from now: valid now, so live.
+      await remember('Finn lives in Stavanger', clock + HOUR);
+      assert.equal(cell('Finn lives in Tromsø'), UNASSIGNED_CELL);
+      for (const fact of ['Finn lives in Oslo', 'Finn lives in Bergen']) {
+        assert.equal(cell(fact), retiredCell(UNASSIGNED_CELL));
+        unretire(file, fact);
+      }
+
+      // Two facts due, one a command: the cursor carries the sweep on.
+      let step = await sweep(null);
+      assert.deepEqual([step.moved, step.done], [1, false]);
+      step = await sweep(step.next);
+      assert.deepEqual([step.moved, step.done], [1, false]);
+      step = await sweep(step.next);
+      assert.deepEqual([step.moved, step.done], [0, true]);
+      assert.deepEqual(step.next, { validUntil: clock, rowid: Number.MAX_SAFE_INTEGER });
+      for (const fact of ['Finn lives in Oslo', 'Finn lives in Bergen']) assert.equal(cell(fact), retiredCell(UNASSIGNED_CELL), fact);
+      assert.equal(cell('Finn lives in Tromsø'), UNASSIGNED_CELL, 'valid for another hour');
+
+      // Nothing ended since: the next sweep finds nothing. Two hours on, Tromsø's validity has ended.
+      assert.deepEqual(await sweep(step.next), { moved: 0, done: true, next: step.next });
+      clock += 2 * HOUR;
+      const later = await sweep(step.next);
+      assert.equal(later.moved, 1);
+      assert.equal(cell('Finn lives in Tromsø'), retiredCell(UNASSIGNED_CELL));
+      assert.equal(cell('Finn lives in Stavanger'), UNASSIGNED_CELL);
+    } finally {
+      store.close();
+    }
   });
 });

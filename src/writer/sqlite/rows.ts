@@ -7,7 +7,8 @@ import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf } from '../../shared/meta.js';
 import { statementPerLimits, statementPerValues } from '../../shared/literal-statements.js';
 import { MEMORY_TYPES, type EntityRecord, type MemoryType } from '../../shared/schemas.js';
-import { INSERT_VECTOR_SQL, retiredCell, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
+import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL, vectorCellSql } from '../../shared/sql-schema.js';
+import type { SupersededCursor } from '../../shared/protocol/writer.js';
 import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
 import { RowWriter } from './row-writer.js';
 import { VectorRows } from './vector-rows.js';
@@ -44,9 +45,15 @@ function statements(db: Db) {
       FROM memories AS x WHERE x.rowid = ? AND x.id = ? AND x.fact_attribute IS NOT NULL
         AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id
       RETURNING rowid`),
-    // Whether a memory's vector belongs in its cell's retired twin (docs/superseded-vectors.md).
-    retired: db.prepare<[number, number], { vector_cell: number; retired: number }>(
-      'SELECT vector_cell, (superseded_by IS NOT NULL AND valid_until <= ?) AS retired FROM memories WHERE rowid = ?'),
+    // The vec0 cell a memory's vector belongs in (docs/superseded-vectors.md): its IVF cell
+    // (@cell, or the one recorded when null), or that cell's retired twin.
+    vectorCell: db.prepare<{ now: number; rowid: number; cell: number | null }, number>(
+      `SELECT ${vectorCellSql('m', 'coalesce(@cell, m.vector_cell)')} FROM memories m WHERE m.rowid = @rowid`).pluck(),
+    // Superseded facts in (valid_until, rowid) order past the cursor, no later than now.
+    supersededThrough: statementPerLimits<{ ns: number; validUntil: number; rowid: number; now: number }, { rowid: number; validUntil: number }>(db, (limit) => `
+      SELECT rowid, valid_until AS validUntil FROM memories INDEXED BY memories_superseded
+      WHERE namespace_id = @ns AND superseded_by IS NOT NULL AND (valid_until, rowid) > (@validUntil, @rowid) AND valid_until <= @now
+      ORDER BY valid_until, rowid LIMIT ${limit}`),
     turnContent: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
     link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
     // The pool found the names before the writer runs: an entity forgotten in between is skipped.
@@ -121,7 +128,9 @@ function vectorStatements(db: Db) {
     deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
     insertVector: db.prepare(INSERT_VECTOR_SQL),
     embedding: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
-    placed: db.prepare<[bigint], { namespace_id: number; cell: number; embedding: Buffer }>('SELECT namespace_id, cell, embedding FROM memory_vectors WHERE rowid = ?'),
+    // The cell alone first: vec0 reads a column only when asked, and most lookups move nothing.
+    cell: db.prepare<[bigint], number | bigint>('SELECT cell FROM memory_vectors WHERE rowid = ?').pluck(),
+    placed: db.prepare<[bigint], { namespace_id: number; embedding: Buffer }>('SELECT namespace_id, embedding FROM memory_vectors WHERE rowid = ?'),
   };
 }
 
@@ -168,7 +177,7 @@ export class SqliteRows implements WriteRows {
     if (m.supersedes) {
       for (const fact of m.supersedes) {
         this.s.supersede.run(m.occurredAt, m.id, fact.rowid);
-        this.placeVector(fact.rowid);
+        this.place(fact.rowid);
       }
     }
     return rowid;
@@ -184,7 +193,7 @@ export class SqliteRows implements WriteRows {
 
   *supersede(rowid: number, at: number, by: string): Step<void> {
     this.s.supersede.run(at, by, rowid);
-    this.placeVector(rowid);
+    this.place(rowid);
   }
 
   *turnContent(episodeId: string, seq: number): Step<string | undefined> {
@@ -222,7 +231,7 @@ export class SqliteRows implements WriteRows {
 
   *reinstateSupersededBy(rowid: number, id: string): Step<void> {
     // Valid now again (or superseded by a later fact still): each vector back where it belongs.
-    for (const reinstated of this.s.reinstate.all(rowid, id)) this.placeVector(reinstated.rowid);
+    for (const reinstated of this.s.reinstate.all(rowid, id)) this.place(reinstated.rowid);
   }
 
   /** The snapshot is the file the pool fsynced before the first chunk: nothing to copy here. */
@@ -357,25 +366,35 @@ export class SqliteRows implements WriteRows {
    * superseded and no longer valid (docs/superseded-vectors.md), so default recalls never scan it.
    */
   private vectorCell(rowid: number, cell: number): number {
-    return this.s.retired.get(this.now(), rowid)?.retired ? retiredCell(cell) : cell;
+    return this.s.vectorCell.get({ now: this.now(), rowid, cell }) ?? cell;
+  }
+
+  *supersededThrough(after: SupersededCursor | null, now: number, limit: number): Step<SupersededCursor[]> {
+    // Before every fact: valid_until is a time in ms (never below 0 here) and rowids start at 1.
+    const from = after ?? { validUntil: Number.MIN_SAFE_INTEGER, rowid: 0 };
+    return this.s.supersededThrough(limit).all({ ns: this.namespaceId, validUntil: from.validUntil, rowid: from.rowid, now });
+  }
+
+  *placeVector(rowid: number): Step<boolean> {
+    return this.place(rowid);
   }
 
   /**
-   * Moves a memory's vector (if it has one) into the vec0 cell its supersession calls for.
-   * Every change to superseded_by / valid_until goes through here: a retired vector of a fact
-   * valid now would be missed by every default recall.
+   * Moves a memory's vector (if it has one) into the vec0 cell its supersession calls for;
+   * answers whether it moved. Every change to superseded_by / valid_until goes through here: a
+   * retired vector of a fact valid now would be missed by every default recall.
    */
-  private placeVector(rowid: number): void {
-    if (!this.hasVectorTable()) return;
+  private place(rowid: number): boolean {
+    if (!this.hasVectorTable()) return false;
     const key = BigInt(rowid);
-    const placed = this.v.placed.get(key);
-    if (!placed) return;
-    const memory = this.s.retired.get(this.now(), rowid);
-    if (!memory) return;
-    const wanted = memory.retired ? retiredCell(memory.vector_cell) : memory.vector_cell;
-    if (placed.cell === wanted) return;
+    const cell = this.v.cell.get(key);
+    if (cell === undefined) return false;
+    const wanted = this.s.vectorCell.get({ now: this.now(), rowid, cell: null });
+    if (wanted === undefined || Number(cell) === wanted) return false;
+    const placed = this.v.placed.get(key)!;
     this.v.deleteVector.run(key);
     this.v.insertVector.run(key, BigInt(placed.namespace_id), BigInt(wanted), placed.embedding);
+    return true;
   }
 
   *unembed(rowid: number): Step<void> {
@@ -410,15 +429,13 @@ export class SqliteRows implements WriteRows {
   }
 
   *restoreVector(rowid: number, embedding: number[], embedder: string | null): Step<boolean> {
-    const written = this.verbatim.vectors.write(rowid, embedding, embedder);
-    // Written live: a restored fact already superseded goes to the retired twin.
-    if (written) this.placeVector(rowid);
-    return written;
+    // Placed by the rule (VectorRows): a restored fact already superseded goes to the retired twin.
+    return this.verbatim.vectors.write(rowid, embedding, embedder);
   }
 
   private verbatimWriters?: { rows: RowWriter; vectors: VectorRows };
 
   private get verbatim() {
-    return (this.verbatimWriters ??= { rows: new RowWriter(this.db, this.namespaceId), vectors: new VectorRows(this.db, this.namespaceId) });
+    return (this.verbatimWriters ??= { rows: new RowWriter(this.db, this.namespaceId), vectors: new VectorRows(this.db, this.namespaceId, this.now) });
   }
 }
