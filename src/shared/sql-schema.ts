@@ -405,7 +405,7 @@ export const MIGRATIONS: readonly string[] = [
   -- Superseded facts by the end of their validity: the vector index upkeep finds the ones whose
   -- valid_until has passed since it last looked and moves their vectors out of the cells a
   -- default recall reads (docs/superseded-vectors.md), reading only those, never every fact.
-  CREATE INDEX memories_superseded ON memories(namespace_id, valid_until) WHERE superseded_by IS NOT NULL;
+  CREATE INDEX IF NOT EXISTS memories_superseded ON memories(namespace_id, valid_until) WHERE superseded_by IS NOT NULL;
   `,
 ];
 
