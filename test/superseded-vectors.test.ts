@@ -240,6 +240,26 @@ describe('the retire sweep and the offline writers of vectors (SQLite)', () => {
     }
   });
 
+  test('a deletion snapshot restored online puts a superseded fact\'s vector back retired', async () => {
+    const file = join(tempDir(), 'memory.db');
+    const t = await startTestService({ SERVICE_PATH: file, ...HASH });
+    try {
+      await post(t.base, '/v1/remember', { entity: 'Ivo', fact: 'Ivo lives in Lima', valid_from: '2020-01-01T00:00:00Z' });
+      await post(t.base, '/v1/remember', { entity: 'Ivo', fact: 'Ivo lives in Quito', valid_from: '2023-01-01T00:00:00Z' });
+      await t.service.backfill.idle();
+      const deleted = await fetch(`${t.base}/v1/entities/Ivo`, { method: 'DELETE' });
+      const snapshotId = ((await deleted.json()) as { snapshot: { snapshot_id: string } }).snapshot.snapshot_id;
+      assert.equal(cellsOf(file).size, 0);
+      const restored = await post(t.base, `/v1/snapshots/${snapshotId}/restore`);
+      assert.equal(restored.body.restored_count, 2);
+      const cells = cellsOf(file);
+      assert.equal(cells.get('Ivo lives in Lima'), retiredCell(UNASSIGNED_CELL));
+      assert.equal(cells.get('Ivo lives in Quito'), UNASSIGNED_CELL);
+    } finally {
+      await t.close();
+    }
+  });
+
   test('namespace import places each vector by the rule: the superseded ones arrive retired', async () => {
     const exported = join(dir, 'ns.jsonl');
     const copy = join(dir, 'copy', 'memory.db');
