@@ -401,6 +401,12 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE memories ADD COLUMN vector_seq INTEGER;
   CREATE INDEX memories_by_vector_seq ON memories(namespace_id, vector_seq) WHERE embedded = 1 AND vector_seq IS NOT NULL;
   `,
+  /* 15 */ `
+  -- Superseded facts by the end of their validity: the vector index upkeep finds the ones whose
+  -- valid_until has passed since it last looked and moves their vectors out of the cells a
+  -- default recall reads (docs/superseded-vectors.md), reading only those, never every fact.
+  CREATE INDEX IF NOT EXISTS memories_superseded ON memories(namespace_id, valid_until) WHERE superseded_by IS NOT NULL;
+  `,
 ];
 
 /** The SQL function migration 7 fills fact_attribute with (a fact's single-valued attribute, or NULL). */
@@ -420,6 +426,22 @@ export function vectorTableSql(dimensions: number): string {
 
 /** The IVF cell of vectors not assigned yet (see migration 5). Every recall scans it. */
 export const UNASSIGNED_CELL = 0;
+
+/**
+ * The vec0 partition of a superseded fact's vector whose IVF cell is `cell` (docs/superseded-vectors.md):
+ * negative, so a recall of what is valid now never reads it, and its own inverse, so a recall of
+ * the past probes the twins of the cells it probes anyway. memories.vector_cell keeps `cell`.
+ */
+export function retiredCell(cell: number): number {
+  return -1 - cell;
+}
+
+/**
+ * The vec0 cell of memory `m`'s vector given its IVF cell `cell` (SQL, `@now` bound): the retired
+ * twin once the fact is superseded and no longer valid. Every writer of vectors places by it.
+ */
+export const vectorCellSql = (m: string, cell: string) =>
+  `CASE WHEN ${m}.superseded_by IS NOT NULL AND ${m}.valid_until <= @now THEN -1 - (${cell}) ELSE (${cell}) END`;
 
 /** An episode's turn by position (episode_id, seq): the previous turn is a turn's context (migration 6). */
 export const TURN_CONTENT_SQL = "SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'";

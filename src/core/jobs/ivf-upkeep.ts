@@ -7,6 +7,7 @@ import type { Logger } from '../../shared/logger.js';
 import type { WriterClient } from '../writer-client.js';
 import type { ReadPool } from '../pool/read-pool.js';
 import type { VectorIndexStatus } from '../../shared/protocol/pool.js';
+import type { SupersededCursor } from '../../shared/protocol/writer.js';
 import { SerialJob } from './serial-job.js';
 import { LOCAL_JOB_LOCKS, type JobLocks } from './job-locks.js';
 import { NamespaceRounds } from './namespace-rounds.js';
@@ -14,6 +15,8 @@ import type { RunTrigger } from './serial-job.js';
 
 /** Vectors moved per writer command: big enough to amortise, small enough not to stall writes. */
 const MOVE_BATCH = 1024;
+/** Superseded facts looked at per writer command by the retire sweep (each a point lookup, maybe a move). */
+const RETIRE_BATCH = 1024;
 /** A generation is retrained once the namespace holds this many times the vectors it saw. */
 const GROWTH_TO_RETRAIN = 4;
 /** Writes poke often; the index is checked at most this often (ms) unless flushed. */
@@ -32,6 +35,14 @@ export class VectorIndexer {
   runs = 0;
   /** Vectors the indexer moved into newer cells (tests check that placement needed none). */
   moved = 0;
+  /** Superseded facts' vectors the retire sweep moved out of the cells default recalls read. */
+  retiredVectors = 0;
+  /**
+   * Per namespace, where the retire sweep goes on (docs/superseded-vectors.md); absent: from the
+   * start (once per process: it also retires the vectors of a file written before retired cells);
+   * null: the backend keeps no retired vectors.
+   */
+  private readonly retireSweep = new Map<string, SupersededCursor | null>();
   /** Rows marked embedded without a vector went back to the backlog (the backfill listens). */
   onRepaired: ((namespace: string) => void) | null = null;
   /** Namespaces whose index may be behind, taking turns. */
@@ -120,7 +131,23 @@ export class VectorIndexer {
         const { retired } = await this.writer.send(namespace, { type: 'retireVectorGenerations' });
         if (retired > 0) this.log.info({ retired }, 'old vector index generation retired');
       }
+      await this.retireSuperseded(namespace);
       return;
+    }
+  }
+
+  /**
+   * Superseded facts whose validity ended since the last sweep (all of them, the first time),
+   * their vectors out of the cells a default recall reads, a batch per writer command.
+   */
+  private async retireSuperseded(namespace: string): Promise<void> {
+    let after = this.retireSweep.get(namespace);
+    while (after !== null && !this.job.stopped) {
+      const { moved, done, next } = await this.writer.send(namespace, { type: 'retireSupersededVectors', after: after ?? null, limit: RETIRE_BATCH });
+      this.retireSweep.set(namespace, next);
+      this.retiredVectors += moved;
+      if (done) return;
+      after = next;
     }
   }
 

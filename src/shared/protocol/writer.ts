@@ -91,7 +91,23 @@ export type WriterCommand =
   | { type: 'consolidate'; plan: ConsolidationPlan }
   | { type: 'installVectorGeneration'; trainedOn: number; centroids: Centroids }
   | { type: 'moveVectors'; moves: VectorMove[] }
-  | { type: 'retireVectorGenerations' };
+  | { type: 'retireVectorGenerations' }
+  | {
+      /**
+       * Superseded facts whose valid_until lies after `after` and is past now, up to `limit` of
+       * them: each vector into the vec0 cell the rule calls for (docs/superseded-vectors.md).
+       * null: from the start (a file written before retired cells, or a service just started).
+       */
+      type: 'retireSupersededVectors';
+      after: SupersededCursor | null;
+      limit: number;
+    };
+
+/** A place in the order (valid_until, rowid) of superseded facts: the retire sweep's progress. */
+export interface SupersededCursor {
+  validUntil: number;
+  rowid: number;
+}
 
 /** A stale vector and the cell of the newest IVF generation it belongs in. */
 export interface VectorMove {
@@ -159,6 +175,11 @@ export interface WriterResults {
   installVectorGeneration: { generation: number; cells: number };
   moveVectors: { moved: number; repaired: number };
   retireVectorGenerations: { retired: number };
+  /**
+   * `moved`: vectors that changed cell. `done`: every fact superseded up to now was looked at;
+   * `next` is where the next sweep starts. `next` null: this backend keeps no retired vectors.
+   */
+  retireSupersededVectors: { moved: number; done: boolean; next: SupersededCursor | null };
 }
 
 export type WriterCommandType = WriterCommand['type'];

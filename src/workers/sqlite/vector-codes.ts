@@ -25,6 +25,7 @@ import type { Db } from '../../shared/db.js';
 import { prepareOnce } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle } from '../ivf/vector-codes.js';
+import { retiredCell } from '../../shared/sql-schema.js';
 import type { VectorCells } from './ivf-cells.js';
 
 export type { CodesRefresh, SharedCodesHandle };
@@ -220,6 +221,13 @@ export class NamespaceVectorCodes {
 }
 
 /**
+ * A chunk's IVF cell: a retired twin (negative: a superseded fact, docs/superseded-vectors.md)
+ * counts as its true cell, so the build still meets the cells in order (out of order, vectors
+ * would go to the store's unordered tail, which every query scans whole).
+ */
+const TRUE_CELL_SQL = 'CASE WHEN partition01 < 0 THEN -1 - partition01 ELSE partition01 END';
+
+/**
  * Every vector of a namespace straight from vec0's shadow tables (sqlite-vec 0.1.x layout, in
  * the pinned version): memory_vectors_chunks holds, per chunk of one partition (namespace_id,
  * cell), a validity bitmap and the slots' rowids (int64); memory_vectors_vector_chunks00 the
@@ -233,7 +241,7 @@ function vectorChunks(db: Db): ((namespaceId: number, dimensions: number) => Ite
   if (!layout) return null;
   const chunks = db.prepare<[number], { chunk: number; cell: number; validity: Buffer; rowids: Buffer }>(`
     SELECT chunk_id AS chunk, partition01 AS cell, validity, rowids FROM memory_vectors_chunks
-    WHERE partition00 = ? ORDER BY partition01, chunk_id`);
+    WHERE partition00 = ? ORDER BY ${TRUE_CELL_SQL}, chunk_id`);
   const vectors = db.prepare<[number], Buffer>('SELECT vectors FROM memory_vectors_vector_chunks00 WHERE rowid = ?').pluck();
   return function* (namespaceId, dimensions) {
     for (const { chunk, cell, validity, rowids } of chunks.all(namespaceId)) {
@@ -244,7 +252,9 @@ function vectorChunks(db: Db): ((namespaceId: number, dimensions: number) => Ite
         if ((validity[slot >> 3] & (1 << (slot & 7))) === 0) continue;
         const start = blob.byteOffset + slot * dimensions * 4;
         const vector = start % 4 === 0 ? new Float32Array(blob.buffer, start, dimensions) : new Float32Array(blob.buffer.slice(start, start + dimensions * 4));
-        yield { rowid: Number(rowids.readBigInt64LE(slot * 8)), cell, vector };
+        // A retired twin (a superseded fact, docs/superseded-vectors.md) is coded in its true
+        // cell: the codes' shortlist keeps superseded rows and the re-rank filters them, as before.
+        yield { rowid: Number(rowids.readBigInt64LE(slot * 8)), cell: cell < 0 ? retiredCell(cell) : cell, vector };
       }
     }
   };

@@ -15,6 +15,7 @@ import { statementPerLimits } from '../../shared/literal-statements.js';
 import { blobOf, float32FromBlob } from '../../shared/meta.js';
 import type { VectorCells } from './ivf-cells.js';
 import type { NamespaceVectorCodes } from './vector-codes.js';
+import { retiredCell } from '../../shared/sql-schema.js';
 import { timed } from '../port/timing.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
 import { graded, WEAK_SIMILARITY } from '../port/similarity.js';
@@ -155,7 +156,7 @@ export class VectorSignal implements RetrievalSignal {
       const close = shortlist
         ? this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist) })
         // Without codes, or when the file holds more new rows than the store's watermark allows: vec0.
-        : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(codes ? this.cells.probe(queryVector) : cells) });
+        : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(vecCells(codes ? this.cells.probe(queryVector) : cells, ctx)) });
       return { close, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
     };
     // With codes, a wider look also shortlists more rows for the exact re-rank, so it may find
@@ -193,6 +194,24 @@ export class VectorSignal implements RetrievalSignal {
   private grade(neighbours: Neighbour[]): Proposal[] {
     return graded(neighbours.map((n) => ({ rowid: n.rowid, score: 1 - n.distance })), this.minSimilarity);
   }
+}
+
+/**
+ * The vec0 cells a KNN probes: the IVF cells, and their retired twins (superseded facts' vectors,
+ * docs/superseded-vectors.md) only when the recall may keep a fact that is not valid now.
+ */
+function vecCells(cells: number[], ctx: RecallContext): number[] {
+  return needsRetired(ctx) ? [...cells, ...cells.map(retiredCell)] : cells;
+}
+
+/**
+ * Whether the time filter can keep a superseded fact: include_superseded, as_of (valid then), or
+ * a time the query speaks of. A retired vector's fact stopped being valid before it was retired,
+ * so a recall of what is valid now never needs one.
+ */
+function needsRetired(ctx: RecallContext): boolean {
+  const time = ctx.filter.time;
+  return time !== undefined && (time.allVersions || time.asOf || Boolean(time.during));
 }
 
 interface Neighbour {

@@ -11,7 +11,7 @@ import { importEpisode, rememberBatch } from './imports.js';
 import { reinforce } from './reinforce.js';
 import { remember } from './remember.js';
 import { restoreRows } from './restore.js';
-import { attachVectors, installVectorGeneration, moveVectors, retireVectorGenerations } from './vectors.js';
+import { attachVectors, installVectorGeneration, moveVectors, retireSupersededVectors, retireVectorGenerations } from './vectors.js';
 
 export type Rule<K extends WriterCommandType> = (command: CommandOf<K>, ctx: RuleContext) => Step<WriterResults[K]>;
 
@@ -35,6 +35,7 @@ export const RULES: { [K in WriterCommandType]: Rule<K> } = {
   installVectorGeneration,
   moveVectors,
   retireVectorGenerations,
+  retireSupersededVectors,
 };
 
 /** The rule of this command (TypeScript does not narrow `command.type` to K by itself). */

@@ -8,6 +8,7 @@
 // `runAwaiting` awaits. Measured against straight-line code with bench/rule-driver.ts.
 import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import type { EntityRecord, MemoryType } from '../../shared/schemas.js';
+import type { SupersededCursor } from '../../shared/protocol/writer.js';
 
 /** One storage step of a rule; `yield*` it. */
 export type Step<T> = Generator<unknown, T, unknown>;
@@ -231,6 +232,15 @@ export interface WriteRows {
   olderCellsInUse(first: number): Step<boolean>;
   /** Drops the generations below this one (and their cells); answers how many. */
   retireGenerationsBelow(generation: number): Step<number>;
+  /**
+   * Superseded facts of this namespace after `after` (null: from the first) in (valid_until,
+   * rowid) order whose valid_until is no later than `now`, at most `limit`. With placeVector,
+   * only an adapter that keeps superseded facts' vectors in retired cells has it (SQLite,
+   * docs/superseded-vectors.md); PostgreSQL scores every vector of a probed cell anyway.
+   */
+  supersededThrough?(after: SupersededCursor | null, now: number, limit: number): Step<SupersededCursor[]>;
+  /** Moves the memory's vector into the cell its supersession calls for; answers whether it moved. */
+  placeVector?(rowid: number): Step<boolean>;
 
   // restore (restore.ts): rows put back verbatim, ids and every column kept
   /** Which namespace holds this id (ids are global): whether it is this one, and its name. */

@@ -75,3 +75,22 @@ export function* retireVectorGenerations(_cmd: CommandOf<'retireVectorGeneration
   if (yield* ctx.rows.olderCellsInUse(newest.first)) return { retired: 0 };
   return { retired: yield* ctx.rows.retireGenerationsBelow(newest.generation) };
 }
+
+/**
+ * Superseded facts whose validity ended between the cursor and now, their vectors each into the
+ * cell the rule calls for (docs/superseded-vectors.md): facts superseded from a moment that has
+ * since passed, and, from the start (cursor null), those of a file written before retired cells.
+ * A batch of `limit` a command, so writes interleave; the reply says where to go on.
+ */
+export function* retireSupersededVectors(cmd: CommandOf<'retireSupersededVectors'>, ctx: RuleContext): Step<WriterResults['retireSupersededVectors']> {
+  const { supersededThrough, placeVector } = ctx.rows;
+  if (!supersededThrough || !placeVector) return { moved: 0, done: true, next: null };
+  const now = ctx.now();
+  const due = yield* supersededThrough.call(ctx.rows, cmd.after, now, cmd.limit);
+  let moved = 0;
+  for (const fact of due) if (yield* placeVector.call(ctx.rows, fact.rowid)) moved++;
+  // Every fact superseded until now was seen: ones that end later are past this point, and one
+  // that ends by now but is superseded after this command was placed by its own write.
+  if (due.length < cmd.limit) return { moved, done: true, next: { validUntil: now, rowid: Number.MAX_SAFE_INTEGER } };
+  return { moved, done: false, next: due[due.length - 1]! };
+}

@@ -7,7 +7,8 @@ import type { SnapshotHeaderT } from '../../shared/file-formats.js';
 import { blobOf } from '../../shared/meta.js';
 import { statementPerLimits, statementPerValues } from '../../shared/literal-statements.js';
 import { MEMORY_TYPES, type EntityRecord, type MemoryType } from '../../shared/schemas.js';
-import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL } from '../../shared/sql-schema.js';
+import { INSERT_VECTOR_SQL, TURN_CONTENT_SQL, UNASSIGNED_CELL, vectorCellSql } from '../../shared/sql-schema.js';
+import type { SupersededCursor } from '../../shared/protocol/writer.js';
 import type { DecayUpdate, EpisodeState, Generation, Hold, IdTable, MemoryInsert, MemoryRow, Removed, ReviewState, Step, TimelineFact, WriteRows } from '../commands/rows.js';
 import { RowWriter } from './row-writer.js';
 import { VectorRows } from './vector-rows.js';
@@ -40,9 +41,19 @@ function statements(db: Db) {
       ORDER BY rowid LIMIT ${limit} OFFSET ?`),
     supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
     // Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them.
-    reinstate: db.prepare<[number, string]>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
+    reinstate: db.prepare<[number, string], { rowid: number }>(`UPDATE memories AS m SET valid_until = x.valid_until, superseded_by = x.superseded_by
       FROM memories AS x WHERE x.rowid = ? AND x.id = ? AND x.fact_attribute IS NOT NULL
-        AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id`),
+        AND m.entity_id = x.entity_id AND m.fact_attribute = x.fact_attribute AND m.superseded_by = x.id
+      RETURNING rowid`),
+    // The vec0 cell a memory's vector belongs in (docs/superseded-vectors.md): its IVF cell
+    // (@cell, or the one recorded when null), or that cell's retired twin.
+    vectorCell: db.prepare<{ now: number; rowid: number; cell: number | null }, number>(
+      `SELECT ${vectorCellSql('m', 'coalesce(@cell, m.vector_cell)')} FROM memories m WHERE m.rowid = @rowid`).pluck(),
+    // Superseded facts in (valid_until, rowid) order past the cursor, no later than now.
+    supersededThrough: statementPerLimits<{ ns: number; validUntil: number; rowid: number; now: number }, { rowid: number; validUntil: number }>(db, (limit) => `
+      SELECT rowid, valid_until AS validUntil FROM memories INDEXED BY memories_superseded
+      WHERE namespace_id = @ns AND superseded_by IS NOT NULL AND (valid_until, rowid) > (@validUntil, @rowid) AND valid_until <= @now
+      ORDER BY valid_until, rowid LIMIT ${limit}`),
     turnContent: db.prepare<[string, number], string>(TURN_CONTENT_SQL).pluck(),
     link: db.prepare('INSERT OR IGNORE INTO memory_entities (memory_rowid, entity_id, relation) VALUES (?, ?, ?)'),
     // The pool found the names before the writer runs: an entity forgotten in between is skipped.
@@ -117,6 +128,9 @@ function vectorStatements(db: Db) {
     deleteVector: db.prepare('DELETE FROM memory_vectors WHERE rowid = ?'),
     insertVector: db.prepare(INSERT_VECTOR_SQL),
     embedding: db.prepare<[bigint], { embedding: Buffer }>('SELECT embedding FROM memory_vectors WHERE rowid = ?'),
+    // The cell alone first: vec0 reads a column only when asked, and most lookups move nothing.
+    cell: db.prepare<[bigint], number | bigint>('SELECT cell FROM memory_vectors WHERE rowid = ?').pluck(),
+    placed: db.prepare<[bigint], { namespace_id: number; embedding: Buffer }>('SELECT namespace_id, embedding FROM memory_vectors WHERE rowid = ?'),
   };
 }
 
@@ -160,7 +174,12 @@ export class SqliteRows implements WriteRows {
     );
     const rowid = Number(info.lastInsertRowid);
     for (const link of m.links) this.s.link.run(rowid, link.entityId, link.relation);
-    if (m.supersedes) for (const fact of m.supersedes) this.s.supersede.run(m.occurredAt, m.id, fact.rowid);
+    if (m.supersedes) {
+      for (const fact of m.supersedes) {
+        this.s.supersede.run(m.occurredAt, m.id, fact.rowid);
+        this.place(fact.rowid);
+      }
+    }
     return rowid;
   }
 
@@ -174,6 +193,7 @@ export class SqliteRows implements WriteRows {
 
   *supersede(rowid: number, at: number, by: string): Step<void> {
     this.s.supersede.run(at, by, rowid);
+    this.place(rowid);
   }
 
   *turnContent(episodeId: string, seq: number): Step<string | undefined> {
@@ -210,7 +230,8 @@ export class SqliteRows implements WriteRows {
   }
 
   *reinstateSupersededBy(rowid: number, id: string): Step<void> {
-    this.s.reinstate.run(rowid, id);
+    // Valid now again (or superseded by a later fact still): each vector back where it belongs.
+    for (const reinstated of this.s.reinstate.all(rowid, id)) this.place(reinstated.rowid);
   }
 
   /** The snapshot is the file the pool fsynced before the first chunk: nothing to copy here. */
@@ -286,8 +307,9 @@ export class SqliteRows implements WriteRows {
     return this.s.unembedded.get(rowid);
   }
 
+  /** `cell` is the IVF cell (markEmbedded records it); vec0 gets its retired twin for a fact superseded already. */
   *putVector(rowid: number, namespaceId: number, cell: number, vector: Float32Array): Step<void> {
-    this.v.insertVector.run(BigInt(rowid), BigInt(namespaceId), BigInt(cell), blobOf(vector));
+    this.v.insertVector.run(BigInt(rowid), BigInt(namespaceId), BigInt(this.vectorCell(rowid, cell)), blobOf(vector));
   }
 
   *markEmbedded(rowid: number, cell: number): Step<void> {
@@ -328,8 +350,51 @@ export class SqliteRows implements WriteRows {
     const key = BigInt(rowid);
     const stored = this.v.embedding.get(key)!;
     this.v.deleteVector.run(key);
-    this.v.insertVector.run(key, BigInt(this.namespaceId), BigInt(cell), stored.embedding);
+    this.v.insertVector.run(key, BigInt(this.namespaceId), BigInt(this.vectorCell(rowid, cell)), stored.embedding);
     this.s.setCell.run(cell, rowid);
+  }
+
+  /** A store opened without an embedder's table (rules run on a bare file) has no vector to move. */
+  private vectorTableSeen = false;
+  private hasVectorTable(): boolean {
+    this.vectorTableSeen ||= this.db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memory_vectors'").get() !== undefined;
+    return this.vectorTableSeen;
+  }
+
+  /**
+   * The vec0 cell for a memory whose IVF cell is `cell`: its retired twin while the memory is
+   * superseded and no longer valid (docs/superseded-vectors.md), so default recalls never scan it.
+   */
+  private vectorCell(rowid: number, cell: number): number {
+    return this.s.vectorCell.get({ now: this.now(), rowid, cell }) ?? cell;
+  }
+
+  *supersededThrough(after: SupersededCursor | null, now: number, limit: number): Step<SupersededCursor[]> {
+    // Before every fact: valid_until is a time in ms (never below 0 here) and rowids start at 1.
+    const from = after ?? { validUntil: Number.MIN_SAFE_INTEGER, rowid: 0 };
+    return this.s.supersededThrough(limit).all({ ns: this.namespaceId, validUntil: from.validUntil, rowid: from.rowid, now });
+  }
+
+  *placeVector(rowid: number): Step<boolean> {
+    return this.place(rowid);
+  }
+
+  /**
+   * Moves a memory's vector (if it has one) into the vec0 cell its supersession calls for;
+   * answers whether it moved. Every change to superseded_by / valid_until goes through here: a
+   * retired vector of a fact valid now would be missed by every default recall.
+   */
+  private place(rowid: number): boolean {
+    if (!this.hasVectorTable()) return false;
+    const key = BigInt(rowid);
+    const cell = this.v.cell.get(key);
+    if (cell === undefined) return false;
+    const wanted = this.s.vectorCell.get({ now: this.now(), rowid, cell: null });
+    if (wanted === undefined || Number(cell) === wanted) return false;
+    const placed = this.v.placed.get(key)!;
+    this.v.deleteVector.run(key);
+    this.v.insertVector.run(key, BigInt(placed.namespace_id), BigInt(wanted), placed.embedding);
+    return true;
   }
 
   *unembed(rowid: number): Step<void> {
@@ -364,12 +429,13 @@ export class SqliteRows implements WriteRows {
   }
 
   *restoreVector(rowid: number, embedding: number[], embedder: string | null): Step<boolean> {
+    // Placed by the rule (VectorRows): a restored fact already superseded goes to the retired twin.
     return this.verbatim.vectors.write(rowid, embedding, embedder);
   }
 
   private verbatimWriters?: { rows: RowWriter; vectors: VectorRows };
 
   private get verbatim() {
-    return (this.verbatimWriters ??= { rows: new RowWriter(this.db, this.namespaceId), vectors: new VectorRows(this.db, this.namespaceId) });
+    return (this.verbatimWriters ??= { rows: new RowWriter(this.db, this.namespaceId), vectors: new VectorRows(this.db, this.namespaceId, this.now) });
   }
 }

@@ -6,7 +6,7 @@
 import { readMeta, vectorFromBlob } from '../../shared/meta.js';
 import type { Statement } from 'better-sqlite3';
 import type { Db } from '../../shared/db.js';
-import { INSERT_VECTOR_SQL, UNASSIGNED_CELL, vectorTableSql } from '../../shared/sql-schema.js';
+import { INSERT_VECTOR_SQL, UNASSIGNED_CELL, vectorCellSql, vectorTableSql } from '../../shared/sql-schema.js';
 import { vectorTableShape } from './vector-table.js';
 import { nextVectorSeq } from './vector-seq.js';
 
@@ -21,8 +21,10 @@ export class VectorRows {
   private insert: Statement | null = null;
   private reader: Statement | null = null;
   private markEmbedded: Statement | null = null;
+  private cellOf: Statement | null = null;
 
-  constructor(private readonly db: Db, private readonly namespaceId: number) {}
+  /** `now`: the clock the rule for superseded facts' vectors reads (the writer's, in the service). */
+  constructor(private readonly db: Db, private readonly namespaceId: number, private readonly now: () => number = Date.now) {}
 
   /** Dimension of the existing table, or null when there is none. */
   dimensions(): number | null {
@@ -64,9 +66,12 @@ export class VectorRows {
       this.report.skipped++;
       return false;
     }
-    // Unassigned: the service's vector indexer moves it into its IVF cell.
+    // Unassigned: the service's vector indexer moves it into its IVF cell. A fact superseded
+    // already goes to the unassigned cell's retired twin (docs/superseded-vectors.md).
+    this.cellOf ??= this.db.prepare(`SELECT ${vectorCellSql('m', String(UNASSIGNED_CELL))} FROM memories m WHERE m.rowid = @rowid`).pluck();
+    const cell = (this.cellOf.get({ now: this.now(), rowid }) as number | undefined) ?? UNASSIGNED_CELL;
     this.insert ??= this.db.prepare(INSERT_VECTOR_SQL);
-    this.insert.run(BigInt(rowid), BigInt(this.namespaceId), BigInt(UNASSIGNED_CELL), Buffer.from(new Float32Array(embedding).buffer));
+    this.insert.run(BigInt(rowid), BigInt(this.namespaceId), BigInt(cell), Buffer.from(new Float32Array(embedding).buffer));
     this.markEmbedded ??= this.db.prepare(`UPDATE memories SET embedded = 1, vector_cell = ${UNASSIGNED_CELL}, vector_seq = ? WHERE rowid = ?`);
     this.markEmbedded.run(nextVectorSeq(), rowid);
     this.report.written++;
