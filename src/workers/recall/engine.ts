@@ -29,6 +29,7 @@ import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
 import { feedbackVector, FEEDBACK_DOCS } from './dense-feedback.js';
 import { asksForTime, timeEvidence } from './time-evidence.js';
+import { namedProbes } from './named-probes.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -67,7 +68,8 @@ export interface RecallHit {
  * the query moved `rocchio` of the way towards the best candidates (dense-feedback.ts); when: what a
  * memory whose text says when gains on a question asking for a time (time-evidence.ts).
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5, when: 0.3 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5, when: 0.3,
+  named: 0, namedlex: 1, nameddense: 1, prfjoin: 0 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -194,10 +196,15 @@ export class RecallEngine {
       reads.linked(nearest.filter((p) => p.weak).map((p) => p.rowid), ctx.queryEntityIds),
       w.entity > 0 ? reads.membersOfFew(ctx.queryEntityIds, ctx.depth, ctx.filter) : [],
     ]));
+    // 1b. The probes over only what the named people said or what names them (named-probes.ts).
+    const named = await timedAsync(timings, 'graph', () => namedProbes(reads, ctx, w.named, { lexical: this.useBm25 && w.namedlex > 0, dense: this.useVector && w.nameddense > 0 }));
+    for (const p of named.lexical) if (!lexicalScores.has(p.rowid)) lexicalScores.set(p.rowid, p.score);
     const proposed = new Set([
       ...lexicalScores.keys(),
       ...nearest.filter((p) => !p.weak || lexicalScores.has(p.rowid) || namedLinks.has(p.rowid)).map((p) => p.rowid),
       ...members,
+      // Every one of them is by or about a named entity: a faint one counts as the namespace-wide probe's would.
+      ...named.nearest.map((p) => p.rowid),
     ]);
     if (proposed.size === 0) return [];
 
@@ -212,7 +219,7 @@ export class RecallEngine {
         for (const [rowid, similarity] of await reads.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
       }
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
-      const lexicalKnown = lexical.length === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
+      const lexicalKnown = lexicalScores.size === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
       const signals: SignalScores[] = [
         { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
         { weight: w.vector, scores: scoresOf(cosine, rowids), scale: 'range' },
@@ -241,6 +248,13 @@ export class RecallEngine {
       const towards = feedback.length > 0 ? feedbackVector(ctx.queryVector, feedback, w.rocchio) : ctx.queryVector;
       if (towards !== ctx.queryVector) {
         moved = towards;
+        if (w.prfjoin > 0) {
+          const probe = { ...ctx, queryVector: moved, depth: Math.floor(ctx.depth * w.prfjoin) };
+          const again = await timedAsync(timings, 'vector', () => reads.nearest(probe));
+          const restricted = w.named > 0 ? await timedAsync(timings, 'graph', () => namedProbes(reads, { ...probe, depth: ctx.depth }, w.named * w.prfjoin, { lexical: false, dense: true })) : { nearest: [] };
+          const seen = new Set(candidates);
+          for (const p of [...again.filter((p) => !p.weak), ...restricted.nearest]) if (!seen.has(p.rowid)) { seen.add(p.rowid); candidates.push(p.rowid); }
+        }
         signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
         fused = fuseScores(candidates, signals);
       }
