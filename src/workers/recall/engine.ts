@@ -69,7 +69,7 @@ export interface RecallHit {
  * memory whose text says when gains on a question asking for a time (time-evidence.ts).
  */
 export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5, when: 0.3,
-  named: 0, namedlex: 1, nameddense: 1, prfjoin: 0 } as const;
+  named: 0, namedlex: 1, nameddense: 1, prfjoin: 0, fbnamed: 0, namedrrf: 0 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -79,6 +79,8 @@ export interface EngineOptions {
   weights?: Partial<Record<SignalName, number>>;
   /** How many turns away a neighbour lifts a turn (quality benchmarks tune it; NEIGHBOUR_REACH by default). */
   reach?: number;
+  /** Each retrieval signal's least depth (quality benchmarks measure deeper candidate sets; MIN_DEPTH by default). */
+  minDepth?: number;
 }
 
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
@@ -111,12 +113,14 @@ export class RecallEngine {
   private readonly useVector: boolean;
   private readonly weights: Record<SignalName, number>;
   private readonly reach: number;
+  private readonly minDepth: number;
 
   constructor(private readonly port: ReadPort, options: EngineOptions = {}) {
     const use = (name: SignalName) => !options.only || options.only.includes(name);
     this.weights = Object.fromEntries(Object.entries({ ...SIGNAL_WEIGHTS, ...options.weights })
       .map(([name, weight]) => [name, use(name as SignalName) ? weight : 0])) as Record<SignalName, number>;
     this.reach = Math.max(1, Math.floor(options.reach ?? NEIGHBOUR_REACH));
+    this.minDepth = Math.max(1, Math.floor(options.minDepth ?? MIN_DEPTH));
     this.useBm25 = use('bm25');
     this.useVector = use('vector');
   }
@@ -182,7 +186,7 @@ export class RecallEngine {
       // The filter entity tells no candidate apart: every one of them is linked to it.
       queryEntityIds: (await reads.entitiesNamedIn(request.query)).filter((id) => id !== entityId),
       filter: { entityId, types: request.types && request.types.length > 0 ? request.types : null, time: request.time ?? validNow(now) },
-      depth: Math.max(MIN_DEPTH, request.limit * DEPTH_FACTOR),
+      depth: Math.max(this.minDepth, request.limit * DEPTH_FACTOR),
       now,
       timings,
     };
@@ -239,7 +243,13 @@ export class RecallEngine {
     // It re-scores the candidates and proposes none (a second KNN with the moved query found
     // nothing that reached the top 10 and its extra faint candidates flattened the cosine scale).
     if (w.feedback > 0 && w.rocchio > 0 && this.useVector && ctx.queryVector) {
-      const best = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, FEEDBACK_DOCS).map(([rowid]) => rowid);
+      let order = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).map(([rowid]) => rowid);
+      if (w.fbnamed > 0 && ctx.queryEntityIds.length > 0) {
+        const head = order.slice(0, Math.max(FEEDBACK_DOCS, Math.floor(FEEDBACK_DOCS * w.fbnamed)));
+        const by = await reads.about(head, ctx.queryEntityIds);
+        if (by.size > 0) order = head.filter((rowid) => by.has(rowid));
+      }
+      const best = order.slice(0, FEEDBACK_DOCS);
       const vectors = await timedAsync(timings, 'vector', () => reads.vectors(best));
       const feedback = best.flatMap((rowid) => vectors.get(rowid) ?? []);
       // None of the best has a vector yet (just written), or only zero-length ones (no direction
@@ -276,6 +286,11 @@ export class RecallEngine {
     const about = w.said > 0 && ctx.queryEntityIds.length > 0
       ? await timedAsync(timings, 'fusion', () => reads.about(candidates, ctx.queryEntityIds)) : NO_ROWS;
     const said = whoSaidIt(candidates, about, w.said);
+    const namedRank = new Map<number, number>();
+    if (w.namedrrf > 0) {
+      named.nearest.forEach((p, i) => namedRank.set(p.rowid, w.namedrrf * 10 / (10 + i)));
+      named.lexical.forEach((p, i) => namedRank.set(p.rowid, (namedRank.get(p.rowid) ?? 0) + w.namedrrf * 10 / (10 + i)));
+    }
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
     let lifted = fused;
@@ -289,7 +304,7 @@ export class RecallEngine {
       prior = entityPrior(candidates, linkedToNamed, w.entity);
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
-        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
+        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) + (namedRank.get(row.rowid) ?? 0) }))
         .sort((a, b) => b.score - a.score || b.rowid - a.rowid);
     });
     // 5. A question asking for a time: the best memories whose text says when gain (time-evidence.ts).
