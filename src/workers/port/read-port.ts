@@ -41,13 +41,6 @@ export interface RecallReads {
    * mention, not merely as a participant of the episode they were said in.
    */
   about(rowids: number[], entityIds: string[]): Promise<Set<number>>;
-  /**
-   * The lexical and vector candidates among only the memories by or about these entities (owner
-   * or mention links, as about()), each scored as lexical() and nearest() score theirs, at most
-   * `ctx.depth` of each; none without terms (lexical) or a query vector (nearest). An entity with
-   * more than LARGE_ENTITY such memories is left out: its probe would scan that many.
-   */
-  proposeAbout(ctx: RecallContext, entityIds: string[]): Promise<{ lexical: Proposal[]; nearest: Proposal[] }>;
   /** What ranking needs of each candidate (no content). */
   positions(rowids: number[]): Promise<CandidateRow[]>;
   /** Whole rows, any order (missing rowids are absent). */

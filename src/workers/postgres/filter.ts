@@ -26,17 +26,3 @@ export async function isSmallEntity(tx: Tx, entityId: string): Promise<boolean> 
     WHERE entity_id = ${entityId} AND relation IN ('owner', 'participant') LIMIT ${LARGE_ENTITY + 1}) x`;
   return n <= LARGE_ENTITY;
 }
-
-/** Those of the entities with at most LARGE_ENTITY memories by or about them (owner or mention links). */
-export async function fewAbout(tx: Tx, entityIds: string[]): Promise<string[]> {
-  if (entityIds.length === 0) return [];
-  const rows = await tx<{ entity_id: string; n: number }[]>`SELECT s.entity_id, (SELECT count(*) FROM (SELECT 1 FROM memory_entities e
-    WHERE e.entity_id = s.entity_id AND e.relation IN ('owner', 'mention') LIMIT ${LARGE_ENTITY + 1}) x) AS n FROM unnest(${entityIds}::text[]) AS s(entity_id)`;
-  return rows.filter((r) => Number(r.n) <= LARGE_ENTITY).map((r) => r.entity_id);
-}
-
-/** Restricts `memories m` to those by or about the entities (owner or mention links), for the named probes. */
-export function aboutFilter(tx: Tx, entityIds: string[] | null) {
-  return entityIds === null ? tx`` : tx`AND m.rowid IN (SELECT e.memory_rowid FROM memory_entities e
-    WHERE e.entity_id = ANY(${entityIds}::text[]) AND e.relation IN ('owner', 'mention'))`;
-}

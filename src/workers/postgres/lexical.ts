@@ -10,7 +10,7 @@ import { TEXT_SEARCH_CONFIG } from '../../shared/postgres-schema.js';
 import type { Proposal, RecallContext } from '../port/candidates.js';
 import { MATCH_BUDGET, selectTerms } from '../port/term-selection.js';
 import type { Tx } from './client.js';
-import { aboutFilter, candidateFilter, isSmallEntity } from './filter.js';
+import { candidateFilter, isSmallEntity } from './filter.js';
 
 /** The tsvector weights {D, C, B, A}: the previous turn's words count 0.3 of the turn's own. */
 const WEIGHTS = '{0.3,0,0,1}';
@@ -42,15 +42,6 @@ export async function lexicalCandidates(tx: Tx, namespaceId: number, ctx: Recall
 }
 
 /**
- * The lexical candidates among the memories by or about these entities (named probes), every term
- * kept and weighed by its namespace-wide idf: the scale lexicalCandidates' hits are on.
- */
-export async function lexicalAbout(tx: Tx, namespaceId: number, ctx: RecallContext, entityIds: string[]): Promise<Proposal[]> {
-  if (ctx.terms.length === 0 || entityIds.length === 0) return [];
-  return ranked(tx, namespaceId, ctx, await countTerms(tx, namespaceId, ctx.terms), ctx.depth, entityIds);
-}
-
-/**
  * Each term's matches in the namespace (up to the budget + 1) and its BM25 idf, in one round trip.
  * N is the namespace's own row count (namespace_text_stats, kept by triggers): another
  * namespace's rows must not change this one's scores.
@@ -67,13 +58,13 @@ export async function countTerms(tx: Tx, namespaceId: number, terms: string[]): 
 }
 
 /** The best `depth` of the newest MATCH_BUDGET rows matching any of the terms, ties oldest first (as FTS5). */
-function ranked(tx: Tx, namespaceId: number, ctx: RecallContext, terms: Term[], depth: number, about: string[] | null = null): Promise<Proposal[]> {
+function ranked(tx: Tx, namespaceId: number, ctx: RecallContext, terms: Term[], depth: number): Promise<Proposal[]> {
   return tx<Proposal[]>`
     WITH q AS (SELECT plainto_tsquery(${TEXT_SEARCH_CONFIG}::regconfig, u.term) AS tq, u.idf FROM unnest(${terms.map((t) => t.term)}::text[], ${terms.map((t) => t.idf)}::float8[]) AS u(term, idf)),
     matches AS MATERIALIZED (
       SELECT m.rowid, m.search FROM memories m
       WHERE m.search @@ (SELECT string_agg('(' || tq::text || ')', ' | ')::tsquery FROM q WHERE tq::text <> '')
-        AND ${candidateFilter(tx, namespaceId, ctx.filter)} ${aboutFilter(tx, about)}
+        AND ${candidateFilter(tx, namespaceId, ctx.filter)}
       ORDER BY m.rowid DESC LIMIT ${MATCH_BUDGET})
     SELECT rowid, (SELECT sum(q.idf * ts_rank_cd(${WEIGHTS}::float4[], matches.search, q.tq, ${LENGTH_NORMALISATION})) FROM q) AS score
     FROM matches ORDER BY score DESC, rowid LIMIT ${depth}`;

@@ -14,8 +14,7 @@ import type { ReadPort, RecallReads, SnapshotOptions } from '../port/read-port.j
 import type { CandidateRow } from '../port/candidates.js';
 import type { Sql, Tx } from './client.js';
 import { candidateFilter } from './filter.js';
-import { lexicalAbout, lexicalCandidates } from './lexical.js';
-import { fewAbout } from './filter.js';
+import { lexicalCandidates } from './lexical.js';
 import { PostgresVectors } from './vectors.js';
 import { ReadSource, type ReplicaOptions } from './replica.js';
 import type { PrimaryCheck } from './primary-bound.js';
@@ -82,10 +81,6 @@ export class PostgresReadPort implements ReadPort {
       about: async (rowids, entityIds) => rowids.length === 0 || entityIds.length === 0 ? new Set() : new Set((await tx<{ rowid: number }[]>`
         SELECT DISTINCT memory_rowid AS rowid FROM memory_entities
         WHERE memory_rowid = ANY(${rowids}::bigint[]) AND entity_id = ANY(${entityIds}::text[]) AND relation IN ('owner', 'mention')`).map((r) => r.rowid)),
-      proposeAbout: async (ctx, entityIds) => {
-        const few = await fewAbout(tx, entityIds);
-        return { lexical: await lexicalAbout(tx, ns, ctx, few), nearest: await this.vectors.nearestAbout(tx, ctx, few) };
-      },
       positions: async (rowids) => [...await tx<CandidateRow[]>`SELECT m.rowid, m.memory_type, m.episode_id, m.seq, m.confidence, m.created_at
         FROM memories m WHERE m.rowid = ANY(${rowids}::bigint[])`],
       rows: async (rowids) => [...await tx<MemoryRow[]>`SELECT ${tx.unsafe(MEMORY_COLUMNS)} FROM memories m WHERE m.rowid = ANY(${rowids}::bigint[])`],

@@ -11,7 +11,7 @@ import type { Proposal, RecallContext } from '../port/candidates.js';
 import { graded, WEAK_SIMILARITY } from '../port/similarity.js';
 import { probedCells, group, type CellRow, type Generation } from '../ivf/cells.js';
 import type { Tx } from './client.js';
-import { aboutFilter, candidateFilter, isSmallEntity } from './filter.js';
+import { candidateFilter, isSmallEntity } from './filter.js';
 
 /** Close neighbours checked against the filter at most (as vec0's k cap on the SQLite path). */
 const MAX_K = 4096;
@@ -68,15 +68,6 @@ export class PostgresVectors {
     const kept = new Set((await tx<{ rowid: number }[]>`SELECT m.rowid FROM memories m
       WHERE m.rowid = ANY(${close.map((c) => c.rowid)}::bigint[]) AND ${candidateFilter(tx, this.namespaceId, ctx.filter)}`).map((r) => r.rowid));
     return graded(close.filter((c) => kept.has(c.rowid)).slice(0, ctx.depth), this.minSimilarity);
-  }
-
-  /** Nearest first among the memories by or about these entities (named probes): each of their vectors scored exactly. */
-  async nearestAbout(tx: Tx, ctx: RecallContext, entityIds: string[]): Promise<Proposal[]> {
-    const query = ctx.queryVector;
-    if (!query || entityIds.length === 0) return [];
-    const rows = await tx<{ rowid: number; embedding: Buffer }[]>`SELECT v.rowid, v.embedding FROM memories m JOIN memory_vectors v ON v.rowid = m.rowid
-      WHERE ${candidateFilter(tx, this.namespaceId, ctx.filter)} ${aboutFilter(tx, entityIds)}`;
-    return graded(closest(rows.map((r) => ({ rowid: r.rowid, score: cosine(query, float32FromBlob(r.embedding)) })), ctx.depth), this.minSimilarity);
   }
 
   /** Cosine similarity of the query to each of these memories that has a vector. */

@@ -29,7 +29,6 @@ import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
 import { feedbackVector, FEEDBACK_DOCS } from './dense-feedback.js';
 import { asksForTime, timeEvidence } from './time-evidence.js';
-import { namedProbes } from './named-probes.js';
 import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
@@ -68,8 +67,7 @@ export interface RecallHit {
  * the query moved `rocchio` of the way towards the best candidates (dense-feedback.ts); when: what a
  * memory whose text says when gains on a question asking for a time (time-evidence.ts).
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5, when: 0.3,
-  named: 0, namedlex: 1, nameddense: 1, prfjoin: 0, fbnamed: 0, namedrrf: 0 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5, when: 0.3 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -200,15 +198,10 @@ export class RecallEngine {
       reads.linked(nearest.filter((p) => p.weak).map((p) => p.rowid), ctx.queryEntityIds),
       w.entity > 0 ? reads.membersOfFew(ctx.queryEntityIds, ctx.depth, ctx.filter) : [],
     ]));
-    // 1b. The probes over only what the named people said or what names them (named-probes.ts).
-    const named = await timedAsync(timings, 'graph', () => namedProbes(reads, ctx, w.named, { lexical: this.useBm25 && w.namedlex > 0, dense: this.useVector && w.nameddense > 0 }));
-    for (const p of named.lexical) if (!lexicalScores.has(p.rowid)) lexicalScores.set(p.rowid, p.score);
     const proposed = new Set([
       ...lexicalScores.keys(),
       ...nearest.filter((p) => !p.weak || lexicalScores.has(p.rowid) || namedLinks.has(p.rowid)).map((p) => p.rowid),
       ...members,
-      // Every one of them is by or about a named entity: a faint one counts as the namespace-wide probe's would.
-      ...named.nearest.map((p) => p.rowid),
     ]);
     if (proposed.size === 0) return [];
 
@@ -223,7 +216,7 @@ export class RecallEngine {
         for (const [rowid, similarity] of await reads.similarities(ctx.queryVector, unknown)) cosine.set(rowid, similarity);
       }
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
-      const lexicalKnown = lexicalScores.size === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
+      const lexicalKnown = lexical.length === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
       const signals: SignalScores[] = [
         { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
         { weight: w.vector, scores: scoresOf(cosine, rowids), scale: 'range' },
@@ -243,13 +236,7 @@ export class RecallEngine {
     // It re-scores the candidates and proposes none (a second KNN with the moved query found
     // nothing that reached the top 10 and its extra faint candidates flattened the cosine scale).
     if (w.feedback > 0 && w.rocchio > 0 && this.useVector && ctx.queryVector) {
-      let order = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).map(([rowid]) => rowid);
-      if (w.fbnamed > 0 && ctx.queryEntityIds.length > 0) {
-        const head = order.slice(0, Math.max(FEEDBACK_DOCS, Math.floor(FEEDBACK_DOCS * w.fbnamed)));
-        const by = await reads.about(head, ctx.queryEntityIds);
-        if (by.size > 0) order = head.filter((rowid) => by.has(rowid));
-      }
-      const best = order.slice(0, FEEDBACK_DOCS);
+      const best = [...fused].sort((a, b) => b[1] - a[1] || b[0] - a[0]).slice(0, FEEDBACK_DOCS).map(([rowid]) => rowid);
       const vectors = await timedAsync(timings, 'vector', () => reads.vectors(best));
       const feedback = best.flatMap((rowid) => vectors.get(rowid) ?? []);
       // None of the best has a vector yet (just written), or only zero-length ones (no direction
@@ -258,13 +245,6 @@ export class RecallEngine {
       const towards = feedback.length > 0 ? feedbackVector(ctx.queryVector, feedback, w.rocchio) : ctx.queryVector;
       if (towards !== ctx.queryVector) {
         moved = towards;
-        if (w.prfjoin > 0) {
-          const probe = { ...ctx, queryVector: moved, depth: Math.floor(ctx.depth * w.prfjoin) };
-          const again = await timedAsync(timings, 'vector', () => reads.nearest(probe));
-          const restricted = w.named > 0 ? await timedAsync(timings, 'graph', () => namedProbes(reads, { ...probe, depth: ctx.depth }, w.named * w.prfjoin, { lexical: false, dense: true })) : { nearest: [] };
-          const seen = new Set(candidates);
-          for (const p of [...again.filter((p) => !p.weak), ...restricted.nearest]) if (!seen.has(p.rowid)) { seen.add(p.rowid); candidates.push(p.rowid); }
-        }
         signals = await timedAsync(timings, 'vector', () => scoredOn(candidates));
         fused = fuseScores(candidates, signals);
       }
@@ -286,11 +266,6 @@ export class RecallEngine {
     const about = w.said > 0 && ctx.queryEntityIds.length > 0
       ? await timedAsync(timings, 'fusion', () => reads.about(candidates, ctx.queryEntityIds)) : NO_ROWS;
     const said = whoSaidIt(candidates, about, w.said);
-    const namedRank = new Map<number, number>();
-    if (w.namedrrf > 0) {
-      named.nearest.forEach((p, i) => namedRank.set(p.rowid, w.namedrrf * 10 / (10 + i)));
-      named.lexical.forEach((p, i) => namedRank.set(p.rowid, (namedRank.get(p.rowid) ?? 0) + w.namedrrf * 10 / (10 + i)));
-    }
 
     // Kept outside the stage for explain (assigned, not allocated: the default path pays nothing).
     let lifted = fused;
@@ -304,7 +279,7 @@ export class RecallEngine {
       prior = entityPrior(candidates, linkedToNamed, w.entity);
       tieBreak = timed(timings, 'strength', () => strengthTieBreak([...rows.values()], w.strength));
       return [...rows.values()]
-        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) + (namedRank.get(row.rowid) ?? 0) }))
+        .map((row) => ({ rowid: row.rowid, score: (lifted.get(row.rowid) ?? 0) + (session.get(row.rowid) ?? 0) + prior(row.rowid) + (said.get(row.rowid) ?? 0) + tieBreak(row) }))
         .sort((a, b) => b.score - a.score || b.rowid - a.rowid);
     });
     // 5. A question asking for a time: the best memories whose text says when gain (time-evidence.ts).

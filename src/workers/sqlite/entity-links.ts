@@ -3,14 +3,13 @@
 import type { Db } from '../../shared/db.js';
 import { prepareOnce } from '../../shared/connection-statements.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
-import { LARGE_ENTITY, type CandidateFilter } from '../port/candidates.js';
+import type { CandidateFilter } from '../port/candidates.js';
 import { FILTER_SQL, filterParams } from './filter.js';
 
 export class EntityLinks {
   private readonly linkedRows;
   private readonly fewMembers;
   private readonly aboutRows;
-  private readonly aboutCount;
 
   constructor(db: Db, private readonly namespaceId: number) {
     // The depth spelled in (shared/literal-statements.ts): a bound LIMIT re-prepares every run.
@@ -33,14 +32,6 @@ export class EntityLinks {
       SELECT DISTINCT e.memory_rowid FROM json_each(?) j
       CROSS JOIN memory_entities e ON e.memory_rowid = j.value
       WHERE e.entity_id IN (SELECT value FROM json_each(?)) AND e.relation IN ('owner', 'mention')`, 'pluck');
-    // The bound spelled in (a bound LIMIT re-prepares every run); counting stops past it.
-    this.aboutCount = prepareOnce<[string], number>(db, `SELECT count(*) FROM (SELECT 1 FROM memory_entities
-      WHERE entity_id = ? AND relation IN ('owner', 'mention') LIMIT ${LARGE_ENTITY + 1})`, 'pluck');
-  }
-
-  /** Those of the entities with at most LARGE_ENTITY memories by or about them (owner or mention links). */
-  fewAbout(entityIds: string[]): string[] {
-    return entityIds.filter((id) => this.aboutCount.get(id)! <= LARGE_ENTITY);
   }
 
   /** Every memory of those entities that have at most `depth` links (passing the filter). */

@@ -66,26 +66,6 @@ export class Bm25Signal implements RetrievalSignal {
     if (ranking === undefined) this.inCopy.set(table, ranking = new FtsRanking(this.db, table, this.namespaceId));
     return ranking.retrieve(ctx);
   }
-
-  /**
-   * The lexical candidates among the memories by or about these entities (named-probes.ts),
-   * scored by the same index as retrieve() — so on the same scale. Empty where retrieve() ranks
-   * without an index (a large namespace beside others: namespace-bm25.ts).
-   */
-  retrieveAbout(ctx: RecallContext, entityIds: string[]): Proposal[] {
-    if (entityIds.length === 0 || ftsMatchExpression(ctx.terms) === null) return [];
-    if (!this.ownStatistics.shared()) return this.inFile.about(ctx, entityIds);
-    let table: string | null;
-    try {
-      table = this.copies.tableFor(this.namespaceId);
-    } catch {
-      table = null;
-    }
-    if (table === null) return [];
-    let ranking = this.inCopy.get(table);
-    if (ranking === undefined) this.inCopy.set(table, ranking = new FtsRanking(this.db, table, this.namespaceId));
-    return ranking.about(ctx, entityIds);
-  }
 }
 
 /** Ranking by FTS5's bm25 in one index (`fts`) whose statistics are the namespace's. */
@@ -95,7 +75,6 @@ class FtsRanking {
   private readonly best;
   private readonly filtered;
   private readonly ofEntity;
-  private readonly aboutEntities;
 
   constructor(db: Db, fts: string, private readonly namespaceId: number) {
     this.entitySize = entitySize(db);
@@ -125,20 +104,6 @@ class FtsRanking {
       WHERE e.entity_id = @entity AND e.relation IN ('owner', 'participant') AND ${fts} MATCH @match
         AND ${FILTER_SQL}
       ORDER BY ${fts}.rank, m.rowid LIMIT ${depth}`);
-    // The memories by or about the entities (owner or mention links; DISTINCT: a memory may link
-    // one as both), each checked against the MATCH by rowid, every term kept (as ofEntity).
-    this.aboutEntities = statementPerLimits<Record<string, unknown>, Proposal>(db, (depth) => `SELECT m.rowid AS rowid, -${fts}.rank AS score
-      FROM (SELECT DISTINCT e.memory_rowid AS rowid FROM json_each(@entities) s
-        CROSS JOIN memory_entities e ON e.entity_id = s.value AND e.relation IN ('owner', 'mention')) a
-      CROSS JOIN ${fts} ON ${fts}.rowid = a.rowid
-      CROSS JOIN memories m ON m.rowid = a.rowid
-      WHERE ${fts} MATCH @match AND ${FILTER_SQL}
-      ORDER BY ${fts}.rank, m.rowid LIMIT ${depth}`);
-  }
-
-  /** The best `ctx.depth` matches among the entities' memories (owner or mention links). */
-  about(ctx: RecallContext, entityIds: string[]): Proposal[] {
-    return this.aboutEntities(ctx.depth).all({ match: ftsMatchExpression(ctx.terms)!, entities: JSON.stringify(entityIds), ...filterParams(this.namespaceId, ctx.filter) });
   }
 
   retrieve(ctx: RecallContext): Proposal[] {

@@ -175,10 +175,6 @@ function sqliteRecallReads(db: Db, store: ReadStore, namespaceId: number, option
     membersOfFew: async (entityIds: string[], depth: number, filter: CandidateFilter) => links.membersOfFew(entityIds, depth, filter),
     linked: async (rowids: number[], entityIds: string[]) => links.linked(rowids, entityIds),
     about: async (rowids: number[], entityIds: string[]) => links.about(rowids, entityIds),
-    proposeAbout: async (ctx: RecallContext, entityIds: string[]) => {
-      const few = links.fewAbout(entityIds);
-      return { lexical: bm25.retrieveAbout(ctx, few), nearest: vector.retrieveAbout(ctx, few) };
-    },
     positions: async (rowids: number[]) => positions.all(JSON.stringify(rowids)),
     rows: async (rowids: number[]) => rows.all(JSON.stringify(rowids)),
   };

@@ -44,7 +44,6 @@ export class VectorSignal implements RetrievalSignal {
   private readonly knn;
   private readonly exact;
   private readonly exactOfEntity;
-  private readonly exactAbout;
   private readonly entitySize;
   private readonly ofRows;
   private readonly rerank;
@@ -92,11 +91,6 @@ export class VectorSignal implements RetrievalSignal {
     // From the entity's links, never a walk over the namespace checking each row for a link.
     this.exactOfEntity = statementPerLimits<Record<string, unknown>, Neighbour>(db, exactOver(`memory_entities e
       CROSS JOIN memories m ON m.rowid = e.memory_rowid AND e.entity_id = @entity AND e.relation IN ('owner', 'participant')`));
-    // The memories by or about the entities (named-probes.ts): owner or mention links, not
-    // participation; DISTINCT: a memory may link one entity as both.
-    this.exactAbout = statementPerLimits<Record<string, unknown>, Neighbour>(db, exactOver(`(SELECT DISTINCT e.memory_rowid AS rowid
-      FROM json_each(@entities) s CROSS JOIN memory_entities e ON e.entity_id = s.value AND e.relation IN ('owner', 'mention')) a
-      CROSS JOIN memories m ON m.rowid = a.rowid`));
     // The shortlist's exact cosines from the stored float vectors, the closest k kept, flagged
     // like KNN rows. Only rows of this namespace: the codes may still hold a deleted memory.
     // DISTINCT: a re-embedded memory has two codes (the old one stays until the next full build),
@@ -133,13 +127,6 @@ export class VectorSignal implements RetrievalSignal {
   similarities(queryVector: Float32Array, rowids: number[]): Map<number, number> {
     if (rowids.length === 0) return new Map();
     return new Map(this.ofRows.all(blobOf(queryVector), JSON.stringify(rowids)).map((r) => [r.rowid, r.similarity]));
-  }
-
-  /** Nearest first among the memories by or about these entities (an exact scan over their links), graded as retrieve()'s. */
-  retrieveAbout(ctx: RecallContext, entityIds: string[]): Proposal[] {
-    if (!ctx.queryVector || entityIds.length === 0) return [];
-    const params = { ...filterParams(this.namespaceId, ctx.filter), vector: blobOf(ctx.queryVector), maxDistance: 1 - WEAK_SIMILARITY, entities: JSON.stringify(entityIds) };
-    return this.grade(this.exactAbout(ctx.depth).all(params));
   }
 
   retrieve(ctx: RecallContext): Proposal[] {
