@@ -65,11 +65,11 @@ async function stored(conversation: Conversation): Promise<{ dbPath: string; dia
   return { dbPath, diaOf };
 }
 
-/** 'adjacent=0.4,reach=2': weights, and `reach` (not a weight: how far a neighbouring turn lifts). */
+/** 'adjacent=0.4,reach=2': weights, `reach` (not a weight: how far a neighbouring turn lifts) and `depth` (each probe's least depth). */
 const parse = (setting: string): EngineOptions => {
-  const { reach, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
-    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach', number>>;
-  return { weights, reach };
+  const { reach, depth, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
+    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach' | 'depth', number>>;
+  return { weights, reach, minDepth: depth };
 };
 
 const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db'), SERVICE_EMBEDDER: embedderKind, ...floorOverride });

@@ -50,9 +50,9 @@ console.log(`synthetic corpus, seed ${seed}: ${corpus.questions.length} question
 console.log(scoreHeader('setting', 44) + '  paraphrase R@10');
 const now = Date.now();
 for (const setting of settings) {
-  const { reach, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
-    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach', number>>;
-  const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights, reach });
+  const { reach, depth, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
+    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach' | 'depth', number>>;
+  const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights, reach, minDepth: depth });
   const ranked = new Map<string, string[]>();
   for (const [i, q] of corpus.questions.entries()) {
     ranked.set(q.id, (await engine.recall({ query: q.text, entity: null, types: null, limit: 10, queryVector: vectors[i] }, now)).map((h) => h.row.id));

@@ -77,6 +77,8 @@ export interface EngineOptions {
   weights?: Partial<Record<SignalName, number>>;
   /** How many turns away a neighbour lifts a turn (quality benchmarks tune it; NEIGHBOUR_REACH by default). */
   reach?: number;
+  /** Each retrieval signal's least depth (quality benchmarks measure deeper candidate sets; MIN_DEPTH by default). */
+  minDepth?: number;
 }
 
 /** Placeholder of the stages kept for explain, shared so that the default path allocates nothing for them. */
@@ -109,12 +111,14 @@ export class RecallEngine {
   private readonly useVector: boolean;
   private readonly weights: Record<SignalName, number>;
   private readonly reach: number;
+  private readonly minDepth: number;
 
   constructor(private readonly port: ReadPort, options: EngineOptions = {}) {
     const use = (name: SignalName) => !options.only || options.only.includes(name);
     this.weights = Object.fromEntries(Object.entries({ ...SIGNAL_WEIGHTS, ...options.weights })
       .map(([name, weight]) => [name, use(name as SignalName) ? weight : 0])) as Record<SignalName, number>;
     this.reach = Math.max(1, Math.floor(options.reach ?? NEIGHBOUR_REACH));
+    this.minDepth = Math.max(1, Math.floor(options.minDepth ?? MIN_DEPTH));
     this.useBm25 = use('bm25');
     this.useVector = use('vector');
   }
@@ -180,7 +184,7 @@ export class RecallEngine {
       // The filter entity tells no candidate apart: every one of them is linked to it.
       queryEntityIds: (await reads.entitiesNamedIn(request.query)).filter((id) => id !== entityId),
       filter: { entityId, types: request.types && request.types.length > 0 ? request.types : null, time: request.time ?? validNow(now) },
-      depth: Math.max(MIN_DEPTH, request.limit * DEPTH_FACTOR),
+      depth: Math.max(this.minDepth, request.limit * DEPTH_FACTOR),
       now,
       timings,
     };
