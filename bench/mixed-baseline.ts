@@ -11,6 +11,7 @@ import { note } from './lib/progress.js';
 import { startService, type ServerProcess } from './lib/processes.js';
 import { fmt, table } from './lib/report.js';
 import { runWrk, writeScript, wrkAvailable, type WrkResult } from './lib/wrk.js';
+import { threadCpu } from './lib/thread-cpu.js';
 
 export interface MixedTexts {
   remember(n: number): string[];
@@ -22,6 +23,8 @@ export interface BaselinePhase {
   connections: number;
   current: WrkResult[];
   baseline: WrkResult[];
+  /** The service's CPU (all its threads) per answered recall, ms, in each of the rounds above. */
+  cpuMs: Record<Build, number[]>;
 }
 
 export interface MixedBaselineResults {
@@ -59,13 +62,20 @@ export async function runMixedAgainst(workDir: string, baselineDist: string, opt
       await options.drained(bases[build]);
     }
     const phases = new Map<string, BaselinePhase>();
+    const cpuSeconds = (build: Build) => Object.values(threadCpu(services[build]!.pid)).reduce((sum, s) => sum + s, 0);
+    const spent: Record<Build, number> = { current: 0, baseline: 0 };
     const record = (phase: string, connections: number, build: Build, result: WrkResult) => {
-      const entry = phases.get(phase) ?? { phase, connections, current: [], baseline: [] };
+      const entry = phases.get(phase) ?? { phase, connections, current: [], baseline: [], cpuMs: { current: [], baseline: [] } };
       entry[build].push(result);
+      entry.cpuMs[build].push(result.requests > 0 ? (spent[build] * 1000) / result.requests : NaN);
       phases.set(phase, entry);
     };
-    const recall = (build: Build, title: string, connections: number, bodies: string) =>
-      runWrk(script, { title: `${title} (${build})`, base: bases[build], route: '/v1/recall', connections, seconds, bodiesFile: bodies });
+    const recall = async (build: Build, title: string, connections: number, bodies: string) => {
+      const before = cpuSeconds(build);
+      const result = await runWrk(script, { title: `${title} (${build})`, base: bases[build], route: '/v1/recall', connections, seconds, bodiesFile: bodies });
+      spent[build] = cpuSeconds(build) - before;
+      return result;
+    };
     const warm = bodiesFile(texts.recall(2_000));
     for (const build of ['current', 'baseline'] as const) await recall(build, 'warm-up', 4, warm);
     for (let round = 0; round < rounds; round++) {
@@ -112,11 +122,14 @@ export function mixedBaselineReport(r: MixedBaselineResults, memories: number, s
       return `${fmt.ms(current)} / ${fmt.ms(baseline)} = ${fmt.ratio(current / baseline)}`;
     };
     const each = (runs: WrkResult[]) => runs.map((w) => `${fmt.ms(w.p50)}/${fmt.ms(w.p99)}`).join(', ');
+    const rps = [figure(p.current, (w) => w.rps), figure(p.baseline, (w) => w.rps)];
+    const cpu = [median(p.cpuMs.current), median(p.cpuMs.baseline)];
     return [p.phase, p.connections, p.current.length, cell((w) => w.p50), cell((w) => w.p95), cell((w) => w.p99),
-      `${fmt.int(figure(p.current, (w) => w.rps))} / ${fmt.int(figure(p.baseline, (w) => w.rps))}`,
+      `${fmt.int(rps[0])} / ${fmt.int(rps[1])} = ${fmt.ratio(rps[0] / rps[1])}`,
+      `${fmt.ms(cpu[0])} / ${fmt.ms(cpu[1])}`,
       p.current.reduce((n, w) => n + w.errors, 0) + p.baseline.reduce((n, w) => n + w.errors, 0),
       `${each(p.current)} | ${each(p.baseline)}`];
   });
   return table(`Recall, this build vs ${r.baselineDist} (USE-lite, ${memories.toLocaleString('en')} memories each; wrk, ${seconds} s a phase, alternated, median of the rounds; this / baseline = ratio)`,
-    ['phase', 'conns', 'rounds', 'p50 ms', 'p95 ms', 'p99 ms', 'req/s', 'errors', 'each round p50/p99: this | baseline'], rows);
+    ['phase', 'conns', 'rounds', 'p50 ms', 'p95 ms', 'p99 ms', 'req/s', 'CPU ms per recall', 'errors', 'each round p50/p99: this | baseline'], rows);
 }
