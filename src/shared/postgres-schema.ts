@@ -20,7 +20,8 @@
 /**
  * A transaction-local setting (set_config(name, 'writer', true)): the writer's flush counts the
  * rows it inserts and deletes itself, and namespace_text_stats' triggers skip its statements
- * (migration 10). Unset in every other session, where the triggers count.
+ * (migration 10). Unset in every other session, where the triggers count. Migration 10 spells
+ * the name out, as applied migrations must not change: never rename it.
  */
 export const COUNTED_BY_WRITER = 'memrt.documents_counted_by';
 
@@ -256,19 +257,20 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   `,
   /* 10 */ `
   -- Write cost (bench:writes): the statement triggers ran an upsert of the namespace's row after
-  -- every INSERT, and kept a copy of each inserted row for it, 64 times in a flush of 64
-  -- remembers. The writer now counts the rows its flush inserted and deleted and adds them once
-  -- per namespace before COMMIT (writer/postgres/document-counts.ts), in a transaction where it
-  -- set ${COUNTED_BY_WRITER} = 'writer'; the triggers stay for every other session (the CLI's
+  -- every INSERT, 64 times in a flush of 64 remembers. The writer now counts the rows its flush
+  -- inserted and deleted and adds them once per namespace before COMMIT
+  -- (writer/postgres/document-counts.ts), in a transaction where it set
+  -- memrt.documents_counted_by = 'writer'. (PostgreSQL still fills a skipped trigger's transition
+  -- table: the per-row copy stays, measured as negligible.) The triggers stay for every other session (the CLI's
   -- copy, an operator's SQL) and skip the writer's. The counts stay exact: a statement is counted
   -- once, by the writer or by the triggers, and both are undone with the transaction.
   DROP TRIGGER memories_counted_insert ON memories;
   DROP TRIGGER memories_counted_delete ON memories;
   CREATE TRIGGER memories_counted_insert AFTER INSERT ON memories REFERENCING NEW TABLE AS inserted
-    FOR EACH STATEMENT WHEN (current_setting('${COUNTED_BY_WRITER}', true) IS DISTINCT FROM 'writer')
+    FOR EACH STATEMENT WHEN (current_setting('memrt.documents_counted_by', true) IS DISTINCT FROM 'writer')
     EXECUTE FUNCTION memrt_count_inserted();
   CREATE TRIGGER memories_counted_delete AFTER DELETE ON memories REFERENCING OLD TABLE AS deleted
-    FOR EACH STATEMENT WHEN (current_setting('${COUNTED_BY_WRITER}', true) IS DISTINCT FROM 'writer')
+    FOR EACH STATEMENT WHEN (current_setting('memrt.documents_counted_by', true) IS DISTINCT FROM 'writer')
     EXECUTE FUNCTION memrt_count_deleted();
   `,
   /* 11 */ `

@@ -43,7 +43,7 @@ export async function lexicalCandidates(tx: Tx, namespaceId: number, ctx: Recall
 
 /**
  * Each term's matches in the namespace (up to the budget + 1) and its BM25 idf, in one round trip.
- * N is the namespace's own row count (namespace_text_stats, kept by triggers): another
+ * N is the namespace's own row count (namespace_text_stats: counted by the writer's flushes, by triggers for other sessions): another
  * namespace's rows must not change this one's scores.
  */
 export async function countTerms(tx: Tx, namespaceId: number, terms: string[]): Promise<Term[]> {
