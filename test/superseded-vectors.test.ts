@@ -145,6 +145,13 @@ describe('superseded vectors and the KNN (SQLite)', () => {
     assert.deepEqual(then.hits, rowids('Eli lives in Rome', 'Finn lives in Oslo'));
   });
 
+  test('a query that speaks of a past time probes the retired cells: a fact valid then is found by its vector', () => {
+    const in2021 = retrieve({ validAt: Date.now(), asOf: false, allVersions: false, since: null, until: null, during: { from: Date.UTC(2021, 0, 1), to: Date.UTC(2021, 11, 31) } });
+    const rome = rowidOf.get('Eli lives in Rome')!;
+    assert.ok(in2021.knn.includes(rome), 'the KNN read the retired twin');
+    assert.ok(in2021.hits.includes(rome), 'Rome was valid in 2021');
+  });
+
   test('retracting the current value brings the previous one back into the default KNN', async () => {
     const paris = rowidOf.get('Eli lives in Paris')!;
     const [{ id }] = await opened.rows<{ id: string }>('SELECT id FROM memories WHERE rowid = ?', paris) as [{ id: string }];
