@@ -106,6 +106,20 @@ const MAX_WHEN = 200;
  */
 const FIRST_HYDRATE_CHUNK = 16;
 
+/**
+ * The weights of the two dense terms when feedback runs. Feedback refines the vector signal (the
+ * same embeddings, the query moved), so the two split vector's weight in their ratio rather than
+ * adding feedback's on top: bm25 keeps its tuned lead over the embeddings. Added on top (0.7
+ * against 0.6), a memory holding the query's one rare word, at the faintest cosine among the
+ * candidates, fell below memories holding none of its words — among near-identical facts the
+ * embedding cannot tell apart (test/recall-unique-word.test.ts).
+ */
+export function denseShares(w: { vector: number; feedback: number }): { vector: number; feedback: number } {
+  const total = w.vector + w.feedback;
+  if (w.vector <= 0 || total <= 0) return { vector: w.vector, feedback: w.feedback };
+  return { vector: (w.vector * w.vector) / total, feedback: (w.vector * w.feedback) / total };
+}
+
 export class RecallEngine {
   private readonly useBm25: boolean;
   private readonly useVector: boolean;
@@ -217,14 +231,15 @@ export class RecallEngine {
       }
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
       const lexicalKnown = lexical.length === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
+      const dense = moved ? denseShares(w) : { vector: w.vector, feedback: 0 };
       const signals: SignalScores[] = [
         { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
-        { weight: w.vector, scores: scoresOf(cosine, rowids), scale: 'range' },
+        { weight: dense.vector, scores: scoresOf(cosine, rowids), scale: 'range' },
       ];
       if (moved) {
         const unscored = rowids.filter((rowid) => !movedCosine.has(rowid));
         if (unscored.length > 0) for (const [rowid, similarity] of await reads.similarities(moved, unscored)) movedCosine.set(rowid, similarity);
-        signals.push({ weight: w.feedback, scores: scoresOf(movedCosine, rowids), scale: 'range' });
+        signals.push({ weight: dense.feedback, scores: scoresOf(movedCosine, rowids), scale: 'range' });
       }
       return signals;
     };
