@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { openDatabase, type Db } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
-import { denseShares, RecallEngine, SIGNAL_WEIGHTS } from '../src/workers/recall/engine.js';
+import { RecallEngine, SIGNAL_WEIGHTS } from '../src/workers/recall/engine.js';
 import { feedbackVector } from '../src/workers/recall/dense-feedback.js';
 import { post, startTestService, type TestService } from './support/service.js';
 
@@ -90,11 +90,8 @@ describe('through the engine, on turns written through the service', () => {
     assert.ok(hits[0].explanation!.signals.find((s) => s.signal === 'feedback')!.contribution > 0, 'the best turn gains from the feedback');
     for (const hit of hits) {
       const entry = (name: string) => hit.explanation!.signals.find((s) => s.signal === name)!;
-      // The two dense terms split vector's weight in their ratio (denseShares): bm25 keeps its lead.
-      assert.equal(entry('vector').weight, denseShares(SIGNAL_WEIGHTS).vector);
-      assert.equal(entry('feedback').weight, denseShares(SIGNAL_WEIGHTS).feedback);
-      assert.ok(Math.abs(entry('vector').weight + entry('feedback').weight - SIGNAL_WEIGHTS.vector) < 1e-12);
-      assert.ok(Math.abs(entry('vector').weight / entry('feedback').weight - SIGNAL_WEIGHTS.vector / SIGNAL_WEIGHTS.feedback) < 1e-12);
+      assert.equal(entry('vector').weight, SIGNAL_WEIGHTS.vector);
+      assert.equal(entry('feedback').weight, SIGNAL_WEIGHTS.feedback);
       // Every turn has a vector: each has a cosine to the moved query, and its term is its own.
       assert.ok(entry('feedback').raw !== null && entry('feedback').contribution >= 0, JSON.stringify(entry('feedback')));
       const sum = hit.explanation!.signals.reduce((total, s) => total + s.contribution, 0);

@@ -7,6 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { post, startTestService, type TestService } from './support/service.js';
+import { SIGNAL_WEIGHTS } from '../src/workers/recall/engine.js';
 
 const FACTS = 200;
 /** A word no other fact holds. */
@@ -47,4 +48,8 @@ test('the fact holding the unique word ranks first, its lexical term the largest
   assert.equal(r.body.memories[0].id, ids[2]);
   const terms = Object.fromEntries(r.body.memories[0].explanation.signals.map((s: { signal: string; contribution: number }) => [s.signal, s.contribution]));
   assert.ok(terms.lexical > terms.vector + terms.feedback, JSON.stringify(terms));
+});
+
+test('bm25 outweighs the dense terms and the tie-break together (what the recalls above rely on)', () => {
+  assert.ok(SIGNAL_WEIGHTS.bm25 > SIGNAL_WEIGHTS.vector + SIGNAL_WEIGHTS.feedback + SIGNAL_WEIGHTS.strength);
 });

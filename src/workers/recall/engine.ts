@@ -66,8 +66,13 @@ export interface RecallHit {
  * strength: the tie-break; feedback: the weight, in the mean beside bm25 and vector, of the cosine to
  * the query moved `rocchio` of the way towards the best candidates (dense-feedback.ts); when: what a
  * memory whose text says when gains on a question asking for a time (time-evidence.ts).
+ * bm25 outweighs the dense terms and the tie-break together (0.6 > 0.4 + 0.17 + 0.02): among
+ * near-identical facts the embedding cannot tell apart, the one holding the query's rare word
+ * must not fall below memories holding none of its words (test/recall-unique-word.test.ts).
+ * Feedback at 0.3 broke that; 0.17 is the largest round weight that keeps it (LoCoMo R@10 76.9
+ * / 77.0 / 77.2 at 0.15 / 0.17 / 0.19, docs/recall-extraction-consolidation.md).
  */
-export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.3, rocchio: 0.5, when: 0.3 } as const;
+export const SIGNAL_WEIGHTS = { bm25: 0.6, vector: 0.4, adjacent: 0.3, entity: 0.1, strength: 0.02, session: 0.5, said: 1, feedback: 0.17, rocchio: 0.5, when: 0.3 } as const;
 export type SignalName = keyof typeof SIGNAL_WEIGHTS;
 
 export interface EngineOptions {
@@ -105,20 +110,6 @@ const MAX_WHEN = 200;
  * more rows than the budget left has room for at the largest row read so far.
  */
 const FIRST_HYDRATE_CHUNK = 16;
-
-/**
- * The weights of the two dense terms when feedback runs. Feedback refines the vector signal (the
- * same embeddings, the query moved), so the two split vector's weight in their ratio rather than
- * adding feedback's on top: bm25 keeps its tuned lead over the embeddings. Added on top (0.7
- * against 0.6), a memory holding the query's one rare word, at the faintest cosine among the
- * candidates, fell below memories holding none of its words — among near-identical facts the
- * embedding cannot tell apart (test/recall-unique-word.test.ts).
- */
-export function denseShares(w: { vector: number; feedback: number }): { vector: number; feedback: number } {
-  const total = w.vector + w.feedback;
-  if (w.vector <= 0 || total <= 0) return { vector: w.vector, feedback: w.feedback };
-  return { vector: (w.vector * w.vector) / total, feedback: (w.vector * w.feedback) / total };
-}
 
 export class RecallEngine {
   private readonly useBm25: boolean;
@@ -231,15 +222,14 @@ export class RecallEngine {
       }
       // bm25 knows every candidate: one it did not match has no lexical evidence (0).
       const lexicalKnown = lexical.length === 0 ? new Map<number, number>() : new Map(rowids.map((r) => [r, lexicalScores.get(r) ?? 0]));
-      const dense = moved ? denseShares(w) : { vector: w.vector, feedback: 0 };
       const signals: SignalScores[] = [
         { weight: w.bm25, scores: lexicalKnown, scale: 'ratio' },
-        { weight: dense.vector, scores: scoresOf(cosine, rowids), scale: 'range' },
+        { weight: w.vector, scores: scoresOf(cosine, rowids), scale: 'range' },
       ];
       if (moved) {
         const unscored = rowids.filter((rowid) => !movedCosine.has(rowid));
         if (unscored.length > 0) for (const [rowid, similarity] of await reads.similarities(moved, unscored)) movedCosine.set(rowid, similarity);
-        signals.push({ weight: dense.feedback, scores: scoresOf(movedCosine, rowids), scale: 'range' });
+        signals.push({ weight: w.feedback, scores: scoresOf(movedCosine, rowids), scale: 'range' });
       }
       return signals;
     };
