@@ -407,6 +407,13 @@ export const MIGRATIONS: readonly string[] = [
   -- default recall reads (docs/superseded-vectors.md), reading only those, never every fact.
   CREATE INDEX IF NOT EXISTS memories_superseded ON memories(namespace_id, valid_until) WHERE superseded_by IS NOT NULL;
   `,
+  /* 16 */ `
+  -- The values of an attribute valid at a new fact's start (writer/commands/supersession.ts)
+  -- by validity: seeking valid_until IS NULL and valid_until > the moment reads only those,
+  -- where memories_by_fact_attribute's occurred_at < the moment walked every earlier value,
+  -- superseded ones included, so each write cost more as the timeline grew.
+  CREATE INDEX IF NOT EXISTS memories_valid_facts ON memories(entity_id, fact_attribute, valid_until, occurred_at) WHERE fact_attribute IS NOT NULL;
+  `,
 ];
 
 /** The SQL function migration 7 fills fact_attribute with (a fact's single-valued attribute, or NULL). */
