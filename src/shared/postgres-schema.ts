@@ -281,6 +281,13 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   -- memories_by_fact_attribute is partial already and seeks each new fact's timeline.
   DROP INDEX IF EXISTS memories_by_recency;
   `,
+  /* 12 */ `
+  -- The values of an attribute valid at a new fact's start (writer/commands/supersession.ts)
+  -- by validity: seeking valid_until IS NULL and valid_until > the moment reads only those,
+  -- where memories_by_fact_attribute's occurred_at < the moment walked every earlier value,
+  -- superseded ones included, so each write cost more as the timeline grew.
+  CREATE INDEX IF NOT EXISTS memories_valid_facts ON memories(entity_id, fact_attribute, valid_until, occurred_at) WHERE fact_attribute IS NOT NULL;
+  `,
 ];
 
 /**
