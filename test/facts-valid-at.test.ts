@@ -5,13 +5,13 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
-import { factAttribute } from '../src/shared/fact-attributes.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
+import { factAttribute } from '../src/shared/fact-attributes.js';
 import { SqliteRows } from '../src/writer/sqlite/rows.js';
 import { runNow } from '../src/writer/commands/run.js';
-import { applyPlacement, placement } from '../src/writer/commands/supersession.js';
 import type { TimelineFact } from '../src/writer/commands/rows.js';
 import { tempDir } from './support/service.js';
+import { placeFact } from './support/place-fact.js';
 
 const dir = tempDir('memrt-valid-at-');
 const db = openDatabase(join(dir, 'w.db'), { readonly: false, synchronous: 'NORMAL' });
@@ -28,14 +28,7 @@ const reference = db.prepare<[string, string, number, number, number, number], T
   ORDER BY rowid LIMIT ? OFFSET ?`);
 
 function remember(id: string, content: string, at: number): void {
-  const place = runNow(placement(rows, owner.id, content, at));
-  runNow(rows.insertMemory({
-    id, type: 'semantic', content, contentKey: `${content.toLowerCase()} ${id}`, confidence: 0.9, stability: 1, difficulty: 5,
-    at, tier: 0, ownerId: owner.id, episodeId: null, seq: null, role: null, context: '',
-    links: [{ entityId: owner.id, relation: 'owner' }], occurredAt: at,
-    validUntil: place.next?.at ?? null, supersededBy: place.next?.id ?? null, factAttribute: factAttribute(content)!.attribute,
-  }));
-  runNow(applyPlacement(rows, { id, occurred_at: at }, place));
+  placeFact(rows, owner.id, id, content, at);
 }
 
 test('facts valid at a moment: the same rows and pages as the filter over the whole timeline', () => {

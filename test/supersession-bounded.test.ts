@@ -5,13 +5,13 @@ import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { openDatabase } from '../src/shared/db.js';
-import { factAttribute } from '../src/shared/fact-attributes.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
 import { SqliteRows } from '../src/writer/sqlite/rows.js';
 import { runNow } from '../src/writer/commands/run.js';
-import { applyPlacement, placement, TIMELINE_PAGE } from '../src/writer/commands/supersession.js';
+import { TIMELINE_PAGE } from '../src/writer/commands/supersession.js';
 import type { WriteRows } from '../src/writer/commands/rows.js';
 import { tempDir } from './support/service.js';
+import { placeFact } from './support/place-fact.js';
 
 const dir = tempDir('memrt-supersession-');
 const db = openDatabase(join(dir, 'w.db'), { readonly: false, synchronous: 'NORMAL' });
@@ -41,15 +41,7 @@ test('placing a fact reads a bounded number of rows however many values its attr
   const owner = runNow(sqlite.insertEntity({ id: 'eve', name: 'Eve', kind: 'user' }, 0));
   const remember = (rows: WriteRows, id: string, city: string, at: number) => {
     const content = `Eve lives in ${city}`;
-    const place = runNow(placement(rows, owner.id, content, at));
-    runNow(rows.insertMemory({
-      id, type: 'semantic', content, contentKey: content.toLowerCase(), confidence: 0.9, stability: 1, difficulty: 5,
-      at, tier: 0, ownerId: owner.id, episodeId: null, seq: null, role: null, context: '',
-      links: [{ entityId: owner.id, relation: 'owner' }], occurredAt: at,
-      validUntil: place.next?.at ?? null, supersededBy: place.next?.id ?? null, factAttribute: factAttribute(content)!.attribute,
-    }));
-    runNow(applyPlacement(rows, { id, occurred_at: at }, place));
-    return place;
+    return placeFact(rows, owner.id, id, content, at, content.toLowerCase());
   };
   const VALUES = 40 * TIMELINE_PAGE;
   for (let i = 0; i < VALUES; i++) remember(sqlite, `f${i}`, `city ${i}`, 10 * (i + 1));
@@ -80,17 +72,7 @@ test('same-value rows are skipped page by page: the next different value is stil
   const ns = ensureNamespace(db, 'repeats');
   const rows = new SqliteRows(db, ns, () => 0);
   const owner = runNow(rows.insertEntity({ id: 'bob', name: 'Bob', kind: 'user' }, 0));
-  const put = (id: string, content: string, at: number) => {
-    const place = runNow(placement(rows, owner.id, content, at));
-    runNow(rows.insertMemory({
-      id, type: 'semantic', content, contentKey: `${content.toLowerCase()} ${id}`, confidence: 0.9, stability: 1, difficulty: 5,
-      at, tier: 0, ownerId: owner.id, episodeId: null, seq: null, role: null, context: '',
-      links: [{ entityId: owner.id, relation: 'owner' }], occurredAt: at,
-      validUntil: place.next?.at ?? null, supersededBy: place.next?.id ?? null, factAttribute: factAttribute(content)!.attribute,
-    }));
-    runNow(applyPlacement(rows, { id, occurred_at: at }, place));
-    return place;
-  };
+  const put = (id: string, content: string, at: number) => placeFact(rows, owner.id, id, content, at);
   // More same-value rows than a page, after the new fact's moment, then a different value.
   for (let i = 0; i < 3 * TIMELINE_PAGE; i++) put(`r${i}`, 'Bob lives in Oslo', 100 + i);
   put('rome', 'Bob lives in Rome', 1000);
