@@ -443,12 +443,18 @@ export function retiredCell(cell: number): number {
   return -1 - cell;
 }
 
+/** retiredCell in SQL, over the expression `cell`. */
+const retiredCellSql = (cell: string) => `-1 - (${cell})`;
+
+/** The IVF cell of vec0 partition `partition`: a retired twin's true cell, any other as it is. */
+export const trueCellSql = (partition: string) => `CASE WHEN ${partition} < 0 THEN ${retiredCellSql(partition)} ELSE ${partition} END`;
+
 /**
  * The vec0 cell of memory `m`'s vector given its IVF cell `cell` (SQL, `@now` bound): the retired
  * twin once the fact is superseded and no longer valid. Every writer of vectors places by it.
  */
 export const vectorCellSql = (m: string, cell: string) =>
-  `CASE WHEN ${m}.superseded_by IS NOT NULL AND ${m}.valid_until <= @now THEN -1 - (${cell}) ELSE (${cell}) END`;
+  `CASE WHEN ${m}.superseded_by IS NOT NULL AND ${m}.valid_until <= @now THEN ${retiredCellSql(cell)} ELSE (${cell}) END`;
 
 /** An episode's turn by position (episode_id, seq): the previous turn is a turn's context (migration 6). */
 export const TURN_CONTENT_SQL = "SELECT content FROM memories WHERE episode_id = ? AND seq = ? AND memory_type = 'episodic'";

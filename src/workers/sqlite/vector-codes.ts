@@ -25,7 +25,7 @@ import type { Db } from '../../shared/db.js';
 import { prepareOnce } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle } from '../ivf/vector-codes.js';
-import { retiredCell } from '../../shared/sql-schema.js';
+import { retiredCell, trueCellSql } from '../../shared/sql-schema.js';
 import type { VectorCells } from './ivf-cells.js';
 
 export type { CodesRefresh, SharedCodesHandle };
@@ -225,7 +225,7 @@ export class NamespaceVectorCodes {
  * counts as its true cell, so the build still meets the cells in order (out of order, vectors
  * would go to the store's unordered tail, which every query scans whole).
  */
-const TRUE_CELL_SQL = 'CASE WHEN partition01 < 0 THEN -1 - partition01 ELSE partition01 END';
+const TRUE_CELL_SQL = trueCellSql('partition01');
 
 /**
  * Every vector of a namespace straight from vec0's shadow tables (sqlite-vec 0.1.x layout, in
