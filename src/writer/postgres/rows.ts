@@ -96,7 +96,9 @@ export class PgRows implements WriteRows {
         ORDER BY occurred_at, rowid LIMIT ${limit})
       UNION ALL
       (SELECT 2, rowid, id, NULL, content, NULL, NULL, NULL, occurred_at, valid_until, NULL
-        FROM (${this.validAtSeeks(ownerId, attribute, at)}) valid ORDER BY rowid LIMIT ${limit})
+        FROM memories WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND occurred_at < ${at}
+          AND (valid_until IS NULL OR valid_until > ${at}) AND memory_type = 'semantic' AND archived = 0
+        ORDER BY rowid LIMIT ${limit})
       ) reads ORDER BY part, CASE WHEN part = 1 THEN occurred_at END, rowid`);
     let duplicate = ahead?.found;
     const timeline: TimelinePages = { after: [], validAt: [] };
@@ -149,24 +151,10 @@ export class PgRows implements WriteRows {
   }
 
   *factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
-    return yield* query(this.tx<TimelineFact[]>`SELECT rowid, id, content, occurred_at, valid_until
-      FROM (${this.validAtSeeks(ownerId, attribute, at)}) valid ORDER BY rowid LIMIT ${limit} OFFSET ${offset}`);
-  }
-
-  /**
-   * An attribute's values valid at a moment, as two seeks of memories_valid_facts (migration 12),
-   * one per way a value can be valid then: still current, or superseded only later. Written as
-   * one filter, `valid_until IS NULL OR valid_until > at` was read through occurred_at < at,
-   * every earlier value of the attribute, superseded ones included.
-   */
-  private validAtSeeks(ownerId: string, attribute: string, at: number) {
-    return this.tx`SELECT rowid, id, content, occurred_at, valid_until FROM memories
-        WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND valid_until IS NULL AND occurred_at < ${at}
-          AND memory_type = 'semantic' AND archived = 0
-      UNION ALL
-      SELECT rowid, id, content, occurred_at, valid_until FROM memories
-        WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND valid_until > ${at} AND occurred_at < ${at}
-          AND memory_type = 'semantic' AND archived = 0`;
+    return yield* query(this.tx<TimelineFact[]>`SELECT rowid, id, content, occurred_at, valid_until FROM memories
+      WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND occurred_at < ${at}
+        AND (valid_until IS NULL OR valid_until > ${at}) AND memory_type = 'semantic' AND archived = 0
+      ORDER BY rowid LIMIT ${limit} OFFSET ${offset}`);
   }
 
   *supersede(rowid: number, at: number, by: string): Step<void> {
