@@ -4,7 +4,7 @@
 // drained; then every recall phase runs on one and right after on the other, the order swapped
 // each round, each pair on the same distinct queries — whatever else the machine runs moves both
 // alike. Phases: idle at c=1 (p50/p95), c=4 and c=16 (rounds, medians kept), then once each:
-// while remember streams in at c=4, and right after a 5k-write burst.
+// while remember streams in at a fixed rate, and right after a 5k-write burst.
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { note } from './lib/progress.js';
@@ -12,6 +12,15 @@ import { startService, type ServerProcess } from './lib/processes.js';
 import { fmt, table } from './lib/report.js';
 import { runWrk, writeScript, wrkAvailable, type WrkResult } from './lib/wrk.js';
 import { threadCpu } from './lib/thread-cpu.js';
+
+/**
+ * Remembers per second sent while recall is measured, the same for both builds: an unpaced
+ * stream (c=4, closed loop) sends as many as each build accepts, so a build with faster writes
+ * gave its recalls more concurrent work (555 vs 257 writes/s in one run) and looked slower.
+ * Below what either build sustains here (~250/s at c=4); the achieved rate is printed.
+ */
+const STREAM_RATE = 200;
+const STREAM_CONNECTIONS = 8;
 
 export interface MixedTexts {
   remember(n: number): string[];
@@ -88,13 +97,14 @@ export async function runMixedAgainst(workDir: string, baselineDist: string, opt
     // Writes grow each store alike: once per build, in the same order, each with its own stream and burst.
     const queries = bodiesFile(texts.recall(20_000));
     const stream = texts.remember(60_000);
+    const STREAMING = `recall while remember streams (${STREAM_RATE}/s)`;
     const burst = texts.remember(5_000);
     for (const build of ['baseline', 'current'] as const) {
       const [during] = await Promise.all([
-        recall(build, 'recall while remember streams', 4, queries),
-        runWrk(script, { title: `remember stream (${build})`, base: bases[build], route: '/v1/remember', connections: 4, seconds, bodiesFile: bodiesFile(stream) }),
+        recall(build, STREAMING, 4, queries),
+        runWrk(script, { title: `remember stream (${build})`, base: bases[build], route: '/v1/remember', connections: STREAM_CONNECTIONS, seconds, rate: STREAM_RATE, bodiesFile: bodiesFile(stream) }),
       ]);
-      record('recall while remember streams', 4, build, during);
+      record(STREAMING, 4, build, during);
       await options.drained(bases[build]);
       await options.postAll(bases[build], '/v1/remember', burst, 16);
       record('recall after a 5k burst', 4, build, await recall(build, 'recall after a 5k burst', 4, queries));
