@@ -282,11 +282,11 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   DROP INDEX IF EXISTS memories_by_recency;
   `,
   /* 12 */ `
-  -- The values of an attribute valid at a new fact's start (writer/commands/supersession.ts)
-  -- by validity: seeking valid_until IS NULL and valid_until > the moment reads only those,
-  -- where memories_by_fact_attribute's occurred_at < the moment walked every earlier value,
-  -- superseded ones included, so each write cost more as the timeline grew.
-  CREATE INDEX IF NOT EXISTS memories_valid_facts ON memories(entity_id, fact_attribute, valid_until, occurred_at) WHERE fact_attribute IS NOT NULL;
+  -- Was: CREATE INDEX memories_valid_facts (entity_id, fact_attribute, valid_until, occurred_at)
+  -- WHERE fact_attribute IS NOT NULL, which migration 13 drops (why there). Emptied so that a
+  -- database upgrading past both does not build an index over every row only to drop it; one
+  -- that ran it loses the index through 13 all the same.
+  SELECT 1;
   `,
   /* 13 */ `
   -- Migration 12's index undone: with valid_until indexed, superseding a fact (which sets it) can

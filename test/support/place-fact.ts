@@ -1,5 +1,6 @@
-// A semantic fact stored the way the remember rule stores one: placed on its owner's attribute
-// timeline (supersession.ts), inserted with the placement's validity, then the placement applied.
+// A semantic fact placed on its owner's attribute timeline (supersession.ts), inserted with the
+// placement's validity, then the placement applied — the order restore uses (remember hands the
+// superseded facts to the insert instead: the same rows). No duplicate check.
 import { factAttribute } from '../../src/shared/fact-attributes.js';
 import { runNow } from '../../src/writer/commands/run.js';
 import { applyPlacement, placement, type Placement } from '../../src/writer/commands/supersession.js';

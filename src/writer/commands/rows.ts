@@ -153,9 +153,11 @@ export interface WriteRows {
   factsAfter(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]>;
   /**
    * Those that start before `at` and are still valid at it (valid_until unset or later), in
-   * rowid order, at most `limit` of them past the first `offset`.
+   * rowid order, at most `limit` of them past the first `offset`. `manyLater`: whether a full
+   * page of factsAfter starts after `at`. The rows are the same either way; an adapter may pick
+   * its read by it: which read is cheap depends on where `at` sits on the timeline.
    */
-  factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]>;
+  factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number, manyLater: boolean): Step<TimelineFact[]>;
   /** Marks a memory superseded: valid until `at`, replaced by memory `by`. */
   supersede(rowid: number, at: number, by: string): Step<void>;
   /** An episode's turn's text by position. */

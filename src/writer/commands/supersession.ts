@@ -35,15 +35,17 @@ export function* placement(rows: WriteRows, ownerId: string, content: string, oc
   if (set === null) return NOTHING;
   const differs = (fact: TimelineFact) => factAttribute(fact.content)?.value !== set.value;
   let next: Placement['next'] = null;
+  let manyLater = false;
   for (let offset = 0; next === null; offset += TIMELINE_PAGE) {
     const later = offset === 0 && read ? read.after : yield* rows.factsAfter(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE);
+    if (offset === 0) manyLater = later.length === TIMELINE_PAGE;
     const found = later.find(differs);
     if (found) next = { at: found.occurred_at, id: found.id };
     else if (later.length < TIMELINE_PAGE) break;
   }
   const supersedes: TimelineFact[] = [];
   for (let offset = 0; ; offset += TIMELINE_PAGE) {
-    const valid = offset === 0 && read ? read.validAt : yield* rows.factsValidAt(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE);
+    const valid = offset === 0 && read ? read.validAt : yield* rows.factsValidAt(ownerId, set.attribute, occurredAt, offset, TIMELINE_PAGE, manyLater);
     supersedes.push(...valid.filter(differs));
     if (valid.length < TIMELINE_PAGE) break;
   }

@@ -150,6 +150,8 @@ export class PgRows implements WriteRows {
       ORDER BY occurred_at, rowid LIMIT ${limit} OFFSET ${offset}`);
   }
 
+  // One read whatever `manyLater` says: memories_by_fact_attribute (migration 13 says why
+  // PostgreSQL has no validity index).
   *factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
     return yield* query(this.tx<TimelineFact[]>`SELECT rowid, id, content, occurred_at, valid_until FROM memories
       WHERE entity_id = ${ownerId} AND fact_attribute = ${attribute} AND occurred_at < ${at}

@@ -35,16 +35,26 @@ function statements(db: Db) {
     factsAfter: statementPerLimits<[string, string, number, number], TimelineFact>(db, (limit) => `SELECT rowid, id, content, occurred_at, valid_until
       FROM memories WHERE entity_id = ? AND fact_attribute = ? AND occurred_at > ? AND memory_type = 'semantic' AND archived = 0
       ORDER BY occurred_at, rowid LIMIT ${limit} OFFSET ?`),
-    // Two seeks of memories_valid_facts (migration 16), one per way a fact can be valid at the
-    // moment: still current, or superseded only later. A superseded value's valid_until is at
-    // most the new fact's moment when facts arrive in time order, so neither seek walks past
-    // the attribute's history; each side comes out in rowid order and the two are merged.
-    factsValidAt: statementPerLimits<[string, string, number, string, string, number, number, number], TimelineFact>(db, (limit) => `
+    // The values valid at a moment, two ways (factsValidAt below picks one by position).
+    // By validity: two seeks of memories_valid_facts (migration 16), one per way a fact can be
+    // valid then (still current, or superseded only later), each side sorted and the two merged
+    // by rowid. It walks the values that end after the moment: those valid then and each value
+    // that starts later — so when few start later (facts arriving in time order) never the
+    // superseded history.
+    factsValidAtByValidity: statementPerLimits<[string, string, number, string, string, number, number, number], TimelineFact>(db, (limit) => `
       SELECT rowid, id, content, occurred_at, valid_until FROM memories INDEXED BY memories_valid_facts
         WHERE entity_id = ? AND fact_attribute = ? AND valid_until IS NULL AND occurred_at < ? AND memory_type = 'semantic' AND archived = 0
       UNION ALL
       SELECT rowid, id, content, occurred_at, valid_until FROM memories INDEXED BY memories_valid_facts
         WHERE entity_id = ? AND fact_attribute = ? AND valid_until > ? AND occurred_at < ? AND memory_type = 'semantic' AND archived = 0
+      ORDER BY rowid LIMIT ${limit} OFFSET ?`),
+    // By start: memories_by_fact_attribute up to the moment, filtered by validity. It walks the
+    // values that start before the moment: cheap for a fact placed before most of its timeline
+    // (an import newest first, an old fact backfilled), where the validity seek would walk
+    // every value superseded after it.
+    factsValidAtByStart: statementPerLimits<[string, string, number, number, number], TimelineFact>(db, (limit) => `SELECT rowid, id, content, occurred_at, valid_until
+      FROM memories INDEXED BY memories_by_fact_attribute WHERE entity_id = ? AND fact_attribute = ? AND occurred_at < ? AND (valid_until IS NULL OR valid_until > ?)
+        AND memory_type = 'semantic' AND archived = 0
       ORDER BY rowid LIMIT ${limit} OFFSET ?`),
     supersede: db.prepare('UPDATE memories SET valid_until = ?, superseded_by = ? WHERE rowid = ?'),
     // Only the same owner's facts of the same attribute can point at it (supersession.ts): the index finds them.
@@ -194,8 +204,10 @@ export class SqliteRows implements WriteRows {
     return this.s.factsAfter(limit).all(ownerId, attribute, at, offset);
   }
 
-  *factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number): Step<TimelineFact[]> {
-    return this.s.factsValidAt(limit).all(ownerId, attribute, at, ownerId, attribute, at, at, offset);
+  *factsValidAt(ownerId: string, attribute: string, at: number, offset: number, limit: number, manyLater: boolean): Step<TimelineFact[]> {
+    return manyLater
+      ? this.s.factsValidAtByStart(limit).all(ownerId, attribute, at, at, offset)
+      : this.s.factsValidAtByValidity(limit).all(ownerId, attribute, at, ownerId, attribute, at, at, offset);
   }
 
   *supersede(rowid: number, at: number, by: string): Step<void> {
