@@ -5,12 +5,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { get, post, startTestService, type TestService } from './support/service.js';
+import { untilEmbedded } from './support/embedded.js';
 import { assertChain, contents, iso, T2021, T2022, T2023 } from './support/timeline.js';
 
 let t: TestService;
 
 before(async () => {
-  t = await startTestService();
+  // The hashing embedder: the file ranks 2,000 imported turns with every vector attached, and
+  // USE-lite would spend ~30 s of the run embedding them; nothing here is about embedding quality.
+  t = await startTestService({ SERVICE_EMBEDDER: 'hash' });
 });
 after(() => t.close());
 
@@ -33,6 +36,8 @@ describe('episodes/import', () => {
     const afterImport = await stats();
     assert.equal(afterImport.episodic_memories - before.episodic_memories, 2000);
 
+    // 2,000 near-identical turns: rank them as users do, with every vector attached (support/embedded.ts).
+    await untilEmbedded(t.service);
     const turn = (await post(t.base, '/v1/recall', { query: 'imported turn number 1234 ocelots', types: ['episodic'], limit: 1 })).body.memories[0];
     assert.equal(turn.content, 'imported turn number 1234 about ocelots');
     assert.equal(turn.occurred_at, new Date(start + 1234 * 60_000).toISOString().replace('Z', '+00:00'));

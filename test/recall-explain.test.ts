@@ -7,6 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
+import { untilEmbedded } from './support/embedded.js';
 import { prepareVectorDatabase, VECTOR_ENV } from './support/cli.js';
 import { memoryInserter } from './support/rows.js';
 import { openDatabase } from '../src/shared/db.js';
@@ -21,6 +22,8 @@ before(async () => {
   for (const content of ['what do you grow up there?', 'mostly basil, and tomatoes in summer', 'nice, any trouble with pests?']) {
     await post(t.base, `/v1/episodes/${episode}/message`, { role: 'user', content });
   }
+  // The tests below compare recalls: rank with every vector attached (support/embedded.ts).
+  await untilEmbedded(t.service);
 });
 after(() => t.close());
 

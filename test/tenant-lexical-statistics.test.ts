@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { post, startTestService, tempDir, type TestService } from './support/service.js';
 import { onPostgres } from './support/test-backend.js';
+import { untilEmbedded } from './support/embedded.js';
 import { memoryInserter } from './support/rows.js';
 import { openDatabase } from '../src/shared/db.js';
 import { ensureNamespace, migrate } from '../src/writer/sqlite/migrate.js';
@@ -26,6 +27,9 @@ before(async () => {
     'Lena once planted an apricot tree, a fig tree and an apricot hedge',
   ];
   for (const fact of facts) assert.equal((await post(t.base, '/v1/remember', { entity: 'lena', fact }, A)).status, 201);
+  // The test compares A's recalls before and after B's writes: rank with every vector attached
+  // (support/embedded.ts), or one attached between them changes A's order.
+  await untilEmbedded(t.service);
 });
 after(() => t.close());
 
@@ -52,6 +56,7 @@ test("A's lexical scores are identical whether or not B's memories (full of A's 
     const fact = `apricot orchard ${i}: ` + 'apricot harvest report with many words about weather soil and trucks '.repeat(1 + (i % 4));
     assert.equal((await post(t.base, '/v1/remember', { entity: `grower-${i % 5}`, fact }, B)).status, 201);
   }
+  await untilEmbedded(t.service);
   const beside = await lexicalOfA();
   assert.deepEqual(beside, alone);
   // The entity and type filters take other query paths: the same holds there.

@@ -168,9 +168,10 @@ function encoded<T>(result: T): JsonBytes<T> {
 }
 
 async function embedPending({ store }: NamespaceReads, limit: number): Promise<PoolResults['embedPending']> {
+  const started = performance.now();
   const rows = await store.unembedded(limit + 1);
   const batch = rows.slice(0, limit);
-  if (batch.length === 0) return { items: [], unembeddable: [], remaining: false };
+  if (batch.length === 0) return { items: [], unembeddable: [], remaining: false, ms: performance.now() - started };
   const model = await embedder;
   const texts = batch.map((row) => embeddingInput(row.content));
   let vectors: (Float32Array | null)[];
@@ -190,6 +191,7 @@ async function embedPending({ store }: NamespaceReads, limit: number): Promise<P
     items: items.flat(),
     unembeddable: batch.filter((_, i) => vectors[i] === null).map((row) => row.rowid),
     remaining: rows.length > limit,
+    ms: performance.now() - started,
   };
 }
 

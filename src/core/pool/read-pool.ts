@@ -8,7 +8,7 @@ import type { Logger } from '../../shared/logger.js';
 import { POOL_TASKS, type PoolOp, type PoolReply, type PoolResults, type PoolWorkerData, type ReadSide, type StageTimings, type TaskOf } from '../../shared/protocol/pool.js';
 import { askThreadsToClose } from '../../shared/pool-close.js';
 import { isNullSocketWrite } from '../../shared/postgres-client-guard.js';
-import { LanePool } from './lane-pool.js';
+import { LanePool, type Lane } from './lane-pool.js';
 import { VectorCodesRegistry } from './vector-codes-registry.js';
 
 /**
@@ -90,25 +90,30 @@ export class ReadPool {
     return this.lanes.queueSize('interactive');
   }
 
-  async run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
+  /**
+   * Runs `task` in its declared lane, or in `lane` when given: the embedding backfill's floor
+   * (core/jobs/embedding-backfill.ts) sends a small batch of upkeep to the interactive lane when the
+   * background lane gets no CPU.
+   */
+  async run<T extends PoolOp>(task: TaskOf<T>, lane: Lane = POOL_TASKS[task.op].lane): Promise<PoolResults[T]> {
     // A recall borrows the namespace's shared vector codes for the length of its task.
     const loan = (task.op === 'recall' || task.op === 'recallGrouped') && this.vectorCodes.enabled ? this.vectorCodes.lend(task.namespace) : null;
     if (loan) task = { ...task, vectorCodes: loan.handle };
     try {
-      return await this.runTask(task);
+      return await this.runTask(task, lane);
     } finally {
       loan?.giveBack();
     }
   }
 
-  private async runTask<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]> {
+  private async runTask<T extends PoolOp>(task: TaskOf<T>, lane: Lane): Promise<PoolResults[T]> {
     // Piscina's answers are untyped; the worker's `handle` answers a TaskOf<T> with a PoolReply<T>.
     // A thread that the postgres client's null-socket write still ended (shared/postgres-client-guard.ts
     // contains it where it can) is replaced by Piscina; the read runs once more on another thread.
-    const result = (await this.lanes.run(POOL_TASKS[task.op].lane, task).catch((error: unknown) => {
+    const result = (await this.lanes.run(lane, task).catch((error: unknown) => {
       if (!isNullSocketWrite(error)) throw error;
       this.onThreadLost?.(error as Error);
-      return this.lanes.run(POOL_TASKS[task.op].lane, task);
+      return this.lanes.run(lane, task);
     })) as PoolReply<T>;
     if (!result.ok) throw ServiceError.fromWire(result.error);
     if (result.timings) this.onStageTimings?.(task.op, result.timings);

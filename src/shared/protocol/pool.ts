@@ -134,7 +134,8 @@ export const POOL_TASKS = {
   readStoredSnapshotMemories: task<{ snapshotId: string; after: number }, StoredSnapshotChunk>('requested'),
 
   /** `unembeddable`: rows the embedder rejected on their own (kept BM25/graph-recallable). */
-  embedPending: task<{ limit: number }, { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean }>('background'),
+  /** `ms`: how long the batch ran in its thread, from its start (queueing excluded): the floor's pacing. */
+  embedPending: task<{ limit: number }, { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean; ms: number }>('background'),
   vectorIndexStatus: task<object, VectorIndexStatus>('background'),
   /** Every namespace's name (the background jobs take each in turn). */
   namespaceNames: task<object, string[]>('background'),
