@@ -5,6 +5,7 @@
 // The published figures come from bench:quality (locomo.ts, through HTTP); this is for sweeps.
 //
 //   node dist/bench/recall-quality/locomo-tune.js [--cache <dir>] 'session=0' 'session=0.2' ...
+//   (SERVICE_EMBEDDER: the stored turns' embedder; TUNE_QUERY_EMBEDDER: the questions', when another)
 //
 // Each argument is a weight setting (comma-separated name=value, see SIGNAL_WEIGHTS); '' is the
 // defaults. Prints R@1/5/10, MRR and R@10 per category per setting, and the engine's ranking
@@ -73,7 +74,9 @@ const parse = (setting: string): EngineOptions => {
 };
 
 const config = loadConfig({ HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(cache, 'unused.db'), SERVICE_EMBEDDER: embedderKind, ...floorOverride });
-const embedder = await createEmbedder(config);
+// TUNE_QUERY_EMBEDDER: queries embedded by another embedder than the stored turns (asymmetric,
+// e.g. stored USE-lite, static queries); the floor then is the stored embedder's unless overridden.
+const embedder = await createEmbedder(process.env.TUNE_QUERY_EMBEDDER ? loadConfig({ SERVICE_PATH: ':memory:', SERVICE_EMBEDDER: process.env.TUNE_QUERY_EMBEDDER }) : config);
 // As the service: SERVICE_VECTOR_MIN_SIMILARITY overrides the embedder's floor.
 const minSimilarity = config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity;
 const ranked = settings.map(() => new Map<string, string[]>());

@@ -3,6 +3,7 @@
 // settings in one process, so a weight chosen on LoCoMo can be checked here cheaply.
 //
 //   node dist/bench/recall-quality/synthetic-tune.js [--seed N] '' 'adjacent=0.4,reach=2' ...
+//   (SERVICE_EMBEDDER: the stored turns' embedder; TUNE_QUERY_EMBEDDER: the questions', when another)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -42,7 +43,8 @@ const evidence = new Map<string, Set<string>>();
 for (const [i, session] of corpus.sessions.entries()) {
   for (const [seq, turn] of session.turns.entries()) for (const q of turn.answers ?? []) evidence.set(q, new Set([turnAt.get(episodes[i], seq)!.id]));
 }
-const embedder = await createEmbedder(config);
+// TUNE_QUERY_EMBEDDER: questions embedded by another embedder than the stored turns (asymmetric).
+const embedder = await createEmbedder(process.env.TUNE_QUERY_EMBEDDER ? loadConfig({ SERVICE_PATH: ':memory:', SERVICE_EMBEDDER: process.env.TUNE_QUERY_EMBEDDER }) : config);
 const vectors = await embedder.embed(corpus.questions.map((q) => q.text));
 // As the service: SERVICE_VECTOR_MIN_SIMILARITY overrides the embedder's floor.
 const minSimilarity = config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity;
