@@ -33,12 +33,11 @@ describe('retired twins of IVF cells: codes and vec0', () => {
   const vectorOf = async (t: string) => (await embedder.embed([t]))[0];
   const recall = async (i: number, useCodes: boolean, time?: object) => {
     const loan = useCodes ? registry.lend('t') : null;
-    port.holdVectorCodes(loan?.handle ?? null);
     const timings: Record<string, number> = {};
     try {
-      const hits = await engine.recall({ query: texts[i], entity: null, types: null, limit: 5, queryVector: await vectorOf(texts[i]), ...(time ? { time } : {}) } as never, Date.now(), timings);
+      const hits = await engine.recall({ query: texts[i], entity: null, types: null, limit: 5, queryVector: await vectorOf(texts[i]), vectorCodes: { handle: loan?.handle ?? null }, ...(time ? { time } : {}) } as never, Date.now(), timings);
       return { rowids: hits.map((h) => h.row.rowid), coded: timings.vector_codes !== undefined };
-    } finally { port.releaseVectorCodes(); loan?.giveBack(); }
+    } finally { loan?.giveBack(); }
   };
   before(async () => {
     writer = openDatabase(path, { readonly: false, synchronous: 'NORMAL' });

@@ -24,6 +24,7 @@ import { nearestCentroid, trainIndex } from '../src/workers/ivf/kmeans.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { RecallEngine } from '../src/workers/recall/engine.js';
 import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
+import type { RecallCodes } from '../src/workers/port/candidates.js';
 import { Corpus } from '../bench/lib/corpus.js';
 import { memoryInserter, unit } from './support/rows.js';
 import { tempDir } from './support/service.js';
@@ -199,15 +200,13 @@ describe('shared codes over a SQLite file: built in the background, handed to re
   /** A recall as ReadPool and the worker run one: the store lent for the task, a build asked for when the recall found none. */
   const recallThrough = async (through: VectorCodesRegistry, namespace: 'a' | 'b', text: string, limit = 5) => {
     const loan = through.lend(`tenant-${namespace}`);
-    const port = ports[namespace];
-    port.holdVectorCodes(loan?.handle ?? null);
+    const vectorCodes: RecallCodes = { handle: loan?.handle ?? null };
     const timings: Record<string, number> = {};
     try {
-      const hits = await engines[namespace].recall({ query: text, entity: null, types: null, limit, queryVector: await vectorOf(text) }, Date.now(), timings);
+      const hits = await engines[namespace].recall({ query: text, entity: null, types: null, limit, queryVector: await vectorOf(text), vectorCodes }, Date.now(), timings);
       return { rowids: hits.map((hit) => hit.row.rowid), coded: timings.vector_codes !== undefined };
     } finally {
-      if (port.vectorCodesWanted) through.wanted(`tenant-${namespace}`);
-      port.releaseVectorCodes();
+      if (vectorCodes.wanted) through.wanted(`tenant-${namespace}`);
       loan?.giveBack();
     }
   };

@@ -7,6 +7,7 @@ import type { JsonBytes, PoolHandlers, PoolOp, PoolReply, PoolResults, PoolWorke
 import { FIRST_USE_KIND, MAX_NAMESPACE_PAGE, type InspectResult, type MemoryType, type ValidatedListNamespaces } from '../shared/schemas.js';
 import { openReadPorts } from './open-read-port.js';
 import type { ReadPort } from './port/read-port.js';
+import type { RecallCodes } from './port/candidates.js';
 import { BoundedMap } from '../shared/bounded-map.js';
 
 /** Namespaces whose ports (and caches) each pool thread keeps; the rest are opened again when read. */
@@ -109,7 +110,7 @@ async function embedQueries(texts: string[]): Promise<PoolResults['embedQueries'
 async function recallHits(
   { engine }: NamespaceReads, query: string, entity: string | null, types: MemoryType[] | null, limit: number, explain: boolean,
   cached: Float32Array | undefined, timings: StageTimings, after: string | undefined, notes: TaskNotes,
-  timeInput: RecallTimeInput, embedMs?: number,
+  timeInput: RecallTimeInput, vectorCodes: RecallCodes, embedMs?: number,
 ): Promise<Budgeted<RecallHit> & { embedded?: Float32Array }> {
   let embedded: Float32Array | undefined;
   if (embedMs !== undefined) timings.embed = embedMs;
@@ -121,7 +122,7 @@ async function recallHits(
   const onServed = (side: ReadSide, note?: ServedNote) => Object.assign(notes, note, { readSide: side });
   const now = Date.now();
   const time = recallTime(timeInput, now);
-  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed, time };
+  const request = { query, entity, types, limit, explain, queryVector: cached ?? embedded ?? null, after, onServed, time, vectorCodes };
   // A time the query speaks of narrows it, unless the client gave the interval itself; when
   // nothing of that time matches, the recall answers as if the query had named none.
   const during = timeInput.since === undefined && timeInput.until === undefined ? queryWindow(query, time.validAt) : null;
@@ -201,17 +202,17 @@ async function listNamespaces({ limit = MAX_NAMESPACE_PAGE, offset = 0 }: Valida
 }
 
 /**
- * Runs a recall with the shared vector codes its task was handed (SQLite), held for that task
- * only: the thread keeps no store between tasks, so one the registry let go is not kept alive by
- * an idle thread. Notes when an indexed namespace had no store to scan, so the registry builds one.
+ * Runs a recall with the shared vector codes its task was lent (SQLite): the store travels in
+ * this recall's own context (RecallCodes), not in the thread's state, so recalls running at once
+ * on one thread each scan the store they were lent, and none is reachable after its task.
+ * Notes when an indexed namespace had no store to scan, so the registry builds one.
  */
-async function withVectorCodes<T>(store: ReadPort, handle: TaskOf<'recall'>['vectorCodes'], notes: TaskNotes, work: () => Promise<T>): Promise<T> {
-  store.holdVectorCodes?.(handle ?? null);
+async function withVectorCodes<T>(handle: TaskOf<'recall'>['vectorCodes'], notes: TaskNotes, work: (codes: RecallCodes) => Promise<T>): Promise<T> {
+  const codes: RecallCodes = { handle: handle ?? null };
   try {
-    return await work();
+    return await work(codes);
   } finally {
-    if (store.vectorCodesWanted) notes.codesWanted = true;
-    store.releaseVectorCodes?.();
+    if (codes.wanted) notes.codesWanted = true;
   }
 }
 
@@ -220,8 +221,8 @@ const handlers: PoolHandlers = {
   async recall(task, timings, notes) {
     const { query, entity, types, limit, explain } = task.input;
     const reads = await namespaceReads(task.namespace);
-    const { kept: hits, truncated, embedded } = await withVectorCodes(reads.store, task.vectorCodes, notes,
-      () => recallHits(reads, query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs));
+    const { kept: hits, truncated, embedded } = await withVectorCodes(task.vectorCodes, notes,
+      (codes) => recallHits(reads, query, entity, types, limit, explain, task.queryVector, timings, task.after, notes, task.input, codes, task.embedMs));
     const rows = hits.map((hit) => hit.row);
     return {
       answer: encoded({ memories: hits.map((hit) => toMemory(hit.row, hit.score, hit.explanation)), contradictions: findContradictions(rows) }),
@@ -234,8 +235,8 @@ const handlers: PoolHandlers = {
     const { query, entity, limit, order, max_groups, explain } = task.input;
     const reads = await namespaceReads(task.namespace);
     const { store } = reads;
-    const { kept: hits, truncated, embedded } = await withVectorCodes(store, task.vectorCodes, notes,
-      () => recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input, task.embedMs));
+    const { kept: hits, truncated, embedded } = await withVectorCodes(task.vectorCodes, notes,
+      (codes) => recallHits(reads, query, entity, null, limit, explain, task.queryVector, timings, task.after, notes, task.input, codes, task.embedMs));
     const episodeIds = [...new Set(hits.flatMap((hit) => (hit.row.episode_id ? [hit.row.episode_id] : [])))];
     const groups = groupHits(hits, await store.episodeStarts(episodeIds), order, max_groups);
     // Only what is returned counts as recalled.

@@ -38,6 +38,9 @@ export class FakeLlm {
   dropNext = 0;
   /** Inputs matching this make /embeddings answer 400, like a text over the model's limit. */
   rejectEmbeddingOf: RegExp | null = null;
+  /** /embeddings requests whose input matches this wait unanswered until `releaseEmbeddings` (a slow endpoint, on cue). */
+  holdEmbeddingsOf: RegExp | null = null;
+  private heldEmbeddings: { inputs: string[]; answer: () => void }[] = [];
   /** Requests held by a 'hang' reply, until `release()` or close. */
   private held: { res: ServerResponse; model: unknown }[] = [];
 
@@ -62,6 +65,18 @@ export class FakeLlm {
     const held = this.held;
     this.held = [];
     for (const { res, model } of held) this.answer(res, model, reply);
+  }
+
+  /** The inputs of the /embeddings requests waiting now (holdEmbeddingsOf). */
+  get embeddingsHeld(): string[] {
+    return this.heldEmbeddings.flatMap((held) => held.inputs);
+  }
+
+  /** Answers the held /embeddings requests whose input matches `which`. */
+  releaseEmbeddings(which: RegExp): void {
+    const go = this.heldEmbeddings.filter((held) => held.inputs.some((input) => which.test(input)));
+    this.heldEmbeddings = this.heldEmbeddings.filter((held) => !go.includes(held));
+    for (const held of go) held.answer();
   }
 
   close(): Promise<void> {
@@ -109,6 +124,9 @@ export class FakeLlm {
     if (this.rejectEmbeddingOf && inputs.some((input) => this.rejectEmbeddingOf!.test(String(input)))) {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"input too long"}}');
       return;
+    }
+    if (this.holdEmbeddingsOf && inputs.some((input) => this.holdEmbeddingsOf!.test(String(input)))) {
+      await new Promise<void>((answer) => this.heldEmbeddings.push({ inputs: inputs.map(String), answer }));
     }
     const vectors = await new HashingEmbedder(this.embeddingDimensions).embed(inputs.map(String));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({

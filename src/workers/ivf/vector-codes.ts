@@ -34,6 +34,8 @@ const ORDERED = 1;
 const LIVE = 2;
 const RANGES = 3;
 const RETIRED = SHARED_CODES_RETIRED;
+/** Scans the store has served, counted by the readers (which store a recall scanned: tests, diagnostics). */
+const SCANS = RETIRED + 1;
 const SLOT_LOCKS = 16;
 const HEADER_BYTES = 4 * (SLOT_LOCKS + READER_SLOTS);
 
@@ -243,6 +245,7 @@ export class CodesReader {
     if (query.length !== this.handle.dimensions || n <= 0 || count === 0) return [];
     const slot = this.takeSlot();
     if (slot < 0) return null;
+    Atomics.add(this.v.header, SCANS, 1);
     try {
       const { layout } = this.v;
       const queryAt = layout.slotsAt + slot * layout.slotBytes;
@@ -283,6 +286,11 @@ export class CodesReader {
     }
     return -1;
   }
+}
+
+/** How many scans the store has served, from any thread (read from its memory: no reader needed). */
+export function scansServed(handle: Pick<SharedCodesHandle, 'memory'>): number {
+  return Atomics.load(new Int32Array(handle.memory.buffer, 0, SCANS + 1), SCANS);
 }
 
 /** Writes `vector` as int8 at `offset` (scaled so its largest component is ±127); returns the scale back to floats. */

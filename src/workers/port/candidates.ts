@@ -4,6 +4,7 @@
 import type { MemoryType } from '../../shared/schemas.js';
 import type { TimeFilter } from '../../shared/event-time.js';
 import type { MemoryRow } from './rows.js';
+import type { SharedCodesHandle } from '../../shared/protocol/pool.js';
 
 export interface CandidateFilter {
   entityId: string | null;
@@ -27,6 +28,22 @@ export interface RecallContext {
   now: number;
   /** Per-stage milliseconds: a signal may record sub-stages here (e.g. `embed`, `knn`) with timed(). */
   timings?: import('../../shared/protocol/pool.js').StageTimings;
+  /** The shared vector codes this recall's task was lent (SQLite; absent: none). */
+  codes?: RecallCodes;
+}
+
+/**
+ * The shared vector codes one recall task was lent (SQLite, workers/sqlite/vector-codes.ts),
+ * carried in the recall's own context and never in thread state: a thread running several
+ * recalls at once (an endpoint embedder) scans, for each, the store that recall was lent, and
+ * keeps no store past the task that was lent it, so the registry's budget counts every store a
+ * thread can reach.
+ */
+export interface RecallCodes {
+  /** The store the registry held for the namespace when the task was sent (null: none). */
+  readonly handle: SharedCodesHandle | null;
+  /** Set by the recall: the namespace is indexed and this task had no store it could scan (the registry may build one). */
+  wanted?: boolean;
 }
 
 /** A candidate a signal proposes, with the signal's raw score (higher is better). */

@@ -130,11 +130,6 @@ export interface ReadPort {
    * (workers/sqlite/vector-codes.ts), at most `limitBytes`; a background task.
    */
   refreshVectorCodes?(previous: SharedCodesHandle | null, limitBytes: number): Promise<CodesRefresh>;
-  /** SQLite only: a recall starts with the store the registry holds for the namespace (null: none); released when it ends. */
-  holdVectorCodes?(handle: SharedCodesHandle | null): void;
-  releaseVectorCodes?(): void;
-  /** SQLite only: the namespace is indexed and the recall had no store to scan (the registry may build one). */
-  readonly vectorCodesWanted?: boolean;
 
   // Consolidation's reads (a network database answers them from the primary; the writer
   // re-checks every item of the plan against the row as it is when applied).

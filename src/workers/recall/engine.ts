@@ -29,7 +29,7 @@ import { queryTerms } from './query-text.js';
 import { whoSaidIt } from './who-said-it.js';
 import { feedbackVector, FEEDBACK_DOCS } from './dense-feedback.js';
 import { asksForTime, timeEvidence } from './time-evidence.js';
-import { validNow, type CandidateRow, type Proposal, type RecallContext, type TimeFilter } from '../port/candidates.js';
+import { validNow, type CandidateRow, type Proposal, type RecallCodes, type RecallContext, type TimeFilter } from '../port/candidates.js';
 import { isoWithOffset } from '../../shared/text.js';
 import type { StageTimings } from '../../shared/protocol/pool.js';
 import { timed, timedAsync } from '../port/timing.js';
@@ -49,6 +49,8 @@ export interface RecallRequest {
   after?: string;
   /** Told which side served the recall's snapshot when replicas are configured (metrics). */
   onServed?: OnServed;
+  /** The shared vector codes the recall's task was lent (SQLite; see RecallCodes). */
+  vectorCodes?: RecallCodes;
 }
 
 export interface RecallHit {
@@ -192,6 +194,7 @@ export class RecallEngine {
       depth: Math.max(this.minDepth, request.limit * DEPTH_FACTOR),
       now,
       timings,
+      ...(request.vectorCodes ? { codes: request.vectorCodes } : {}),
     };
     const w = this.weights;
 

@@ -46,8 +46,6 @@ export class SqliteReadPort implements ReadPort {
   private readonly cells: VectorCells;
   private readonly vectorIndex: VectorIndexMaintenance;
   private readonly namespaceId: number;
-  /** This thread's view of the namespace's shared vector codes (null: off). */
-  private readonly codes: NamespaceVectorCodes | null;
   private readonly consolidation: SqliteConsolidationReads;
   private readonly deletions: DeletionSnapshots | null;
   private readonly snapshotDir: string | null;
@@ -66,8 +64,8 @@ export class SqliteReadPort implements ReadPort {
     this.vectorIndex = new VectorIndexMaintenance(db, namespaceId, this.cells);
     this.consolidation = new SqliteConsolidationReads(db, namespaceId);
     this.namespaceId = namespaceId;
-    this.codes = options.vectorCodes ? new NamespaceVectorCodes(db, new VectorCells(db, namespaceId, options.vectorProbes)) : null;
-    this.reads = sqliteRecallReads(db, this.store, namespaceId, options, this.codes);
+    const codes = options.vectorCodes ? new NamespaceVectorCodes(db, new VectorCells(db, namespaceId, options.vectorProbes)) : null;
+    this.reads = sqliteRecallReads(db, this.store, namespaceId, options, codes);
     this.deletions = options.config ? new DeletionSnapshots(db, namespaceId, options.config) : null;
     this.snapshotDir = options.config?.snapshotDir ?? null;
     this.turns = options.turns ?? { turn: Promise.resolve() };
@@ -106,9 +104,6 @@ export class SqliteReadPort implements ReadPort {
   refreshVectorCodes(previous: SharedCodesHandle | null, limitBytes: number) {
     return this.inTurn(() => refreshVectorCodes(this.db, this.namespaceId, this.cells, previous, limitBytes, threadId));
   }
-  holdVectorCodes(handle: SharedCodesHandle | null) { this.codes?.hold(handle); }
-  releaseVectorCodes() { this.codes?.release(); }
-  get vectorCodesWanted() { return this.codes?.wanted ?? false; }
   promotionWatermark() { return this.inTurn(() => this.consolidation.promotionWatermark()); }
   newestEpisodicRowid() { return this.inTurn(() => this.consolidation.newestEpisodicRowid()); }
   promotionCandidates(watermark: number, perSubject: number) { return this.inTurn(() => this.consolidation.promotionCandidates(watermark, perSubject)); }

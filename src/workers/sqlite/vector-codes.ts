@@ -16,8 +16,8 @@
 // on its own, ~10 µs a vector (10 s per 1M), where the chunks take ~2 µs.
 //
 // READING (NamespaceVectorCodes) runs in each interactive thread: a recall is handed the
-// registry's store for its namespace with the task, attaches to it for that task only (no copy:
-// the memory is shared) and scans it. It never builds or waits: without a store, or one of a
+// registry's store for its namespace with the task, in its own context (RecallCodes), attaches
+// to it for that recall only (no copy: the memory is shared) and scans it. It never builds or waits: without a store, or one of a
 // retired generation, recall scans vec0 as before. Vectors attached after the store's watermark
 // are read from the file (memories_by_vector_seq) and re-ranked with the shortlist, so a memory
 // is found by its vector as soon as it has one.
@@ -27,6 +27,7 @@ import { float32FromBlob } from '../../shared/meta.js';
 import { CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle } from '../ivf/vector-codes.js';
 import { retiredCell, trueCellSql } from '../../shared/sql-schema.js';
 import type { VectorCells } from './ivf-cells.js';
+import type { RecallCodes } from '../port/candidates.js';
 
 export type { CodesRefresh, SharedCodesHandle };
 
@@ -155,13 +156,16 @@ function appendSince(
 }
 
 /**
- * A pool thread's view of one namespace's shared store for the length of one task: the task
- * hands it over (`offer`) and takes it back when it ends (`offer(null)`), so a thread never
- * keeps a store between tasks and a store the registry let go is held by no idle thread.
+ * A pool thread's access to one namespace's shared store. It keeps no store: each recall brings
+ * the one its task was lent (RecallCodes, in the recall's context) and its reader lives as long
+ * as that recall's context, so recalls running at once on one thread (an endpoint embedder)
+ * each scan their own store, and a store the registry let go is reachable from no thread once
+ * the tasks lent it have settled.
  */
 export class NamespaceVectorCodes {
-  private reader: CodesReader | null = null;
   private readonly fresh;
+  /** The reader of each recall's store, attached at its first scan (weak: it goes with the recall's context). */
+  private readonly readers = new WeakMap<RecallCodes, CodesReader | null>();
 
   constructor(db: Db, private readonly cells: VectorCells) {
     // The namespace's vectors attached after the watermark (memories_by_vector_seq): only this
@@ -172,35 +176,25 @@ export class NamespaceVectorCodes {
       LIMIT ${FRESH_MAX + 1}`);
   }
 
-  /** Tasks of this thread running with the namespace's store (several when recall waits on an endpoint). */
-  private tasks = 0;
-
-  /** A task starts with the store the registry holds for the namespace (null: none). Nothing is copied. */
-  hold(handle: SharedCodesHandle | null): void {
-    this.tasks++;
-    if (handle && this.reader?.handle.id !== handle.id) this.reader = CodesReader.attach(handle);
-    else if (handle) Object.assign(this.reader!.handle, { seq: handle.seq, generations: handle.generations });
+  /**
+   * The store this recall was lent, to scan; null when the recall should scan vec0 (none lent,
+   * or its generation retired). An indexed namespace without a store to scan is noted on the
+   * recall (`wanted`), so the registry may build one.
+   */
+  current(codes: RecallCodes | undefined): CodesReader | null {
+    const generations = this.cells.current();
+    const reader = codes ? this.readerOf(codes) : null;
+    const installed = new Set(generations.map((g) => g.generation));
+    const usable = reader !== null && installed.size > 0 && reader.handle.generations.every((g) => installed.has(g));
+    if (!usable && codes && generations.length > 0) codes.wanted = true;
+    return usable ? reader : null;
   }
 
-  /** A task ended: with the last one running, the thread lets the store go. */
-  release(): void {
-    if (--this.tasks <= 0) {
-      this.tasks = 0;
-      this.reader = null;
-    }
-  }
-
-  /** Whether the namespace is indexed and this task was handed no store it could scan (the registry may build one). */
-  get wanted(): boolean {
-    return this.current() === null && this.cells.current().length > 0;
-  }
-
-  /** The store to scan, or null when recall should scan vec0 (none handed over, or its generation retired). */
-  current(): CodesReader | null {
-    const reader = this.reader;
-    if (!reader) return null;
-    const installed = new Set(this.cells.current().map((g) => g.generation));
-    return reader.handle.generations.every((g) => installed.has(g)) && installed.size > 0 ? reader : null;
+  private readerOf(codes: RecallCodes): CodesReader | null {
+    if (!codes.handle) return null;
+    let reader = this.readers.get(codes);
+    if (reader === undefined) this.readers.set(codes, (reader = CodesReader.attach(codes.handle)));
+    return reader;
   }
 
   /**

@@ -59,7 +59,7 @@ export class VectorSignal implements RetrievalSignal {
     private readonly minSimilarity: number,
     /** The IVF cells: which of them a query scans (all vectors are in cell 0 until indexed). */
     private readonly cells: VectorCells,
-    /** The namespace's shared codes as this thread sees them, scanned instead of vec0 when a store is handed over (null: off). */
+    /** The namespace's shared codes, scanned instead of vec0 when the recall was lent a store (null: off). */
     private readonly codes: NamespaceVectorCodes | null = null,
   ) {
     // vec0 runs the KNN once per probed cell (k each); the best k of the union go on.
@@ -132,6 +132,8 @@ export class VectorSignal implements RetrievalSignal {
 
   retrieve(ctx: RecallContext): Proposal[] {
     if (!ctx.queryVector) return [];
+    // The store this recall was lent (when one was and it is valid), else vec0's cells.
+    const codes = this.codes?.current(ctx.codes) ?? null;
     const params = {
       ...filterParams(this.namespaceId, ctx.filter),
       vector: blobOf(ctx.queryVector),
@@ -145,8 +147,6 @@ export class VectorSignal implements RetrievalSignal {
     const k = Math.min(MAX_K, ctx.depth * (filtered ? TYPED_OVERFETCH : 1));
     const queryVector = ctx.queryVector;
     const timings = ctx.timings ?? {};
-    // The shared codes (when a store is handed over for this namespace) or vec0's cells.
-    const codes = this.codes?.current() ?? null;
     const cells = timed(timings, 'vector_probe', () => (codes ? this.cells.probeForCodes(queryVector) : this.cells.probe(queryVector)));
     const knn = (k: number) => {
       // The stage is recorded only when the codes answered: a fallback to vec0 is vec0's time.
