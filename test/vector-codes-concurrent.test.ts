@@ -18,9 +18,14 @@ const PER_DOOMED = 30;
 let fake: FakeLlm;
 let t: TestService;
 
-/** Waits (without a deadline of its own: the test runner's timeout ends a hang) until `ready` holds. */
-async function until(ready: () => boolean): Promise<void> {
-  while (!ready()) await new Promise((resolve) => setTimeout(resolve, 10));
+/** Waits until `ready` holds; fails if `settled` (the recall that should be waiting) answers first. */
+async function until(ready: () => boolean, settled: Promise<unknown>): Promise<void> {
+  let answered = false;
+  void settled.then(() => { answered = true; }, () => { answered = true; });
+  while (!ready()) {
+    assert.ok(!answered, 'the recall answered before its embedding was held');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 before(async () => {
@@ -61,11 +66,12 @@ async function replaceStore(entity: string): Promise<SharedCodesHandle> {
 /** Sends a recall whose query embedding the endpoint holds, and waits until the pool thread is waiting for it. */
 async function heldRecall(query: string): Promise<{ reply: Promise<{ status: number; body: any }> }> {
   const reply = post(t.base, '/v1/recall', { query, limit: 3 });
-  await until(() => fake.embeddingsHeld.includes(query));
+  await until(() => fake.embeddingsHeld.includes(query), reply);
   return { reply }; // wrapped: an async function returning the promise itself would wait for it
 }
 
-test('recalls running at once on one thread each scan the store they were lent while it is replaced, and the budget counts every store scanned', async () => {
+// A deadline: a recall that never reaches the endpoint would otherwise hold the suite (no runner timeout is set).
+test('recalls running at once on one thread each scan the store they were lent while it is replaced, and the budget counts every store scanned', { timeout: 120_000 }, async () => {
   const codes = t.service.pool.vectorCodes;
   const first = codes.peek(NAMESPACE);
   assert.ok(first, 'the indexed namespace has a store');
@@ -77,7 +83,6 @@ test('recalls running at once on one thread each scan the store they were lent w
   // A is lent the first store and waits for its embedding; the store is replaced meanwhile.
   const recallA = (await heldRecall(queryA)).reply;
   const second = await replaceStore(DOOMED[0]);
-  const bothCounted = codes.bytes;
   // B is lent the second store, on the same thread, while A still waits.
   const recallB = (await heldRecall(queryB)).reply;
   fake.releaseEmbeddings(/hedge number 161$/);
@@ -91,7 +96,6 @@ test('recalls running at once on one thread each scan the store they were lent w
   // once; the first stays counted while A, lent it, runs.
   const third = await replaceStore(DOOMED[1]);
   const whileALent = codes.bytes;
-  assert.ok(whileALent <= bothCounted, 'two stores counted: the first (lent to A) and the third');
 
   fake.releaseEmbeddings(/hedge number 77$/);
   const a = await recallA;

@@ -34,7 +34,10 @@ const ORDERED = 1;
 const LIVE = 2;
 const RANGES = 3;
 const RETIRED = SHARED_CODES_RETIRED;
-/** Scans the store has served, counted by the readers (which store a recall scanned: tests, diagnostics). */
+/**
+ * Scans the store has served, counted by the readers (which store a recall scanned: tests,
+ * diagnostics). One atomic add per scan, beside a scan of up to ~300k codes: nothing measurable.
+ */
 const SCANS = RETIRED + 1;
 const SLOT_LOCKS = 16;
 const HEADER_BYTES = 4 * (SLOT_LOCKS + READER_SLOTS);
