@@ -110,7 +110,8 @@ export async function startService(config: Config, log: Logger = createLogger(),
   const pool = new ReadPool(config, log);
   // Over PostgreSQL the nodes sharing the database run each background job once between them.
   const jobLocks = config.postgres ? new PostgresJobLocks(config.postgres.url, writer.namespaceId) : LOCAL_JOB_LOCKS;
-  const backfill = new EmbeddingBackfill(pool, writer, log, jobLocks, config.namespace);
+  // No floor for an endpoint embedder (core/jobs/embedding-backfill.ts says why).
+  const backfill = new EmbeddingBackfill(pool, writer, log, jobLocks, config.namespace, config.embedder.kind !== 'openai');
   const vectorIndexer = new VectorIndexer(pool, writer, log, config.vectorIndexMinVectors, undefined, jobLocks, config.namespace);
   backfill.onAttached = (namespace) => vectorIndexer.poke(namespace);
   vectorIndexer.onRepaired = (namespace) => backfill.poke(namespace);
@@ -169,6 +170,7 @@ export async function startService(config: Config, log: Logger = createLogger(),
     // The service's own namespace: the gauges keep meaning what they meant with one namespace.
     stats: async () => (await operations.stats({}, { namespace: config.namespace, operator: true })).value,
     queryCache,
+    backfill,
     embeddingBacklog: async () => (await pool.run({ op: 'embeddingBacklog', namespace: config.namespace })).count,
     vectorIndex: () => vectorIndexer.status,
     ...(config.postgres ? {} : { vectorCodes: pool.vectorCodes }),

@@ -3,8 +3,10 @@
 // recall load it stalled and the backlog only drained once the load stopped
 // (core/jobs/embedding-backfill.ts: the floor). The service is pinned to one core with one recall
 // thread and eight recalls always in flight, so that core is never idle, on any machine. Progress
-// is asserted (the backlog reaches zero while the recalls go on), never a speed: the test's
-// timeout is the only clock.
+// is asserted (the backlog reaches zero while the recalls go on, the floor's counter moved),
+// never a speed: the test's timeout is the only clock. A second write after the first backlog
+// drained is embedded too: the starved round may still be open then, and the floor goes on
+// until it settles (without that, the second backlog waited ~60 s for the idle thread).
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -26,7 +28,9 @@ test('under recalls that keep every core of the service busy, the embedding back
     SERVICE_BACKGROUND_THREADS: '1',
     SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0',
   }, ['taskset', '-c', '0']);
-  const backlog = async () => sample(parseSamples((await get(node.base, '/metrics')).body), 'memory_runtime_embedding_backlog');
+  const metric = async (name: string) => sample(parseSamples((await get(node.base, '/metrics')).body), name);
+  const backlog = () => metric('memory_runtime_embedding_backlog');
+  const byFloor = () => metric('memory_runtime_embedding_floor_vectors_total');
   let recalls = 0;
   let stop = false;
   const load = Promise.all(Array.from({ length: 8 }, async (_, worker) => {
@@ -52,6 +56,15 @@ test('under recalls that keep every core of the service busy, the embedding back
     assert.ok(await backlog() > 0, 'the facts wait for their vectors');
     while (await backlog() > 0) await sleep(250);
     assert.ok(recalls > recallsWhenWritten, 'the recalls went on while the backlog drained');
+    // Each batch of the idle-priority background lane waits for a core the recalls never leave.
+    assert.ok(await byFloor() > 0, 'the floor embedded some of them');
+
+    // More remembers, the recalls still running.
+    const facts = Array.from({ length: 24 }, (_, i) => ({ entity: `member-${i % 40}`, fact: `Member ${i} later bought a ${['saw', 'hose', 'tent', 'canoe'][i % 4]} and ${i} seed trays` }));
+    assert.equal((await post(node.base, '/v1/remember/batch', { facts })).status, 200);
+    const recallsWhenWrittenAgain = recalls;
+    while (await backlog() > 0) await sleep(250);
+    assert.ok(recalls > recallsWhenWrittenAgain, 'the recalls went on while the second backlog drained');
     stop = true;
     assert.equal(await loadOutcome, null, 'every recall answered 200');
   } finally {

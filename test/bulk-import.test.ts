@@ -12,7 +12,9 @@ let t: TestService;
 
 before(async () => {
   // The hashing embedder: the file ranks 2,000 imported turns with every vector attached, and
-  // USE-lite would spend ~30 s of the run embedding them; nothing here is about embedding quality.
+  // waiting for USE-lite to embed them cost ~34 s of the run; what is tested here is the import
+  // (its turns, their times and order), not the embedding. Ranking with USE-lite's vectors
+  // attached is covered by recall-engine, recall-explain and tenant-lexical-statistics.
   t = await startTestService({ SERVICE_EMBEDDER: 'hash' });
 });
 after(() => t.close());

@@ -36,7 +36,7 @@ test('every unlabelled series is exposed from the first scrape', async () => {
   const samples = await scrape();
   for (const name of [
     'writer_queue_depth', 'writer_batch_commands_count', 'writer_commit_duration_seconds_count', 'pool_utilization_ratio',
-    'pool_queue_size', 'rate_limit_rejections_total', 'process_resident_memory_bytes',
+    'pool_queue_size', 'rate_limit_rejections_total', 'embedding_floor_vectors_total', 'process_resident_memory_bytes',
   ]) {
     assert.ok(has(samples, P + name), `${P}${name} is exposed`);
   }
@@ -109,7 +109,9 @@ test('recall responses carry no internal timings', async () => {
 test('scrape-time levels follow their sources; the embedding backlog appears only once provided', async () => {
   const { ServiceMetrics } = await import('../src/core/metrics.js');
   const limiter = { rejected: 2 };
+  const backfill = { embeddedByFloor: 3 };
   const sources = {
+    backfill,
     writer: { queueDepth: 3 }, pool: { utilization: 0.5, queueSize: 4 }, limiter,
     stats: async () => ({ namespace: 'n', entities: 1, episodic_memories: 5, semantic_memories: 6, procedural_memories: 7 }),
   };
@@ -128,7 +130,10 @@ test('scrape-time levels follow their sources; the embedding backlog appears onl
   assert.equal(sample(samples, `${P}pool_queue_size`), 4);
   assert.equal(sample(samples, `${P}memories`, { type: 'procedural' }), 7);
   assert.equal(sample(samples, `${P}rate_limit_rejections_total`), 2);
+  assert.equal(sample(samples, `${P}embedding_floor_vectors_total`), 3);
   limiter.rejected = 5;
+  backfill.embeddedByFloor = 11;
   samples = parseSamples(await metrics.render());
   assert.equal(sample(samples, `${P}rate_limit_rejections_total`), 5, 'the counter follows the running total');
+  assert.equal(sample(samples, `${P}embedding_floor_vectors_total`), 11, 'the counter follows the running total');
 });

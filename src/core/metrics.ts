@@ -32,6 +32,8 @@ export interface MetricSources {
   queryCache?: { readonly hits: number; readonly misses: number; readonly bytes: number; readonly enabled: boolean };
   /** The IVF vector index as its last upkeep saw it (null before the first). */
   vectorIndex?: () => { cells: number; stale: number } | null;
+  /** The embedding backfill: the vectors its floor attached since start (core/jobs/embedding-backfill.ts). */
+  backfill?: { readonly embeddedByFloor: number };
   /** The shared vector codes held (every namespace's one copy together), SQLite only. */
   vectorCodes?: { readonly bytes: number; readonly namespaces: number; readonly limitBytes: number };
 }
@@ -212,6 +214,17 @@ export class ServiceMetrics implements RequestMetrics {
     new Gauge({
       name: `${PREFIX}query_embedding_cache_bytes`, help: 'Bytes held by the query embedding cache (SERVICE_QUERY_CACHE_BYTES bounds it)', registers,
       collect() { this.set(metrics.sources?.queryCache?.bytes ?? 0); },
+    });
+    let floorSeen = 0;
+    new Counter({
+      name: `${PREFIX}embedding_floor_vectors_total`,
+      help: 'Vectors the embedding backfill attached through the interactive lane while its background lane got no CPU (the floor; never with SERVICE_EMBEDDER=openai)',
+      registers,
+      collect() {
+        const total = metrics.sources?.backfill?.embeddedByFloor ?? floorSeen;
+        if (total > floorSeen) this.inc(total - floorSeen);
+        floorSeen = total;
+      },
     });
     // The limiter keeps a plain running total; the counter follows it by the difference.
     let reported = 0;

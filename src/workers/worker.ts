@@ -168,9 +168,9 @@ function encoded<T>(result: T): JsonBytes<T> {
   return utf8.encode(JSON.stringify(result)) as JsonBytes<T>;
 }
 
-async function embedPending({ store }: NamespaceReads, limit: number): Promise<PoolResults['embedPending']> {
+async function embedPending({ store }: NamespaceReads, limit: number, newestFirst: boolean): Promise<PoolResults['embedPending']> {
   const started = performance.now();
-  const rows = await store.unembedded(limit + 1);
+  const rows = await store.unembedded(limit + 1, newestFirst);
   const batch = rows.slice(0, limit);
   if (batch.length === 0) return { items: [], unembeddable: [], remaining: false, ms: performance.now() - started };
   const model = await embedder;
@@ -255,7 +255,7 @@ const handlers: PoolHandlers = {
     if (!rows) throw fail.memoryNotFound(task.input.memory_id);
     return memoryHistory(rows, config.maxResponseBytes);
   },
-  embedPending: async (task) => embedPending(await namespaceReads(task.namespace), task.limit),
+  embedPending: async (task) => embedPending(await namespaceReads(task.namespace), task.limit, task.newestFirst ?? false),
   embeddingBacklog: async (task) => ({ count: await (await namespaceReads(task.namespace)).store.unembeddedCount() }),
   embedQueries: (task) => embedQueries(task.texts),
   warmUp: async () => (await warmedUp) ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
@@ -275,7 +275,11 @@ const handlers: PoolHandlers = {
   snapshotEntity: async (task) => (await namespaceReads(task.namespace)).store.snapshotEntity(task.entity, task.maxRowid),
   snapshotMemory: async (task) => (await namespaceReads(task.namespace)).store.snapshotMemory(task.memoryId),
   namespaceNames: () => directory.names(),
-  pendingNamespaces: () => directory.pending(),
+  pendingNamespaces: async () => {
+    const started = performance.now();
+    const names = await directory.pending();
+    return { names, ms: performance.now() - started };
+  },
   listNamespaces: (task) => listNamespaces(task.input),
   listSnapshots: (task) => withSnapshotErrors('listing', async () => (await (await namespaceReads(task.namespace)).store.listSnapshots())
     .map((summary) => (summary.problem === null ? summary : { ...summary, problem: withoutFolder(summary.problem) }))),

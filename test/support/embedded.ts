@@ -12,8 +12,8 @@ import type { RunningService } from '../../src/service.js';
 export async function untilEmbedded(service: RunningService): Promise<void> {
   for (;;) {
     await service.backfill.idle();
-    const pending = await service.pool.run({ op: 'pendingNamespaces', namespace: service.config.namespace });
-    if (pending.length === 0) return;
+    const { names } = await service.pool.run({ op: 'pendingNamespaces', namespace: service.config.namespace });
+    if (names.length === 0) return;
     service.backfill.poke();
   }
 }

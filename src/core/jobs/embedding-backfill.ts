@@ -1,15 +1,18 @@
 // Keeps vectors flowing off the write path: after writes land, the pool embeds the backlog in
 // batches and the writer attaches the vectors. One round is in flight at a time (a batch from
-// each of a few namespaces) so embedding never crowds recall out of the pool. Runs on the main
-// thread; the work happens elsewhere.
+// each of a few namespaces), so the backfill never holds more than a round of background work.
+// Runs on the main thread; the work happens elsewhere.
 //
 // The batches go to the background lane, whose threads run at SCHED_IDLE: they get only CPU time
-// no other thread wants. While recalls keep the cores busy that is almost none (two nodes under
-// 16 concurrent recalls: the background thread waited ~29 s runnable for every ~1 s it ran, and
-// 3 batches of 1,000 rows were embedded in 40 s), so new memories would stay lexical-only for
-// as long as the load lasts. Hence a floor: a round the background lane has not answered within
-// STARVED_MS goes on, meanwhile, as small batches through the interactive lane, queued behind
-// the recalls like one more client and paced to a bounded share of one thread (floor()).
+// no other thread wants, so they never take it from recall. While recalls keep the cores busy that
+// is almost none (two nodes under 16 concurrent recalls: the background thread waited ~29 s
+// runnable for every ~1 s it ran, and 3 batches of 1,000 rows were embedded in 40 s), so new
+// memories would stay lexical-only for as long as the load lasts. Hence a floor: while no batch of
+// a round has settled for STARVED_MS, small batches go through the interactive lane, queued
+// behind the recalls like one more client and paced to a bounded share of one thread (floor()):
+// that share is what embedding may take from recall. Not with an endpoint embedder (openai): its
+// batches wait on the network, which an idle-priority thread does on almost no CPU, and a floor
+// would double paid calls to an endpoint that may be rate-limiting them.
 import type { Logger } from '../../shared/logger.js';
 import type { WriterClient } from '../writer-client.js';
 import type { ReadPool } from '../pool/read-pool.js';
@@ -30,8 +33,9 @@ const BATCH_SIZE = 64;
 const NAMESPACES_PER_ROUND = 16;
 const RETRY_MS = 5_000;
 /**
- * A round the background lane has not answered by then is taken as starved of CPU: a batch of
- * 64 takes ~0.5 s of one core with USE-lite, far less with the hashing embedder.
+ * A round none of whose batches has settled for this long is taken as starved of CPU: a batch of
+ * 64 takes ~0.5 s of one core with USE-lite (far less with the hashing embedder), so on a core
+ * that is free now and then the round's batches settle one after another well within it.
  */
 const STARVED_MS = 2_000;
 /** Rows per floor batch: ~60 ms of USE-lite, the longest a recall queued behind one waits for it. */
@@ -42,6 +46,8 @@ const FLOOR_BATCH = 8;
  * whatever the load. (Its wait in the lane's queue is not counted: the thread ran recalls then.)
  */
 const FLOOR_PAUSE_FACTOR = 3;
+/** The shortest pause after a floor task: one that found nothing ran for well under a millisecond. */
+const FLOOR_MIN_PAUSE_MS = 20;
 const STARVED = Symbol('starved');
 export class EmbeddingBackfill {
   private readonly job: SerialJob<void>;
@@ -57,6 +63,12 @@ export class EmbeddingBackfill {
   private readonly fresh = new Set<string>();
   /** Some namespaces' backlogs are not known here (start, a restore, another node's writes): look them up. */
   private discover = true;
+  /** poke() calls since start: the floor looks for writes made while it ran (floor()). */
+  private pokes = 0;
+  /** Resolved by the next poke() (the floor waits on it once it ran out of rows). */
+  private nextPoke: { promise: Promise<void>; resolve: () => void } | null = null;
+  /** When the floor's next interactive task may start (performance.now()): its pacing. */
+  private interactiveFreeAt = 0;
 
   constructor(
     private readonly pool: ReadPool,
@@ -65,6 +77,8 @@ export class EmbeddingBackfill {
     private readonly locks: JobLocks = LOCAL_JOB_LOCKS,
     /** The namespace the lookup of every namespace's backlog is sent under (it reads them all). */
     private readonly serviceNamespace = 'default',
+    /** Whether a starved round gets the floor (not for an endpoint embedder: the header says why). */
+    private readonly floorAllowed = true,
   ) {
     this.job = new SerialJob({
       // A run poked before the last one failed would start at once, inside the back-off: skip it.
@@ -90,6 +104,9 @@ export class EmbeddingBackfill {
       this.rounds.add(namespace);
       this.fresh.add(namespace);
     }
+    this.pokes++;
+    this.nextPoke?.resolve();
+    this.nextPoke = null;
     if (!this.retryWaiting) this.job.poke();
   }
 
@@ -119,12 +136,21 @@ export class EmbeddingBackfill {
       if (this.discover || trigger !== 'poke') {
         this.discover = false;
         trigger = 'poke';
-        for (const name of await this.unstarved({ op: 'pendingNamespaces', namespace: this.serviceNamespace })) this.rounds.add(name);
+        for (const name of await this.pendingNamespaces()) this.rounds.add(name);
       }
       const namespaces = this.rounds.nextFew(NAMESPACES_PER_ROUND);
       if (namespaces.length === 0) return;
-      const round = Promise.allSettled(namespaces.map((namespace) => this.embedBatch(namespace)));
-      if ((await within(round, STARVED_MS)) === STARVED) await this.floor(namespaces, round);
+      const batches = namespaces.map((namespace) => this.embedBatch(namespace));
+      const round = Promise.allSettled(batches);
+      if (this.floorAllowed && (await starved(batches))) {
+        try {
+          await this.floor(namespaces, round);
+        } catch (error) {
+          // The round's batches are still in flight: the retry must not start a round beside them.
+          await round;
+          throw error;
+        }
+      }
       const results = await round;
       const failed = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
       if (failed) throw failed.reason;
@@ -139,9 +165,14 @@ export class EmbeddingBackfill {
     if (!remaining && !this.fresh.has(namespace)) this.rounds.done(namespace);
   }
 
-  /** Embeds the oldest `limit` rows of `namespace`'s backlog in `lane` and attaches their vectors. */
-  private async embedAndAttach(namespace: string, limit: number, lane: Lane): Promise<{ attached: number; found: number; remaining: boolean; ms: number }> {
-    const { items, unembeddable, remaining, ms } = await this.pool.run({ op: 'embedPending', namespace, limit }, lane);
+  /**
+   * Embeds `limit` rows of `namespace`'s backlog and attaches their vectors: the oldest in the
+   * background lane, the newest in the interactive one (the floor: paced, and clear of the oldest
+   * rows a starved background batch holds while the backlog is longer than that batch).
+   */
+  private async embedAndAttach(namespace: string, limit: number, lane: Lane): Promise<{ attached: number; remaining: boolean }> {
+    const task = { op: 'embedPending', namespace, limit } as const;
+    const { items, unembeddable, remaining } = lane === 'background' ? await this.pool.run(task) : await this.paced({ ...task, newestFirst: true });
     let attached = 0;
     if (items.length > 0 || unembeddable.length > 0) {
       // The writer attaches only rows still waiting: a row both lanes embedded is attached once.
@@ -149,41 +180,100 @@ export class EmbeddingBackfill {
       this.embedded += attached;
       if (attached > 0) this.onAttached?.(namespace);
     }
-    return { attached, found: items.length + unembeddable.length, remaining, ms };
+    return { attached, remaining };
   }
 
   /**
-   * Until the starved round settles: small batches of its namespaces' backlogs, in turn, one at a
-   * time through the interactive lane, each followed by a pause of FLOOR_PAUSE_FACTOR times as
-   * long as it ran. They take the oldest rows, the ones the starved batches hold too: when those
-   * batches end, the writer skips what the floor attached already (the duplicated CPU is the
-   * background lane's, which no one else wanted).
+   * Until the starved round settles: small batches of backlogs, one namespace after another, one
+   * at a time through the interactive lane, paced (paced()). The round's namespaces first; once
+   * they ran out of rows (the starved batches may still hold some: the writer attaches a row once,
+   * whichever lane embedded it), those written since — the round stays open while its batches
+   * wait for the CPU, and new writes would otherwise wait with it.
    */
   private async floor(namespaces: string[], round: Promise<unknown>): Promise<void> {
     let settled = false;
-    void round.then(() => { settled = true; });
-    const waiting = [...namespaces];
-    for (let turn = 0; !settled && !this.job.stopped && waiting.length > 0; turn++) {
-      const namespace = waiting[turn % waiting.length]!;
-      const { attached, found, ms } = await this.embedAndAttach(namespace, FLOOR_BATCH, 'interactive');
+    const roundSettled = round.then(() => { settled = true; });
+    let waiting = [...namespaces];
+    let pokesSeen = this.pokes;
+    for (let turn = 0; !settled && !this.job.stopped;) {
+      if (waiting.length === 0) {
+        if (this.pokes === pokesSeen) await Promise.race([roundSettled, this.poked()]);
+        pokesSeen = this.pokes;
+        waiting = this.rounds.nextFew(NAMESPACES_PER_ROUND);
+        turn = 0;
+        continue;
+      }
+      const at = turn % waiting.length;
+      const { attached, remaining } = await this.embedAndAttach(waiting[at]!, FLOOR_BATCH, 'interactive');
       this.embeddedByFloor += attached;
-      if (found === 0) waiting.splice(waiting.indexOf(namespace), 1);
-      await within(round, FLOOR_PAUSE_FACTOR * ms);
+      if (remaining) turn = at + 1;
+      else waiting.splice(at, 1); // the next namespace moved into its place: same turn
+    }
+  }
+
+  /** Resolves at the next poke(). */
+  private poked(): Promise<void> {
+    if (!this.nextPoke) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((done) => { resolve = done; });
+      this.nextPoke = { promise, resolve };
+    }
+    return this.nextPoke.promise;
+  }
+
+  /**
+   * One of the floor's tasks in the interactive lane. It starts once the pause after the last one
+   * is over: FLOOR_PAUSE_FACTOR times as long as that one ran, at least FLOOR_MIN_PAUSE_MS.
+   */
+  private async paced<T extends 'embedPending' | 'pendingNamespaces'>(task: TaskOf<T>): Promise<PoolResults[T]> {
+    const pause = this.interactiveFreeAt - performance.now();
+    if (pause > 0) await new Promise((resolve) => setTimeout(resolve, pause));
+    let ms = 0;
+    try {
+      const result = await this.pool.run(task, 'interactive');
+      ms = result.ms;
+      return result;
+    } finally {
+      this.interactiveFreeAt = performance.now() + Math.max(FLOOR_PAUSE_FACTOR * ms, FLOOR_MIN_PAUSE_MS);
     }
   }
 
   /**
-   * A small read of the background lane (the namespaces with a backlog): asked of the interactive
-   * lane too if the background lane has not answered within STARVED_MS; the first answer counts.
+   * The namespaces with a backlog, a small read of the background lane: asked of the interactive
+   * lane too (paced) if the background lane has not answered within STARVED_MS and the floor is
+   * allowed; the first answer counts.
    */
-  private async unstarved<T extends 'pendingNamespaces'>(task: TaskOf<T>): Promise<PoolResults[T]> {
+  private async pendingNamespaces(): Promise<string[]> {
+    const task = { op: 'pendingNamespaces', namespace: this.serviceNamespace } as const;
     const background = this.pool.run(task);
+    if (!this.floorAllowed) return (await background).names;
     const first = await within(background, STARVED_MS);
-    if (first !== STARVED) return first;
+    if (first !== STARVED) return first.names;
     // The first lane to answer; a failure only when both fail (the interactive lane's reported).
-    return Promise.any([this.pool.run(task, 'interactive'), background])
+    const { names } = await Promise.any([this.paced(task), background])
       .catch((error: AggregateError) => { throw error.errors[0]; });
+    return names;
   }
+}
+
+/**
+ * Resolves true once none of `batches` has settled for STARVED_MS (since the start or the last
+ * one that did), false once they all have.
+ */
+function starved(batches: Promise<unknown>[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    let left = batches.length;
+    let timer: NodeJS.Timeout | undefined;
+    const wait = () => { timer = setTimeout(() => { left = -1; resolve(true); }, STARVED_MS); };
+    const settle = () => {
+      if (left < 0) return; // already starved
+      clearTimeout(timer);
+      if (--left === 0) resolve(false);
+      else wait();
+    };
+    wait();
+    for (const batch of batches) batch.then(settle, settle);
+  });
 }
 
 /** `promise`'s value if it settles within `ms`, else STARVED (it rejects if `promise` rejects first). */

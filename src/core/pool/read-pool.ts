@@ -11,6 +11,9 @@ import { isNullSocketWrite } from '../../shared/postgres-client-guard.js';
 import { LanePool, type Lane } from './lane-pool.js';
 import { VectorCodesRegistry } from './vector-codes-registry.js';
 
+/** The tasks that may run outside their declared lane (ReadPool.run's `lane`). */
+type FloorOp = 'embedPending' | 'pendingNamespaces';
+
 /**
  * Piscina loads the worker file with require() first and falls back to import(). On Node
  * 20.19+ require() of an ES module is on by default, and racing with the worker's own
@@ -90,11 +93,14 @@ export class ReadPool {
     return this.lanes.queueSize('interactive');
   }
 
+  /** Runs `task` in its declared lane. */
+  run<T extends PoolOp>(task: TaskOf<T>): Promise<PoolResults[T]>;
   /**
-   * Runs `task` in its declared lane, or in `lane` when given: the embedding backfill's floor
-   * (core/jobs/embedding-backfill.ts) sends a small batch of upkeep to the interactive lane when the
-   * background lane gets no CPU.
+   * Runs `task` in `lane`: only the embedding backfill's tasks, whose floor
+   * (core/jobs/embedding-backfill.ts) sends small ones to the interactive lane when the background
+   * lane gets no CPU.
    */
+  run<T extends FloorOp>(task: TaskOf<T>, lane: Lane): Promise<PoolResults[T]>;
   async run<T extends PoolOp>(task: TaskOf<T>, lane: Lane = POOL_TASKS[task.op].lane): Promise<PoolResults[T]> {
     // A recall borrows the namespace's shared vector codes for the length of its task.
     const loan = (task.op === 'recall' || task.op === 'recallGrouped') && this.vectorCodes.enabled ? this.vectorCodes.lend(task.namespace) : null;

@@ -133,14 +133,18 @@ export const POOL_TASKS = {
    */
   readStoredSnapshotMemories: task<{ snapshotId: string; after: number }, StoredSnapshotChunk>('requested'),
 
-  /** `unembeddable`: rows the embedder rejected on their own (kept BM25/graph-recallable). */
-  /** `ms`: how long the batch ran in its thread, from its start (queueing excluded): the floor's pacing. */
-  embedPending: task<{ limit: number }, { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean; ms: number }>('background'),
+  /**
+   * The oldest `limit` rows waiting for a vector embedded (`newestFirst`: the newest, which the
+   * backfill's floor takes). `unembeddable`: rows the embedder rejected on their own (kept
+   * BM25/graph-recallable). `ms`: how long the task ran in its thread, queueing excluded (the
+   * floor's pacing).
+   */
+  embedPending: task<{ limit: number; newestFirst?: boolean }, { items: EmbeddedMemory[]; unembeddable: number[]; remaining: boolean; ms: number }>('background'),
   vectorIndexStatus: task<object, VectorIndexStatus>('background'),
   /** Every namespace's name (the background jobs take each in turn). */
   namespaceNames: task<object, string[]>('background'),
-  /** The namespaces with memories waiting for a vector (the embedding backfill's rounds). */
-  pendingNamespaces: task<object, string[]>('background'),
+  /** The namespaces with memories waiting for a vector (the embedding backfill's rounds); `ms` as embedPending's. */
+  pendingNamespaces: task<object, { names: string[]; ms: number }>('background'),
   trainVectorIndex: task<object, { trainedOn: number; centroids: Centroids }>('background'),
   staleVectorMoves: task<{ limit: number }, { moves: VectorMove[] }>('background'),
   /** The namespace's shared vector codes brought up to date from the store held now (core/vector-codes-registry.ts). */

@@ -114,8 +114,8 @@ export interface ReadPort {
   episodeStarts(ids: string[]): Promise<Map<string, number>>;
   transcript(episodeId: string): Promise<{ id: string; role: string; content: string }[]>;
   participants(episodeId: string): Promise<EntityRecord[]>;
-  /** Memories still waiting for a vector, oldest first. */
-  unembedded(limit: number): Promise<{ rowid: number; content: string }[]>;
+  /** Memories still waiting for a vector, oldest first (or newest first: the backfill's floor). */
+  unembedded(limit: number, newestFirst?: boolean): Promise<{ rowid: number; content: string }[]>;
   unembeddedCount(): Promise<number>;
 
   /** The IVF cell a new vector belongs in (the unassigned cell when there is no index). */

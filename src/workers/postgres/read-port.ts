@@ -194,9 +194,13 @@ export class PostgresReadPort implements ReadPort {
       JOIN entities e ON e.id = p.entity_id WHERE p.episode_id = ${episodeId} ORDER BY p.position`];
   }
 
-  async unembedded(limit: number) {
-    return [...await this.sql<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
-      WHERE namespace_id = ${this.namespaceId} AND embedded = 0 ORDER BY rowid LIMIT ${limit}`];
+  async unembedded(limit: number, newestFirst = false) {
+    const rows = newestFirst
+      ? this.sql<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
+        WHERE namespace_id = ${this.namespaceId} AND embedded = 0 ORDER BY rowid DESC LIMIT ${limit}`
+      : this.sql<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
+        WHERE namespace_id = ${this.namespaceId} AND embedded = 0 ORDER BY rowid LIMIT ${limit}`;
+    return [...await rows];
   }
 
   async unembeddedCount() {

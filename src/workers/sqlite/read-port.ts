@@ -95,7 +95,7 @@ export class SqliteReadPort implements ReadPort {
   episodeStarts(ids: string[]) { return this.inTurn(() => this.store.episodeStarts(ids)); }
   transcript(episodeId: string) { return this.inTurn(() => this.store.transcript(episodeId)); }
   participants(episodeId: string) { return this.inTurn(() => this.store.participants(episodeId)); }
-  unembedded(limit: number) { return this.inTurn(() => this.store.unembedded(limit)); }
+  unembedded(limit: number, newestFirst?: boolean) { return this.inTurn(() => this.store.unembedded(limit, newestFirst)); }
   unembeddedCount() { return this.inTurn(() => this.store.unembeddedCount()); }
   cellFor(vector: Float32Array) { return this.inTurn(() => this.cells.assign(vector)); }
   vectorIndexStatus() { return this.inTurn(() => this.vectorIndex.status()); }

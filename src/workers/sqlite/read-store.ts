@@ -45,6 +45,8 @@ export class ReadStore {
         "SELECT id, role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
       unembedded: statementPerLimits<[number], { rowid: number; content: string }>(db, (limit) =>
         `SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid LIMIT ${limit}`),
+      unembeddedNewest: statementPerLimits<[number], { rowid: number; content: string }>(db, (limit) =>
+        `SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid DESC LIMIT ${limit}`),
       unembeddedCount: db.prepare<[number], { count: number }>(
         'SELECT count(*) AS count FROM memories WHERE namespace_id = ? AND embedded = 0'),
       // `fold`: JavaScript's toLowerCase, so the search ignores case beyond ASCII (SQLite's lower() does not).
@@ -135,8 +137,8 @@ export class ReadStore {
   }
 
   /** Memories still waiting for a vector, oldest first. */
-  unembedded(limit: number): { rowid: number; content: string }[] {
-    return this.s.unembedded(limit).all(this.namespaceId);
+  unembedded(limit: number, newestFirst = false): { rowid: number; content: string }[] {
+    return (newestFirst ? this.s.unembeddedNewest : this.s.unembedded)(limit).all(this.namespaceId);
   }
 
   unembeddedCount(): number {
