@@ -38,14 +38,20 @@ const RETRY_MS = 5_000;
  * that is free now and then the round's batches settle one after another well within it.
  */
 const STARVED_MS = 2_000;
-/** Rows per floor batch: ~60 ms of USE-lite, the longest a recall queued behind one waits for it. */
-const FLOOR_BATCH = 8;
+/**
+ * Rows per floor batch: ~15 ms of USE-lite, the longest a recall queued behind one waits for it.
+ * Batches of 8 (~60 ms) with a quarter of a thread doubled recall p99 at c=4 while remembers
+ * streamed at 200/s (bench:mixed --baseline-dist, 110 vs 58 ms): the floor is for progress, not
+ * to keep up.
+ */
+const FLOOR_BATCH = 2;
 /**
  * After each floor batch the floor pauses this many times as long as the batch ran in its thread,
  * so floor batches hold at most 1 / (1 + FLOOR_PAUSE_FACTOR) of one interactive thread's time,
- * whatever the load. (Its wait in the lane's queue is not counted: the thread ran recalls then.)
+ * whatever the load: a tenth, ~12 rows/s of USE-lite. (Its wait in the lane's queue is not
+ * counted: the thread ran recalls then.)
  */
-const FLOOR_PAUSE_FACTOR = 3;
+const FLOOR_PAUSE_FACTOR = 9;
 /** The shortest pause after a floor task: one that found nothing ran for well under a millisecond. */
 const FLOOR_MIN_PAUSE_MS = 20;
 const STARVED = Symbol('starved');
