@@ -5,35 +5,17 @@
 // left at the end, and recall throughput and latency (the price of the embedding's share).
 // `--baseline-dist <other build's dist>` measures that build in the same run, phases alternated.
 // Usage: node dist/bench/backfill-under-load.js [--baseline-dist /work/main/dist]
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startService } from './lib/processes.js';
 
 const seconds = Number(process.env.BENCH_SECONDS?.trim() || '20');
 const WRITES_PER_SECOND = 20;
 const CONCURRENCIES = [4, 16];
 
 interface Phase { build: string; c: number; written: number; attached: number; backlogEnd: number; recalls: number; p50: number; p99: number }
-
-async function start(dist: string, dir: string): Promise<{ child: ChildProcess; base: string }> {
-  const child = spawn(process.execPath, [join(dist, 'src/main.js')], {
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', SERVICE_PATH: join(dir, 'memory.db'), SERVICE_RATE_LIMIT: '0', SERVICE_POOL_THREADS: '2', SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0', SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  return new Promise((resolvePromise, reject) => {
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /"port":(\d+)[^\n]*"msg":"listening"/.exec(output);
-      if (match) resolvePromise({ child, base: `http://127.0.0.1:${match[1]}` });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`service exited with ${code}:\n${output}`)));
-  });
-}
 
 async function post(base: string, path: string, body: unknown): Promise<number> {
   const r = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -48,7 +30,11 @@ async function backlog(base: string): Promise<number> {
 
 async function phase(build: string, dist: string, c: number): Promise<Phase> {
   const dir = mkdtempSync(join(tmpdir(), 'memrt-bench-backfill-'));
-  const { child, base } = await start(dist, dir);
+  const service = await startService({
+    dbPath: join(dir, 'memory.db'), embedder: 'use', main: join(dist, 'src/main.js'),
+    env: { SERVICE_POOL_THREADS: '2', SERVICE_CONSOLIDATE_INTERVAL_SECONDS: '0', SERVICE_EXTRACTOR_URL: 'http://127.0.0.1:9/v1' },
+  });
+  const base = service.base;
   try {
     const startBacklog = await backlog(base);
     const until = performance.now() + seconds * 1000;
@@ -74,8 +60,7 @@ async function phase(build: string, dist: string, c: number): Promise<Phase> {
     const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? NaN;
     return { build, c, written, attached: written - (backlogEnd - startBacklog), backlogEnd, recalls: latencies.length, p50: at(0.5), p99: at(0.99) };
   } finally {
-    child.kill('SIGKILL');
-    await new Promise((r) => child.once('exit', r));
+    await service.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }
