@@ -195,47 +195,30 @@ export class ServiceMetrics implements RequestMetrics {
       name: `${PREFIX}pool_queue_size`, help: 'Tasks waiting for a free pool worker', registers,
       collect() { if (metrics.sources) this.set(metrics.sources.pool.queueSize); },
     });
-    // Running totals kept by the cache; each counter follows its total by the difference.
-    const follow = (name: string, help: string, read: (c: NonNullable<MetricSources['queryCache']>) => number) => {
+    // Running totals kept by their sources (the cache, the backfill, the limiter); each counter
+    // follows its total by the difference (undefined: no such source, nothing counted).
+    const follow = (name: string, help: string, read: (sources: MetricSources) => number | undefined) => {
       let seen = 0;
       new Counter({
         name, help, registers,
         collect() {
-          const cache = metrics.sources?.queryCache;
-          if (!cache) return;
-          const total = read(cache);
+          const total = metrics.sources ? read(metrics.sources) : undefined;
+          if (total === undefined) return;
           if (total > seen) this.inc(total - seen);
           seen = total;
         },
       });
     };
-    follow(`${PREFIX}query_embedding_cache_hits_total`, 'Recalls whose query embedding came from the cache', (c) => c.hits);
-    follow(`${PREFIX}query_embedding_cache_misses_total`, 'Recalls that had to embed their query (cache enabled)', (c) => c.misses);
+    follow(`${PREFIX}query_embedding_cache_hits_total`, 'Recalls whose query embedding came from the cache', (s) => s.queryCache?.hits);
+    follow(`${PREFIX}query_embedding_cache_misses_total`, 'Recalls that had to embed their query (cache enabled)', (s) => s.queryCache?.misses);
     new Gauge({
       name: `${PREFIX}query_embedding_cache_bytes`, help: 'Bytes held by the query embedding cache (SERVICE_QUERY_CACHE_BYTES bounds it)', registers,
       collect() { this.set(metrics.sources?.queryCache?.bytes ?? 0); },
     });
-    let floorSeen = 0;
-    new Counter({
-      name: `${PREFIX}embedding_floor_vectors_total`,
-      help: 'Vectors the embedding backfill attached through the interactive lane while its background lane got no CPU (the floor; never with SERVICE_EMBEDDER=openai)',
-      registers,
-      collect() {
-        const total = metrics.sources?.backfill?.embeddedByFloor ?? floorSeen;
-        if (total > floorSeen) this.inc(total - floorSeen);
-        floorSeen = total;
-      },
-    });
-    // The limiter keeps a plain running total; the counter follows it by the difference.
-    let reported = 0;
-    new Counter({
-      name: `${PREFIX}rate_limit_rejections_total`, help: 'Requests refused with 429 by the rate limiter', registers,
-      collect() {
-        const total = metrics.sources?.limiter.rejected ?? reported;
-        if (total > reported) this.inc(total - reported);
-        reported = total;
-      },
-    });
+    follow(`${PREFIX}embedding_floor_vectors_total`,
+      'Vectors the embedding backfill attached through the interactive lane while its background lane got no CPU (the floor; never with SERVICE_EMBEDDER=openai)',
+      (s) => s.backfill?.embeddedByFloor);
+    follow(`${PREFIX}rate_limit_rejections_total`, 'Requests refused with 429 by the rate limiter', (s) => s.limiter.rejected);
     new Gauge({
       name: `${PREFIX}memories`, help: 'Active memories in the served namespace, by type', labelNames: ['type'], registers,
       async collect() {

@@ -195,12 +195,8 @@ export class PostgresReadPort implements ReadPort {
   }
 
   async unembedded(limit: number, newestFirst = false) {
-    const rows = newestFirst
-      ? this.sql<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
-        WHERE namespace_id = ${this.namespaceId} AND embedded = 0 ORDER BY rowid DESC LIMIT ${limit}`
-      : this.sql<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
-        WHERE namespace_id = ${this.namespaceId} AND embedded = 0 ORDER BY rowid LIMIT ${limit}`;
-    return [...await rows];
+    return [...await this.sql<{ rowid: number; content: string }[]>`SELECT rowid, content FROM memories
+      WHERE namespace_id = ${this.namespaceId} AND embedded = 0 ORDER BY rowid ${newestFirst ? this.sql`DESC` : this.sql``} LIMIT ${limit}`];
   }
 
   async unembeddedCount() {
