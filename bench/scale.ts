@@ -6,11 +6,12 @@
 // largest hash-256 size on PostgreSQL through two nodes (bench/scale-postgres.ts), and the SQLite
 // node's write rate beside it; --quick is a smoke run (10,000 memories, 3 s phases, no USE-lite).
 // Environment: BENCH_SECONDS (per phase, default 10), BENCH_SCALE_SIZES (e.g. 10000,100000),
-// BENCH_USE=0 (skip the USE-lite run at 100k), BENCH_CPU_PROF=<dir>, BENCH_BASELINE_MAIN=<other
+// BENCH_USE=0 (skip the USE-lite runs), BENCH_USE_SIZES (sizes also run with USE-lite, default 100000;
+// seeded with 512-d hashing stand-ins, so 1000000 is as cheap to seed as hash-256 at twice the file), BENCH_CPU_PROF=<dir>, BENCH_BASELINE_MAIN=<other
 // build>/dist/src/main.js (that build's service measured on the same file after this one's),
 // BENCH_SCALE_KEEP=<dir> (seeded files kept there and reused by the next run: 1M takes minutes to seed),
 // BENCH_CODES_OFF=0 (skip this build's second service run with SERVICE_VECTOR_CODES_MB=0), and
-// SERVICE_VECTOR_CODES_MB passes through to this build's first run (1024 when unset: the codes are opt-in).
+// SERVICE_VECTOR_CODES_MB passes through to this build's first run (unset: the build's default budget).
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
@@ -46,7 +47,7 @@ const withPostgres = process.argv.includes('--postgres');
 const seconds = Number(env('BENCH_SECONDS', quick ? '3' : '10'));
 const sizes = env('BENCH_SCALE_SIZES', quick ? '10000' : '10000,100000').split(',').map(Number);
 if (process.argv.includes('--1m') && !sizes.includes(1_000_000)) sizes.push(1_000_000);
-const useAt = env('BENCH_USE', quick ? '0' : '1') === '0' ? [] : [100_000].filter((n) => sizes.includes(n));
+const useAt = env('BENCH_USE', quick ? '0' : '1') === '0' ? [] : env('BENCH_USE_SIZES', '100000').split(',').map(Number).filter((n) => sizes.includes(n));
 /** The size measured on PostgreSQL too (the largest; 1M would take far past the run's budget to copy). */
 const postgresAt = withPostgres ? Math.max(...sizes.filter((n) => n < 1_000_000)) : null;
 const baselineMain = process.env.BENCH_BASELINE_MAIN?.trim() || null;
@@ -273,8 +274,8 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
     (raw.ivfKnnMs ? `, IVF KNN p50 ${raw.ivfKnnMs.p50.toFixed(2)} ms (recall@${DEPTH} ${(100 * raw.ivfRecall!).toFixed(1)}%)` : '') +
     `, FTS p50 ${raw.ftsMs.p50.toFixed(2)} ms`);
   const startedAt = performance.now();
-  // The codes are opt-in: this build's first run turns them on (1024 MB) unless told otherwise.
-  const service = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, cpuProfDir: process.env.BENCH_CPU_PROF, env: { SERVICE_VECTOR_CODES_MB: process.env.SERVICE_VECTOR_CODES_MB?.trim() || '1024' } });
+  // This build's first run: its default codes budget, or SERVICE_VECTOR_CODES_MB (passed through).
+  const service = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, cpuProfDir: process.env.BENCH_CPU_PROF });
   const startMs = performance.now() - startedAt;
   // The codes are built in the background after the service listens: recall scans vec0 until
   // they are there, so the phases wait for them (an indexed size only).
@@ -421,7 +422,7 @@ if (coded.length > 0) {
 }
 const withOff = rows.filter((r) => r.codesOff);
 if (withOff.length > 0) {
-  out.push(table('This build with the shared vector codes on (SERVICE_VECTOR_CODES_MB=1024 unless set) and off (SERVICE_VECTOR_CODES_MB=0), same file, off measured second',
+  out.push(table('This build with the shared vector codes at its default budget (or SERVICE_VECTOR_CODES_MB when set) and off (SERVICE_VECTOR_CODES_MB=0), same file, off measured second',
     ['memories', 'embedder', 'codes', 'c=1 p50', 'p99', 'c=8 p50', 'p99', 'req/s', 'start s', 'codes ready s', 'codes MiB', 'peak RSS', 'PSS', 'anon'],
     withOff.flatMap((r) => [
       [fmt.int(r.memories), r.embedder, 'on', fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p99), fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),

@@ -2,7 +2,7 @@
 // A bad value stops start-up with a message naming the variable (fail fast), so an
 // operator never runs a service that silently ignored a setting.
 import { namespaceNameProblem } from './namespace-name.js';
-import { availableParallelism, homedir } from 'node:os';
+import { availableParallelism, homedir, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -88,7 +88,7 @@ export interface Config {
   readonly vectorIndexMinVectors: number;
   /** IVF cells scanned per recall; 0 = chosen from the cell count (see workers/ivf/kmeans.ts). */
   readonly vectorIndexProbes: number;
-  /** Memory each pool thread may hold in int8 codes of indexed namespaces' vectors (0 = off; workers/ivf/vector-codes.ts). */
+  /** Memory the shared int8 codes of indexed namespaces' vectors may hold, one copy for every pool thread (0 = off; docs/vector-codes.md). */
   readonly vectorCodesBytes: number;
   /** On an embedder change: re-embed everything (true) or refuse to start (false). */
   readonly reembedOnChange: boolean;
@@ -127,10 +127,26 @@ export const DEFAULT_VECTOR_INDEX_MIN = 20_000;
 /**
  * Every indexed namespace's shared int8 codes together (one copy for all pool threads): 1M
  * 256-d vectors take ~280 MiB, 1M 512-d ~540 MiB; a namespace that does not fit is recalled
- * through vec0 alone (docs/vector-codes.md). 1 GiB holds ~3.5M 256-d or ~1.9M 512-d vectors.
- * Off (0) by default until the review's open items are closed (docs/vector-codes.md, "Why opt-in").
+ * through vec0 alone (docs/vector-codes.md). On by default: the most it takes unless told.
+ * 1,536 MiB holds a 1M 512-d namespace rebuilt beside its old store (~2 × 540 MiB), so recall
+ * keeps its codes through each rebuild; a small machine gets an eighth of its memory instead.
  */
-export const DEFAULT_VECTOR_CODES_MB = 0;
+export const MAX_DEFAULT_VECTOR_CODES_MB = 1536;
+
+/**
+ * The default budget of the vector codes: min(1,536 MiB, an eighth of the memory the process
+ * may use: the machine's, or its cgroup's limit when lower). `memoryBytes` is for tests.
+ */
+export function defaultVectorCodesMb(memoryBytes = processMemoryBytes()): number {
+  return Math.min(MAX_DEFAULT_VECTOR_CODES_MB, Math.floor(memoryBytes / 8 / 2 ** 20));
+}
+
+/** The memory the process may use: the machine's, or a lower cgroup limit (Node reports none as 0 or ~2^64). */
+export function processMemoryBytes(): number {
+  const machine = totalmem();
+  const constrained = process.constrainedMemory?.() ?? 0;
+  return constrained > 0 && constrained < machine ? constrained : machine;
+}
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
 export const DEFAULT_DB_FILE = 'memory.db';
 
@@ -369,7 +385,7 @@ export function loadConfig(env: Env = process.env): Config {
     vectorMinSimilarity: fraction(env, 'SERVICE_VECTOR_MIN_SIMILARITY'),
     vectorIndexMinVectors: integer(env, 'SERVICE_VECTOR_INDEX_MIN', DEFAULT_VECTOR_INDEX_MIN, 64, 1_000_000_000),
     vectorIndexProbes: integer(env, 'SERVICE_VECTOR_INDEX_PROBES', 0, 0, 4096),
-    vectorCodesBytes: integer(env, 'SERVICE_VECTOR_CODES_MB', DEFAULT_VECTOR_CODES_MB, 0, 3584) * 1024 * 1024,
+    vectorCodesBytes: integer(env, 'SERVICE_VECTOR_CODES_MB', defaultVectorCodesMb(), 0, 3584) * 1024 * 1024,
     readMmapBytes: integer(env, 'SERVICE_READ_MMAP_BYTES', DEFAULT_READ_MMAP_BYTES, 0, 2 ** 40),
     maxBodyBytes,
     maxInflightBodyBytes,

@@ -34,3 +34,18 @@ export function openDatabase(path: string, options: OpenOptions): Db {
   }
   return db;
 }
+
+/**
+ * Turns a read connection's memory map off until the returned function restores it. For reads
+ * whose pages are touched once (a full codes build, a pool thread's warm-up): mapped, every page
+ * read stays counted in the process's resident memory, once per connection that mapped it (~1.5
+ * GB for two threads' warm-ups at 1M memories, docs/vector-codes.md); read through SQLite's page
+ * cache it is not, and turning the map off unmaps what the connection had mapped.
+ */
+export function unmapped(db: Db): () => void {
+  const bytes = db.pragma('mmap_size', { simple: true }) as number;
+  if (bytes > 0) db.pragma('mmap_size = 0');
+  return () => {
+    if (bytes > 0) db.pragma(`mmap_size = ${bytes}`);
+  };
+}

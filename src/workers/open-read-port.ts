@@ -1,7 +1,7 @@
 // Which storage this pool thread reads: the SQLite file beside the writer (read-only connection)
 // or PostgreSQL (the primary, and the replicas recall prefers when SERVICE_READ_DATABASE_URL is set).
 import type { Config } from '../shared/config.js';
-import { openDatabase, type Db } from '../shared/db.js';
+import { openDatabase, unmapped, type Db } from '../shared/db.js';
 import { embedderIdentity } from './embedding/index.js';
 import type { ReadPort } from './port/read-port.js';
 import type { NamespacesResult } from '../shared/schemas.js';
@@ -48,6 +48,11 @@ export interface OpenedReadPorts {
    * port's reads go to the replicas, so the task can run again there.
    */
   primaryLost?: (error: unknown) => boolean;
+  /**
+   * Runs `work` with this thread's SQLite connection reading through the page cache, not the
+   * memory map (shared/db.ts unmapped): for reads touched once, such as the warm-up. PostgreSQL: as is.
+   */
+  unmappedDuring<T>(work: () => Promise<T>): Promise<T>;
 }
 
 export function openReadPorts(config: Config): OpenedReadPorts {
@@ -129,6 +134,7 @@ export function openReadPorts(config: Config): OpenedReadPorts {
         watch?.close();
         await Promise.all([primary.end({ timeout: 1 }), replica?.end({ timeout: 1 })]);
       },
+      unmappedDuring: (work) => work(),
     };
   }
   const db = openDatabase(config.dbPath, { readonly: true, mmapBytes: config.readMmapBytes });
@@ -160,7 +166,15 @@ export function openReadPorts(config: Config): OpenedReadPorts {
       return { namespaces: dense ? namespacePageFrom.all(offset, limit) : namespacePage.all(limit, offset), total };
     }),
   };
-  return { portFor, directory, close: async () => { db.close(); } };
+  const unmappedDuring = async <T>(work: () => Promise<T>): Promise<T> => {
+    const remap = await inTurn(() => unmapped(db));
+    try {
+      return await work();
+    } finally {
+      await inTurn(remap);
+    }
+  };
+  return { portFor, directory, close: async () => { db.close(); }, unmappedDuring };
 }
 
 /**

@@ -38,7 +38,7 @@ nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 // Every read of storage goes through a port, one per namespace over this thread's connection(s);
 // the engine ranks over whichever adapter it is.
-const { portFor, directory, close: closeStore, primaryLost } = openReadPorts(config);
+const { portFor, directory, close: closeStore, primaryLost, unmappedDuring } = openReadPorts(config);
 // Before the pool terminates this thread: its sessions end with a goodbye, not a dropped socket.
 if (closeChannel) closeWhenAsked(closeChannel, closeStore);
 
@@ -78,10 +78,13 @@ const llm = new LlmExtractor(config);
 // Over PostgreSQL only the embedder warms: a recall there reads over the network, may wait on
 // a replica's connect timeout, and would take the report of a replica failure that belongs to
 // the first client recall (workers/postgres/replica.ts says each failure once).
+// The warm-up reads through SQLite's page cache, not the memory map: it is there to compile code,
+// and at 1M memories its recalls touched ~730 MiB of the file per thread, left counted in the
+// service's peak RSS (docs/vector-codes.md, "On by default").
 const warmedUp = lane === 'interactive'
-  ? (async () => warmUp(embedder, {
+  ? unmappedDuring(async () => warmUp(embedder, {
     embed: config.embedder.kind !== 'openai', recall: config.postgres === null ? (await namespaceReads(config.namespace)).engine : null,
-  }))()
+  }))
   : null;
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */

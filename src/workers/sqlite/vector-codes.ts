@@ -21,7 +21,7 @@
 // retired generation, recall scans vec0 as before. Vectors attached after the store's watermark
 // are read from the file (memories_by_vector_seq) and re-ranked with the shortlist, so a memory
 // is found by its vector as soon as it has one.
-import type { Db } from '../../shared/db.js';
+import { unmapped, type Db } from '../../shared/db.js';
 import { prepareOnce } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
 import { CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle } from '../ivf/vector-codes.js';
@@ -90,15 +90,14 @@ function refreshInSnapshot(db: Db, namespaceId: number, cells: VectorCells, prev
   const chunks = vectorChunks(db);
   // Read through SQLite's page cache, not the memory map: mapped, every vector page read (~1 GiB
   // per 1M 256-d vectors) would stay counted in the service's resident memory, for pages read once.
-  const mmap = db.pragma('mmap_size', { simple: true }) as number;
-  if (mmap > 0) db.pragma('mmap_size = 0');
+  const remap = unmapped(db);
   try {
     for (const row of chunks ? chunks(namespaceId, dimensions) : rows(s, namespaceId)) {
       if (!writer.add(row)) break; // cannot happen in one snapshot (capacity ≥ live); a later refresh builds again
       used(handle, row.cell);
     }
   } finally {
-    if (mmap > 0) db.pragma(`mmap_size = ${mmap}`);
+    remap();
   }
   return { handle: writer.publish(live), outcome: 'built', vectors: writer.size, bytes: writer.bytes };
 }
