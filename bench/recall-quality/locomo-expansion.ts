@@ -4,13 +4,15 @@
 // an in-memory FTS5 table (same tokenizer as memories_fts); the engine's lexical probe reads that
 // table, ranked bm25(1.0, 0.3, x). Everything else is the real engine on the real store.
 //
-//   node dist/bench/recall-quality/locomo-expansion.js <cache> 'real' 'x=0' 'x=0.3,k=10' 'x=0.3,k=10,centre=1,said=1' …
+//   node dist/bench/recall-quality/locomo-expansion.js <cache> 'real' 'k=0' 'x=0.3,k=10' 'real,noname=1' 'real,proj=1' …
 //
-// Settings: x (the expansion column's bm25 weight), k (words per turn), qk (the query's nearest
-// words added to its terms), centre (1: the word table
-// centred), any other name=value an engine weight; 'real' = the store's own lexical probe (x=0
-// must agree with it). Prints, per (k, centre), how often an evidence turn's expansion holds a
-// question word against how often any turn's does, then R@1/5/10, MRR and R@10 per category.
+// Settings: x (the expansion column's bm25 weight), k (words per turn; k=0 gives exactly 'real''s
+// rankings), qk (the query's nearest words added to its terms), centre (1: the word table
+// centred), noname / proj (the query vector without the people it names: unnamed-query.ts), any
+// other name=value an engine weight; 'real' = the store's own lexical probe. Prints, per (k,
+// centre), how often an evidence turn's expansion holds a question word against how often any
+// turn's does, and how many of the first setting's missed evidence turns it could reach; then
+// R@1/5/10, MRR and R@10 per category (TUNE_PER_CONVERSATION=1: also per conversation).
 import Database from 'better-sqlite3';
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
 import type { ReadPort, RecallReads } from '../../src/workers/port/read-port.js';
