@@ -16,6 +16,7 @@ import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.j
 import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/index.js';
 import { buildCorpus } from './corpus.js';
 import { scoreHeader, scoreLine, scoreRankings } from './scoring.js';
+import { mixed, namesIn, projectedOut, withoutNames } from './unnamed-query.js';
 
 // As the service: SERVICE_VECTOR_MIN_SIMILARITY, when set, overrides the embedder's floor.
 const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
@@ -46,18 +47,25 @@ for (const [i, session] of corpus.sessions.entries()) {
 // TUNE_QUERY_EMBEDDER: questions embedded by another embedder than the stored turns (asymmetric).
 const embedder = await createEmbedder(process.env.TUNE_QUERY_EMBEDDER ? loadConfig({ SERVICE_PATH: ':memory:', SERVICE_EMBEDDER: process.env.TUNE_QUERY_EMBEDDER }) : config);
 const vectors = await embedder.embed(corpus.questions.map((q) => q.text));
+// noname=s / proj=s: the query vector without the entities the question names (unnamed-query.ts).
+const entityNames = (db.prepare('SELECT name FROM entities WHERE namespace_id = ?').all(namespaceId) as { name: string }[]).map((r) => r.name);
+const named = corpus.questions.map((q) => namesIn(q.text, entityNames));
+const unnamed = await embedder.embed(corpus.questions.map((q, i) => withoutNames(q.text, named[i])));
+const nameVector = new Map((await embedder.embed(entityNames)).map((v, i) => [entityNames[i], v]));
 // As the service: SERVICE_VECTOR_MIN_SIMILARITY overrides the embedder's floor.
 const minSimilarity = config.vectorMinSimilarity ?? embedderIdentity(config).minSimilarity;
 console.log(`synthetic corpus, seed ${seed}: ${corpus.questions.length} questions, embedder ${embedder.id}; fused ranking (all types, limit 10)`);
 console.log(scoreHeader('setting', 44) + '  paraphrase R@10');
 const now = Date.now();
 for (const setting of settings) {
-  const { reach, depth, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
-    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach' | 'depth', number>>;
+  const { reach, depth, noname = 0, proj = 0, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
+    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach' | 'depth' | 'noname' | 'proj', number>>;
+  const queryVector = (i: number) => (noname > 0 ? mixed(vectors[i], unnamed[i], noname)
+    : proj > 0 ? projectedOut(vectors[i], named[i].map((n) => nameVector.get(n)!), proj) : vectors[i]);
   const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights, reach, minDepth: depth });
   const ranked = new Map<string, string[]>();
   for (const [i, q] of corpus.questions.entries()) {
-    ranked.set(q.id, (await engine.recall({ query: q.text, entity: null, types: null, limit: 10, queryVector: vectors[i] }, now)).map((h) => h.row.id));
+    ranked.set(q.id, (await engine.recall({ query: q.text, entity: null, types: null, limit: 10, queryVector: queryVector(i) }, now)).map((h) => h.row.id));
   }
   const paraphrase = new Map([...evidence].filter(([q]) => q.endsWith('paraphrase')));
   console.log(`${scoreLine(setting || '(defaults)', scoreRankings(ranked, evidence), 44)}  ${(scoreRankings(ranked, paraphrase).recall[10] * 100).toFixed(1)}%`);

@@ -10,6 +10,9 @@ const STOPWORDS = new Set(
 
 const MAX_TERMS = 32;
 
+/** Whether the word (lower-cased) is one queryTerms drops when the query holds another. */
+export const isStopword = (word: string): boolean => STOPWORDS.has(word);
+
 /** Lower-cased, de-duplicated word tokens of the text, in order. */
 export function tokenize(text: string): string[] {
   const words = text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
