@@ -12,20 +12,24 @@ import { MemoryClient } from '../src/client/index.js';
 
 let t: TestService;
 before(async () => {
-  t = await startTestService();
+  // The hash embedder (every service here): nothing is about USE-lite's ranking, and its backfill
+  // of the 1,200 seeded rows competed with the restore under test for the CPU (the file took ~70 s).
+  t = await startTestService({ SERVICE_EMBEDDER: 'hash' });
 });
 after(() => t.close());
 
-/** Stores `count` facts about `entity` (8 at a time) and returns them. */
+/**
+ * Stores `count` facts about `entity` in order and returns them: through remember/batch (up to
+ * 1,000 a call), as the tests here are about restores, not single remembers.
+ */
 async function rememberMany(entity: string, count: number, prefix: string): Promise<{ id: string; content: string }[]> {
   const stored: { id: string; content: string }[] = [];
-  for (let i = 0; i < count; i += 8) {
-    const batch = Array.from({ length: Math.min(8, count - i) }, (_, k) =>
-      post(t.base, '/v1/remember', { entity, fact: `${prefix} number ${i + k} is kept in drawer ${i + k}` }));
-    for (const r of await Promise.all(batch)) {
-      assert.equal(r.status, 201);
-      stored.push(r.body);
-    }
+  for (let i = 0; i < count; i += 1000) {
+    const facts = Array.from({ length: Math.min(1000, count - i) }, (_, k) => ({ entity, fact: `${prefix} number ${i + k} is kept in drawer ${i + k}` }));
+    const r = await post(t.base, '/v1/remember/batch', { facts });
+    assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 500));
+    assert.equal(r.body.stored, facts.length);
+    stored.push(...r.body.results.map((result: { memory: { id: string; content: string } }) => result.memory));
   }
   return stored;
 }
@@ -170,7 +174,7 @@ test('a snapshot written before the line framing (one line, no summary) still re
 });
 
 test('the CLI restore goes through the running service (which holds the lock), with its key', async () => {
-  const keyed = await startTestService({ SERVICE_API_KEYS: 'k1,k2' });
+  const keyed = await startTestService({ SERVICE_API_KEYS: 'k1,k2', SERVICE_EMBEDDER: 'hash' });
   try {
     const auth = { authorization: 'Bearer k2' };
     await post(keyed.base, '/v1/remember', { entity: 'puffin', fact: 'puffins nest in burrows' }, auth);
@@ -233,7 +237,7 @@ test('the CLI restore finds the service by the URL it wrote into the lock (PORT=
 });
 
 test('the new routes need a key when keys are set', async () => {
-  const keyed = await startTestService({ SERVICE_API_KEYS: 'k1' });
+  const keyed = await startTestService({ SERVICE_API_KEYS: 'k1', SERVICE_EMBEDDER: 'hash' });
   try {
     const auth = { authorization: 'Bearer k1' };
     const wrong = { authorization: 'Bearer nope' };

@@ -17,6 +17,11 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
 const unavailable = postgresUnavailable();
+/**
+ * Every service here on the hash embedder: nothing in this file is about USE-lite's ranking, and
+ * with it the backfill of the 2,050 rows below held the restore that followed for over a minute.
+ */
+const HASH = { SERVICE_EMBEDDER: 'hash' };
 
 describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL unavailable: ${unavailable}` : false }, () => {
   let cluster: PgCluster;
@@ -28,7 +33,7 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
     // A database of its own: no other test's rows.
     await cluster.sql('CREATE DATABASE deletion');
     const url = cluster.url.replace(/\/postgres$/, '/deletion');
-    t = await startTestService({ SERVICE_DATABASE_URL: url });
+    t = await startTestService({ SERVICE_DATABASE_URL: url, ...HASH });
     sql = connectReader(url, { max: 2 });
   });
 
@@ -38,16 +43,19 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
     await cluster?.stop();
   });
 
-  /** Stores `count` facts about `entity` (32 at a time) and returns them in order. */
+  /**
+   * Stores `count` facts about `entity` in order and returns them. Through remember/batch (up to
+   * 1,000 a call): the tests here are about deletes and restores, not single remembers, and 2,050
+   * remembers one call each took over a minute on a loaded 2-core box.
+   */
   async function rememberMany(entity: string, count: number, prefix: string): Promise<{ id: string; content: string }[]> {
     const stored: { id: string; content: string }[] = [];
-    for (let i = 0; i < count; i += 32) {
-      const batch = Array.from({ length: Math.min(32, count - i) }, (_, k) =>
-        post(t.base, '/v1/remember', { entity, fact: `${prefix} number ${i + k} is kept in drawer ${i + k}` }));
-      for (const r of await Promise.all(batch)) {
-        assert.equal(r.status, 201);
-        stored.push(r.body);
-      }
+    for (let i = 0; i < count; i += 1000) {
+      const facts = Array.from({ length: Math.min(1000, count - i) }, (_, k) => ({ entity, fact: `${prefix} number ${i + k} is kept in drawer ${i + k}` }));
+      const r = await post(t.base, '/v1/remember/batch', { facts });
+      assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 500));
+      assert.equal(r.body.stored, facts.length);
+      stored.push(...r.body.results.map((result: { memory: { id: string; content: string } }) => result.memory));
     }
     return stored;
   }
@@ -120,7 +128,7 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
   test('a snapshot taken in another namespace is refused with 409 SNAPSHOT_CONFLICT, as a foreign file is on SQLite; nothing is written', async () => {
     await post(t.base, '/v1/remember', { entity: 'far heron', fact: 'far heron fishes at dawn' });
     const snapshotId = (await del(t.base, '/v1/entities/far%20heron')).body.snapshot.snapshot_id;
-    const other = await startTestService({ SERVICE_DATABASE_URL: t.service.config.postgres!.url, SERVICE_NAMESPACE: 'elsewhere' });
+    const other = await startTestService({ SERVICE_DATABASE_URL: t.service.config.postgres!.url, SERVICE_NAMESPACE: 'elsewhere', ...HASH });
     try {
       const statsBefore = (await get(other.base, '/v1/stats')).body;
       const refused = await post(other.base, `/v1/snapshots/${snapshotId}/restore`);
@@ -230,7 +238,7 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
   });
 
   test('two nodes: a delete in progress on one holds back the other node\'s delete of the same entity and its restores (they wait, then run)', async () => {
-    const b = await startTestService({ SERVICE_DATABASE_URL: t.service.config.postgres!.url });
+    const b = await startTestService({ SERVICE_DATABASE_URL: t.service.config.postgres!.url, ...HASH });
     try {
       const writersWaiting = async () => (await sql`SELECT 1 FROM pg_stat_activity WHERE application_name = 'memory-runtime writer' AND wait_event_type = 'Lock'`).length;
       /** Runs `during` while node A's DELETE of `entity` is held inside its first chunk (a row the test locks). */
