@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { post, startTestService } from './support/service.js';
 import { FakeLlm } from './support/fake-llm.js';
+import { RETRY_MS } from '../src/core/jobs/embedding-backfill.js';
 
 test('writes during the retry back-off mark work pending instead of starting runs', async () => {
   const fake = await FakeLlm.start();
@@ -24,7 +25,12 @@ test('writes during the retry back-off mark work pending instead of starting run
       assert.equal((await post(t.base, '/v1/remember', { entity: 'down', fact: `later fact ${i} while down` })).status, 201);
     }
     await sleep(100);
-    const early = fake.requests.filter((r) => JSON.stringify(r.body?.input ?? '').includes('later fact'));
+    // The retry was scheduled when the service saw the second refusal, after the fake recorded it:
+    // a later fact's run may come once RETRY_MS has passed since then (on a loaded machine the 20
+    // writes can take that long), never before.
+    const failedAt = fake.requests.filter((r) => r.path.endsWith('/embeddings'))[1]!.at;
+    const early = fake.requests.filter((r) =>
+      JSON.stringify(r.body?.input ?? '').includes('later fact') && r.at < failedAt + RETRY_MS);
     assert.equal(early.length, 0, 'no run started before the retry delay');
   } finally {
     await t.close();

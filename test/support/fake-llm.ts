@@ -21,6 +21,8 @@ export interface RecordedRequest {
   path: string;
   headers: IncomingMessage['headers'];
   body: any;
+  /** performance.now() once the body was read: before the reply, so before the caller saw it. */
+  at: number;
 }
 
 export class FakeLlm {
@@ -94,7 +96,7 @@ export class FakeLlm {
     } catch {
       // keep the text
     }
-    this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+    this.requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, at: performance.now() });
     if (req.method === 'POST' && req.url?.endsWith('/embeddings')) {
       await this.embeddings(res, body);
       return;

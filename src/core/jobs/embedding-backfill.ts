@@ -31,7 +31,7 @@ const BATCH_SIZE = 64;
  * Together, their vectors reach the writer as commands of one batch (one transaction).
  */
 const NAMESPACES_PER_ROUND = 16;
-const RETRY_MS = 5_000;
+export const RETRY_MS = 5_000;
 /**
  * A round none of whose batches has settled for this long is taken as starved of CPU: a batch of
  * 64 takes ~0.5 s of one core with USE-lite (far less with the hashing embedder), so on a core
