@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { del, get, post, startTestService, tempDir, type TestService } from './support/service.js';
+import { del, get, post, rememberMany, startTestService, tempDir, type TestService } from './support/service.js';
 import { acquireLock, holderPathFor } from '../src/shared/instance-lock.js';
 import { prepareVectorDatabase, runCli } from './support/cli.js';
 import { MemoryClient } from '../src/client/index.js';
@@ -18,22 +18,6 @@ before(async () => {
 });
 after(() => t.close());
 
-/**
- * Stores `count` facts about `entity` in order and returns them: through remember/batch (up to
- * 1,000 a call), as the tests here are about restores, not single remembers.
- */
-async function rememberMany(entity: string, count: number, prefix: string): Promise<{ id: string; content: string }[]> {
-  const stored: { id: string; content: string }[] = [];
-  for (let i = 0; i < count; i += 1000) {
-    const facts = Array.from({ length: Math.min(1000, count - i) }, (_, k) => ({ entity, fact: `${prefix} number ${i + k} is kept in drawer ${i + k}` }));
-    const r = await post(t.base, '/v1/remember/batch', { facts });
-    assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 500));
-    assert.equal(r.body.stored, facts.length);
-    stored.push(...r.body.results.map((result: { memory: { id: string; content: string } }) => result.memory));
-  }
-  return stored;
-}
-
 async function deleteEntity(entity: string): Promise<string> {
   const r = await del(t.base, `/v1/entities/${encodeURIComponent(entity)}`);
   assert.equal(r.status, 200);
@@ -44,7 +28,7 @@ const restore = (id: string) => post(t.base, `/v1/snapshots/${id}/restore`);
 
 test('a large snapshot is restored online while other writes stream in: nothing lost, restored memories recallable at once', async () => {
   // 1,200 memories: more than two of the restore's chunks.
-  const facts = await rememberMany('walrus keeper', 1200, 'walrus ledger');
+  const facts = await rememberMany(t.base, 'walrus keeper', 1200, 'walrus ledger');
   const episode = (await post(t.base, '/v1/episodes/start', { participants: ['walrus keeper', 'zookeeper bot'] })).body.episode_id;
   await post(t.base, `/v1/episodes/${episode}/message`, { role: 'user', content: 'the walrus named Olaf prefers herring' });
   const snapshotId = await deleteEntity('walrus keeper');
@@ -88,7 +72,7 @@ test('a large snapshot is restored online while other writes stream in: nothing 
 });
 
 test('restoring twice changes nothing; the listing shows the snapshot with its counts', async () => {
-  await rememberMany('otter fan', 3, 'otter note');
+  await rememberMany(t.base, 'otter fan', 3, 'otter note');
   const snapshotId = await deleteEntity('otter fan');
   const listed = await get(t.base, '/v1/snapshots');
   assert.equal(listed.status, 200);
@@ -126,7 +110,7 @@ test('an unknown snapshot id is 404; a malformed one is 400 naming snapshot_id',
 });
 
 test('a damaged or foreign snapshot is refused with 409 and changes nothing; no server path is revealed', async () => {
-  await rememberMany('heron watcher', 2, 'heron sighting');
+  await rememberMany(t.base, 'heron watcher', 2, 'heron sighting');
   const snapshotId = await deleteEntity('heron watcher');
   const path = join(t.dir, 'snapshots', `${snapshotId}.json`);
   const good = JSON.parse(readFileSync(path, 'utf8'));
@@ -150,7 +134,7 @@ test('a damaged or foreign snapshot is refused with 409 and changes nothing; no 
 });
 
 test('a snapshot written before the line framing (one line, no summary) still restores online; a damaged line changes nothing', async () => {
-  await rememberMany('kestrel spotter', 30, 'kestrel hover');
+  await rememberMany(t.base, 'kestrel spotter', 30, 'kestrel hover');
   const snapshotId = await deleteEntity('kestrel spotter');
   const path = join(t.dir, 'snapshots', `${snapshotId}.json`);
   const text = readFileSync(path, 'utf8');
@@ -199,7 +183,7 @@ test('the CLI restore goes through the running service (which holds the lock), w
 });
 
 test('the CLI restore finds the service by the URL it wrote into the lock (PORT=0 here); any other lock holder is "in use"', async () => {
-  await rememberMany('lapwing', 2, 'lapwing call');
+  await rememberMany(t.base, 'lapwing', 2, 'lapwing call');
   const snapshotId = await deleteEntity('lapwing');
   const db = join(t.dir, 'memory.db');
   assert.equal(JSON.parse(readFileSync(holderPathFor(db), 'utf8')).url, t.base, 'the service recorded where it listens');
@@ -221,7 +205,7 @@ test('the CLI restore finds the service by the URL it wrote into the lock (PORT=
     lock.release();
   }
   // A service that records no URL (an earlier version, during an upgrade): reached with --url only.
-  await rememberMany('lapwing', 1, 'lapwing flight');
+  await rememberMany(t.base, 'lapwing', 1, 'lapwing flight');
   const again = await deleteEntity('lapwing');
   const older = acquireLock(otherDb, 'memory-runtime service');
   try {

@@ -11,7 +11,7 @@ import { PostgresClusterTurns } from '../src/core/cluster-turns.js';
 import type { ServiceError } from '../src/shared/errors.js';
 import { createLogger } from '../src/shared/logger.js';
 import { postgresUnavailable, startPrimary, type PgCluster } from './support/postgres.js';
-import { del, get, post, startTestService, UUID, type Reply, type TestService } from './support/service.js';
+import { del, get, post, rememberMany, startTestService, UUID, type Reply, type TestService } from './support/service.js';
 import { runCli } from './support/cli.js';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -43,23 +43,6 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
     await cluster?.stop();
   });
 
-  /**
-   * Stores `count` facts about `entity` in order and returns them. Through remember/batch (up to
-   * 1,000 a call): the tests here are about deletes and restores, not single remembers, and 2,050
-   * remembers one call each took over a minute on a loaded 2-core box.
-   */
-  async function rememberMany(entity: string, count: number, prefix: string): Promise<{ id: string; content: string }[]> {
-    const stored: { id: string; content: string }[] = [];
-    for (let i = 0; i < count; i += 1000) {
-      const facts = Array.from({ length: Math.min(1000, count - i) }, (_, k) => ({ entity, fact: `${prefix} number ${i + k} is kept in drawer ${i + k}` }));
-      const r = await post(t.base, '/v1/remember/batch', { facts });
-      assert.equal(r.status, 200, JSON.stringify(r.body).slice(0, 500));
-      assert.equal(r.body.stored, facts.length);
-      stored.push(...r.body.results.map((result: { memory: { id: string; content: string } }) => result.memory));
-    }
-    return stored;
-  }
-
   const restore = (id: string) => post(t.base, `/v1/snapshots/${id}/restore`);
   const inspect = async (entity: string) => (await post(t.base, '/v1/inspect', { entity, limit: 1000 })).body;
   const idsOf = (memories: { id: string }[]) => memories.map((m) => m.id).sort();
@@ -67,7 +50,7 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
     (await sql<{ id: string }[]>`SELECT memory->>'id' AS id FROM deletion_snapshot_memories WHERE snapshot_id = ${snapshotId}`).map((r) => r.id).sort();
 
   test('a delete removes the memories from recall and inspect; its snapshot is listed; a restore brings them back with their ids, twice changes nothing', async () => {
-    const facts = await rememberMany('otter fan', 3, 'otter note');
+    const facts = await rememberMany(t.base, 'otter fan', 3, 'otter note');
     await post(t.base, '/v1/remember', { entity: 'bystander', fact: 'bystander keeps otter pictures' });
     const r = await del(t.base, '/v1/entities/otter%20fan');
     assert.equal(r.status, 200);
@@ -332,7 +315,7 @@ describe('deletion snapshots on PostgreSQL', { skip: unavailable ? `PostgreSQL u
       assert.equal(n, 0, 'no snapshot header without its rows');
 
       // More rows than one writer command takes (2,000), the refused one last.
-      const facts = await rememberMany('hoarder', 2_050, 'hoarder box');
+      const facts = await rememberMany(t.base, 'hoarder', 2_050, 'hoarder box');
       const keeper = (await post(t.base, '/v1/remember', { entity: 'hoarder', fact: 'hoarder box kept by the trigger' })).body;
       const cut = await del(t.base, '/v1/entities/hoarder');
       assert.ok(cut.status >= 500, `status ${cut.status}`);

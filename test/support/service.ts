@@ -103,6 +103,24 @@ export const get = <T = any>(base: string, path: string, headers?: Record<string
 export const del = <T = any>(base: string, path: string, headers?: Record<string, string>) =>
   call<T>(base, 'DELETE', path, undefined, headers);
 
+/**
+ * Stores `count` facts about `entity` in order ("<prefix> number <i> is kept in drawer <i>") and
+ * returns them: through remember/batch, 1,000 a call, for tests about what happens to many rows
+ * (deletes, restores), not about single remembers.
+ */
+export async function rememberMany(base: string, entity: string, count: number, prefix: string): Promise<{ id: string; content: string }[]> {
+  const stored: { id: string; content: string }[] = [];
+  for (let i = 0; i < count; i += 1000) {
+    const facts = Array.from({ length: Math.min(1000, count - i) }, (_, k) => ({ entity, fact: `${prefix} number ${i + k} is kept in drawer ${i + k}` }));
+    const r = await post(base, '/v1/remember/batch', { facts });
+    if (r.status !== 200 || r.body.stored !== facts.length) {
+      throw new Error(`remember/batch: ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
+    }
+    stored.push(...r.body.results.map((result: { memory: { id: string; content: string } }) => result.memory));
+  }
+  return stored;
+}
+
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** The memory ids of a recall_grouped answer, group by group. */
