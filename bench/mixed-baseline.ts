@@ -38,6 +38,7 @@ export interface BaselinePhase {
 
 export interface MixedBaselineResults {
   baselineDist: string;
+  currentDist?: string;
   rounds: number;
   phases: BaselinePhase[];
 }
@@ -46,6 +47,11 @@ type Build = 'current' | 'baseline';
 
 export async function runMixedAgainst(workDir: string, baselineDist: string, options: {
   texts: MixedTexts; memories: number; seconds: number; rounds: number;
+  /** Another build's dist in the "this" slot (default: the build this script belongs to), so a
+   *  comparison can be run both ways round: the slot started and filled first can read slower. */
+  currentDist?: string;
+  /** Only the alternated idle phases (c=1, 4, 16): no remember stream, no burst. */
+  idleOnly?: boolean;
   postAll: (base: string, route: string, bodies: string[], concurrency: number) => Promise<number>;
   drained: (base: string) => Promise<void>;
 }): Promise<MixedBaselineResults> {
@@ -61,7 +67,8 @@ export async function runMixedAgainst(workDir: string, baselineDist: string, opt
   const env = { SERVICE_RATE_LIMIT: '0', LOG_LEVEL: 'info' };
   const services: Partial<Record<Build, ServerProcess>> = {};
   try {
-    services.current = await startService({ dbPath: join(workDir, 'current.db'), embedder: 'use', env });
+    services.current = await startService({ dbPath: join(workDir, 'current.db'), embedder: 'use', env,
+      ...(options.currentDist ? { main: join(options.currentDist, 'src', 'main.js') } : {}) });
     services.baseline = await startService({ dbPath: join(workDir, 'baseline.db'), embedder: 'use', env, main: join(baselineDist, 'src', 'main.js') });
     const bases = { current: services.current.base, baseline: services.baseline.base };
     const fill = texts.remember(options.memories);
@@ -94,6 +101,7 @@ export async function runMixedAgainst(workDir: string, baselineDist: string, opt
         for (const build of order) record(phase, connections, build, await recall(build, phase, connections, bodies));
       }
     }
+    if (options.idleOnly) return { baselineDist, currentDist: options.currentDist, rounds, phases: [...phases.values()] };
     // Writes grow each store alike: once per build, in the same order, each with its own stream and burst.
     const queries = bodiesFile(texts.recall(20_000));
     const stream = texts.remember(60_000);
@@ -110,7 +118,7 @@ export async function runMixedAgainst(workDir: string, baselineDist: string, opt
       record('recall after a 5k burst', 4, build, await recall(build, 'recall after a 5k burst', 4, queries));
       await options.drained(bases[build]);
     }
-    return { baselineDist, rounds, phases: [...phases.values()] };
+    return { baselineDist, currentDist: options.currentDist, rounds, phases: [...phases.values()] };
   } finally {
     await services.current?.stop();
     await services.baseline?.stop();
@@ -140,6 +148,6 @@ export function mixedBaselineReport(r: MixedBaselineResults, memories: number, s
       p.current.reduce((n, w) => n + w.errors, 0) + p.baseline.reduce((n, w) => n + w.errors, 0),
       `${each(p.current)} | ${each(p.baseline)}`];
   });
-  return table(`Recall, this build vs ${r.baselineDist} (USE-lite, ${memories.toLocaleString('en')} memories each; wrk, ${seconds} s a phase, alternated, median of the rounds; this / baseline = ratio)`,
+  return table(`Recall, ${r.currentDist ?? 'this build'} vs ${r.baselineDist} (USE-lite, ${memories.toLocaleString('en')} memories each; wrk, ${seconds} s a phase, alternated, median of the rounds; this / baseline = ratio)`,
     ['phase', 'conns', 'rounds', 'p50 ms', 'p95 ms', 'p99 ms', 'req/s', 'CPU ms per recall', 'errors', 'each round p50/p99: this | baseline'], rows);
 }

@@ -10,6 +10,8 @@
 // Environment: BENCH_MIXED_SECONDS (per phase, default 8).
 // With `--baseline-dist <other build's dist>`: the recall phases against that build in the same
 // run, alternated (mixed-baseline.ts; BENCH_MIXED_ROUNDS, default 3); nothing else is measured.
+// `--current-dist <dist>` puts a third build in the "this" slot (to run a comparison both ways
+// round, or an A/A check); BENCH_MIXED_IDLE_ONLY=1 keeps only the alternated idle phases.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -350,13 +352,16 @@ const isMain = process.argv[1]?.endsWith('mixed.js');
 const baselineAt = process.argv.indexOf('--baseline-dist');
 if (isMain && baselineAt >= 0) {
   const baselineDist = process.argv[baselineAt + 1];
-  if (!baselineDist) throw new Error("usage: node dist/bench/mixed.js [--baseline-dist <other build's dist folder>]");
+  const currentAt = process.argv.indexOf('--current-dist');
+  const currentDist = currentAt >= 0 ? process.argv[currentAt + 1] : undefined;
+  if (!baselineDist || (currentAt >= 0 && !currentDist)) throw new Error("usage: node dist/bench/mixed.js [--baseline-dist <other build's dist folder> [--current-dist <dist>]]");
   const workDir = mkdtempSync(join(tmpdir(), 'memrt-mixed-'));
   const info = machine();
   try {
     const rounds = Number(process.env.BENCH_MIXED_ROUNDS?.trim() || '3');
     if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`BENCH_MIXED_ROUNDS must be a positive integer, got ${process.env.BENCH_MIXED_ROUNDS}`);
-    const results = await runMixedAgainst(workDir, baselineDist, { texts: new Texts(), memories: MEMORIES, seconds, rounds, postAll, drained });
+    const results = await runMixedAgainst(workDir, baselineDist, { texts: new Texts(), memories: MEMORIES, seconds, rounds, postAll, drained,
+      currentDist, idleOnly: process.env.BENCH_MIXED_IDLE_ONLY === '1' });
     console.log(`memory-runtime mixed-load bench against a baseline build — ${info.date}, Node ${info.node}, ${info.cpus} × ${info.cpuModel}, load ${info.loadAverageAtStart.join(' ')}`);
     console.log(mixedBaselineReport(results, MEMORIES, seconds));
     note(`results: ${writeResults('mixed-baseline', { machine: info, seconds, results }).join(', ')}`);
