@@ -128,33 +128,39 @@ describe('the lexical probe with WordNet expansion', () => {
   });
 
   test('document side: a turn whose hypernyms hold the question word matches it, weighted by x', () => {
-    const lexical = wordnetLexical(wn, rows, { up: 2, down: 0, senses: 'first', x: 0.3, qx: 0 });
+    const lexical = wordnetLexical(wn, rows, { up: 2, down: 0, senses: 'first', x: 0.3, qx: 0, join: true });
     assert.ok(lexical.expansionOf(1).includes('activity'));
     // Turn 3 holds the word in its context (porter: activity, activities → activ); 1 and 2 through WordNet.
     const found = lexical.lexical(ctx(['activity']));
     assert.deepEqual(found.map((p) => p.rowid).sort(), [1, 2, 3]);
     lexical.close();
     // x 0: the column is indexed but weighs nothing.
-    const silent = wordnetLexical(wn, rows, { up: 2, down: 0, senses: 'first', x: 0, qx: 0 });
+    const silent = wordnetLexical(wn, rows, { up: 2, down: 0, senses: 'first', x: 0, qx: 0, join: true });
     const scores = new Map(silent.lexical(ctx(['activity'])).map((p) => [p.rowid, p.score]));
     assert.ok(scores.get(1) === 0 && scores.get(2) === 0 && scores.get(3)! > 0);
     silent.close();
   });
 
   test("query side: the question word's hyponyms find the turns that name an instance", () => {
-    const lexical = wordnetLexical(wn, rows, { up: 0, down: 2, senses: 'first', x: 0, qx: 0.3 });
+    const lexical = wordnetLexical(wn, rows, { up: 0, down: 2, senses: 'first', x: 0, qx: 0.3, join: true });
     assert.ok(lexical.hyponymsOf(['activities']).includes('pottery'));
     const found = lexical.lexical(ctx(['activities']));
     assert.deepEqual(found.map((p) => p.rowid).sort(), [1, 2, 3]);
     // Without the query expansion only the literal match is found.
-    const none = wordnetLexical(wn, rows, { up: 0, down: 2, senses: 'first', x: 0, qx: 0 });
+    const none = wordnetLexical(wn, rows, { up: 0, down: 2, senses: 'first', x: 0, qx: 0, join: true });
     assert.deepEqual(none.lexical(ctx(['activities'])).map((p) => p.rowid), [3]);
+    // join 0: the hyponyms re-score what the query's own words found, they propose nothing.
+    const rescoring = wordnetLexical(wn, rows, { up: 0, down: 2, senses: 'first', x: 0, qx: 0.3, join: false });
+    assert.deepEqual(rescoring.lexical(ctx(['activities', 'class'])).map((p) => p.rowid).sort(), [1, 3]);
+    const score = (found: { rowid: number; score: number }[], rowid: number) => found.find((p) => p.rowid === rowid)!.score;
+    assert.ok(score(rescoring.lexical(ctx(['activities', 'class'])), 1) > score(none.lexical(ctx(['activities', 'class'])), 1));
     lexical.close();
     none.close();
+    rescoring.close();
   });
 
   test('settings: the WordNet keys are split from the engine weights', () => {
-    assert.deepEqual(wordnetSetting({ up: 2, x: 0.5, session: 0.4 }), { wordnet: { up: 2, down: 0, senses: 'first', x: 0.5, qx: 0.3 }, rest: { session: 0.4 } });
+    assert.deepEqual(wordnetSetting({ up: 2, x: 0.5, session: 0.4 }), { wordnet: { up: 2, down: 0, senses: 'first', x: 0.5, qx: 0.3, join: true }, rest: { session: 0.4 } });
     assert.deepEqual(wordnetSetting({ session: 0.4 }), { wordnet: null, rest: { session: 0.4 } });
     assert.equal(wordnetSetting({ down: 1, all: 1 }).wordnet?.senses, 'all');
   });

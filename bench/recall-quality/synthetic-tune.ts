@@ -70,6 +70,7 @@ if (parsed.some((s) => s.wordnet)) {
   wn = loadWordNet(dict);
 }
 const stored = db.prepare('SELECT rowid AS rowid, content, context FROM memories WHERE namespace_id = ?').all(namespaceId) as StoredTurn[];
+if (process.env.TUNE_DEBUG === '1') console.log(JSON.stringify(db.prepare('SELECT memory_type, archived, valid_until IS NULL AS valid, superseded_by IS NULL AS current, count(*) AS n FROM memories WHERE namespace_id = ? GROUP BY 1, 2, 3, 4').all(namespaceId)));
 for (const [s, setting] of settings.entries()) {
   const { reach, depth, noname = 0, proj = 0, ...weights } = parsed[s].rest as Partial<Record<SignalName | 'reach' | 'depth' | 'noname' | 'proj', number>>;
   const expanded = parsed[s].wordnet ? wordnetLexical(wn!, stored, parsed[s].wordnet!) : null;
