@@ -13,8 +13,8 @@
 // bm25 would weigh). A question word: a token of 3+ letters, not a stopword, not a speaker's name.
 //
 // Settings (wordnet-lexical.ts): 'real' = the store's own lexical probe; up=L (document side,
-// column weight x, default 0.3), down=L (query side, weight qx, default 0.3), all=1 (every
-// sense), any other name=value an engine weight. Prints R@1/5/10, MRR, R@10 per category and the
+// column weight x, default 0.3), down=L (query side, weight qx, default 0.3; join=0: its matches
+// only re-score the question's own), all=1 (every sense), any other name=value an engine weight. Prints R@1/5/10, MRR, R@10 per category and the
 // ranking's p50/p95 ms (settings alternated question by question); TUNE_PER_CONVERSATION=1: also
 // R@10 / multi-hop R@10 per conversation.
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';

@@ -3,6 +3,7 @@
 // settings in one process, so a weight chosen on LoCoMo can be checked here cheaply.
 //
 //   node dist/bench/recall-quality/synthetic-tune.js [--seed N] '' 'adjacent=0.4,reach=2' ...
+//   (up=L / down=L …: WordNet expansion as in locomo-wordnet.ts, WORDNET_DICT; TUNE_DEBUG=1: the store's rows by type and state)
 //   (SERVICE_EMBEDDER: the stored turns' embedder; TUNE_QUERY_EMBEDDER: the questions', when another)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
