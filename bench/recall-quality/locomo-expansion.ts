@@ -13,11 +13,9 @@
 // centre), how often an evidence turn's expansion holds a question word against how often any
 // turn's does, and how many of the first setting's missed evidence turns it could reach; then
 // R@1/5/10, MRR and R@10 per category (TUNE_PER_CONVERSATION=1: also per conversation).
-import Database from 'better-sqlite3';
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
-import type { ReadPort, RecallReads } from '../../src/workers/port/read-port.js';
 import type { Proposal, RecallContext } from '../../src/workers/port/candidates.js';
-import { ftsMatchExpression } from '../../src/workers/sqlite/fts-match.js';
+import { ExpansionIndex, withLexical } from './expanded-lexical.js';
 import { tokenize } from '../../src/workers/recall/query-text.js';
 import { cachedStores } from './cached-stores.js';
 import { scoreRankings } from './scoring.js';
@@ -102,33 +100,24 @@ for (const conversation of conversations) {
 
   for (const [s, setting] of settings.entries()) {
     let engine: RecallEngine;
-    let fts: Database.Database | null = null;
+    let index: ExpansionIndex | null = null;
     if (setting.real) engine = new RecallEngine(port, { weights: setting.weights });
     else {
-      fts = new Database(':memory:');
-      fts.exec("CREATE VIRTUAL TABLE t USING fts5(content, context, expansion, tokenize = 'porter unicode61 remove_diacritics 2')");
-      const insert = fts.prepare('INSERT INTO t(rowid, content, context, expansion) VALUES (?, ?, ?, ?)');
       const words = expansions.get(setting.centre)!;
-      for (const r of rows) insert.run(r.rowid, r.content, r.context, (words.get(r.rowid) ?? []).slice(0, setting.k).join(' '));
-      const query = fts.prepare(`SELECT rowid, -bm25(t, 1.0, 0.3, ${setting.x}) AS score FROM t WHERE t MATCH ? ORDER BY bm25(t, 1.0, 0.3, ${setting.x}), rowid LIMIT ?`);
+      const expanded = (index = new ExpansionIndex(rows, (rowid) => (words.get(rowid) ?? []).slice(0, setting.k)));
       const lexical = (ctx: RecallContext): Proposal[] => {
         // qk: the query's own nearest words join its terms (query expansion in the same space).
         const extra = setting.qk > 0 && ctx.queryVector ? nearestWords(tables.get(setting.centre)!, ctx.queryVector, setting.qk + ctx.terms.length).filter((w) => !ctx.terms.includes(w)).slice(0, setting.qk) : [];
-        const match = ftsMatchExpression([...ctx.terms, ...extra]);
-        return match === null ? [] : (query.all(match, ctx.depth) as Proposal[]).map(({ rowid, score }) => ({ rowid, score }));
+        return expanded.rank([...ctx.terms, ...extra], ctx.depth, [1.0, 0.3, setting.x]);
       };
-      const wrapped = {
-        snapshot: <T>(work: (reads: RecallReads) => Promise<T>) =>
-          port.snapshot((reads) => work({ ...reads, lexical: async (ctx: RecallContext) => lexical(ctx) })),
-      } as unknown as ReadPort;
-      engine = new RecallEngine(wrapped, { weights: setting.weights });
+      engine = new RecallEngine(withLexical(port, lexical), { weights: setting.weights });
     }
     const now = Date.now();
     for (const [i, q] of conversation.questions.entries()) {
       const hits = await engine.recall({ query: q.text, entity: null, types: ['episodic'], limit: 10, queryVector: queryVector(setting, i) }, now);
       ranked[s].set(`${conversation.id}#${q.index}`, hits.map((h) => diaOf.get(h.row.id) ?? h.row.id));
     }
-    fts?.close();
+    index?.close();
   }
   db.close();
 }

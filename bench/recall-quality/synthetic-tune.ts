@@ -3,6 +3,7 @@
 // settings in one process, so a weight chosen on LoCoMo can be checked here cheaply.
 //
 //   node dist/bench/recall-quality/synthetic-tune.js [--seed N] '' 'adjacent=0.4,reach=2' ...
+//   (up=L / down=L …: WordNet expansion as in locomo-wordnet.ts, WORDNET_DICT; TUNE_DEBUG=1: the store's rows by type and state)
 //   (SERVICE_EMBEDDER: the stored turns' embedder; TUNE_QUERY_EMBEDDER: the questions', when another)
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +18,9 @@ import { createEmbedder, embedderIdentity } from '../../src/workers/embedding/in
 import { buildCorpus } from './corpus.js';
 import { scoreHeader, scoreLine, scoreRankings } from './scoring.js';
 import { mixed, namesIn, projectedOut, withoutNames } from './unnamed-query.js';
+import { withLexical, type StoredTurn } from './expanded-lexical.js';
+import { loadWordNet, wordnetDictPath, type WordNet } from './wordnet.js';
+import { wordnetLexical, wordnetSetting } from './wordnet-lexical.js';
 
 // As the service: SERVICE_VECTOR_MIN_SIMILARITY, when set, overrides the embedder's floor.
 const floorOverride = process.env.SERVICE_VECTOR_MIN_SIMILARITY ? { SERVICE_VECTOR_MIN_SIMILARITY: process.env.SERVICE_VECTOR_MIN_SIMILARITY } : {};
@@ -57,18 +61,31 @@ const minSimilarity = config.vectorMinSimilarity ?? embedderIdentity(config).min
 console.log(`synthetic corpus, seed ${seed}: ${corpus.questions.length} questions, embedder ${embedder.id}; fused ranking (all types, limit 10)`);
 console.log(scoreHeader('setting', 44) + '  paraphrase R@10');
 const now = Date.now();
-for (const setting of settings) {
-  const { reach, depth, noname = 0, proj = 0, ...weights } = Object.fromEntries(setting.split(',').filter(Boolean)
-    .map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])])) as Partial<Record<SignalName | 'reach' | 'depth' | 'noname' | 'proj', number>>;
+// up=L / down=L (with x, qx, all): the lexical probe with WordNet expansion (wordnet-lexical.ts),
+// on an in-memory copy of the store's lexical index; WORDNET_DICT names the database's folder.
+const parsed = settings.map((setting) => wordnetSetting(Object.fromEntries(setting.split(',').filter(Boolean).map((kv) => [kv.split('=')[0], Number(kv.split('=')[1])]))));
+let wn: WordNet | null = null;
+if (parsed.some((s) => s.wordnet)) {
+  const dict = await wordnetDictPath();
+  if (!dict) throw new Error('WordNet not found: set WORDNET_DICT');
+  wn = loadWordNet(dict);
+}
+const stored = db.prepare('SELECT rowid AS rowid, content, context FROM memories WHERE namespace_id = ?').all(namespaceId) as StoredTurn[];
+if (process.env.TUNE_DEBUG === '1') console.log(JSON.stringify(db.prepare('SELECT memory_type, archived, valid_until IS NULL AS valid, superseded_by IS NULL AS current, count(*) AS n FROM memories WHERE namespace_id = ? GROUP BY 1, 2, 3, 4').all(namespaceId)));
+for (const [s, setting] of settings.entries()) {
+  const { reach, depth, noname = 0, proj = 0, ...weights } = parsed[s].rest as Partial<Record<SignalName | 'reach' | 'depth' | 'noname' | 'proj', number>>;
+  const expanded = parsed[s].wordnet ? wordnetLexical(wn!, stored, parsed[s].wordnet!) : null;
   const queryVector = (i: number) => (noname > 0 ? mixed(vectors[i], unnamed[i], noname)
     : proj > 0 ? projectedOut(vectors[i], named[i].map((n) => nameVector.get(n)!), proj) : vectors[i]);
-  const engine = new RecallEngine(new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity }), { weights, reach, minDepth: depth });
+  const port = new SqliteReadPort(db, namespaceId, config.namespace, { minSimilarity });
+  const engine = new RecallEngine(expanded ? withLexical(port, expanded.lexical) : port, { weights, reach, minDepth: depth });
   const ranked = new Map<string, string[]>();
   for (const [i, q] of corpus.questions.entries()) {
     ranked.set(q.id, (await engine.recall({ query: q.text, entity: null, types: null, limit: 10, queryVector: queryVector(i) }, now)).map((h) => h.row.id));
   }
   const paraphrase = new Map([...evidence].filter(([q]) => q.endsWith('paraphrase')));
   console.log(`${scoreLine(setting || '(defaults)', scoreRankings(ranked, evidence), 44)}  ${(scoreRankings(ranked, paraphrase).recall[10] * 100).toFixed(1)}%`);
+  expanded?.close();
 }
 db.close();
 rmSync(dir, { recursive: true, force: true });
