@@ -154,7 +154,7 @@ export class VectorSignal implements RetrievalSignal {
       const shortlist = codes ? this.codes!.shortlist(codes, this.namespaceId, queryVector, cells, Math.max(SHORTLIST_MIN, k * SHORTLIST_PER_K)) : null;
       if (shortlist) timings.vector_codes = (timings.vector_codes ?? 0) + (performance.now() - started);
       const close = shortlist
-        ? this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist) })
+        ? timed(timings, 'vector_rerank', () => this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist) }))
         // Without codes, or when the file holds more new rows than the store's watermark allows: vec0.
         : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(vecCells(codes ? this.cells.probe(queryVector) : cells, ctx)) });
       return { close, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
