@@ -7,7 +7,8 @@
 // scan and of the exact re-rank.
 // Environment: BENCH_QUERIES (default 30), BENCH_SEED (the corpus seed the file was seeded with,
 // default 42), BENCH_SHARES (default 0.2,0.3,0.4,0.5), BENCH_FIRST_PASS (default 1000,2000,4000,8000),
-// BENCH_PLANES (default 1,2), BENCH_SHORTLISTS (default 100).
+// BENCH_PLANES (bit planes of the first-pass variants, default 1,2; 0: none), BENCH_SHORTLISTS
+// (default 100), BENCH_BASELINE_DIST=<another build's dist> (its own store and scan as a variant).
 import { openDatabase } from '../src/shared/db.js';
 import { blobOf } from '../src/shared/meta.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
@@ -19,6 +20,12 @@ import { Corpus } from './lib/corpus.js';
 import { entityCountFor } from './lib/seed.js';
 import { machine } from './lib/report.js';
 
+// Times are CPU ms (the process's CPU time: it runs one thread of work), so that a loaded box's
+// waits for a core are not counted; BENCH_WALL=1 keeps the wall clock.
+const now = process.env.BENCH_WALL === '1' ? () => performance.now() : () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
 const path = process.argv[2];
 if (!path) throw new Error('usage: node dist/bench/codes-variants.js <file.db>');
 const list = (name: string, fallback: string) => (process.env[name]?.trim() || fallback).split(',').map(Number);
@@ -26,7 +33,8 @@ const QUERIES = Number(process.env.BENCH_QUERIES ?? 30);
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const shares = list('BENCH_SHARES', '0.2,0.3,0.4,0.5');
 const firstPasses = list('BENCH_FIRST_PASS', '1000,2000,4000,8000');
-const planes = list('BENCH_PLANES', '1,2');
+const planes = list('BENCH_PLANES', '1,2').filter((p) => p > 0);
+const baselineDist = process.env.BENCH_BASELINE_DIST?.trim() || null;
 const shortlists = list('BENCH_SHORTLISTS', '100');
 const DEPTH = 50;
 const WARM = 3;
@@ -41,7 +49,22 @@ const dimensions = generations[0].centroids.dimensions;
 const info = machine();
 console.log(`codes variants — ${info.date}, ${path}: ${memories.toLocaleString('en')} vectors, ${dimensions}-d, ${cellCount} cells, ${QUERIES} queries, load ${info.loadAverageAtStart.join(' ')}`);
 
-const stores = new Map<number, CodesReader>();
+interface Scanner { nearest(query: Float32Array, cells: readonly number[], n: number, firstPass?: number): number[] | null }
+const stores = new Map<number, Scanner>();
+if (baselineDist) {
+  // That build's store and scan, on the same file (its layout is its own): variant -1.
+  const { refreshVectorCodes: refresh } = await import(`${baselineDist}/src/workers/sqlite/vector-codes.js`);
+  const { CodesReader: Reader } = await import(`${baselineDist}/src/workers/ivf/vector-codes.js`);
+  const { VectorCells: Cells } = await import(`${baselineDist}/src/workers/sqlite/ivf-cells.js`);
+  const built = refresh(db, 1, new Cells(db, 1), null, 2 ** 40, 0);
+  stores.set(-1, Reader.attach(built.handle));
+  console.log(`baseline store (${baselineDist}): ${(built.bytes / 2 ** 20).toFixed(0)} MiB`);
+}
+{
+  const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0, 0);
+  stores.set(0, CodesReader.attach(built.handle!)!);
+  console.log(`store without bit planes: ${(built.bytes / 2 ** 20).toFixed(0)} MiB`);
+}
 for (const p of planes) {
   const t = performance.now();
   const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0, p);
@@ -57,7 +80,8 @@ interface Variant { name: string; share: number; planes: number; firstPass: numb
 const variants: Variant[] = [];
 for (const share of shares) {
   for (const shortlist of shortlists) {
-    variants.push({ name: 'int8 only', share, planes: planes[0], firstPass: 0, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
+    if (baselineDist) variants.push({ name: 'int8 scan, baseline build', share, planes: -1, firstPass: 0, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
+    variants.push({ name: 'int8 scan', share, planes: 0, firstPass: 0, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
     for (const p of planes) {
       for (const firstPass of firstPasses) {
         variants.push({ name: `${p} bit plane(s), keep ${firstPass}`, share, planes: p, firstPass, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
@@ -80,13 +104,13 @@ for (let q = 0; q < QUERIES + WARM; q++) {
   const order = variants.map((v, i) => ({ v, key: (i * 7919 + q * 104729) % 1000003 })).sort((a, b) => a.key - b.key).map((x) => x.v);
   for (const v of order) {
     const probes = Math.max(1, Math.ceil(cellCount * v.share));
-    t = performance.now();
+    t = now();
     const probed = probedCells(generations, vector, probes);
-    const shortlist = stores.get(v.planes)!.nearest(vector, probed, v.shortlist, v.firstPass)!;
-    const scanMs = performance.now() - t;
-    t = performance.now();
+    const shortlist = (v.planes < 0 ? stores.get(-1)!.nearest(vector, probed, v.shortlist) : stores.get(v.planes)!.nearest(vector, probed, v.shortlist, v.firstPass))!;
+    const scanMs = now() - t;
+    t = now();
     const top = rerank.all(blobOf(vector), JSON.stringify(shortlist), DEPTH);
-    const rerankMs = performance.now() - t;
+    const rerankMs = now() - t;
     if (!record) continue;
     v.scan.push(scanMs);
     v.rerank.push(rerankMs);

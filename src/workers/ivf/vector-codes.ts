@@ -67,8 +67,9 @@ function layoutOf(dimensions: number, capacity: number, cellSlots: number, bitPl
   const bitBytes = bitPlanes * planeBytes;
   const rangesAt = align(HEADER_BYTES, 16);
   const slotsAt = align(rangesAt + 12 * cellSlots, 16);
-  // A slot: the query as int16, its bit masks (two per 16 code bytes), the scores of one run.
-  const slotBytes = align(2 * stride + 2 * bitBytes + 4 * SCORE_RUN, 16);
+  // A slot: the query as int16, its bit masks (two per 16 code bytes), the scores of one run
+  // (16-byte records: position and float64 score of the codes above the threshold).
+  const slotBytes = align(2 * stride + 2 * bitBytes + 16 * SCORE_RUN, 16);
   const rowidsAt = align(slotsAt + READER_SLOTS * slotBytes, 16);
   const scalesAt = rowidsAt + 8 * capacity;
   const cellsAt = scalesAt + 4 * capacity;
@@ -325,8 +326,23 @@ export class CodesReader {
           top.offer(scores[0] * scales[i], i);
         }
       } else {
-        scan((start, run) => this.kernel.dots(queryAt, layout.codesAt + start * layout.stride, run, scoresAt),
-          (score, i) => top.offer(score * scales[i], i));
+        // The kernel keeps only the codes above the lowest of the n best so far: JavaScript sees
+        // a few hundred of the ~300k scores, and offers them in scan order, as a loop over all would.
+        const positions = new Int32Array(buffer, scoresAt, 4 * SCORE_RUN);
+        const found = new Float64Array(buffer, scoresAt, 2 * SCORE_RUN);
+        const take = (from: number, to: number, tail: boolean) => {
+          for (let start = from; start < to; start += SCORE_RUN) {
+            const run = Math.min(SCORE_RUN, to - start);
+            const above = this.kernel.above(queryAt, layout.codesAt + start * layout.stride, run, layout.scalesAt + 4 * start, top.threshold, scoresAt);
+            for (let k = 0; k < above; k++) {
+              const i = start + positions[4 * k];
+              if (tail && !inTail(i)) continue;
+              top.offer(found[2 * k + 1], i);
+            }
+          }
+        };
+        for (let r = 0; r < ranges.length; r += 2) take(ranges[r], ranges[r + 1], false);
+        if (probedSet) take(this.ordered, count, true);
       }
       return top.indexes().map((i) => this.v.rowids[i]);
     } finally {
@@ -446,6 +462,11 @@ class TopScores {
     }
     this.score[i] = score;
     this.index[i] = index;
+  }
+
+  /** Scores at or below this cannot enter (−∞ until n are held). */
+  get threshold(): number {
+    return this.size < this.n ? -Infinity : this.score[0];
   }
 
   /** The indexes kept, in no order. */
