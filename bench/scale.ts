@@ -321,6 +321,9 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
       const other = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, main: baselineMain });
       try {
         const startMs = performance.now() - at;
+        // As for this build: the phases wait for the baseline's own codes (when it builds any), or
+        // its recalls would be vec0's until then and the comparison that of two paths.
+        if (memories >= DEFAULT_VECTOR_INDEX_MIN) await codesBuilt(other.base, 600_000);
         const figures = await phases(other.base);
         const { peakRssMb, pssMb, rssAnonMb } = other.memory();
         baseline = { ...figures, startMs, peakRssMb, pssMb, rssAnonMb };
