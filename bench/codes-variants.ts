@@ -1,14 +1,14 @@
 // `node dist/bench/codes-variants.js <file.db>`: the shared vector codes' scan, variant by variant,
 // on one seeded file (bench:scale keeps its files with BENCH_SCALE_KEEP), read-only. For each
 // query the exact top 50 comes from vec0's full scan; then every variant runs on the same query
-// in turn (so a variant's time shares the box's load with the others): the share of cells probed,
-// the bit pass (off, or keeping N codes for the int8 scores) over 1 or 2 bit planes, and the
-// shortlist re-ranked exactly. Reported: share of the exact top 50 found, and mean / p50 ms of the
-// scan and of the exact re-rank.
+// in turn (so a variant's time shares the box's load with the others): the share of cells probed
+// and the shortlist re-ranked exactly, for this build's int8 scan and, optionally, another
+// build's. Reported: share of the exact top 50 found, and mean / p50 ms of the scan and of the
+// exact re-rank. (The 1-bit first pass measured in docs/vector-codes.md, 2026-11-27, was removed;
+// commit 51b733e holds it and the variants of this bench that ran it.)
 // Environment: BENCH_QUERIES (default 30), BENCH_SEED (the corpus seed the file was seeded with,
-// default 42), BENCH_SHARES (default 0.2,0.3,0.4,0.5), BENCH_FIRST_PASS (default 1000,2000,4000,8000),
-// BENCH_PLANES (bit planes of the first-pass variants, default 1,2; 0: none), BENCH_SHORTLISTS
-// (default 100), BENCH_BASELINE_DIST=<another build's dist> (its own store and scan as a variant).
+// default 42), BENCH_SHARES (default 0.2,0.3,0.4,0.5), BENCH_SHORTLISTS (default 100),
+// BENCH_BASELINE_DIST=<another build's dist> (its own store and scan as a variant).
 import { openDatabase } from '../src/shared/db.js';
 import { blobOf } from '../src/shared/meta.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
@@ -32,8 +32,6 @@ const list = (name: string, fallback: string) => (process.env[name]?.trim() || f
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 30);
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const shares = list('BENCH_SHARES', '0.2,0.3,0.4,0.5');
-const firstPasses = list('BENCH_FIRST_PASS', '1000,2000,4000,8000');
-const planes = list('BENCH_PLANES', '1,2').filter((p) => p > 0);
 const baselineDist = process.env.BENCH_BASELINE_DIST?.trim() || null;
 const shortlists = list('BENCH_SHORTLISTS', '100');
 const DEPTH = 50;
@@ -49,7 +47,7 @@ const dimensions = generations[0].centroids.dimensions;
 const info = machine();
 console.log(`codes variants — ${info.date}, ${path}: ${memories.toLocaleString('en')} vectors, ${dimensions}-d, ${cellCount} cells, ${QUERIES} queries, load ${info.loadAverageAtStart.join(' ')}`);
 
-interface Scanner { nearest(query: Float32Array, cells: readonly number[], n: number, firstPass?: number): number[] | null }
+interface Scanner { nearest(query: Float32Array, cells: readonly number[], n: number): number[] | null }
 const stores = new Map<number, Scanner>();
 if (baselineDist) {
   // That build's store and scan, on the same file (its layout is its own): variant -1.
@@ -61,32 +59,21 @@ if (baselineDist) {
   console.log(`baseline store (${baselineDist}): ${(built.bytes / 2 ** 20).toFixed(0)} MiB`);
 }
 {
-  const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0, 0);
+  const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0);
   stores.set(0, CodesReader.attach(built.handle!)!);
-  console.log(`store without bit planes: ${(built.bytes / 2 ** 20).toFixed(0)} MiB`);
-}
-for (const p of planes) {
-  const t = performance.now();
-  const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0, p);
-  stores.set(p, CodesReader.attach(built.handle!)!);
-  console.log(`store with ${p} bit plane(s): ${(built.bytes / 2 ** 20).toFixed(0)} MiB, built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  console.log(`store: ${(built.bytes / 2 ** 20).toFixed(0)} MiB`);
 }
 const knn = db.prepare<[Buffer, number], { rowid: number }>('SELECT rowid FROM memory_vectors WHERE embedding MATCH ? AND k = ?');
 const rerank = db.prepare<[Buffer, string, number], { rowid: number }>(`SELECT rowid FROM (
     SELECT v.rowid AS rowid, vec_distance_cosine(v.embedding, ?) AS d FROM json_each(?) j CROSS JOIN memory_vectors v ON v.rowid = j.value)
   ORDER BY d LIMIT ?`);
 
-interface Variant { name: string; share: number; planes: number; firstPass: number; shortlist: number; scan: number[]; rerank: number[]; found: number; inShortlist: number }
+interface Variant { name: string; share: number; build: number; shortlist: number; scan: number[]; rerank: number[]; found: number; inShortlist: number }
 const variants: Variant[] = [];
 for (const share of shares) {
   for (const shortlist of shortlists) {
-    if (baselineDist) variants.push({ name: 'int8 scan, baseline build', share, planes: -1, firstPass: 0, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
-    variants.push({ name: 'int8 scan', share, planes: 0, firstPass: 0, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
-    for (const p of planes) {
-      for (const firstPass of firstPasses) {
-        variants.push({ name: `${p} bit plane(s), keep ${firstPass}`, share, planes: p, firstPass, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
-      }
-    }
+    if (baselineDist) variants.push({ name: 'int8 scan, baseline build', share, build: -1, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
+    variants.push({ name: 'int8 scan', share, build: 0, shortlist, scan: [], rerank: [], found: 0, inShortlist: 0 });
   }
 }
 
@@ -106,7 +93,7 @@ for (let q = 0; q < QUERIES + WARM; q++) {
     const probes = Math.max(1, Math.ceil(cellCount * v.share));
     t = now();
     const probed = probedCells(generations, vector, probes);
-    const shortlist = (v.planes < 0 ? stores.get(-1)!.nearest(vector, probed, v.shortlist) : stores.get(v.planes)!.nearest(vector, probed, v.shortlist, v.firstPass))!;
+    const shortlist = stores.get(v.build)!.nearest(vector, probed, v.shortlist)!;
     const scanMs = now() - t;
     t = now();
     const top = rerank.all(blobOf(vector), JSON.stringify(shortlist), DEPTH);

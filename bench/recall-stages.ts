@@ -1,10 +1,10 @@
 // `node dist/bench/recall-stages.js <file.db>`: where one recall's time goes, stage by stage, in
 // process on a seeded file (bench:scale keeps its files with BENCH_SCALE_KEEP), read-only: the
-// recall engine the pool threads run, over the file, with the namespace's shared codes built
-// with each bit-plane count of BENCH_PLANES (0: the int8 scan alone) and with none (vec0), the
-// variants alternating query by query. Per stage: mean CPU ms (see below), and per recall.
-// Environment: BENCH_QUERIES (default 60), BENCH_SEED (default 42), BENCH_PLANES (default 0,1),
-// BENCH_LIMIT (default 5, as bench:scale's recall).
+// recall engine the pool threads run, over the file, with the namespace's shared codes and
+// without them (vec0), the two variants alternating query by query. Per stage: mean CPU ms (see
+// below), and per recall.
+// Environment: BENCH_QUERIES (default 60), BENCH_SEED (default 42), BENCH_LIMIT (default 5, as
+// bench:scale's recall).
 import { openDatabase } from '../src/shared/db.js';
 import { HashingEmbedder } from '../src/workers/embedding/hashing.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
@@ -32,7 +32,6 @@ if (!path) throw new Error('usage: node dist/bench/recall-stages.js <file.db>');
 const QUERIES = Number(process.env.BENCH_QUERIES ?? 60);
 const SEED = Number(process.env.BENCH_SEED ?? 42);
 const LIMIT = Number(process.env.BENCH_LIMIT ?? 5);
-const planes = (process.env.BENCH_PLANES?.trim() || '0,1').split(',').map(Number);
 const WARM = 5;
 
 const db = openDatabase(path, { readonly: true });
@@ -44,11 +43,11 @@ const info = machine();
 console.log(`recall stages — ${info.date}, ${path}: ${memories.toLocaleString('en')} memories, ${dimensions}-d, ${QUERIES} queries, limit ${LIMIT}, load ${info.loadAverageAtStart.join(' ')}`);
 
 const stores = new Map<string, SharedCodesHandle | null>([['vec0 (no codes)', null]]);
-for (const p of planes) {
+{
   const t = performance.now();
-  const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0, p);
-  stores.set(p === 0 ? 'codes: int8 scan' : `codes: ${p}-plane bit pass + int8`, built.handle);
-  console.log(`store with ${p} bit plane(s): ${(built.bytes / 2 ** 20).toFixed(0)} MiB, built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
+  const built = refreshVectorCodes(db, 1, cells, null, 2 ** 40, 0);
+  stores.set('codes: int8 scan', built.handle);
+  console.log(`store: ${(built.bytes / 2 ** 20).toFixed(0)} MiB, built in ${((performance.now() - t) / 1000).toFixed(1)} s`);
 }
 
 let current: Record<string, number> = {};

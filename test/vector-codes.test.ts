@@ -117,52 +117,6 @@ describe('int8 kernel with the selection inside', () => {
   }
 });
 
-describe('bit kernel', () => {
-  const popcount = (byte: number) => { let n = 0; for (; byte; byte &= byte - 1) n++; return n; };
-  for (const bitBytes of [16, 32, 48, 64, 128, 384]) {
-    test(`${bitBytes}-byte bit codes: every score equals popcount(code & A) − popcount(code & B), summed in plain JS`, () => {
-      const COUNT = 300;
-      const [masksAt, scoresAt, codesAt] = [0, 2 * bitBytes, 2 * bitBytes + 4 * COUNT];
-      const memory = sharedMemory(codesAt + COUNT * bitBytes)!;
-      const kernel = Int8Kernel.over(memory, 16)!;
-      const masks = new Uint8Array(memory.buffer, masksAt, 2 * bitBytes);
-      const scores = new Int32Array(memory.buffer, scoresAt, COUNT);
-      const codes = new Uint8Array(memory.buffer, codesAt, COUNT * bitBytes);
-      const next = random(bitBytes);
-      for (let i = 0; i < masks.length; i++) masks[i] = Math.floor(next() * 256);
-      for (let i = 0; i < codes.length; i++) codes[i] = Math.floor(next() * 256);
-      // Extremes: every bit set in a code and in A (the largest score), then in B (the lowest).
-      codes.fill(255, 0, 2 * bitBytes);
-      const saved = Uint8Array.from(masks);
-      for (let o = 0; o < bitBytes; o += 16) {
-        masks.fill(255, 2 * o, 2 * o + 16);
-        masks.fill(0, 2 * o + 16, 2 * o + 32);
-      }
-      kernel.bits(masksAt, codesAt, 1, bitBytes, scoresAt);
-      assert.equal(scores[0], 8 * bitBytes, 'all agree');
-      masks.forEach((_, i) => (masks[i] = (i >> 4) % 2 === 1 ? 255 : 0));
-      kernel.bits(masksAt, codesAt, 1, bitBytes, scoresAt);
-      assert.equal(scores[0], -8 * bitBytes, 'all disagree');
-      masks.set(saved);
-      kernel.bits(masksAt, codesAt, COUNT, bitBytes, scoresAt);
-      for (let i = 0; i < COUNT; i++) {
-        let sum = 0;
-        for (let b = 0; b < bitBytes; b++) {
-          const code = codes[i * bitBytes + b];
-          const chunk = 32 * (b >> 4) + (b & 15);
-          sum += popcount(code & masks[chunk]) - popcount(code & masks[chunk + 16]);
-        }
-        assert.equal(scores[i], sum, `code ${i}`);
-      }
-      scores.fill(7);
-      kernel.bits(masksAt, codesAt + 100 * bitBytes, 10, bitBytes, scoresAt + 100 * 4);
-      assert.equal(scores[99], 7, 'scores before the run untouched');
-      assert.equal(scores[110], 7, 'scores after the run untouched');
-      assert.notEqual(scores[100], 7);
-    });
-  }
-});
-
 describe('shared vector codes', () => {
   const DIMENSIONS = 64;
   const next = random(7);
@@ -185,80 +139,18 @@ describe('shared vector codes', () => {
     return later.publish(vectors.length);
   }
 
-  test('the int8 shortlist holds the exact nearest of the probed cells, and nothing from the others', () => {
+  test('the shortlist holds the exact nearest of the probed cells, and nothing from the others', () => {
     const reader = CodesReader.attach(store())!;
     assert.equal(reader.size, vectors.length);
     for (let q = 0; q < 20; q++) {
       const query = vectors[q * 37];
       const probed = [10, 12, 13];
-      // No bit pass (it is tested below): random 64-d vectors are its worst case.
-      const shortlist = reader.nearest(query, probed, 40, 0)!;
+      const shortlist = reader.nearest(query, probed, 40)!;
       assert.equal(shortlist.length, 40);
       for (const rowid of shortlist) assert.ok(probed.includes(cellOf(rowid - 1000)), 'a vector of an unprobed cell');
       const exact = exactIn(query, probed, 10);
       assert.equal(shortlist[0], exact[0], 'the query itself comes first');
       for (const rowid of exact) assert.ok(shortlist.includes(rowid), `exact neighbour ${rowid} missing from the shortlist`);
-    }
-  });
-
-  /** The sign agreement of a vector's int8 code with the query, as the bit pass scores it (plain JS). */
-  const signScore = (vector: Float32Array, query: Float32Array, planes: number) => {
-    const largest = vector.reduce((m, v) => Math.max(m, Math.abs(v)), 0);
-    let score = 0;
-    for (let d = 0; d < vector.length; d++) {
-      const code = Math.round(vector[d] * 127 / largest);
-      const sign = Math.sign(query[d]);
-      if (code > 0) score += sign;
-      else if (code < 0 && planes > 1) score -= sign;
-    }
-    return score;
-  };
-
-  for (const planes of [1, 2]) {
-    test(`${planes} bit plane(s): a first pass of n keeps the n best sign agreements of the probed cells (appended codes included), no other cell's`, () => {
-      const writer = CodesWriter.create(DIMENSIONS, vectors.length, 8, [1], 0, planes)!;
-      const order = vectors.map((_, i) => i).sort((a, b) => cellOf(a) - cellOf(b) || a - b);
-      for (const i of order.filter((i) => i % 2 === 0)) writer.add({ rowid: 1000 + i, cell: cellOf(i), vector: vectors[i] });
-      const later = CodesWriter.resume(writer.publish(vectors.length));
-      for (let i = 1; i < vectors.length; i += 2) later.add({ rowid: 1000 + i, cell: cellOf(i), vector: vectors[i] });
-      const reader = CodesReader.attach(later.publish(vectors.length))!;
-      for (let q = 0; q < 10; q++) {
-        // A vector of cell 11, itself probed.
-        const query = vectors[1 + 6 * 17 * q];
-        const probed = [11, 14, 15];
-        const n = 60;
-        // firstPass = n: the shortlist is the first pass's set, reordered by the int8 scores.
-        const shortlist = reader.nearest(query, probed, n, n)!;
-        assert.equal(shortlist.length, n);
-        assert.equal(new Set(shortlist).size, n, 'no code twice');
-        assert.equal(shortlist[0], 1000 + 1 + 6 * 17 * q, 'the query itself comes first');
-        const scored = vectors.map((v, i) => ({ rowid: 1000 + i, score: signScore(v, query, planes) }))
-          .filter(({ rowid }) => probed.includes(cellOf(rowid - 1000)))
-          .sort((a, b) => b.score - a.score);
-        const threshold = scored[n - 1].score;
-        const scoreOf = new Map(scored.map(({ rowid, score }) => [rowid, score]));
-        for (const rowid of shortlist) {
-          assert.ok(scoreOf.has(rowid), `rowid ${rowid} is in an unprobed cell`);
-          assert.ok(scoreOf.get(rowid)! >= threshold, `rowid ${rowid} scored ${scoreOf.get(rowid)} < the ${n}th best ${threshold}`);
-        }
-        for (const { rowid, score } of scored) if (score > threshold) assert.ok(shortlist.includes(rowid), `rowid ${rowid} (score ${score} > ${threshold}) left out`);
-      }
-    });
-  }
-
-  test('a first pass that keeps every probed code, no first pass, and a store without bit planes: the int8 scan\'s shortlist', () => {
-    const handle = store();
-    const plain = CodesWriter.create(DIMENSIONS, vectors.length, 8, [1], 0, 0)!;
-    const order = vectors.map((_, i) => i).sort((a, b) => cellOf(a) - cellOf(b) || a - b);
-    for (const i of order) plain.add({ rowid: 1000 + i, cell: cellOf(i), vector: vectors[i] });
-    const int8Only = CodesReader.attach(plain.publish(vectors.length))!;
-    const reader = CodesReader.attach(handle)!;
-    for (let q = 0; q < 5; q++) {
-      const query = vectors[q * 53];
-      const probed = [10, 13];
-      // 1,000 codes in the two cells: a first pass of 1,000 or more keeps them all.
-      assert.deepEqual(reader.nearest(query, probed, 50, 1000), int8Only.nearest(query, probed, 50));
-      assert.deepEqual(reader.nearest(query, probed, 50, 0), int8Only.nearest(query, probed, 50));
     }
   });
 
@@ -470,38 +362,6 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     assert.equal(registry.namespaces, 2);
     const oneNamespace = PER_NAMESPACE * (32 + 4 + 16);
     assert.ok(registry.bytes >= 2 * oneNamespace && registry.bytes <= registry.limitBytes, `codes hold ${registry.bytes} bytes`);
-  });
-
-  test('with the bit pass in front (it keeps one code per shortlisted: it decides the shortlist), each memory is still first by its own vector, in its own namespace', async () => {
-    const bitPass: Record<'a' | 'b', RecallEngine> = {
-      a: new RecallEngine(new SqliteReadPort(reader, ns.a, 'tenant-a', { minSimilarity: 0.2, vectorProbes: PROBES, vectorCodes: true, codesFirstPass: 1 }), { only: ['vector'] }),
-      b: new RecallEngine(new SqliteReadPort(reader, ns.b, 'tenant-b', { minSimilarity: 0.2, vectorProbes: PROBES, vectorCodes: true, codesFirstPass: 1 }), { only: ['vector'] }),
-    };
-    const inCells = reader.prepare('SELECT count(*) FROM memories WHERE namespace_id = ? AND embedded = 1 AND vector_cell IN (SELECT value FROM json_each(?))').pluck();
-    let passed = 0;
-    let queries = 0;
-    for (let i = 3; i < PER_NAMESPACE; i += 11) {
-      for (const namespace of ['a', 'b'] as const) {
-        const loan = registry.lend(`tenant-${namespace}`);
-        assert.ok(loan, 'both namespaces hold a store');
-        const vectorCodes: RecallCodes = { handle: loan.handle };
-        const timings: Record<string, number> = {};
-        try {
-          const vector = await vectorOf(texts[i]);
-          const hits = await bitPass[namespace].recall({ query: texts[i], entity: null, types: null, limit: 5, queryVector: vector, vectorCodes }, Date.now(), timings);
-          assert.ok(timings.vector_codes !== undefined, 'the codes answered');
-          assert.equal(hits[0]?.row.rowid, rowidsOf[namespace][i], `memory ${i} of ${namespace} not first by its own vector`);
-          for (const hit of hits) assert.ok(rowidsOf[namespace].includes(hit.row.rowid), `another namespace's memory in a tenant-${namespace} recall`);
-          const probed = new VectorCells(reader, ns[namespace], PROBES).probeForCodes(vector);
-          // More codes in the probed cells than the shortlist (100): the bit pass chose which.
-          if ((inCells.get(ns[namespace], JSON.stringify(probed)) as number) > 100) passed++;
-          queries++;
-        } finally {
-          loan.giveBack();
-        }
-      }
-    }
-    assert.ok(passed > queries / 2, `the bit pass ran in ${passed} of ${queries} recalls`);
   });
 
   test('a memory embedded after the store was built is found before any refresh; after one, from the store', async () => {

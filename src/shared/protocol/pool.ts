@@ -248,8 +248,6 @@ export interface SharedCodesHandle {
   capacity: number;
   /** Room for this many cell ranges (the cells the codes were built over). */
   cellSlots: number;
-  /** Bit planes kept per code for the first pass (0: none, the int8 scan alone). */
-  bitPlanes: number;
   /** The IVF generations whose cells the codes use: valid while every one of them is installed. */
   generations: number[];
   /**

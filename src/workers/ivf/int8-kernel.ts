@@ -7,11 +7,6 @@
 // scan(query, codes, count, stride, out): for each of `count` codes of `stride` bytes from
 // byte address `codes` (stride a multiple of 16), out[i] = Σ query[d] · code[d] as int32, where
 // `query` holds `stride` int16 values, each within queryLimit(stride) so that Σ cannot overflow.
-//
-// bits(masks, codes, count, bytes, out): the cheap first pass over bit codes (vector-codes.ts):
-// per 16 code bytes, popcount(code & A) − popcount(code & B) with two query masks A and B, summed
-// (i8x16.popcnt). With the code's sign bits and the query's signs as A (positive) and B
-// (negative), the sum is the signs' agreement: a Hamming similarity, 8× less memory than int8.
 
 const uleb = (n: number): number[] => {
   const out: number[] = [];
@@ -31,15 +26,13 @@ const get = (local: number) => [0x20, local];
 const set = (local: number) => [0x21, local];
 const tee = (local: number) => [0x22, local];
 
-const [QUERY, CODE, COUNT, STRIDE, OUT, QUERY_AT, CODE_END, SUM, BITS] = [0, 1, 2, 3, 4, 5, 6, 7, 8];
+const [QUERY, CODE, COUNT, STRIDE, OUT, QUERY_AT, CODE_END, SUM] = [0, 1, 2, 3, 4, 5, 6, 7];
 const I32 = 0x7f;
 const V128 = 0x7b;
 const OP = {
   block: [0x02, 0x40], loop: [0x03, 0x40], end: 0x0b, brIf: 0x0d, i32Eqz: 0x45, i32LtU: 0x49,
   i32Add: 0x6a, i32Sub: 0x6b, i32Const: 0x41, i32Store: 0x36,
-  v128Load: 0x00, load8x8s: 0x01, v128Const: 0x0c, extractLane: 0x1b, v128And: 0x4e, i8x16Popcnt: 0x62,
-  i8x16Sub: 0x71, i16x8ExtaddPairwiseI8x16S: 0x7c, i32x4ExtaddPairwiseI16x8S: 0x7e, i16x8Add: 0x8e,
-  i32x4Add: 174, dotI16: 186,
+  v128Load: 0x00, load8x8s: 0x01, v128Const: 0x0c, extractLane: 0x1b, i32x4Add: 174, dotI16: 186,
 };
 /** Eight int8 code values widened to int16, times eight query values, summed pairwise into four int32 lanes. */
 const dotEight = (codeOffset: number, queryOffset: number) => [
@@ -47,24 +40,18 @@ const dotEight = (codeOffset: number, queryOffset: number) => [
   ...simd(OP.dotI16), ...simd(OP.i32x4Add),
 ];
 const lane = (i: number) => [...get(SUM), ...simd(OP.extractLane, i)];
-/**
- * The loop both functions share: for each of COUNT codes of STRIDE bytes, SUM starts at zero,
- * `step` runs per 16 code bytes (CODE advanced by 16, QUERY_AT by `queryStep`), then `finish`
- * leaves SUM's four int32 lanes, whose total is stored at OUT.
- */
-const perCode = (step: number[], queryStep: number, finish: number[]) => [
+const body = [
   ...OP.block, ...get(COUNT), OP.i32Eqz, OP.brIf, 0,
   ...OP.loop,
   ...simd(OP.v128Const, ...new Array<number>(16).fill(0)), ...set(SUM),
   ...get(QUERY), ...set(QUERY_AT),
   ...get(CODE), ...get(STRIDE), OP.i32Add, ...set(CODE_END),
   ...OP.loop,
-  ...step,
-  ...get(QUERY_AT), OP.i32Const, queryStep, OP.i32Add, ...set(QUERY_AT),
+  ...get(SUM), ...dotEight(0, 0), ...dotEight(8, 16), ...set(SUM),
+  ...get(QUERY_AT), OP.i32Const, 32, OP.i32Add, ...set(QUERY_AT),
   ...get(CODE), OP.i32Const, 16, OP.i32Add, ...tee(CODE),
   ...get(CODE_END), OP.i32LtU, OP.brIf, 0,
   OP.end,
-  ...finish,
   ...get(OUT), ...lane(0), ...lane(1), OP.i32Add, ...lane(2), OP.i32Add, ...lane(3), OP.i32Add, OP.i32Store, 2, 0,
   ...get(OUT), OP.i32Const, 4, OP.i32Add, ...set(OUT),
   ...get(COUNT), OP.i32Const, 1, OP.i32Sub, ...tee(COUNT), OP.brIf, 0,
@@ -72,19 +59,6 @@ const perCode = (step: number[], queryStep: number, finish: number[]) => [
   OP.end,
   OP.end,
 ];
-/** int8 · int16: SUM (int32 lanes) += 16 code bytes times 16 query values. */
-const int8Body = perCode([...get(SUM), ...dotEight(0, 0), ...dotEight(8, 16), ...set(SUM)], 32, []);
-/**
- * Bit codes: per 16 code bytes, popcount(code & A) − popcount(code & B) byte by byte (−8..8),
- * widened pairwise into SUM's eight int16 lanes (at most 16 a lane per 16 bytes: no overflow
- * below 2,048 chunks), then into four int32 lanes at the end.
- */
-const bitsBody = perCode([
-  ...get(SUM),
-  ...get(CODE), ...simd(OP.v128Load, 4, 0), ...tee(BITS), ...get(QUERY_AT), ...simd(OP.v128Load, 4, 0), ...simd(OP.v128And), ...simd(OP.i8x16Popcnt),
-  ...get(BITS), ...get(QUERY_AT), ...simd(OP.v128Load, 4, 16), ...simd(OP.v128And), ...simd(OP.i8x16Popcnt),
-  ...simd(OP.i8x16Sub), ...simd(OP.i16x8ExtaddPairwiseI8x16S), ...simd(OP.i16x8Add), ...set(SUM),
-], 32, [...get(SUM), ...simd(OP.i32x4ExtaddPairwiseI16x8S), ...set(SUM)]);
 /**
  * above(query, codes, count, stride, out, scales, threshold) → found: the int8 scan with the
  * selection in the kernel. Each code's int32 dot product times its float32 scale (as float64, as
@@ -141,9 +115,9 @@ const MODULE_BYTES = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
   ...section(1, vector([[0x60, 5, I32, I32, I32, I32, I32, 0], [0x60, 7, I32, I32, I32, I32, I32, I32, F64, 1, I32]])),
   ...section(2, vector([SHARED_MEMORY_IMPORT])),
-  ...section(3, vector([[0], [0], [1]])),
-  ...section(7, vector([[...name('scan'), 0x00, 0], [...name('bits'), 0x00, 1], [...name('above'), 0x00, 2]])),
-  ...section(10, [...uleb(3), ...code(int8Body, 1), ...code(bitsBody, 2), ...code(aboveBody, 1, 4, 1)]),
+  ...section(3, vector([[0], [1]])),
+  ...section(7, vector([[...name('scan'), 0x00, 0], [...name('above'), 0x00, 1]])),
+  ...section(10, [...uleb(2), ...code(body, 1), ...code(aboveBody, 1, 4, 1)]),
 ]);
 
 // The few WebAssembly types used (the project's TypeScript libs do not declare the global).
@@ -202,13 +176,11 @@ export const strideFor = (dimensions: number) => Math.ceil(dimensions / 16) * 16
  */
 export class Int8Kernel {
   private readonly scan: (query: number, code: number, count: number, stride: number, out: number) => void;
-  private readonly bitScan: (query: number, code: number, count: number, stride: number, out: number) => void;
   private readonly aboveScan: (query: number, code: number, count: number, stride: number, out: number, scales: number, threshold: number) => number;
 
   private constructor(readonly stride: number, module: WasmModule, memory: WasmMemory) {
     const { exports } = new Wasm.Instance(module, { env: { memory } });
     this.scan = exports.scan as Int8Kernel['scan'];
-    this.bitScan = exports.bits as Int8Kernel['bitScan'];
     this.aboveScan = exports.above as Int8Kernel['aboveScan'];
   }
 
@@ -238,14 +210,5 @@ export class Int8Kernel {
    */
   above(queryAt: number, codesAt: number, count: number, scalesAt: number, threshold: number, outAt: number): number {
     return count > 0 ? this.aboveScan(queryAt, codesAt, count, this.stride, outAt, scalesAt, threshold) : 0;
-  }
-
-  /**
-   * Bit-code scores of `count` codes of `bitBytes` (a multiple of 16) from byte address
-   * `codesAt`, written as int32 from `outAt`: for each 16 code bytes at offset o, popcount(code &
-   * A) − popcount(code & B), where A and B are the 16 bytes at `masksAt` + 2o and + 2o + 16.
-   */
-  bits(masksAt: number, codesAt: number, count: number, bitBytes: number, outAt: number): void {
-    if (count > 0) this.bitScan(masksAt, codesAt, count, bitBytes, outAt);
   }
 }

@@ -46,10 +46,6 @@ const align = (n: number, to: number) => Math.ceil(n / to) * to;
 
 interface Layout {
   stride: number;
-  /** Bytes of one vector's bit code (0: the store holds none), `bitPlanes` planes of `planeBytes`. */
-  bitBytes: number;
-  planeBytes: number;
-  bitPlanes: number;
   rangesAt: number;
   slotsAt: number;
   slotBytes: number;
@@ -57,46 +53,27 @@ interface Layout {
   scalesAt: number;
   cellsAt: number;
   codesAt: number;
-  bitsAt: number;
   bytes: number;
 }
 
-function layoutOf(dimensions: number, capacity: number, cellSlots: number, bitPlanes: number): Layout {
+function layoutOf(dimensions: number, capacity: number, cellSlots: number): Layout {
   const stride = strideFor(dimensions);
-  const planeBytes = Math.ceil(dimensions / 128) * 16;
-  const bitBytes = bitPlanes * planeBytes;
   const rangesAt = align(HEADER_BYTES, 16);
   const slotsAt = align(rangesAt + 12 * cellSlots, 16);
-  // A slot: the query as int16, its bit masks (two per 16 code bytes), the scores of one run
-  // (16-byte records: position and float64 score of the codes above the threshold).
-  const slotBytes = align(2 * stride + 2 * bitBytes + 16 * SCORE_RUN, 16);
+  // A slot: the query as int16, then the scores of one run (16-byte records: position and
+  // float64 score of the codes above the threshold).
+  const slotBytes = align(2 * stride + 16 * SCORE_RUN, 16);
   const rowidsAt = align(slotsAt + READER_SLOTS * slotBytes, 16);
   const scalesAt = rowidsAt + 8 * capacity;
   const cellsAt = scalesAt + 4 * capacity;
   const codesAt = align(cellsAt + 4 * capacity, 16);
-  const bitsAt = codesAt + capacity * stride;
-  return { stride, planeBytes, bitBytes, bitPlanes, rangesAt, slotsAt, slotBytes, rowidsAt, scalesAt, cellsAt, codesAt, bitsAt, bytes: bitsAt + capacity * bitBytes };
+  return { stride, rangesAt, slotsAt, slotBytes, rowidsAt, scalesAt, cellsAt, codesAt, bytes: codesAt + capacity * stride };
 }
-
-/**
- * Bit planes each code keeps beside its int8 values for a first pass (nearest): 1, its sign bits
- * (dimensions/8 bytes: 32 for 256-d); 2, also its negative signs. None by default: on the 1M
- * hash-256 file a first pass over the sign bits kept only 34–61% of the exact top 50 (two planes
- * 42–71%), keeping 1,000–8,000 codes for the int8 scores (docs/vector-codes.md, 2026-11-27).
- */
-export const BIT_PLANES = 0;
 
 /** Bytes a store for `count` vectors of `dimensions` over `cellSlots` cells takes (budgeting before a build). */
-export function codeBytesFor(count: number, dimensions: number, cellSlots: number, bitPlanes = BIT_PLANES): number {
-  return layoutOf(dimensions, count, cellSlots, bitPlanes).bytes;
+export function codeBytesFor(count: number, dimensions: number, cellSlots: number): number {
+  return layoutOf(dimensions, count, cellSlots).bytes;
 }
-
-/**
- * Codes the bit pass keeps for the int8 scores, for a shortlist of `n`: the first pass reorders
- * far more than int8 does, so it keeps many times the shortlist.
- */
-export const FIRST_PASS_PER_SHORTLIST = 20;
-export const firstPassFor = (n: number) => n * FIRST_PASS_PER_SHORTLIST;
 
 /** Room to grow into before the next build: an eighth more (at least 1,024 vectors). */
 export const headroom = (count: number) => Math.max(1024, Math.ceil(count / 8));
@@ -109,11 +86,10 @@ class Views {
   readonly scales: Float32Array;
   readonly cells: Int32Array;
   readonly codes: Int8Array;
-  readonly bits: Uint8Array;
   readonly layout: Layout;
 
-  constructor(readonly memory: WasmMemory, dimensions: number, readonly capacity: number, readonly cellSlots: number, bitPlanes: number) {
-    this.layout = layoutOf(dimensions, capacity, cellSlots, bitPlanes);
+  constructor(readonly memory: WasmMemory, dimensions: number, readonly capacity: number, readonly cellSlots: number) {
+    this.layout = layoutOf(dimensions, capacity, cellSlots);
     const { buffer } = memory;
     if (buffer.byteLength < this.layout.bytes) throw new Error('vector codes: memory smaller than its layout');
     this.header = new Int32Array(buffer, 0, HEADER_BYTES / 4);
@@ -122,7 +98,6 @@ class Views {
     this.scales = new Float32Array(buffer, this.layout.scalesAt, capacity);
     this.cells = new Int32Array(buffer, this.layout.cellsAt, capacity);
     this.codes = new Int8Array(buffer, this.layout.codesAt, capacity * this.layout.stride);
-    this.bits = new Uint8Array(buffer, this.layout.bitsAt, capacity * this.layout.bitBytes);
   }
 }
 
@@ -142,7 +117,7 @@ export class CodesWriter {
   private rangeCount = 0;
 
   private constructor(readonly handle: SharedCodesHandle, fresh: boolean) {
-    this.v = new Views(handle.memory, handle.dimensions, handle.capacity, handle.cellSlots, handle.bitPlanes);
+    this.v = new Views(handle.memory, handle.dimensions, handle.capacity, handle.cellSlots);
     if (!fresh) {
       this.count = Atomics.load(this.v.header, COUNT);
       this.ordered = Atomics.load(this.v.header, ORDERED);
@@ -152,13 +127,13 @@ export class CodesWriter {
   }
 
   /** A new empty store, or null where the memory cannot be had (no WebAssembly SIMD, over 4 GiB, out of memory). */
-  static create(dimensions: number, capacity: number, cellSlots: number, generations: number[], threadId: number, bitPlanes = BIT_PLANES): CodesWriter | null {
+  static create(dimensions: number, capacity: number, cellSlots: number, generations: number[], threadId: number): CodesWriter | null {
     capacity = Math.max(1, capacity);
     cellSlots = Math.max(1, cellSlots);
-    const memory = sharedMemory(codeBytesFor(capacity, dimensions, cellSlots, bitPlanes));
+    const memory = sharedMemory(codeBytesFor(capacity, dimensions, cellSlots));
     if (!memory) return null;
     return new CodesWriter({
-      memory, id: storeId(threadId), dimensions, capacity, cellSlots, generations, seq: 0, bitPlanes,
+      memory, id: storeId(threadId), dimensions, capacity, cellSlots, generations, seq: 0,
     }, true);
   }
 
@@ -196,7 +171,6 @@ export class CodesWriter {
     this.v.rowids[i] = rowid;
     this.v.cells[i] = cell;
     this.v.scales[i] = encode(vector, this.v.codes, i * stride, stride);
-    encodeBits(this.v.codes, i * stride, this.handle.dimensions, this.v.bits, i * this.v.layout.bitBytes, this.v.layout);
     this.count++;
     if (!this.sealed && this.ordered === i && (i === 0 || this.v.cells[i - 1] <= cell)) {
       const last = this.rangeCount - 1;
@@ -234,7 +208,7 @@ export class CodesReader {
   private readonly ordered: number;
 
   private constructor(readonly handle: SharedCodesHandle, kernel: Int8Kernel) {
-    this.v = new Views(handle.memory, handle.dimensions, handle.capacity, handle.cellSlots, handle.bitPlanes);
+    this.v = new Views(handle.memory, handle.dimensions, handle.capacity, handle.cellSlots);
     this.kernel = kernel;
     this.ordered = Atomics.load(this.v.header, ORDERED);
     const ranges = Atomics.load(this.v.header, RANGES);
@@ -270,79 +244,42 @@ export class CodesReader {
   /**
    * Rowids of up to `n` vectors in `cells` most similar to `query` by their codes, best first
    * (approximate: a shortlist for an exact re-rank); null when every scratch slot is taken.
-   * With bit codes and more than `firstPass` codes in the cells, a first pass over the bits keeps
-   * the best `firstPass` (8× less memory read than int8), and only those are scored in int8.
    */
-  nearest(query: Float32Array, cells: readonly number[], n: number, firstPass = firstPassFor(n)): number[] | null {
+  nearest(query: Float32Array, cells: readonly number[], n: number): number[] | null {
     const count = this.size;
     if (query.length !== this.handle.dimensions || n <= 0 || count === 0) return [];
     const slot = this.takeSlot();
     if (slot < 0) return null;
     Atomics.add(this.v.header, SCANS, 1);
     try {
-      const { layout, scales } = this.v;
+      const { layout } = this.v;
       const queryAt = layout.slotsAt + slot * layout.slotBytes;
-      const masksAt = queryAt + 2 * layout.stride;
-      const scoresAt = masksAt + 2 * layout.bitBytes;
+      const scoresAt = queryAt + 2 * layout.stride;
       const buffer = this.v.memory.buffer;
       encodeQuery(query, new Int16Array(buffer, queryAt, layout.stride));
-      const scores = new Int32Array(buffer, scoresAt, SCORE_RUN);
-      // The probed cells' ordered ranges, then the appended tail (every code there checked for its cell).
-      const ranges: number[] = [];
-      let probed = 0;
+      const top = new TopScores(n);
+      // The kernel keeps only the codes above the lowest of the n best so far: JavaScript sees
+      // a few hundred of the ~300k scores, and offers them in scan order, as a loop over all would.
+      const positions = new Int32Array(buffer, scoresAt, 4 * SCORE_RUN);
+      const found = new Float64Array(buffer, scoresAt, 2 * SCORE_RUN);
+      const take = (from: number, to: number, wanted: ((i: number) => boolean) | null) => {
+        for (let start = from; start < to; start += SCORE_RUN) {
+          const run = Math.min(SCORE_RUN, to - start);
+          const above = this.kernel.above(queryAt, layout.codesAt + start * layout.stride, run, layout.scalesAt + 4 * start, top.threshold, scoresAt);
+          for (let k = 0; k < above; k++) {
+            const i = start + positions[4 * k];
+            if (wanted && !wanted(i)) continue;
+            top.offer(found[2 * k + 1], i);
+          }
+        }
+      };
       for (const cell of cells) {
         const range = this.cellRanges.get(cell);
-        if (range) {
-          ranges.push(range.from, range.to);
-          probed += range.to - range.from;
-        }
+        if (range) take(range.from, range.to, null);
       }
-      const probedSet = count > this.ordered ? new Set(cells) : null;
-      const inTail = (i: number) => probedSet!.has(this.v.cells[i]);
-      const scan = (score: (start: number, run: number) => void, offer: (score: number, i: number) => void) => {
-        const take = (from: number, to: number, wanted: ((i: number) => boolean) | null) => {
-          for (let start = from; start < to; start += SCORE_RUN) {
-            const run = Math.min(SCORE_RUN, to - start);
-            score(start, run);
-            for (let j = 0; j < run; j++) {
-              const i = start + j;
-              if (wanted && !wanted(i)) continue;
-              offer(scores[j], i);
-            }
-          }
-        };
-        for (let r = 0; r < ranges.length; r += 2) take(ranges[r], ranges[r + 1], null);
-        if (probedSet) take(this.ordered, count, inTail);
-      };
-      const top = new TopScores(n);
-      if (layout.bitBytes > 0 && firstPass >= n && probed + (count - this.ordered) > firstPass) {
-        encodeQueryMasks(query, new Uint8Array(buffer, masksAt, 2 * layout.bitBytes), layout);
-        const pass = new TopScores(firstPass);
-        scan((start, run) => this.kernel.bits(masksAt, layout.bitsAt + start * layout.bitBytes, run, layout.bitBytes, scoresAt),
-          (score, i) => pass.offer(score, i));
-        // In store order: neighbouring codes share pages.
-        for (const i of pass.kept().sort()) {
-          this.kernel.dots(queryAt, layout.codesAt + i * layout.stride, 1, scoresAt);
-          top.offer(scores[0] * scales[i], i);
-        }
-      } else {
-        // The kernel keeps only the codes above the lowest of the n best so far: JavaScript sees
-        // a few hundred of the ~300k scores, and offers them in scan order, as a loop over all would.
-        const positions = new Int32Array(buffer, scoresAt, 4 * SCORE_RUN);
-        const found = new Float64Array(buffer, scoresAt, 2 * SCORE_RUN);
-        const take = (from: number, to: number, tail: boolean) => {
-          for (let start = from; start < to; start += SCORE_RUN) {
-            const run = Math.min(SCORE_RUN, to - start);
-            const above = this.kernel.above(queryAt, layout.codesAt + start * layout.stride, run, layout.scalesAt + 4 * start, top.threshold, scoresAt);
-            for (let k = 0; k < above; k++) {
-              const i = start + positions[4 * k];
-              if (tail && !inTail(i)) continue;
-              top.offer(found[2 * k + 1], i);
-            }
-          }
-        };
-        for (let r = 0; r < ranges.length; r += 2) take(ranges[r], ranges[r + 1], false);
-        if (probedSet) take(this.ordered, count, true);
+      if (count > this.ordered) {
+        const probed = new Set(cells);
+        take(this.ordered, count, (i) => probed.has(this.v.cells[i]));
       }
       return top.indexes().map((i) => this.v.rowids[i]);
     } finally {
@@ -372,47 +309,6 @@ function encode(vector: Float32Array, codes: Int8Array, offset: number, stride: 
   const toCode = 127 / largest;
   for (let d = 0; d < vector.length; d++) codes[offset + d] = Math.round(vector[d] * toCode);
   return largest / 127;
-}
-
-/**
- * The bits of the int8 code at `offset` (its sign bits: 1 where the value is > 0; a second plane,
- * when kept, 1 where < 0), at `bitOffset`, each plane `planeBytes` long.
- */
-function encodeBits(codes: Int8Array, offset: number, dimensions: number, bits: Uint8Array, bitOffset: number, layout: Layout): void {
-  const { bitPlanes, planeBytes, bitBytes } = layout;
-  if (bitPlanes === 0) return;
-  bits.fill(0, bitOffset, bitOffset + bitBytes);
-  for (let d = 0; d < dimensions; d++) {
-    const value = codes[offset + d];
-    const bit = 1 << (d & 7);
-    if (value > 0) bits[bitOffset + (d >> 3)] |= bit;
-    else if (value < 0 && bitPlanes > 1) bits[bitOffset + planeBytes + (d >> 3)] |= bit;
-  }
-}
-
-/**
- * The query's masks for the bit pass: per 16 code bytes, A then B (16 bytes each), so that
- * popcount(code & A) − popcount(code & B) adds +1 where a code's bit and the query agree in sign
- * and −1 where they disagree (a dimension where the query is 0 adds nothing). Plane 0 holds the
- * code's positive signs (A: the query's positive dimensions, B: its negative ones); plane 1, when
- * kept, its negative signs (A and B swapped).
- */
-function encodeQueryMasks(query: Float32Array, masks: Uint8Array, layout: Layout): void {
-  masks.fill(0);
-  const { planeBytes, bitPlanes } = layout;
-  for (let d = 0; d < query.length; d++) {
-    if (query[d] === 0) continue;
-    const positive = query[d] > 0;
-    const byte = d >> 3;
-    const bit = 1 << (d & 7);
-    for (let plane = 0; plane < bitPlanes; plane++) {
-      const at = plane * planeBytes + byte;
-      // Byte `at` of the code is in its 16-byte chunk at / 16, whose masks start at 32 · (at / 16).
-      const chunkAt = 32 * (at >> 4) + (at & 15);
-      const agree = positive === (plane === 0);
-      masks[chunkAt + (agree ? 0 : 16)] |= bit;
-    }
-  }
 }
 
 /** The query as int16 (the kernel multiplies int8 codes by it); its own scale is the same for every vector, so dropped. */
@@ -467,11 +363,6 @@ class TopScores {
   /** Scores at or below this cannot enter (−∞ until n are held). */
   get threshold(): number {
     return this.size < this.n ? -Infinity : this.score[0];
-  }
-
-  /** The indexes kept, in no order. */
-  kept(): Int32Array {
-    return this.index.slice(0, this.size);
   }
 
   /** The indexes kept, highest score first. */

@@ -28,8 +28,6 @@ export interface SqliteReadOptions {
   vectorProbes?: number;
   /** Recall scans the shared vector codes a task hands over (false: vec0 only). */
   vectorCodes?: boolean;
-  /** Codes the bit pass keeps per shortlisted one (default FIRST_PASS_PER_SHORTLIST; tests set it low to make small stores use it). */
-  codesFirstPass?: number;
   /** Where deletion snapshots live (the snapshot folder, the namespace's name); needed only by the snapshot reads. */
   config?: Config;
   /** Shared by every port on the same connection (one per namespace): they take turns together. */
@@ -66,7 +64,7 @@ export class SqliteReadPort implements ReadPort {
     this.vectorIndex = new VectorIndexMaintenance(db, namespaceId, this.cells);
     this.consolidation = new SqliteConsolidationReads(db, namespaceId);
     this.namespaceId = namespaceId;
-    const codes = options.vectorCodes ? new NamespaceVectorCodes(db, new VectorCells(db, namespaceId, options.vectorProbes), options.codesFirstPass) : null;
+    const codes = options.vectorCodes ? new NamespaceVectorCodes(db, new VectorCells(db, namespaceId, options.vectorProbes)) : null;
     this.reads = sqliteRecallReads(db, this.store, namespaceId, options, codes);
     this.deletions = options.config ? new DeletionSnapshots(db, namespaceId, options.config) : null;
     this.snapshotDir = options.config?.snapshotDir ?? null;

@@ -24,7 +24,7 @@
 import { unmapped, type Db } from '../../shared/db.js';
 import { prepareOnce } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
-import { BIT_PLANES, FIRST_PASS_PER_SHORTLIST, CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle } from '../ivf/vector-codes.js';
+import { CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle } from '../ivf/vector-codes.js';
 import { retiredCell, trueCellSql } from '../../shared/sql-schema.js';
 import type { VectorCells } from './ivf-cells.js';
 import type { RecallCodes } from '../port/candidates.js';
@@ -47,15 +47,11 @@ interface VectorRow {
  * most a new store may take (`neededBytes` says what one would have needed when it did not fit).
  * Runs in a background pool thread, in one read transaction: one snapshot of the file.
  */
-export function refreshVectorCodes(
-  db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number, bitPlanes = BIT_PLANES,
-): CodesRefresh {
+export function refreshVectorCodes(db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number): CodesRefresh {
   db.exec('BEGIN');
-  try { return refreshInSnapshot(db, namespaceId, cells, previous, limitBytes, threadId, bitPlanes); } finally { db.exec('COMMIT'); }
+  try { return refreshInSnapshot(db, namespaceId, cells, previous, limitBytes, threadId); } finally { db.exec('COMMIT'); }
 }
-function refreshInSnapshot(
-  db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number, bitPlanes: number,
-): CodesRefresh {
+function refreshInSnapshot(db: Db, namespaceId: number, cells: VectorCells, previous: SharedCodesHandle | null, limitBytes: number, threadId: number): CodesRefresh {
   const none: CodesRefresh = { handle: null, outcome: 'none', vectors: 0, bytes: 0 };
   const generations = cells.current();
   if (generations.length === 0) return none;
@@ -84,9 +80,9 @@ function refreshInSnapshot(
   // Every cell of every installed generation, and the unassigned one.
   const cellSlots = generations.reduce((n, g) => n + g.cells.length, 1);
   const capacity = live + headroom(live);
-  const neededBytes = codeBytesFor(capacity, dimensions, cellSlots, bitPlanes);
+  const neededBytes = codeBytesFor(capacity, dimensions, cellSlots);
   if (neededBytes > limitBytes) return { ...none, neededBytes };
-  const writer = CodesWriter.create(dimensions, capacity, cellSlots, [], threadId, bitPlanes);
+  const writer = CodesWriter.create(dimensions, capacity, cellSlots, [], threadId);
   if (!writer) return none;
   const handle = writer.handle;
   // Everything attached up to here is in this snapshot, so in the build.
@@ -170,7 +166,7 @@ export class NamespaceVectorCodes {
   /** The reader of each recall's store, attached at its first scan (weak: it goes with the recall's context). */
   private readonly readers = new WeakMap<RecallCodes, CodesReader | null>();
 
-  constructor(db: Db, private readonly cells: VectorCells, private readonly firstPassPerShortlist = FIRST_PASS_PER_SHORTLIST) {
+  constructor(db: Db, private readonly cells: VectorCells) {
     // The namespace's vectors attached after the watermark (memories_by_vector_seq): only this
     // namespace's newest, however much other namespaces wrote. Prepared once per connection.
     this.fresh = prepareOnce<[number, number], { rowid: number; cell: number }>(db, `
@@ -209,7 +205,7 @@ export class NamespaceVectorCodes {
     const fresh = this.fresh.all(namespaceId, reader.handle.seq);
     if (fresh.length > FRESH_MAX) return null;
     const wanted = Math.min(4 * n, Math.ceil(n * reader.deadRatio));
-    const near = reader.nearest(query, probed, wanted, wanted * this.firstPassPerShortlist);
+    const near = reader.nearest(query, probed, wanted);
     if (!near) return null;
     const cells = new Set(probed);
     for (const row of fresh) if (cells.has(row.cell)) near.push(row.rowid);
