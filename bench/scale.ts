@@ -137,7 +137,7 @@ function codeTimes(db: ReturnType<typeof openDatabase>, cells: VectorCells): (ve
   codesMb = codes ? built.bytes / 2 ** 20 : 0;
   const count = cells.current().at(-1)?.centroids.count ?? 0;
   const search = (vector: Float32Array, probes: number) =>
-    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(100, 2 * DEPTH)) ?? []), DEPTH);
+    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(60, Math.ceil(1.2 * DEPTH))) ?? []), DEPTH);
   return (vector, exact, record) => {
     if (!codes) return;
     t = performance.now();
@@ -321,6 +321,9 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
       const other = await startService({ dbPath, embedder, dimensions: embedder === 'hash' ? 256 : undefined, main: baselineMain });
       try {
         const startMs = performance.now() - at;
+        // As for this build: the phases wait for the baseline's own codes (when it builds any), or
+        // its recalls would be vec0's until then and the comparison that of two paths.
+        if (memories >= DEFAULT_VECTOR_INDEX_MIN) await codesBuilt(other.base, 600_000);
         const figures = await phases(other.base);
         const { peakRssMb, pssMb, rssAnonMb } = other.memory();
         baseline = { ...figures, startMs, peakRssMb, pssMb, rssAnonMb };

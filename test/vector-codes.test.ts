@@ -72,6 +72,51 @@ describe('int8 kernel', () => {
   }
 });
 
+describe('int8 kernel with the selection inside', () => {
+  for (const dimensions of [16, 256, 512]) {
+    test(`${dimensions}-d: the codes above the threshold, with their scores (int32 dot × float32 scale, as float64), in order, and no others`, () => {
+      const stride = strideFor(dimensions);
+      const COUNT = 500;
+      const [queryAt, outAt, scalesAt] = [0, 2 * stride, 2 * stride + 16 * COUNT];
+      const codesAt = scalesAt + 4 * COUNT;
+      const memory = sharedMemory(codesAt + COUNT * stride)!;
+      const kernel = Int8Kernel.over(memory, stride)!;
+      const query = new Int16Array(memory.buffer, queryAt, stride);
+      const scales = new Float32Array(memory.buffer, scalesAt, COUNT);
+      const codes = new Int8Array(memory.buffer, codesAt, COUNT * stride);
+      const next = random(dimensions + 1);
+      const limit = queryLimit(stride);
+      for (let d = 0; d < dimensions; d++) query[d] = Math.round((next() - 0.5) * 2 * limit);
+      for (let i = 0; i < COUNT; i++) {
+        scales[i] = next() / 100;
+        for (let d = 0; d < dimensions; d++) codes[i * stride + d] = Math.round((next() - 0.5) * 254);
+      }
+      const expected = Array.from({ length: COUNT }, (_, i) => {
+        let sum = 0;
+        for (let d = 0; d < dimensions; d++) sum += query[d] * codes[i * stride + d];
+        return sum * scales[i];
+      });
+      const sorted = [...expected].sort((a, b) => b - a);
+      for (const threshold of [-Infinity, sorted[10], sorted[200], sorted[0], Infinity]) {
+        const found = kernel.above(queryAt, codesAt, COUNT, scalesAt, threshold, outAt);
+        const positions = new Int32Array(memory.buffer, outAt, 4 * COUNT);
+        const scores = new Float64Array(memory.buffer, outAt, 2 * COUNT);
+        const want = expected.map((score, i) => ({ i, score })).filter(({ score }) => score > threshold);
+        assert.equal(found, want.length, `threshold ${threshold}`);
+        for (let k = 0; k < found; k++) {
+          assert.equal(positions[4 * k], want[k].i);
+          assert.equal(scores[2 * k + 1], want[k].score);
+        }
+      }
+      // A run further on: positions count from the run's first code, scales are the run's.
+      const found = kernel.above(queryAt, codesAt + 100 * stride, 50, scalesAt + 4 * 100, sorted[100], outAt);
+      const want = expected.slice(100, 150).map((score, i) => ({ i, score })).filter(({ score }) => score > sorted[100]);
+      assert.equal(found, want.length);
+      assert.deepEqual(Array.from({ length: found }, (_, k) => new Int32Array(memory.buffer, outAt, 4 * COUNT)[4 * k]), want.map(({ i }) => i));
+    });
+  }
+});
+
 describe('shared vector codes', () => {
   const DIMENSIONS = 64;
   const next = random(7);

@@ -59,16 +59,65 @@ const body = [
   OP.end,
   OP.end,
 ];
-const code = [...vector([[2, I32], [1, V128]]), ...body];
+/**
+ * above(query, codes, count, stride, out, scales, threshold) → found: the int8 scan with the
+ * selection in the kernel. Each code's int32 dot product times its float32 scale (as float64, as
+ * JavaScript multiplies them) is kept only when above `threshold`: written at `out` as 16-byte
+ * records (int32 position in the run, float64 score). Returns how many were written. The caller
+ * passes the lowest score of its full top-n, so almost nothing crosses back to JavaScript once
+ * the best cells have been scanned (a JS loop over every score cost as much as the dot products).
+ */
+const [SCALES, THRESHOLD, A_QUERY_AT, A_CODE_END, A_J, A_FOUND, A_SCORE, A_SUM] = [5, 6, 7, 8, 9, 10, 11, 12];
+const F64 = 0x7c;
+const F = {
+  if: [0x04, 0x40], i32Shl: 0x74, f32Load: 0x2a, f64Store: 0x39, f64ConvertI32S: 0xb7, f64PromoteF32: 0xbb, f64Mul: 0xa2, f64Gt: 0x64,
+};
+const aboveDot = (codeOffset: number, queryOffset: number) => [
+  ...get(CODE), ...simd(OP.load8x8s, 3, codeOffset), ...get(A_QUERY_AT), ...simd(OP.v128Load, 4, queryOffset),
+  ...simd(OP.dotI16), ...simd(OP.i32x4Add),
+];
+const aboveLane = (i: number) => [...get(A_SUM), ...simd(OP.extractLane, i)];
+const recordAt = [...get(OUT), ...get(A_FOUND), OP.i32Const, 4, F.i32Shl, OP.i32Add];
+const aboveBody = [
+  ...OP.block, ...get(COUNT), OP.i32Eqz, OP.brIf, 0,
+  ...OP.loop,
+  ...simd(OP.v128Const, ...new Array<number>(16).fill(0)), ...set(A_SUM),
+  ...get(QUERY), ...set(A_QUERY_AT),
+  ...get(CODE), ...get(STRIDE), OP.i32Add, ...set(A_CODE_END),
+  ...OP.loop,
+  ...get(A_SUM), ...aboveDot(0, 0), ...aboveDot(8, 16), ...set(A_SUM),
+  ...get(A_QUERY_AT), OP.i32Const, 32, OP.i32Add, ...set(A_QUERY_AT),
+  ...get(CODE), OP.i32Const, 16, OP.i32Add, ...tee(CODE),
+  ...get(A_CODE_END), OP.i32LtU, OP.brIf, 0,
+  OP.end,
+  ...aboveLane(0), ...aboveLane(1), OP.i32Add, ...aboveLane(2), OP.i32Add, ...aboveLane(3), OP.i32Add, F.f64ConvertI32S,
+  ...get(SCALES), ...get(A_J), OP.i32Const, 2, F.i32Shl, OP.i32Add, F.f32Load, 2, 0, F.f64PromoteF32,
+  F.f64Mul, ...tee(A_SCORE), ...get(THRESHOLD), F.f64Gt,
+  ...F.if,
+  ...recordAt, ...get(A_J), OP.i32Store, 2, 0,
+  ...recordAt, ...get(A_SCORE), F.f64Store, 3, 8,
+  ...get(A_FOUND), OP.i32Const, 1, OP.i32Add, ...set(A_FOUND),
+  OP.end,
+  ...get(A_J), OP.i32Const, 1, OP.i32Add, ...set(A_J),
+  ...get(COUNT), OP.i32Const, 1, OP.i32Sub, ...tee(COUNT), OP.brIf, 0,
+  OP.end,
+  OP.end,
+  ...get(A_FOUND),
+  OP.end,
+];
+const code = (body: number[], v128Locals: number, i32Locals = 2, f64Locals = 0) => {
+  const bytes = [...vector([[i32Locals, I32], ...(f64Locals ? [[f64Locals, F64]] : []), [v128Locals, V128]]), ...body];
+  return [...uleb(bytes.length), ...bytes];
+};
 /** Shared linear memory imported as env.memory: limits flag 3 = has a maximum, shared; 1 to 65,536 pages (4 GiB). */
 const SHARED_MEMORY_IMPORT = [...name('env'), ...name('memory'), 0x02, 0x03, ...uleb(1), ...uleb(65536)];
 const MODULE_BYTES = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-  ...section(1, vector([[0x60, 5, I32, I32, I32, I32, I32, 0]])),
+  ...section(1, vector([[0x60, 5, I32, I32, I32, I32, I32, 0], [0x60, 7, I32, I32, I32, I32, I32, I32, F64, 1, I32]])),
   ...section(2, vector([SHARED_MEMORY_IMPORT])),
-  ...section(3, vector([[0]])),
-  ...section(7, vector([[...name('scan'), 0x00, 0]])),
-  ...section(10, vector([[...uleb(code.length), ...code]])),
+  ...section(3, vector([[0], [1]])),
+  ...section(7, vector([[...name('scan'), 0x00, 0], [...name('above'), 0x00, 1]])),
+  ...section(10, [...uleb(2), ...code(body, 1), ...code(aboveBody, 1, 4, 1)]),
 ]);
 
 // The few WebAssembly types used (the project's TypeScript libs do not declare the global).
@@ -127,9 +176,12 @@ export const strideFor = (dimensions: number) => Math.ceil(dimensions / 16) * 16
  */
 export class Int8Kernel {
   private readonly scan: (query: number, code: number, count: number, stride: number, out: number) => void;
+  private readonly aboveScan: (query: number, code: number, count: number, stride: number, out: number, scales: number, threshold: number) => number;
 
   private constructor(readonly stride: number, module: WasmModule, memory: WasmMemory) {
-    this.scan = new Wasm.Instance(module, { env: { memory } }).exports.scan as Int8Kernel['scan'];
+    const { exports } = new Wasm.Instance(module, { env: { memory } });
+    this.scan = exports.scan as Int8Kernel['scan'];
+    this.aboveScan = exports.above as Int8Kernel['aboveScan'];
   }
 
   /** A kernel scanning codes of `stride` bytes in `memory`, or null without WebAssembly SIMD. */
@@ -149,5 +201,14 @@ export class Int8Kernel {
    */
   dots(queryAt: number, codesAt: number, count: number, outAt: number): void {
     if (count > 0) this.scan(queryAt, codesAt, count, this.stride, outAt);
+  }
+
+  /**
+   * The codes among `count` from `codesAt` whose dot product with the query times their scale
+   * (float32s from `scalesAt`) is above `threshold`: written from `outAt` as 16-byte records
+   * (int32 position in the run, then at +8 the float64 score); returns how many.
+   */
+  above(queryAt: number, codesAt: number, count: number, scalesAt: number, threshold: number, outAt: number): number {
+    return count > 0 ? this.aboveScan(queryAt, codesAt, count, this.stride, outAt, scalesAt, threshold) : 0;
   }
 }

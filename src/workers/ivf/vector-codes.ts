@@ -60,7 +60,9 @@ function layoutOf(dimensions: number, capacity: number, cellSlots: number): Layo
   const stride = strideFor(dimensions);
   const rangesAt = align(HEADER_BYTES, 16);
   const slotsAt = align(rangesAt + 12 * cellSlots, 16);
-  const slotBytes = align(2 * stride + 4 * SCORE_RUN, 16);
+  // A slot: the query as int16, then the scores of one run (16-byte records: position and
+  // float64 score of the codes above the threshold).
+  const slotBytes = align(2 * stride + 16 * SCORE_RUN, 16);
   const rowidsAt = align(slotsAt + READER_SLOTS * slotBytes, 16);
   const scalesAt = rowidsAt + 8 * capacity;
   const cellsAt = scalesAt + 4 * capacity;
@@ -255,17 +257,19 @@ export class CodesReader {
       const scoresAt = queryAt + 2 * layout.stride;
       const buffer = this.v.memory.buffer;
       encodeQuery(query, new Int16Array(buffer, queryAt, layout.stride));
-      const scores = new Int32Array(buffer, scoresAt, SCORE_RUN);
       const top = new TopScores(n);
-      const { scales } = this.v;
+      // The kernel keeps only the codes above the lowest of the n best so far: JavaScript sees
+      // a few hundred of the ~300k scores, and offers them in scan order, as a loop over all would.
+      const positions = new Int32Array(buffer, scoresAt, 4 * SCORE_RUN);
+      const found = new Float64Array(buffer, scoresAt, 2 * SCORE_RUN);
       const take = (from: number, to: number, wanted: ((i: number) => boolean) | null) => {
         for (let start = from; start < to; start += SCORE_RUN) {
           const run = Math.min(SCORE_RUN, to - start);
-          this.kernel.dots(queryAt, layout.codesAt + start * layout.stride, run, scoresAt);
-          for (let j = 0; j < run; j++) {
-            const i = start + j;
+          const above = this.kernel.above(queryAt, layout.codesAt + start * layout.stride, run, layout.scalesAt + 4 * start, top.threshold, scoresAt);
+          for (let k = 0; k < above; k++) {
+            const i = start + positions[4 * k];
             if (wanted && !wanted(i)) continue;
-            top.offer(scores[j] * scales[i], i);
+            top.offer(found[2 * k + 1], i);
           }
         }
       };
@@ -354,6 +358,11 @@ class TopScores {
     }
     this.score[i] = score;
     this.index[i] = index;
+  }
+
+  /** Scores at or below this cannot enter (−∞ until n are held). */
+  get threshold(): number {
+    return this.size < this.n ? -Infinity : this.score[0];
   }
 
   /** The indexes kept, highest score first. */

@@ -32,13 +32,15 @@ const WIDER = 4;
 /** vec0 caps k; beyond it the exact filtered scan is used. */
 const MAX_K = 4096;
 /**
- * The in-memory codes shortlist this many times k (at least SHORTLIST_MIN) for the exact
- * re-rank: int8 scores reorder near neighbours a little, so the true k are found among more.
- * At 200k hash-256 vectors a shortlist of 60 already held every exact top-50 neighbour the
- * probed cells hold; each re-ranked vector costs ~10 µs (a vec0 lookup by rowid).
+ * The in-memory codes shortlist k and a fifth more (at least SHORTLIST_MIN) for the exact
+ * re-rank: int8 scores reorder near neighbours a little, so the true k are found among a few
+ * more. Each re-ranked vector costs ~10 µs (a vec0 lookup by rowid), so the margin is kept small:
+ * at 1M hash-256 vectors (k = 50) a shortlist of 60 held the same share of the exact top 50 as
+ * one of 100 at every share of cells probed from 20% to 40% (50 lost a point; bench/codes-variants.ts,
+ * docs/vector-codes.md), and at 200k a shortlist of 60 held every one the probed cells hold.
  */
-const SHORTLIST_PER_K = 2;
-const SHORTLIST_MIN = 100;
+const SHORTLIST_MARGIN = 1.2;
+const SHORTLIST_MIN = 60;
 
 export class VectorSignal implements RetrievalSignal {
   readonly name = 'vector';
@@ -151,10 +153,10 @@ export class VectorSignal implements RetrievalSignal {
     const knn = (k: number) => {
       // The stage is recorded only when the codes answered: a fallback to vec0 is vec0's time.
       const started = performance.now();
-      const shortlist = codes ? this.codes!.shortlist(codes, this.namespaceId, queryVector, cells, Math.max(SHORTLIST_MIN, k * SHORTLIST_PER_K)) : null;
+      const shortlist = codes ? this.codes!.shortlist(codes, this.namespaceId, queryVector, cells, Math.max(SHORTLIST_MIN, Math.ceil(k * SHORTLIST_MARGIN))) : null;
       if (shortlist) timings.vector_codes = (timings.vector_codes ?? 0) + (performance.now() - started);
       const close = shortlist
-        ? this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist) })
+        ? timed(timings, 'vector_rerank', () => this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist) }))
         // Without codes, or when the file holds more new rows than the store's watermark allows: vec0.
         : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(vecCells(codes ? this.cells.probe(queryVector) : cells, ctx)) });
       return { close, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
