@@ -3,6 +3,7 @@
 // operator never runs a service that silently ignored a setting.
 import { namespaceNameProblem } from './namespace-name.js';
 import { availableParallelism, homedir, totalmem } from 'node:os';
+import { cgroupMemoryLimit } from './cgroup-memory.js';
 import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -148,9 +149,12 @@ export interface MemoryBounds {
   limits: readonly number[];
 }
 
-/** The bounds as the system reports them now: the machine's memory, and Node's cgroup limit. */
+/**
+ * The bounds as the system reports them now: the machine's memory, Node's limit of the process's
+ * own cgroup (memory.high counts there too), and the lowest memory.max up the cgroup hierarchy.
+ */
 export function memoryBounds(): MemoryBounds {
-  return { machine: totalmem(), limits: [process.constrainedMemory?.() ?? 0] };
+  return { machine: totalmem(), limits: [process.constrainedMemory?.() ?? 0, cgroupMemoryLimit()] };
 }
 
 /** The memory the process may use: the machine's, or the lowest limit below it. */
