@@ -38,7 +38,12 @@ nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 // Every read of storage goes through a port, one per namespace over this thread's connection(s);
 // the engine ranks over whichever adapter it is.
-const { portFor, directory, close: closeStore, primaryLost, unmappedDuring } = openReadPorts(config);
+// The background lane's reads are upkeep, each page touched once (the embedding backfill's look
+// for pending rows, IVF status counts, training samples and moves, codes builds): through SQLite's
+// page cache, not the memory map, where every page they touched stayed counted in the service's
+// RSS as the warm-up's did (docs/vector-codes.md, "On by default"). Its first task after a start
+// mapped the file before any client had read.
+const { portFor, directory, close: closeStore, primaryLost, unmappedDuring } = openReadPorts(lane === 'background' ? { ...config, readMmapBytes: 0 } : config);
 // Before the pool terminates this thread: its sessions end with a goodbye, not a dropped socket.
 if (closeChannel) closeWhenAsked(closeChannel, closeStore);
 
