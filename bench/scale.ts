@@ -107,6 +107,8 @@ interface ScaleRow {
   /** After the service listened, until its shared vector codes were built (null: none within the wait, or not indexed). */
   codesReadyMs: number | null;
   codesMb: number;
+  /** The service said the codes alone need more than its budget (vector_codes_too_large_namespaces): the "on" run recalled through vec0. */
+  codesTooLarge?: boolean;
   rssMb: number;
   peakRssMb: number;
   rssAnonMb: number;
@@ -280,7 +282,8 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
   // The codes are built in the background after the service listens: recall scans vec0 until
   // they are there, so the phases wait for them (an indexed size only).
   const codesReady = memories >= DEFAULT_VECTOR_INDEX_MIN ? await codesBuilt(service.base, 600_000) : null;
-  if (codesReady) note(`codes built ${(codesReady.ms / 1000).toFixed(1)} s after listening (${codesReady.mb.toFixed(0)} MiB)`);
+  if (codesReady?.tooLarge) note(`codes larger than the budget (${(codesReady.ms / 1000).toFixed(1)} s after listening): the "on" run recalls through vec0`);
+  else if (codesReady) note(`codes built ${(codesReady.ms / 1000).toFixed(1)} s after listening (${codesReady.mb.toFixed(0)} MiB)`);
   const label = `recall @${memories.toLocaleString('en')} [${embedder}]`;
   const phases = async (url: string) => {
     const scenarios = new Scenarios(SEED, entityCountFor(memories));
@@ -334,7 +337,8 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
     return {
       memories, embedder: identity.id,
       vectors: embedder === 'hash' ? 'hashing embedder' : '512-d stand-ins (hashing), query by USE-lite',
-      seed, dbMb, raw, recall1, recall8, startMs, baseline, codesOff, codesReadyMs: codesReady?.ms ?? null, codesMb: codesReady?.mb ?? 0, ...memory, writes,
+      seed, dbMb, raw, recall1, recall8, startMs, baseline, codesOff, codesReadyMs: codesReady && !codesReady.tooLarge ? codesReady.ms : null, codesMb: codesReady?.mb ?? 0,
+      ...(codesReady?.tooLarge ? { codesTooLarge: true } : {}), ...memory, writes,
     };
   } finally {
     await service.stop();
@@ -342,13 +346,17 @@ async function measureSize(workDir: string, memories: number, embedder: 'hash' |
   }
 }
 
-/** Waits until the service's /metrics shows a namespace on the shared vector codes; null after `timeoutMs`. */
-async function codesBuilt(base: string, timeoutMs: number): Promise<{ ms: number; mb: number } | null> {
+/**
+ * Waits until the service's /metrics shows a namespace on the shared vector codes, or says they
+ * are larger than its budget (`tooLarge`: they will not come); null after `timeoutMs`.
+ */
+async function codesBuilt(base: string, timeoutMs: number): Promise<{ ms: number; mb: number; tooLarge?: true } | null> {
   const started = performance.now();
   while (performance.now() - started < timeoutMs) {
     const text = await (await fetch(`${base}/metrics`)).text();
     const gauge = (name: string) => Number(new RegExp(`^memory_runtime_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
     if (gauge('vector_codes_namespaces') > 0) return { ms: performance.now() - started, mb: gauge('vector_codes_bytes') / 2 ** 20 };
+    if (gauge('vector_codes_too_large_namespaces') > 0) return { ms: performance.now() - started, mb: 0, tooLarge: true };
     if (gauge('vector_codes_limit_bytes') === 0) return null;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
@@ -428,7 +436,7 @@ if (withOff.length > 0) {
   out.push(table('This build with the shared vector codes at its default budget (or SERVICE_VECTOR_CODES_MB when set) and off (SERVICE_VECTOR_CODES_MB=0), same file, off measured second',
     ['memories', 'embedder', 'codes', 'c=1 p50', 'p99', 'c=8 p50', 'p99', 'req/s', 'start s', 'codes ready s', 'codes MiB', 'peak RSS', 'PSS', 'anon'],
     withOff.flatMap((r) => [
-      [fmt.int(r.memories), r.embedder, 'on', fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p99), fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),
+      [fmt.int(r.memories), r.embedder, r.codesTooLarge ? 'on (did not fit: vec0)' : 'on', fmt.ms(r.recall1.latencyMs.p50), fmt.ms(r.recall1.latencyMs.p99), fmt.ms(r.recall8.latencyMs.p50), fmt.ms(r.recall8.latencyMs.p99), fmt.rate(r.recall8.rps),
         (r.startMs / 1000).toFixed(1), r.codesReadyMs === null ? '—' : (r.codesReadyMs / 1000).toFixed(1), fmt.int(r.codesMb), fmt.int(r.peakRssMb), fmt.int(r.pssMb), fmt.int(r.rssAnonMb)],
       [fmt.int(r.memories), r.embedder, 'off', fmt.ms(r.codesOff!.recall1.latencyMs.p50), fmt.ms(r.codesOff!.recall1.latencyMs.p99), fmt.ms(r.codesOff!.recall8.latencyMs.p50), fmt.ms(r.codesOff!.recall8.latencyMs.p99), fmt.rate(r.codesOff!.recall8.rps),
         (r.codesOff!.startMs / 1000).toFixed(1), '—', '0', fmt.int(r.codesOff!.peakRssMb), fmt.int(r.codesOff!.pssMb), fmt.int(r.codesOff!.rssAnonMb)],

@@ -12,7 +12,7 @@ import { postgresUnavailable, startPrimary, startReplica } from '../dist/test/su
 const FILES = [
   'ai-tools', 'auth-rate-limit', 'client', 'concurrency', 'console-assets', 'console-metrics', 'embedding-retry',
   'delete-during-end', 'endpoints', 'entity-forget', 'entity-list', 'episode-list', 'episode-expiry', 'errors', 'event-time', 'bulk-import', 'supersession-value-returns', 'memory-history-budget', 'http-edges', 'lanes', 'mcp', 'memory-position', 'metrics',
-  'nginx-proxy', 'openapi', 'python-client', 'query-cache', 'unknown-fields', 'tenant-isolation', 'tenant-isolation-ivf', 'tenant-headers', 'keys-file', 'namespace-listing', 'recall-unique-word', 'backfill-under-recall-load',
+  'nginx-proxy', 'openapi', 'python-client', 'query-cache', 'unknown-fields', 'tenant-isolation', 'tenant-isolation-ivf', 'tenant-headers', 'keys-file', 'namespace-listing', 'recall-unique-word', 'backfill-under-recall-load', 'recall-dense-feedback',
 ];
 // Inside those files, tests of deletion and consolidation skip on PostgreSQL until they are wired
 // there (test/support/test-backend.ts notYetOnPostgres).

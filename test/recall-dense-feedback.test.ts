@@ -1,6 +1,8 @@
 // Dense feedback (dense-feedback.ts): the query vector moved towards the first fusion's best
-// candidates, its cosine a third signal of the mean. On small hand-made vectors, and wired into
-// the engine over turns written through the service (the assertion fails without the stage).
+// candidates, its cosine a third signal of the mean. On small hand-made vectors, wired into the
+// engine over turns written through the service (the assertion fails without the stage; SQLite:
+// it reads the file), and over the API on either backend (scripts/test-postgres.mjs runs it on
+// PostgreSQL): explain shows the feedback term.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -10,6 +12,7 @@ import { SqliteReadPort } from '../src/workers/sqlite/read-port.js';
 import { RecallEngine, SIGNAL_WEIGHTS } from '../src/workers/recall/engine.js';
 import { feedbackVector } from '../src/workers/recall/dense-feedback.js';
 import { post, startTestService, type TestService } from './support/service.js';
+import { onPostgres } from './support/test-backend.js';
 
 describe('the feedback vector', () => {
   test('moves the query towards the mean of the unit-length feedback vectors, and stays unit length', () => {
@@ -35,23 +38,30 @@ describe('the feedback vector', () => {
   });
 });
 
-describe('through the engine, on turns written through the service', () => {
+const TURNS = [
+  'Ann: we sailed the small boat past the harbour lighthouse at dawn',
+  'Bob: the harbour lighthouse keeper waved at dawn',
+  'Ann: our boat needs a new sail',
+  'Bob: my cat sleeps on the sofa all afternoon',
+];
+
+/** A service with the turns written as one conversation and embedded. */
+async function serviceWithTurns(): Promise<TestService> {
+  const t = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '256' });
+  const ep = (await post(t.base, '/v1/episodes/start', { participants: ['Ann', 'Bob'] })).body.episode_id;
+  for (const line of TURNS) await post(t.base, `/v1/episodes/${ep}/message`, { role: 'user', content: line });
+  await t.service.backfill.idle();
+  return t;
+}
+
+describe('through the engine, on turns written through the service', { skip: onPostgres && 'ranks the SQLite file with the engine directly (over the API below)' }, () => {
   const hasher = new HashingEmbedder(256);
   let t: TestService;
   let db: Db;
   const ids = new Map<string, string>();
 
   before(async () => {
-    t = await startTestService({ SERVICE_EMBEDDER: 'hash', SERVICE_EMBEDDING_DIMENSIONS: '256' });
-    const lines = [
-      'Ann: we sailed the small boat past the harbour lighthouse at dawn',
-      'Bob: the harbour lighthouse keeper waved at dawn',
-      'Ann: our boat needs a new sail',
-      'Bob: my cat sleeps on the sofa all afternoon',
-    ];
-    const ep = (await post(t.base, '/v1/episodes/start', { participants: ['Ann', 'Bob'] })).body.episode_id;
-    for (const line of lines) await post(t.base, `/v1/episodes/${ep}/message`, { role: 'user', content: line });
-    await t.service.backfill.idle();
+    t = await serviceWithTurns();
     db = openDatabase(join(t.dir, 'memory.db'), { readonly: true });
     for (const row of db.prepare('SELECT id, content FROM memories').all() as { id: string; content: string }[]) ids.set(row.content, row.id);
   });
@@ -96,6 +106,30 @@ describe('through the engine, on turns written through the service', () => {
       assert.ok(entry('feedback').raw !== null && entry('feedback').contribution >= 0, JSON.stringify(entry('feedback')));
       const sum = hit.explanation!.signals.reduce((total, s) => total + s.contribution, 0);
       assert.ok(Math.abs(sum - hit.score) < 1e-9, `contributions ${sum} add up to ${hit.score}`);
+    }
+  });
+});
+
+describe('over the API, on either backend', () => {
+  let t: TestService;
+  before(async () => {
+    t = await serviceWithTurns();
+  });
+  after(async () => {
+    await t?.close();
+  });
+
+  test('explain shows the feedback term of every turn at its weight; the best turn gains from it', async () => {
+    type Signal = { signal: string; weight: number; raw: number | null; contribution: number };
+    const r = await post(t.base, '/v1/recall', { query: 'boat sailed', types: ['episodic'], limit: 10, explain: true });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const memories = r.body.memories as { explanation: { signals: Signal[] } }[];
+    assert.ok(memories.length > 0);
+    const feedbackOf = (memory: (typeof memories)[number]) => memory.explanation.signals.find((s) => s.signal === 'feedback')!;
+    assert.ok(feedbackOf(memories[0]).contribution > 0, JSON.stringify(memories[0].explanation));
+    for (const memory of memories) {
+      assert.equal(feedbackOf(memory).weight, SIGNAL_WEIGHTS.feedback);
+      assert.ok(feedbackOf(memory).raw !== null, 'every turn has a vector, so a cosine to the moved query');
     }
   });
 });

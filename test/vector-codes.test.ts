@@ -528,6 +528,10 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     const tiny = registryOf(1024, () => clock);
     await tiny.refresh('tenant-a');
     assert.equal(tiny.bytes, 0);
+    assert.equal(tiny.tooLargeNamespaces, 1, 'reported: its store alone is larger than the budget');
+    const roomy = registryOf(storeBytes(ns.a), () => clock);
+    await roomy.refresh('tenant-a');
+    assert.equal([roomy.namespaces, roomy.tooLargeNamespaces].join(), '1,0', 'a budget it fits: built, not reported');
     for (let i = 22; i < 120; i += 10) {
       const { rowids, coded } = await recallThrough(tiny, 'a', texts[i]);
       assert.equal(coded, false);

@@ -35,7 +35,7 @@ export interface MetricSources {
   /** The embedding backfill: the vectors its floor attached since start (core/jobs/embedding-backfill.ts). */
   backfill?: { readonly embeddedByFloor: number };
   /** The shared vector codes held (every namespace's one copy together), SQLite only. */
-  vectorCodes?: { readonly bytes: number; readonly namespaces: number; readonly limitBytes: number };
+  vectorCodes?: { readonly bytes: number; readonly namespaces: number; readonly limitBytes: number; readonly tooLargeNamespaces: number };
 }
 
 /** What the HTTP front end reports of each request. */
@@ -151,6 +151,12 @@ export class ServiceMetrics implements RequestMetrics {
         name: `${PREFIX}vector_codes_limit_bytes`, help: 'SERVICE_VECTOR_CODES_MB in bytes: the most the shared vector codes may hold',
         registers: [this.registry],
         collect() { this.set(codes.limitBytes); },
+      });
+      new Gauge({
+        name: `${PREFIX}vector_codes_too_large_namespaces`,
+        help: 'Indexed namespaces whose vector codes alone need more than SERVICE_VECTOR_CODES_MB (their recalls scan vec0)',
+        registers: [this.registry],
+        collect() { this.set(codes.tooLargeNamespaces); },
       });
     }
   }

@@ -3,6 +3,7 @@
 // operator never runs a service that silently ignored a setting.
 import { namespaceNameProblem } from './namespace-name.js';
 import { availableParallelism, homedir, totalmem } from 'node:os';
+import { cgroupMemoryLimit } from './cgroup-memory.js';
 import { join, resolve } from 'node:path';
 import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -141,11 +142,24 @@ export function defaultVectorCodesMb(memoryBytes = processMemoryBytes()): number
   return Math.min(MAX_DEFAULT_VECTOR_CODES_MB, Math.floor(memoryBytes / 8 / 2 ** 20));
 }
 
-/** The memory the process may use: the machine's, or a lower cgroup limit (Node reports none as 0 or ~2^64). */
-export function processMemoryBytes(): number {
-  const machine = totalmem();
-  const constrained = process.constrainedMemory?.() ?? 0;
-  return constrained > 0 && constrained < machine ? constrained : machine;
+/** What bounds the memory of this process: the machine's, and the limits set on the process. */
+export interface MemoryBounds {
+  machine: number;
+  /** Limits in bytes; 0 = none known (Node reports none as 0 or ~2^64: at or above `machine` binds nothing). */
+  limits: readonly number[];
+}
+
+/**
+ * The bounds as the system reports them now: the machine's memory, Node's limit of the process's
+ * own cgroup (memory.high counts there too), and the lowest memory.max up the cgroup hierarchy.
+ */
+export function memoryBounds(): MemoryBounds {
+  return { machine: totalmem(), limits: [process.constrainedMemory?.() ?? 0, cgroupMemoryLimit()] };
+}
+
+/** The memory the process may use: the machine's, or the lowest limit below it. */
+export function processMemoryBytes({ machine, limits }: MemoryBounds = memoryBounds()): number {
+  return limits.reduce((lowest, limit) => (limit > 0 && limit < lowest ? limit : lowest), machine);
 }
 export const DEFAULT_EXTRACTOR_MODEL = 'llama3.2:3b-instruct';
 export const DEFAULT_DB_FILE = 'memory.db';

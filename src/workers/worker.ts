@@ -38,7 +38,12 @@ nameThread(`mr-${lane ?? 'pool'}`);
 if (lane === 'background') lowerThreadPriority();
 // Every read of storage goes through a port, one per namespace over this thread's connection(s);
 // the engine ranks over whichever adapter it is.
-const { portFor, directory, close: closeStore, primaryLost, unmappedDuring } = openReadPorts(config);
+// The background lane's reads are upkeep, each page touched once (the embedding backfill's look
+// for pending rows, IVF status counts, training samples and moves, codes builds): through SQLite's
+// page cache, not the memory map, where every page they touched stayed counted in the service's
+// RSS as the warm-up's did (docs/vector-codes.md, "On by default"). Its first task after a start
+// mapped the file before any client had read.
+const { portFor, directory, close: closeStore, primaryLost, unmappedDuring } = openReadPorts(lane === 'background' ? { ...config, readMmapBytes: 0 } : config);
 // Before the pool terminates this thread: its sessions end with a goodbye, not a dropped socket.
 if (closeChannel) closeWhenAsked(closeChannel, closeStore);
 
@@ -81,8 +86,14 @@ const llm = new LlmExtractor(config);
 // The warm-up reads through SQLite's page cache, not the memory map: it is there to compile code,
 // and at 1M memories its recalls touched ~730 MiB of the file per thread, left counted in the
 // service's peak RSS (docs/vector-codes.md, "On by default").
+// Awaited at the module's top level: Piscina gives a thread started after the pool (one that
+// replaces a thread that died) no task until its module has loaded, so no client recall runs on
+// it while its warm-up has the map off, and the warm-up runs on a free event loop (a thread idle
+// between tasks waits in Atomics.wait, where a warm-up left running stalled until a client's task
+// came, and went on unmapped beside it). The first threads are handed tasks at once: theirs wait
+// in the thread's port until the warm-up ends, as the pool's warmUp tasks did before.
 const warmedUp = lane === 'interactive'
-  ? unmappedDuring(async () => warmUp(embedder, {
+  ? await unmappedDuring(async () => warmUp(embedder, {
     embed: config.embedder.kind !== 'openai', recall: config.postgres === null ? (await namespaceReads(config.namespace)).engine : null,
   }))
   : null;
@@ -261,7 +272,7 @@ const handlers: PoolHandlers = {
   embedPending: async (task) => embedPending(await namespaceReads(task.namespace), task.limit, task.newestFirst ?? false),
   embeddingBacklog: async (task) => ({ count: await (await namespaceReads(task.namespace)).store.unembeddedCount() }),
   embedQueries: (task) => embedQueries(task.texts),
-  warmUp: async () => (await warmedUp) ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
+  warmUp: async () => warmedUp ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
   prepareEpisodeEnd: async (task) => extractEpisode((await namespaceReads(task.namespace)).store, llm, task.episodeId, task.outcome),
   extractImport: async (task) => {
     const { store } = await namespaceReads(task.namespace);

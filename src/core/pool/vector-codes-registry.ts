@@ -54,6 +54,8 @@ export class VectorCodesRegistry {
   private readonly leaving = new Set<Store>();
   /** When a recall last asked for a build of a namespace it found without a store. */
   private readonly asked = new BoundedMap<string, number>(ASKED_KEPT);
+  /** Namespaces whose store alone needs more than the whole budget, with the bytes it would take (bounded, the oldest forgotten). */
+  private readonly tooLarge = new BoundedMap<string, number>(ASKED_KEPT);
   private readonly queued = new Map<string, Promise<void>>();
   private chain: Promise<unknown> = Promise.resolve();
   /** Refresh tasks run, full builds among them, and the most the codes held at once (tests, metrics). */
@@ -77,6 +79,14 @@ export class VectorCodesRegistry {
 
   get namespaces(): number {
     return this.held.size;
+  }
+
+  /**
+   * Indexed namespaces whose last build found their store alone larger than the budget: they
+   * scan vec0 until they shrink or the budget grows (metrics; the bench stops waiting for them).
+   */
+  get tooLargeNamespaces(): number {
+    return this.tooLarge.size;
   }
 
   /** The store held for `namespace` now, without lending it (tests, the bench). */
@@ -158,6 +168,19 @@ export class VectorCodesRegistry {
     return [...this.held].filter(([other, store]) => other !== namespace && store.recalledAt < before).map(([other]) => other);
   }
 
+  /** Remembers (and says once) that a namespace's store alone is larger than the budget; forgets it once one fits. */
+  private noteSize(namespace: string, neededBytes: number | undefined): void {
+    if (neededBytes === undefined || neededBytes <= this.limitBytes) {
+      this.tooLarge.delete(namespace);
+      return;
+    }
+    if (this.tooLarge.get(namespace) === undefined) {
+      this.log.info({ namespace, neededMib: Math.ceil(neededBytes / 2 ** 20), limitMib: Math.floor(this.limitBytes / 2 ** 20) },
+        'vector codes larger than SERVICE_VECTOR_CODES_MB; recall scans vec0');
+    }
+    this.tooLarge.set(namespace, neededBytes);
+  }
+
   private async refreshNow(namespace: string, reason: RefreshReason, again = false): Promise<void> {
     const previous = this.held.get(namespace) ?? null;
     // A namespace nobody holds is built by the upkeep only into free room (see the header).
@@ -168,6 +191,7 @@ export class VectorCodesRegistry {
     const result = await this.refreshTask(namespace, previous?.handle ?? null, Math.max(0, room));
     this.refreshes++;
     this.log.debug({ namespace, reason, outcome: result.outcome, vectors: result.vectors, generations: result.handle?.generations }, 'vector codes refreshed');
+    this.noteSize(namespace, result.neededBytes);
     if (!result.handle) {
       if (previous) this.drop(namespace);
       // A rebuild that did not fit beside the old store: built alone once the old one is gone
