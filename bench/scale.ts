@@ -6,7 +6,7 @@
 // largest hash-256 size on PostgreSQL through two nodes (bench/scale-postgres.ts), and the SQLite
 // node's write rate beside it; --quick is a smoke run (10,000 memories, 3 s phases, no USE-lite).
 // Environment: BENCH_SECONDS (per phase, default 10), BENCH_SCALE_SIZES (e.g. 10000,100000),
-// BENCH_USE=0 (skip the USE-lite runs), BENCH_USE_SIZES (sizes also run with USE-lite, default 100000;
+// BENCH_USE=0 (skip the USE-lite runs), BENCH_HASH_SIZES (sizes also run with hash-256, default all; empty: none), BENCH_USE_SIZES (sizes also run with USE-lite, default 100000;
 // seeded with 512-d hashing stand-ins, so 1000000 is as cheap to seed as hash-256 at twice the file), BENCH_CPU_PROF=<dir>, BENCH_BASELINE_MAIN=<other
 // build>/dist/src/main.js (that build's service measured on the same file after this one's),
 // BENCH_SCALE_KEEP=<dir> (seeded files kept there and reused by the next run: 1M takes minutes to seed),
@@ -47,6 +47,7 @@ const withPostgres = process.argv.includes('--postgres');
 const seconds = Number(env('BENCH_SECONDS', quick ? '3' : '10'));
 const sizes = env('BENCH_SCALE_SIZES', quick ? '10000' : '10000,100000').split(',').map(Number);
 if (process.argv.includes('--1m') && !sizes.includes(1_000_000)) sizes.push(1_000_000);
+const hashAt = process.env.BENCH_HASH_SIZES === undefined ? sizes : process.env.BENCH_HASH_SIZES.split(',').filter((n) => n.trim() !== '').map(Number);
 const useAt = env('BENCH_USE', quick ? '0' : '1') === '0' ? [] : env('BENCH_USE_SIZES', '100000').split(',').map(Number).filter((n) => sizes.includes(n));
 /** The size measured on PostgreSQL too (the largest; 1M would take far past the run's budget to copy). */
 const postgresAt = withPostgres ? Math.max(...sizes.filter((n) => n < 1_000_000)) : null;
@@ -381,7 +382,8 @@ const rows: ScaleRow[] = [];
 const started = performance.now();
 try {
   for (const size of sizes) {
-    rows.push(await measureSize(workDir, size, 'hash'));
+    // BENCH_HASH_SIZES=<sizes> narrows the hash-256 runs (e.g. "" with BENCH_USE_SIZES=1000000: USE-lite at 1M alone).
+    if (hashAt.includes(size)) rows.push(await measureSize(workDir, size, 'hash'));
     if (useAt.includes(size)) rows.push(await measureSize(workDir, size, 'use'));
   }
 } finally {
