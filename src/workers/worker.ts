@@ -92,10 +92,13 @@ const llm = new LlmExtractor(config);
 // between tasks waits in Atomics.wait, where a warm-up left running stalled until a client's task
 // came, and went on unmapped beside it). The first threads are handed tasks at once: theirs wait
 // in the thread's port until the warm-up ends, as the pool's warmUp tasks did before.
+// What fails around the warm-up (the namespace's reads, the map switch) is kept for the pool's
+// warmUp task to report, not thrown here: a module that fails to load makes Piscina stop
+// replacing the lane's threads, so a failure on a replacement thread would leave the lane empty.
 const warmedUp = lane === 'interactive'
   ? await unmappedDuring(async () => warmUp(embedder, {
     embed: config.embedder.kind !== 'openai', recall: config.postgres === null ? (await namespaceReads(config.namespace)).engine : null,
-  }))
+  })).then((report) => ({ report }), (error: unknown) => ({ error }))
   : null;
 
 /** The query's vector, or null if the embedder fails: recall then runs on the other signals. */
@@ -272,7 +275,10 @@ const handlers: PoolHandlers = {
   embedPending: async (task) => embedPending(await namespaceReads(task.namespace), task.limit, task.newestFirst ?? false),
   embeddingBacklog: async (task) => ({ count: await (await namespaceReads(task.namespace)).store.unembeddedCount() }),
   embedQueries: (task) => embedQueries(task.texts),
-  warmUp: async () => warmedUp ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 },
+  warmUp: async () => {
+    if (warmedUp && 'error' in warmedUp) throw warmedUp.error;
+    return warmedUp?.report ?? { threadId: 0, ms: 0, embedded: 0, recalled: 0 };
+  },
   prepareEpisodeEnd: async (task) => extractEpisode((await namespaceReads(task.namespace)).store, llm, task.episodeId, task.outcome),
   extractImport: async (task) => {
     const { store } = await namespaceReads(task.namespace);
