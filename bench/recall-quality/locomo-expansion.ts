@@ -18,7 +18,7 @@ import type { Proposal, RecallContext } from '../../src/workers/port/candidates.
 import { ExpansionIndex, withLexical } from './expanded-lexical.js';
 import { tokenize } from '../../src/workers/recall/query-text.js';
 import { cachedStores } from './cached-stores.js';
-import { scoreRankings } from './scoring.js';
+import { scoreRankings, perConversationTable } from './scoring.js';
 import { nearestWords, wordTable, type WordTable } from './word-expansion.js';
 import { mixed, namesIn, projectedOut, withoutNames } from './unnamed-query.js';
 
@@ -146,14 +146,4 @@ for (const [s, setting] of settings.entries()) {
   console.log(`${setting.name.padEnd(44)} ${p(all.recall[1])} ${p(all.recall[5])} ${p(all.recall[10])} ${all.mrr.toFixed(3)} | ${cat.join(' ')}`);
 }
 // Per conversation (TUNE_PER_CONVERSATION=1): R@10 and multi-hop R@10 of each setting in each conversation.
-if (process.env.TUNE_PER_CONVERSATION === '1') {
-  console.log(`\nper conversation: R@10 / multi-hop R@10 (${conversations.map((c) => c.id).join(', ')})`);
-  for (const [s, setting] of settings.entries()) {
-    const cells = conversations.map((c) => {
-      const mine = new Map([...evidence].filter(([q]) => q.startsWith(`${c.id}#`)));
-      const multi = new Map([...mine].filter(([q]) => category.get(q) === 1));
-      return `${p(scoreRankings(ranked[s], mine).recall[10])}/${p(scoreRankings(ranked[s], multi).recall[10]).trim()}`;
-    });
-    console.log(`${setting.name.padEnd(44)} ${cells.join(' ')}`);
-  }
-}
+if (process.env.TUNE_PER_CONVERSATION === '1') console.log(perConversationTable(settings.map((x) => x.name), ranked, evidence, category, conversations.map((c) => c.id), 44));

@@ -20,7 +20,7 @@
 import { RecallEngine, type SignalName } from '../../src/workers/recall/engine.js';
 import { isStopword, tokenize } from '../../src/workers/recall/query-text.js';
 import { cachedStores } from './cached-stores.js';
-import { percentile, scoreRankings } from './scoring.js';
+import { percentile, scoreRankings, perConversationTable } from './scoring.js';
 import { withLexical } from './expanded-lexical.js';
 import { hypernymWords, hyponymWords, isLookupWord, loadWordNet, wordnetDictPath, type Senses } from './wordnet.js';
 import { wordnetLexical, wordnetSetting, type WordnetLexical, type WordnetSetting } from './wordnet-lexical.js';
@@ -145,14 +145,4 @@ for (const [s, setting] of settings.entries()) {
   const cat = [1, 2, 3, 4].map((c) => p(scoreRankings(ranked[s], only(c)).recall[10]));
   console.log(`${setting.name.padEnd(36)} ${p(all.recall[1])} ${p(all.recall[5])} ${p(all.recall[10])} ${all.mrr.toFixed(3)} | ${cat.join(' ')} | ${percentile(latencies[s], 50).toFixed(2)} ${percentile(latencies[s], 95).toFixed(2)}`);
 }
-if (process.env.TUNE_PER_CONVERSATION === '1') {
-  console.log(`\nper conversation: R@10 / multi-hop R@10 (${conversations.map((c) => c.id).join(', ')})`);
-  for (const [s, setting] of settings.entries()) {
-    const cells = conversations.map((c) => {
-      const mine = new Map([...evidence].filter(([q]) => q.startsWith(`${c.id}#`)));
-      const multi = new Map([...mine].filter(([q]) => category.get(q) === 1));
-      return `${p(scoreRankings(ranked[s], mine).recall[10])}/${p(scoreRankings(ranked[s], multi).recall[10]).trim()}`;
-    });
-    console.log(`${setting.name.padEnd(36)} ${cells.join(' ')}`);
-  }
-}
+if (process.env.TUNE_PER_CONVERSATION === '1') console.log(perConversationTable(settings.map((x) => x.name), ranked, evidence, category, conversations.map((c) => c.id), 36));

@@ -38,3 +38,19 @@ export function percentile(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 }
+
+/** R@10 and multi-hop (category 1) R@10 of each setting in each conversation (question keys are `<conversation>#…`). */
+export function perConversationTable(names: string[], ranked: Map<string, string[]>[], evidence: Map<string, Set<string>>,
+  category: Map<string, number>, conversations: string[], width: number): string {
+  const p = (x: number) => (x * 100).toFixed(1).padStart(5);
+  const lines = [`\nper conversation: R@10 / multi-hop R@10 (${conversations.join(', ')})`];
+  names.forEach((name, s) => {
+    const cells = conversations.map((id) => {
+      const mine = new Map([...evidence].filter(([q]) => q.startsWith(`${id}#`)));
+      const multi = new Map([...mine].filter(([q]) => category.get(q) === 1));
+      return `${p(scoreRankings(ranked[s], mine).recall[10])}/${p(scoreRankings(ranked[s], multi).recall[10]).trim()}`;
+    });
+    lines.push(`${name.padEnd(width)} ${cells.join(' ')}`);
+  });
+  return lines.join('\n');
+}
