@@ -145,12 +145,27 @@ describe('shared vector codes', () => {
     for (let q = 0; q < 20; q++) {
       const query = vectors[q * 37];
       const probed = [10, 12, 13];
-      const shortlist = reader.nearest(query, probed, 40)!;
+      const shortlist = reader.nearest(query, probed, 40)!.rowids;
       assert.equal(shortlist.length, 40);
       for (const rowid of shortlist) assert.ok(probed.includes(cellOf(rowid - 1000)), 'a vector of an unprobed cell');
       const exact = exactIn(query, probed, 10);
       assert.equal(shortlist[0], exact[0], 'the query itself comes first');
       for (const rowid of exact) assert.ok(shortlist.includes(rowid), `exact neighbour ${rowid} missing from the shortlist`);
+    }
+  });
+
+  test('the shortlist says how close its last code is when the cells hold more, and −∞ when they hold no more', () => {
+    const reader = CodesReader.attach(store())!;
+    const probed = [10, 12];
+    const inCells = vectors.filter((_, i) => probed.includes(cellOf(i))).length;
+    for (let q = 0; q < 10; q++) {
+      const query = vectors[q * 53];
+      const { rowids, lastSimilarity } = reader.nearest(query, probed, 40)!;
+      // The cosine of the last one kept, by its int8 code: within a few thousandths of its vector's.
+      const exact = dot(query, vectors[rowids.at(-1)! - 1000]);
+      assert.ok(Math.abs(lastSimilarity - exact) < 0.01, `last kept: code ${lastSimilarity}, vector ${exact}`);
+      assert.equal(reader.nearest(query, probed, inCells + 1)!.lastSimilarity, -Infinity, 'every code of the cells kept: nothing more to find');
+      assert.equal(reader.nearest(query, probed, inCells)!.rowids.length, inCells);
     }
   });
 
@@ -168,8 +183,8 @@ describe('shared vector codes', () => {
     assert.equal(writer.size, 0);
     writer.add({ rowid: 2, cell: 1, vector: vectors[0] });
     const reader = CodesReader.attach(writer.publish(1))!;
-    assert.deepEqual(reader.nearest(unit([1, 2, 3]), [1], 5), []);
-    assert.deepEqual(reader.nearest(vectors[0], [1], 5), [2]);
+    assert.deepEqual(reader.nearest(unit([1, 2, 3]), [1], 5)!.rowids, []);
+    assert.deepEqual(reader.nearest(vectors[0], [1], 5)!.rowids, [2]);
   });
 
   test('one copy: another thread scans the same memory (not a copy) and finds what this one finds, appends included', async () => {
@@ -210,7 +225,7 @@ describe('shared vector codes', () => {
       assert.equal(reader.size, 1);
       await ask({ handle: shared, append: { rowid: 77, cell: 10, vector: twin, live: 2 } });
       assert.equal(reader.size, 2, 'the append made in the other thread is visible here');
-      assert.equal(reader.nearest(query, [10], 1)![0], 77);
+      assert.equal(reader.nearest(query, [10], 1)!.rowids[0], 77);
     } finally {
       await worker.terminate();
     }
@@ -432,7 +447,7 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     } }) as Db;
     const result = refreshVectorCodes(racy, ns.a, new VectorCells(background, ns.a), heldBy('a')!, 64 * 2 ** 20, 0);
     const cellsAll = writer.prepare('SELECT cell FROM vector_cells').pluck().all() as number[];
-    const inStore = CodesReader.attach(result.handle!)!.nearest(await vectorOf(text), cellsAll, 100000)!.includes(rowid);
+    const inStore = CodesReader.attach(result.handle!)!.nearest(await vectorOf(text), cellsAll, 100000)!.rowids.includes(rowid);
     const seq = writer.prepare('SELECT vector_seq FROM memories WHERE rowid = ?').pluck().get(rowid) as number;
     assert.ok(inStore || seq > result.handle!.seq, 'row neither in the store nor above the watermark');
   });

@@ -200,6 +200,17 @@ export class CodesWriter {
   }
 }
 
+/** A scan's shortlist. */
+export interface Shortlist {
+  /** Best first by the codes' scores. */
+  rowids: number[];
+  /**
+   * The cosine with the query of the lowest code kept (by its code), when the probed cells held
+   * at least n codes, so more could be had; −∞ when they held fewer (a wider scan adds nothing).
+   */
+  lastSimilarity: number;
+}
+
 /** A reader's side of a store: its own kernel instance over the shared memory. */
 export class CodesReader {
   private readonly v: Views;
@@ -245,9 +256,9 @@ export class CodesReader {
    * Rowids of up to `n` vectors in `cells` most similar to `query` by their codes, best first
    * (approximate: a shortlist for an exact re-rank); null when every scratch slot is taken.
    */
-  nearest(query: Float32Array, cells: readonly number[], n: number): number[] | null {
+  nearest(query: Float32Array, cells: readonly number[], n: number): Shortlist | null {
     const count = this.size;
-    if (query.length !== this.handle.dimensions || n <= 0 || count === 0) return [];
+    if (query.length !== this.handle.dimensions || n <= 0 || count === 0) return { rowids: [], lastSimilarity: -Infinity };
     const slot = this.takeSlot();
     if (slot < 0) return null;
     Atomics.add(this.v.header, SCANS, 1);
@@ -281,10 +292,26 @@ export class CodesReader {
         const probed = new Set(cells);
         take(this.ordered, count, (i) => probed.has(this.v.cells[i]));
       }
-      return top.indexes().map((i) => this.v.rowids[i]);
+      const last = top.lowest;
+      return { rowids: top.indexes().map((i) => this.v.rowids[i]), lastSimilarity: last < 0 ? -Infinity : this.similarity(query, last) };
     } finally {
       Atomics.store(this.v.header, SLOT_LOCKS + slot, 0);
     }
+  }
+
+  /** Cosine of `query` with code `i` as stored (int8: within a few hundredths of the vector's own). */
+  private similarity(query: Float32Array, i: number): number {
+    const at = i * this.v.layout.stride;
+    let product = 0;
+    let codeNorm = 0;
+    let queryNorm = 0;
+    for (let d = 0; d < query.length; d++) {
+      const c = this.v.codes[at + d];
+      product += query[d] * c;
+      codeNorm += c * c;
+      queryNorm += query[d] * query[d];
+    }
+    return product / Math.sqrt(codeNorm * queryNorm);
   }
 
   private takeSlot(): number {
@@ -358,6 +385,11 @@ class TopScores {
     }
     this.score[i] = score;
     this.index[i] = index;
+  }
+
+  /** The index with the lowest score once n are held (the next to leave); −1 before. */
+  get lowest(): number {
+    return this.size < this.n ? -1 : this.index[0];
   }
 
   /** Scores at or below this cannot enter (−∞ until n are held). */
