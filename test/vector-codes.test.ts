@@ -37,84 +37,115 @@ function random(seed: number): () => number {
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i], 0);
 
-describe('int8 kernel', () => {
+/** One kernel over a fresh memory holding a query, `count` codes and their scales, and room for `count` records. */
+function kernelFixture(dimensions: number, count: number) {
+  const stride = strideFor(dimensions);
+  const [queryAt, outAt, scalesAt] = [0, 2 * stride, 2 * stride + 16 * count];
+  const codesAt = scalesAt + 4 * count;
+  const memory = sharedMemory(codesAt + count * stride);
+  assert.ok(memory, 'WebAssembly SIMD and shared memory are available in Node 20');
+  const kernel = Int8Kernel.over(memory, stride)!;
+  const query = new Int16Array(memory.buffer, queryAt, stride);
+  const scales = new Float32Array(memory.buffer, scalesAt, count);
+  const codes = new Int8Array(memory.buffer, codesAt, count * stride);
+  /** The records the last call wrote: position in its run, score. */
+  const records = (found: number) => Array.from({ length: found }, (_, k) => ({
+    i: new Int32Array(memory.buffer, outAt, 4 * count)[4 * k],
+    score: new Float64Array(memory.buffer, outAt, 2 * count)[2 * k + 1],
+  }));
+  /** Codes `from`..`from + n` of the fixture, above `threshold`. */
+  const above = (threshold: number, from = 0, n = count) => records(kernel.above(queryAt, codesAt + from * stride, n, scalesAt + 4 * from, threshold, outAt));
+  /** Σ query · code as plain integer arithmetic. */
+  const dotOf = (i: number) => {
+    let sum = 0;
+    for (let d = 0; d < stride; d++) sum += query[d] * codes[i * stride + d];
+    return sum;
+  };
+  return { stride, memory, outAt, query, scales, codes, above, dotOf };
+}
+
+describe('int8 kernel (above: the scan with the selection inside)', () => {
   for (const dimensions of [16, 256, 300, 512, 1536]) {
-    test(`${dimensions}-d: every dot product equals plain integer arithmetic`, () => {
-      const stride = strideFor(dimensions);
-      assert.equal(stride % 16, 0);
-      assert.ok(stride >= dimensions && stride < dimensions + 16);
+    test(`${dimensions}-d: every score equals plain integer arithmetic times the scale, extremes included, as 16-byte records of its run`, () => {
       const COUNT = 200;
-      const [queryAt, scoresAt, codesAt] = [0, 2 * stride, 2 * stride + 4 * COUNT];
-      const memory = sharedMemory(codesAt + COUNT * stride);
-      assert.ok(memory, 'WebAssembly SIMD and shared memory are available in Node 20');
-      const kernel = Int8Kernel.over(memory, stride)!;
-      const query = new Int16Array(memory.buffer, queryAt, stride);
-      const scores = new Int32Array(memory.buffer, scoresAt, COUNT);
-      const codes = new Int8Array(memory.buffer, codesAt, COUNT * stride);
+      const f = kernelFixture(dimensions, COUNT);
+      assert.equal(f.stride % 16, 0);
+      assert.ok(f.stride >= dimensions && f.stride < dimensions + 16);
       const next = random(dimensions);
-      const limit = queryLimit(stride);
-      for (let d = 0; d < dimensions; d++) query[d] = Math.round((next() - 0.5) * 2 * limit);
-      for (let i = 0; i < COUNT; i++) for (let d = 0; d < dimensions; d++) codes[i * stride + d] = Math.round((next() - 0.5) * 254);
-      // Extremes: the largest magnitudes must not overflow.
-      for (let d = 0; d < dimensions; d++) [query[d], codes[d]] = [-limit, -127];
-      kernel.dots(queryAt, codesAt, COUNT, scoresAt);
+      const limit = queryLimit(f.stride);
+      for (let d = 0; d < dimensions; d++) f.query[d] = Math.round((next() - 0.5) * 2 * limit);
       for (let i = 0; i < COUNT; i++) {
-        let sum = 0;
-        for (let d = 0; d < dimensions; d++) sum += query[d] * codes[i * stride + d];
-        assert.equal(scores[i], sum, `vector ${i}`);
+        f.scales[i] = i % 2 ? 1 : next() / 100;
+        for (let d = 0; d < dimensions; d++) f.codes[i * f.stride + d] = Math.round((next() - 0.5) * 254);
       }
-      scores.fill(7);
-      kernel.dots(queryAt, codesAt + 50 * stride, 10, scoresAt + 50 * 4);
-      assert.equal(scores[49], 7, 'scores before the run untouched');
-      assert.equal(scores[60], 7, 'scores after the run untouched');
-      assert.notEqual(scores[50], 7);
+      const all = f.above(-Infinity);
+      assert.equal(all.length, COUNT, 'every code is above −∞');
+      for (let i = 0; i < COUNT; i++) {
+        assert.equal(all[i].i, i);
+        if (i % 2) assert.equal(all[i].score, f.dotOf(i), `vector ${i}: the int32 dot product`);
+        assert.equal(all[i].score, f.dotOf(i) * f.scales[i], `vector ${i}: times its float32 scale, as float64`);
+      }
+      // Extremes: the largest magnitudes must not overflow.
+      const query = Int16Array.from(f.query);
+      for (let d = 0; d < dimensions; d++) [f.query[d], f.codes[d]] = [-limit, -127];
+      assert.equal(f.above(-Infinity, 0, 1)[0].score, dimensions * 127 * limit * f.scales[0]);
+      f.query.set(query);
+      // A run further on: its own codes and scales, positions from its first code, nothing written past its records.
+      const sentinel = new Uint8Array(f.memory.buffer, f.outAt + 16 * 10, 16).fill(0xab);
+      const run = f.above(-Infinity, 50, 10);
+      assert.deepEqual(run.map(({ i }) => i), Array.from({ length: 10 }, (_, i) => i));
+      assert.deepEqual(run.map(({ score }) => score), Array.from({ length: 10 }, (_, i) => f.dotOf(50 + i) * f.scales[50 + i]));
+      assert.ok(sentinel.every((byte) => byte === 0xab), 'a record written past the run');
+      assert.deepEqual(f.above(-Infinity, 50, 0), [], 'an empty run writes nothing');
     });
   }
-});
 
-describe('int8 kernel with the selection inside', () => {
   for (const dimensions of [16, 256, 512]) {
-    test(`${dimensions}-d: the codes above the threshold, with their scores (int32 dot × float32 scale, as float64), in order, and no others`, () => {
-      const stride = strideFor(dimensions);
+    test(`${dimensions}-d: the codes above the threshold, with their scores, in order, and no others`, () => {
       const COUNT = 500;
-      const [queryAt, outAt, scalesAt] = [0, 2 * stride, 2 * stride + 16 * COUNT];
-      const codesAt = scalesAt + 4 * COUNT;
-      const memory = sharedMemory(codesAt + COUNT * stride)!;
-      const kernel = Int8Kernel.over(memory, stride)!;
-      const query = new Int16Array(memory.buffer, queryAt, stride);
-      const scales = new Float32Array(memory.buffer, scalesAt, COUNT);
-      const codes = new Int8Array(memory.buffer, codesAt, COUNT * stride);
+      const f = kernelFixture(dimensions, COUNT);
       const next = random(dimensions + 1);
-      const limit = queryLimit(stride);
-      for (let d = 0; d < dimensions; d++) query[d] = Math.round((next() - 0.5) * 2 * limit);
+      const limit = queryLimit(f.stride);
+      for (let d = 0; d < dimensions; d++) f.query[d] = Math.round((next() - 0.5) * 2 * limit);
       for (let i = 0; i < COUNT; i++) {
-        scales[i] = next() / 100;
-        for (let d = 0; d < dimensions; d++) codes[i * stride + d] = Math.round((next() - 0.5) * 254);
+        f.scales[i] = next() / 100;
+        for (let d = 0; d < dimensions; d++) f.codes[i * f.stride + d] = Math.round((next() - 0.5) * 254);
       }
-      const expected = Array.from({ length: COUNT }, (_, i) => {
-        let sum = 0;
-        for (let d = 0; d < dimensions; d++) sum += query[d] * codes[i * stride + d];
-        return sum * scales[i];
-      });
+      const expected = Array.from({ length: COUNT }, (_, i) => f.dotOf(i) * f.scales[i]);
       const sorted = [...expected].sort((a, b) => b - a);
       for (const threshold of [-Infinity, sorted[10], sorted[200], sorted[0], Infinity]) {
-        const found = kernel.above(queryAt, codesAt, COUNT, scalesAt, threshold, outAt);
-        const positions = new Int32Array(memory.buffer, outAt, 4 * COUNT);
-        const scores = new Float64Array(memory.buffer, outAt, 2 * COUNT);
         const want = expected.map((score, i) => ({ i, score })).filter(({ score }) => score > threshold);
-        assert.equal(found, want.length, `threshold ${threshold}`);
-        for (let k = 0; k < found; k++) {
-          assert.equal(positions[4 * k], want[k].i);
-          assert.equal(scores[2 * k + 1], want[k].score);
-        }
+        assert.deepEqual(f.above(threshold), want, `threshold ${threshold}`);
       }
-      // A run further on: positions count from the run's first code, scales are the run's.
-      const found = kernel.above(queryAt, codesAt + 100 * stride, 50, scalesAt + 4 * 100, sorted[100], outAt);
       const want = expected.slice(100, 150).map((score, i) => ({ i, score })).filter(({ score }) => score > sorted[100]);
-      assert.equal(found, want.length);
-      assert.deepEqual(Array.from({ length: found }, (_, k) => new Int32Array(memory.buffer, outAt, 4 * COUNT)[4 * k]), want.map(({ i }) => i));
+      assert.deepEqual(f.above(sorted[100], 100, 50), want);
     });
   }
+
+  test('ties and non-finite scores: equal to the threshold is not above it, equal scores all pass in order, NaN never does', () => {
+    const COUNT = 8;
+    const f = kernelFixture(32, COUNT);
+    for (let d = 0; d < 32; d++) f.query[d] = d % 3 - 1;
+    for (let i = 0; i < COUNT; i++) {
+      f.scales[i] = 0.5;
+      for (let d = 0; d < 32; d++) f.codes[i * f.stride + d] = (d * 7) % 11 - 5;
+    }
+    const tied = f.dotOf(0) * 0.5;
+    assert.ok(tied > 0);
+    assert.deepEqual(f.above(tied - 0.25).map(({ i }) => i), [0, 1, 2, 3, 4, 5, 6, 7], 'equal scores: every one, in scan order');
+    assert.deepEqual(f.above(tied), [], 'a score equal to the threshold is not above it (the heap keeps the first of a tie)');
+    f.scales[2] = NaN;
+    f.scales[3] = Infinity;
+    f.scales[4] = -Infinity;
+    f.scales[5] = 0;
+    f.codes.fill(0, 6 * f.stride, 7 * f.stride); // a zero code
+    f.scales[6] = Infinity; // 0 × ∞: NaN (what a vector with an infinite component is coded as)
+    const found = f.above(-Infinity);
+    assert.deepEqual(found.map(({ i }) => i), [0, 1, 3, 5, 7], 'a NaN score is never above, not even −∞ (nor is −∞ itself)');
+    assert.equal(found.find(({ i }) => i === 3)!.score, Infinity);
+    assert.equal(found.find(({ i }) => i === 5)!.score, 0);
+    assert.deepEqual(f.above(NaN), [], 'nothing is above a NaN threshold');
+  });
 });
 
 describe('shared vector codes', () => {
