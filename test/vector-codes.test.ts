@@ -14,7 +14,7 @@ import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
 import { SqliteCommands } from '../src/writer/sqlite/adapter.js';
 import { Worker } from 'node:worker_threads';
 import { Int8Kernel, queryLimit, sharedMemory, strideFor } from '../src/workers/ivf/int8-kernel.js';
-import { CodesReader, CodesWriter, type SharedCodesHandle } from '../src/workers/ivf/vector-codes.js';
+import { CodesReader, CodesWriter, codeBytesFor, headroom, scoreRunFor, type SharedCodesHandle } from '../src/workers/ivf/vector-codes.js';
 import { refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
 import { continueVectorSeq, nextVectorSeq } from '../src/writer/sqlite/vector-seq.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
@@ -194,10 +194,55 @@ describe('shared vector codes', () => {
       const { rowids, lastSimilarity } = reader.nearest(query, probed, 40)!;
       // The cosine of the last one kept, by its int8 code: within a few thousandths of its vector's.
       const exact = dot(query, vectors[rowids.at(-1)! - 1000]);
-      assert.ok(Math.abs(lastSimilarity - exact) < 0.01, `last kept: code ${lastSimilarity}, vector ${exact}`);
-      assert.equal(reader.nearest(query, probed, inCells + 1)!.lastSimilarity, -Infinity, 'every code of the cells kept: nothing more to find');
+      assert.ok(Math.abs(lastSimilarity() - exact) < 0.01, `last kept: code ${lastSimilarity()}, vector ${exact}`);
+      assert.equal(reader.nearest(query, probed, inCells + 1)!.lastSimilarity(), -Infinity, 'every code of the cells kept: nothing more to find');
       assert.equal(reader.nearest(query, probed, inCells)!.rowids.length, inCells);
     }
+  });
+
+  test('the scratch follows the store (its mean cell), and the shortlist is the same whatever its run', () => {
+    // A 20k × 256-d namespace (71 cells and the unassigned one) gets runs of 512, a 1M one 2,048.
+    assert.equal(scoreRunFor(20_000 + headroom(20_000), 72), 512);
+    assert.equal(scoreRunFor(1_000_000 + headroom(1_000_000), 501), 2048);
+    assert.equal(scoreRunFor(100, 72), 256);
+    // The store of a 20k × 256-d namespace: 8.25 MB with runs of 2,048 for every store.
+    assert.ok(codeBytesFor(20_000 + headroom(20_000), 256, 72) < 6.7e6);
+    const built = (capacity: number, cellSlots: number) => {
+      const writer = CodesWriter.create(DIMENSIONS, capacity, cellSlots, [1], 0)!;
+      for (const i of vectors.map((_, i) => i).sort((a, b) => cellOf(a) - cellOf(b) || a - b)) writer.add({ rowid: 1000 + i, cell: cellOf(i), vector: vectors[i] });
+      return CodesReader.attach(writer.publish(vectors.length))!;
+    };
+    const short = built(vectors.length, 16); // runs of 256: each 500-code cell takes two calls
+    const long = built(10 * vectors.length, 8); // runs of 2,048: one call a cell
+    for (let q = 0; q < 12; q++) {
+      for (const n of [1, 40, 300, 1200]) {
+        const probed = [10 + (q % 6), 10 + ((q + 2) % 6)];
+        const [a, b] = [short.nearest(vectors[q * 71], probed, n)!, long.nearest(vectors[q * 71], probed, n)!];
+        assert.deepEqual(a.rowids, b.rowids, `query ${q}, n ${n}`);
+        assert.equal(a.lastSimilarity(), b.lastSimilarity());
+      }
+    }
+  });
+
+  test("the last scratch slot holds a whole run's records: a scan through it leaves the store intact", () => {
+    // One cell of 3,000 codes, runs of 256: the first call finds all 256 above −∞ (a full slot of records).
+    const writer = CodesWriter.create(DIMENSIONS, vectors.length, 16, [1], 0)!;
+    vectors.forEach((vector, i) => writer.add({ rowid: 1000 + i, cell: 10, vector }));
+    const handle = writer.publish(vectors.length);
+    const reader = CodesReader.attach(handle)!;
+    const before = reader.nearest(vectors[3], [10], vectors.length)!.rowids;
+    // Every slot but the last taken (the locks follow the header's 16 fields), so the scan writes the last one.
+    const locks = new Int32Array(handle.memory.buffer, 16 * 4, 64);
+    locks.fill(1, 0, 63);
+    try {
+      assert.deepEqual(reader.nearest(vectors[3], [10], vectors.length)!.rowids, before);
+      assert.equal(locks[63], 0, 'the last slot was taken and given back');
+      locks[63] = 1;
+      assert.equal(reader.nearest(vectors[3], [10], 5), null, 'no slot free: null (the recall scans vec0)');
+    } finally {
+      locks.fill(0);
+    }
+    assert.deepEqual(reader.nearest(vectors[3], [10], vectors.length)!.rowids, before, 'rowids, scales and codes untouched');
   });
 
   test('a store that is full says so; appends past its capacity are refused, not lost silently', () => {
@@ -233,7 +278,7 @@ describe('shared vector codes', () => {
             writer.publish(append.live);
             parentPort.postMessage(null);
           } else {
-            parentPort.postMessage(CodesReader.attach(handle).nearest(query, probed, 30));
+            parentPort.postMessage(CodesReader.attach(handle).nearest(query, probed, 30).rowids);
           }
         });
       });`, { eval: true, workerData: { module } });
@@ -244,7 +289,7 @@ describe('shared vector codes', () => {
     });
     try {
       const here = CodesReader.attach(handle)!;
-      assert.deepEqual(await ask({ handle, query, probed }), here.nearest(query, probed, 30));
+      assert.deepEqual(await ask({ handle, query, probed }), here.nearest(query, probed, 30)!.rowids);
       // The other thread appends a vector to the shared store: this thread sees it at once.
       const twin = Float32Array.from(query);
       assert.equal(here.size, vectors.length);

@@ -200,7 +200,7 @@ export class VectorSignal implements RetrievalSignal {
       scanning += performance.now() - started;
       if (!shortlist) return null;
       const close = timed(timings, 'vector_rerank', () => this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist.rowids) }));
-      const lost = close.length < k && shortlist.lastSimilarity >= WEAK_SIMILARITY + CODE_COSINE_MARGIN;
+      const lost = close.length < k && shortlist.lastSimilarity() >= WEAK_SIMILARITY + CODE_COSINE_MARGIN;
       if (!lost) {
         timings.vector_codes = (timings.vector_codes ?? 0) + scanning;
         return close;
