@@ -108,28 +108,40 @@ describe('dead codes near a query: the re-rank widens until it holds k live rows
       const other = await recall(backgroundTexts[i], 10);
       assert.equal(other.scans, 1, `query ${i} widened with no dead code in the store`);
     }
+    // Fewer close rows (similarity ≥ 0.15) in the whole namespace than the k = 160 a recall of 40
+    // looks at: the re-rank comes back short, but its shortlist ran past them, so it does not widen.
+    const sparse = 'Xylophone quokka';
+    const vector = await vectorOf(sparse);
+    const vectors = await embedder.embed([...backgroundTexts, ...Array.from({ length: DUPLICATES }, (_, i) => `${QUERY} take${i}`)]);
+    const close = vectors.filter((v) => v.reduce((sum, x, d) => sum + x * vector[d], 0) >= 0.15).length;
+    assert.ok(close > 0 && close < 160, `${close} close rows`);
+    assert.equal((await recall(sparse, 40)).scans, 1, 'a query with few close neighbours widened');
   });
 
-  test('near-duplicates deleted or re-embedded elsewhere after the build: every live one is still found', async () => {
-    // Re-embedded as the memory least like the query: no longer a neighbour at all.
-    const query = await vectorOf(QUERY);
+  /** The background memory least like the query: where a near-duplicate is re-embedded to be no neighbour at all. */
+  const farthestFrom = async (text: string) => {
+    const query = await vectorOf(text);
     const backgroundVectors = await embedder.embed(backgroundTexts);
     const similarities = backgroundVectors.map((vector) => vector.reduce((sum, v, d) => sum + v * query[d], 0));
     const farthest = similarities.indexOf(Math.min(...similarities));
     assert.ok(similarities[farthest] < 0.1);
-    const elsewhere = backgroundVectors[farthest];
-    const cellElsewhere = await cellFor(backgroundTexts[farthest]);
+    return { text: backgroundTexts[farthest], vector: backgroundVectors[farthest], cell: await cellFor(backgroundTexts[farthest]) };
+  };
+  /** Re-embedded (its content replaced): a new vector far from the query, stamped above the store's watermark. */
+  const reembed = (rowid: number, elsewhere: { text: string; vector: Float32Array; cell: number }) => {
+    writer.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
+    writer.prepare('UPDATE memories SET content = ? WHERE rowid = ?').run(`${elsewhere.text} (${rowid})`, rowid);
+    writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(namespaceId), BigInt(elsewhere.cell), blobOf(elsewhere.vector));
+    writer.prepare('UPDATE memories SET vector_cell = ?, vector_seq = ? WHERE rowid = ?').run(elsewhere.cell, nextVectorSeq(), rowid);
+  };
+
+  test('near-duplicates deleted or re-embedded elsewhere after the build: every live one is still found', async () => {
+    const elsewhere = await farthestFrom(QUERY);
     writer.transaction(() => duplicates.forEach((rowid, i) => {
       if (alive(i)) return;
+      if (i % 2 === 0) return reembed(rowid, elsewhere);
       writer.prepare('DELETE FROM memory_vectors WHERE rowid = ?').run(BigInt(rowid));
-      if (i % 2 === 1) {
-        writer.prepare('DELETE FROM memories WHERE rowid = ?').run(rowid);
-        return;
-      }
-      // Re-embedded (its content replaced): a new vector far from the query, stamped above the store's watermark.
-      writer.prepare('UPDATE memories SET content = ? WHERE rowid = ?').run(`${backgroundTexts[farthest]} (${i})`, rowid);
-      writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(namespaceId), BigInt(cellElsewhere), blobOf(elsewhere));
-      writer.prepare('UPDATE memories SET vector_cell = ?, vector_seq = ? WHERE rowid = ?').run(cellElsewhere, nextVectorSeq(), rowid);
+      writer.prepare('DELETE FROM memories WHERE rowid = ?').run(rowid);
     }))();
     const live = duplicates.filter((_, i) => alive(i));
     const { rowids, coded, scans } = await recall(QUERY, live.length);
@@ -138,5 +150,38 @@ describe('dead codes near a query: the re-rank widens until it holds k live rows
     const found = live.filter((rowid) => rowids.includes(rowid));
     assert.equal(found.length, live.length, `${found.length} of the ${live.length} live near-duplicates found`);
     assert.deepEqual(new Set(rowids), new Set(live));
+  });
+
+  test('dead codes past the widest shortlist (4,096 codes): vec0, which holds no dead vector, answers', async () => {
+    // A second cluster: 6,000 near-duplicates of another query, in the store, then half re-embedded elsewhere.
+    const QUERY2 = 'Ignatius mends fishing nets on the pier while the gulls argue about herring';
+    const texts = Array.from({ length: 6000 }, (_, i) => `${QUERY2} cast${i}`);
+    const vectors = await embedder.embed(texts);
+    const cells = newestCells();
+    const centroids = { count: cells.length, dimensions: DIMENSIONS, data: Float32Array.from(cells.flatMap((c) => [...new Float32Array(c.centroid.buffer.slice(c.centroid.byteOffset, c.centroid.byteOffset + c.centroid.byteLength))])) };
+    const insert = memoryInserter(writer, namespaceId);
+    const cluster: number[] = [];
+    writer.transaction(() => texts.forEach((content, i) => {
+      const rowid = insert({ id: `cast${i}`, content, embedded: 1 });
+      const cell = cells[nearestCentroid(centroids, vectors[i])].cell;
+      writer.prepare(INSERT_VECTOR_SQL).run(BigInt(rowid), BigInt(namespaceId), BigInt(cell), blobOf(vectors[i]));
+      writer.prepare('UPDATE memories SET vector_cell = ?, vector_seq = ? WHERE rowid = ?').run(cell, nextVectorSeq(), rowid);
+      cluster.push(rowid);
+    }))();
+    store = refreshVectorCodes(background, namespaceId, new VectorCells(background, namespaceId), null, 2 ** 30, 0).handle!;
+    const elsewhere = await farthestFrom(QUERY2);
+    writer.transaction(() => cluster.forEach((rowid, i) => i % 2 && reembed(rowid, elsewhere)))();
+    // A filtered recall of 300 looks at k = 3,600 rows: its first shortlist (4,320 codes) is already
+    // the widest, and half its codes are dead: the codes cannot answer.
+    const limit = 300;
+    const hits = await engine.recall({ query: QUERY2, entity: null, types: ['semantic'], limit, queryVector: await vectorOf(QUERY2), vectorCodes: { handle: store } }, Date.now(), {});
+    const viaCodes = await recall(QUERY2, 10);
+    assert.ok(viaCodes.coded, 'an unfiltered recall of 10 (k = 50) still widens within the bound and answers from the codes');
+    const timings: Record<string, number> = {};
+    await engine.recall({ query: QUERY2, entity: null, types: ['semantic'], limit, queryVector: await vectorOf(QUERY2), vectorCodes: { handle: store } }, Date.now(), timings);
+    assert.equal(timings.vector_codes, undefined, 'vec0 answered');
+    const live = new Set(cluster.filter((_, i) => i % 2 === 0));
+    assert.equal(hits.length, limit);
+    for (const hit of hits) assert.ok(live.has(hit.row.rowid), 'a re-embedded memory (or another) before the live near-duplicates');
   });
 });
