@@ -315,7 +315,7 @@ export class CodesReader {
     }
   }
 
-  /** Cosine of `query` with code `i` as stored (int8: within a few hundredths of the vector's own). */
+  /** Cosine of `query` with code `i` as stored (int8: within a few thousandths of the vector's own, docs/vector-codes.md). */
   private similarity(query: Float32Array, i: number): number {
     const at = i * this.v.layout.stride;
     let product = 0;
