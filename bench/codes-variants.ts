@@ -47,7 +47,8 @@ const dimensions = generations[0].centroids.dimensions;
 const info = machine();
 console.log(`codes variants — ${info.date}, ${path}: ${memories.toLocaleString('en')} vectors, ${dimensions}-d, ${cellCount} cells, ${QUERIES} queries, load ${info.loadAverageAtStart.join(' ')}`);
 
-interface Scanner { nearest(query: Float32Array, cells: readonly number[], n: number): number[] | null }
+/** A store's scan: this build's returns a Shortlist, builds before 2026-11-27's afternoon the rowids alone. */
+interface Scanner { nearest(query: Float32Array, cells: readonly number[], n: number): number[] | { rowids: number[] } | null }
 const stores = new Map<number, Scanner>();
 if (baselineDist) {
   // That build's store and scan, on the same file (its layout is its own): variant -1.
@@ -93,7 +94,8 @@ for (let q = 0; q < QUERIES + WARM; q++) {
     const probes = Math.max(1, Math.ceil(cellCount * v.share));
     t = now();
     const probed = probedCells(generations, vector, probes);
-    const shortlist = stores.get(v.build)!.nearest(vector, probed, v.shortlist)!;
+    const scanned = stores.get(v.build)!.nearest(vector, probed, v.shortlist)!;
+    const shortlist = Array.isArray(scanned) ? scanned : scanned.rowids;
     const scanMs = now() - t;
     t = now();
     const top = rerank.all(blobOf(vector), JSON.stringify(shortlist), DEPTH);

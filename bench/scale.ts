@@ -140,7 +140,7 @@ function codeTimes(db: ReturnType<typeof openDatabase>, cells: VectorCells): (ve
   codesMb = codes ? built.bytes / 2 ** 20 : 0;
   const count = cells.current().at(-1)?.centroids.count ?? 0;
   const search = (vector: Float32Array, probes: number) =>
-    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(60, Math.ceil(1.2 * DEPTH))) ?? []), DEPTH);
+    rerank.all(blobOf(vector), JSON.stringify(codes!.nearest(vector, probedCells(cells.current(), vector, probes), Math.max(60, Math.ceil(1.2 * DEPTH)))?.rowids ?? []), DEPTH);
   return (vector, exact, record) => {
     if (!codes) return;
     t = performance.now();

@@ -14,7 +14,7 @@ import { prepareVectorTable } from '../src/writer/sqlite/vector-table.js';
 import { SqliteCommands } from '../src/writer/sqlite/adapter.js';
 import { Worker } from 'node:worker_threads';
 import { Int8Kernel, queryLimit, sharedMemory, strideFor } from '../src/workers/ivf/int8-kernel.js';
-import { CodesReader, CodesWriter, type SharedCodesHandle } from '../src/workers/ivf/vector-codes.js';
+import { CodesReader, CodesWriter, codeBytesFor, headroom, scoreRunFor, type SharedCodesHandle } from '../src/workers/ivf/vector-codes.js';
 import { refreshVectorCodes } from '../src/workers/sqlite/vector-codes.js';
 import { continueVectorSeq, nextVectorSeq } from '../src/writer/sqlite/vector-seq.js';
 import { VectorCells } from '../src/workers/sqlite/ivf-cells.js';
@@ -37,84 +37,115 @@ function random(seed: number): () => number {
 
 const dot = (a: Float32Array, b: Float32Array) => a.reduce((sum, v, i) => sum + v * b[i], 0);
 
-describe('int8 kernel', () => {
+/** One kernel over a fresh memory holding a query, `count` codes and their scales, and room for `count` records. */
+function kernelFixture(dimensions: number, count: number) {
+  const stride = strideFor(dimensions);
+  const [queryAt, outAt, scalesAt] = [0, 2 * stride, 2 * stride + 16 * count];
+  const codesAt = scalesAt + 4 * count;
+  const memory = sharedMemory(codesAt + count * stride);
+  assert.ok(memory, 'WebAssembly SIMD and shared memory are available in Node 20');
+  const kernel = Int8Kernel.over(memory, stride)!;
+  const query = new Int16Array(memory.buffer, queryAt, stride);
+  const scales = new Float32Array(memory.buffer, scalesAt, count);
+  const codes = new Int8Array(memory.buffer, codesAt, count * stride);
+  /** The records the last call wrote: position in its run, score. */
+  const records = (found: number) => Array.from({ length: found }, (_, k) => ({
+    i: new Int32Array(memory.buffer, outAt, 4 * count)[4 * k],
+    score: new Float64Array(memory.buffer, outAt, 2 * count)[2 * k + 1],
+  }));
+  /** Codes `from`..`from + n` of the fixture, above `threshold`. */
+  const above = (threshold: number, from = 0, n = count) => records(kernel.above(queryAt, codesAt + from * stride, n, scalesAt + 4 * from, threshold, outAt));
+  /** Σ query · code as plain integer arithmetic. */
+  const dotOf = (i: number) => {
+    let sum = 0;
+    for (let d = 0; d < stride; d++) sum += query[d] * codes[i * stride + d];
+    return sum;
+  };
+  return { stride, memory, outAt, query, scales, codes, above, dotOf };
+}
+
+describe('int8 kernel (above: the scan with the selection inside)', () => {
   for (const dimensions of [16, 256, 300, 512, 1536]) {
-    test(`${dimensions}-d: every dot product equals plain integer arithmetic`, () => {
-      const stride = strideFor(dimensions);
-      assert.equal(stride % 16, 0);
-      assert.ok(stride >= dimensions && stride < dimensions + 16);
+    test(`${dimensions}-d: every score equals plain integer arithmetic times the scale, extremes included, as 16-byte records of its run`, () => {
       const COUNT = 200;
-      const [queryAt, scoresAt, codesAt] = [0, 2 * stride, 2 * stride + 4 * COUNT];
-      const memory = sharedMemory(codesAt + COUNT * stride);
-      assert.ok(memory, 'WebAssembly SIMD and shared memory are available in Node 20');
-      const kernel = Int8Kernel.over(memory, stride)!;
-      const query = new Int16Array(memory.buffer, queryAt, stride);
-      const scores = new Int32Array(memory.buffer, scoresAt, COUNT);
-      const codes = new Int8Array(memory.buffer, codesAt, COUNT * stride);
+      const f = kernelFixture(dimensions, COUNT);
+      assert.equal(f.stride % 16, 0);
+      assert.ok(f.stride >= dimensions && f.stride < dimensions + 16);
       const next = random(dimensions);
-      const limit = queryLimit(stride);
-      for (let d = 0; d < dimensions; d++) query[d] = Math.round((next() - 0.5) * 2 * limit);
-      for (let i = 0; i < COUNT; i++) for (let d = 0; d < dimensions; d++) codes[i * stride + d] = Math.round((next() - 0.5) * 254);
-      // Extremes: the largest magnitudes must not overflow.
-      for (let d = 0; d < dimensions; d++) [query[d], codes[d]] = [-limit, -127];
-      kernel.dots(queryAt, codesAt, COUNT, scoresAt);
+      const limit = queryLimit(f.stride);
+      for (let d = 0; d < dimensions; d++) f.query[d] = Math.round((next() - 0.5) * 2 * limit);
       for (let i = 0; i < COUNT; i++) {
-        let sum = 0;
-        for (let d = 0; d < dimensions; d++) sum += query[d] * codes[i * stride + d];
-        assert.equal(scores[i], sum, `vector ${i}`);
+        f.scales[i] = i % 2 ? 1 : next() / 100;
+        for (let d = 0; d < dimensions; d++) f.codes[i * f.stride + d] = Math.round((next() - 0.5) * 254);
       }
-      scores.fill(7);
-      kernel.dots(queryAt, codesAt + 50 * stride, 10, scoresAt + 50 * 4);
-      assert.equal(scores[49], 7, 'scores before the run untouched');
-      assert.equal(scores[60], 7, 'scores after the run untouched');
-      assert.notEqual(scores[50], 7);
+      const all = f.above(-Infinity);
+      assert.equal(all.length, COUNT, 'every code is above −∞');
+      for (let i = 0; i < COUNT; i++) {
+        assert.equal(all[i].i, i);
+        if (i % 2) assert.equal(all[i].score, f.dotOf(i), `vector ${i}: the int32 dot product`);
+        assert.equal(all[i].score, f.dotOf(i) * f.scales[i], `vector ${i}: times its float32 scale, as float64`);
+      }
+      // Extremes: the largest magnitudes must not overflow.
+      const query = Int16Array.from(f.query);
+      for (let d = 0; d < dimensions; d++) [f.query[d], f.codes[d]] = [-limit, -127];
+      assert.equal(f.above(-Infinity, 0, 1)[0].score, dimensions * 127 * limit * f.scales[0]);
+      f.query.set(query);
+      // A run further on: its own codes and scales, positions from its first code, nothing written past its records.
+      const sentinel = new Uint8Array(f.memory.buffer, f.outAt + 16 * 10, 16).fill(0xab);
+      const run = f.above(-Infinity, 50, 10);
+      assert.deepEqual(run.map(({ i }) => i), Array.from({ length: 10 }, (_, i) => i));
+      assert.deepEqual(run.map(({ score }) => score), Array.from({ length: 10 }, (_, i) => f.dotOf(50 + i) * f.scales[50 + i]));
+      assert.ok(sentinel.every((byte) => byte === 0xab), 'a record written past the run');
+      assert.deepEqual(f.above(-Infinity, 50, 0), [], 'an empty run writes nothing');
     });
   }
-});
 
-describe('int8 kernel with the selection inside', () => {
   for (const dimensions of [16, 256, 512]) {
-    test(`${dimensions}-d: the codes above the threshold, with their scores (int32 dot × float32 scale, as float64), in order, and no others`, () => {
-      const stride = strideFor(dimensions);
+    test(`${dimensions}-d: the codes above the threshold, with their scores, in order, and no others`, () => {
       const COUNT = 500;
-      const [queryAt, outAt, scalesAt] = [0, 2 * stride, 2 * stride + 16 * COUNT];
-      const codesAt = scalesAt + 4 * COUNT;
-      const memory = sharedMemory(codesAt + COUNT * stride)!;
-      const kernel = Int8Kernel.over(memory, stride)!;
-      const query = new Int16Array(memory.buffer, queryAt, stride);
-      const scales = new Float32Array(memory.buffer, scalesAt, COUNT);
-      const codes = new Int8Array(memory.buffer, codesAt, COUNT * stride);
+      const f = kernelFixture(dimensions, COUNT);
       const next = random(dimensions + 1);
-      const limit = queryLimit(stride);
-      for (let d = 0; d < dimensions; d++) query[d] = Math.round((next() - 0.5) * 2 * limit);
+      const limit = queryLimit(f.stride);
+      for (let d = 0; d < dimensions; d++) f.query[d] = Math.round((next() - 0.5) * 2 * limit);
       for (let i = 0; i < COUNT; i++) {
-        scales[i] = next() / 100;
-        for (let d = 0; d < dimensions; d++) codes[i * stride + d] = Math.round((next() - 0.5) * 254);
+        f.scales[i] = next() / 100;
+        for (let d = 0; d < dimensions; d++) f.codes[i * f.stride + d] = Math.round((next() - 0.5) * 254);
       }
-      const expected = Array.from({ length: COUNT }, (_, i) => {
-        let sum = 0;
-        for (let d = 0; d < dimensions; d++) sum += query[d] * codes[i * stride + d];
-        return sum * scales[i];
-      });
+      const expected = Array.from({ length: COUNT }, (_, i) => f.dotOf(i) * f.scales[i]);
       const sorted = [...expected].sort((a, b) => b - a);
       for (const threshold of [-Infinity, sorted[10], sorted[200], sorted[0], Infinity]) {
-        const found = kernel.above(queryAt, codesAt, COUNT, scalesAt, threshold, outAt);
-        const positions = new Int32Array(memory.buffer, outAt, 4 * COUNT);
-        const scores = new Float64Array(memory.buffer, outAt, 2 * COUNT);
         const want = expected.map((score, i) => ({ i, score })).filter(({ score }) => score > threshold);
-        assert.equal(found, want.length, `threshold ${threshold}`);
-        for (let k = 0; k < found; k++) {
-          assert.equal(positions[4 * k], want[k].i);
-          assert.equal(scores[2 * k + 1], want[k].score);
-        }
+        assert.deepEqual(f.above(threshold), want, `threshold ${threshold}`);
       }
-      // A run further on: positions count from the run's first code, scales are the run's.
-      const found = kernel.above(queryAt, codesAt + 100 * stride, 50, scalesAt + 4 * 100, sorted[100], outAt);
       const want = expected.slice(100, 150).map((score, i) => ({ i, score })).filter(({ score }) => score > sorted[100]);
-      assert.equal(found, want.length);
-      assert.deepEqual(Array.from({ length: found }, (_, k) => new Int32Array(memory.buffer, outAt, 4 * COUNT)[4 * k]), want.map(({ i }) => i));
+      assert.deepEqual(f.above(sorted[100], 100, 50), want);
     });
   }
+
+  test('ties and non-finite scores: equal to the threshold is not above it, equal scores all pass in order, NaN never does', () => {
+    const COUNT = 8;
+    const f = kernelFixture(32, COUNT);
+    for (let d = 0; d < 32; d++) f.query[d] = d % 3 - 1;
+    for (let i = 0; i < COUNT; i++) {
+      f.scales[i] = 0.5;
+      for (let d = 0; d < 32; d++) f.codes[i * f.stride + d] = (d * 7) % 11 - 5;
+    }
+    const tied = f.dotOf(0) * 0.5;
+    assert.ok(tied > 0);
+    assert.deepEqual(f.above(tied - 0.25).map(({ i }) => i), [0, 1, 2, 3, 4, 5, 6, 7], 'equal scores: every one, in scan order');
+    assert.deepEqual(f.above(tied), [], 'a score equal to the threshold is not above it (the heap keeps the first of a tie)');
+    f.scales[2] = NaN;
+    f.scales[3] = Infinity;
+    f.scales[4] = -Infinity;
+    f.scales[5] = 0;
+    f.codes.fill(0, 6 * f.stride, 7 * f.stride); // a zero code
+    f.scales[6] = Infinity; // 0 × ∞: NaN (what a vector with an infinite component is coded as)
+    const found = f.above(-Infinity);
+    assert.deepEqual(found.map(({ i }) => i), [0, 1, 3, 5, 7], 'a NaN score is never above, not even −∞ (nor is −∞ itself)');
+    assert.equal(found.find(({ i }) => i === 3)!.score, Infinity);
+    assert.equal(found.find(({ i }) => i === 5)!.score, 0);
+    assert.deepEqual(f.above(NaN), [], 'nothing is above a NaN threshold');
+  });
 });
 
 describe('shared vector codes', () => {
@@ -145,13 +176,73 @@ describe('shared vector codes', () => {
     for (let q = 0; q < 20; q++) {
       const query = vectors[q * 37];
       const probed = [10, 12, 13];
-      const shortlist = reader.nearest(query, probed, 40)!;
+      const shortlist = reader.nearest(query, probed, 40)!.rowids;
       assert.equal(shortlist.length, 40);
       for (const rowid of shortlist) assert.ok(probed.includes(cellOf(rowid - 1000)), 'a vector of an unprobed cell');
       const exact = exactIn(query, probed, 10);
       assert.equal(shortlist[0], exact[0], 'the query itself comes first');
       for (const rowid of exact) assert.ok(shortlist.includes(rowid), `exact neighbour ${rowid} missing from the shortlist`);
     }
+  });
+
+  test('the shortlist says how close its last code is when the cells hold more, and −∞ when they hold no more', () => {
+    const reader = CodesReader.attach(store())!;
+    const probed = [10, 12];
+    const inCells = vectors.filter((_, i) => probed.includes(cellOf(i))).length;
+    for (let q = 0; q < 10; q++) {
+      const query = vectors[q * 53];
+      const { rowids, lastSimilarity } = reader.nearest(query, probed, 40)!;
+      // The cosine of the last one kept, by its int8 code: within a few thousandths of its vector's.
+      const exact = dot(query, vectors[rowids.at(-1)! - 1000]);
+      assert.ok(Math.abs(lastSimilarity() - exact) < 0.01, `last kept: code ${lastSimilarity()}, vector ${exact}`);
+      assert.equal(reader.nearest(query, probed, inCells + 1)!.lastSimilarity(), -Infinity, 'every code of the cells kept: nothing more to find');
+      assert.equal(reader.nearest(query, probed, inCells)!.rowids.length, inCells);
+    }
+  });
+
+  test('the scratch follows the store (its mean cell), and the shortlist is the same whatever its run', () => {
+    // A 20k × 256-d namespace (71 cells and the unassigned one) gets runs of 512, a 1M one 2,048.
+    assert.equal(scoreRunFor(20_000 + headroom(20_000), 72), 512);
+    assert.equal(scoreRunFor(1_000_000 + headroom(1_000_000), 501), 2048);
+    assert.equal(scoreRunFor(100, 72), 256);
+    // The store of a 20k × 256-d namespace: 8.25 MB with runs of 2,048 for every store.
+    assert.ok(codeBytesFor(20_000 + headroom(20_000), 256, 72) < 6.7e6);
+    const built = (capacity: number, cellSlots: number) => {
+      const writer = CodesWriter.create(DIMENSIONS, capacity, cellSlots, [1], 0)!;
+      for (const i of vectors.map((_, i) => i).sort((a, b) => cellOf(a) - cellOf(b) || a - b)) writer.add({ rowid: 1000 + i, cell: cellOf(i), vector: vectors[i] });
+      return CodesReader.attach(writer.publish(vectors.length))!;
+    };
+    const short = built(vectors.length, 16); // runs of 256: each 500-code cell takes two calls
+    const long = built(10 * vectors.length, 8); // runs of 2,048: one call a cell
+    for (let q = 0; q < 12; q++) {
+      for (const n of [1, 40, 300, 1200]) {
+        const probed = [10 + (q % 6), 10 + ((q + 2) % 6)];
+        const [a, b] = [short.nearest(vectors[q * 71], probed, n)!, long.nearest(vectors[q * 71], probed, n)!];
+        assert.deepEqual(a.rowids, b.rowids, `query ${q}, n ${n}`);
+        assert.equal(a.lastSimilarity(), b.lastSimilarity());
+      }
+    }
+  });
+
+  test("the last scratch slot holds a whole run's records: a scan through it leaves the store intact", () => {
+    // One cell of 3,000 codes, runs of 256: the first call finds all 256 above −∞ (a full slot of records).
+    const writer = CodesWriter.create(DIMENSIONS, vectors.length, 16, [1], 0)!;
+    vectors.forEach((vector, i) => writer.add({ rowid: 1000 + i, cell: 10, vector }));
+    const handle = writer.publish(vectors.length);
+    const reader = CodesReader.attach(handle)!;
+    const before = reader.nearest(vectors[3], [10], vectors.length)!.rowids;
+    // Every slot but the last taken (the locks follow the header's 16 fields), so the scan writes the last one.
+    const locks = new Int32Array(handle.memory.buffer, 16 * 4, 64);
+    locks.fill(1, 0, 63);
+    try {
+      assert.deepEqual(reader.nearest(vectors[3], [10], vectors.length)!.rowids, before);
+      assert.equal(locks[63], 0, 'the last slot was taken and given back');
+      locks[63] = 1;
+      assert.equal(reader.nearest(vectors[3], [10], 5), null, 'no slot free: null (the recall scans vec0)');
+    } finally {
+      locks.fill(0);
+    }
+    assert.deepEqual(reader.nearest(vectors[3], [10], vectors.length)!.rowids, before, 'rowids, scales and codes untouched');
   });
 
   test('a store that is full says so; appends past its capacity are refused, not lost silently', () => {
@@ -168,8 +259,8 @@ describe('shared vector codes', () => {
     assert.equal(writer.size, 0);
     writer.add({ rowid: 2, cell: 1, vector: vectors[0] });
     const reader = CodesReader.attach(writer.publish(1))!;
-    assert.deepEqual(reader.nearest(unit([1, 2, 3]), [1], 5), []);
-    assert.deepEqual(reader.nearest(vectors[0], [1], 5), [2]);
+    assert.deepEqual(reader.nearest(unit([1, 2, 3]), [1], 5)!.rowids, []);
+    assert.deepEqual(reader.nearest(vectors[0], [1], 5)!.rowids, [2]);
   });
 
   test('one copy: another thread scans the same memory (not a copy) and finds what this one finds, appends included', async () => {
@@ -187,7 +278,7 @@ describe('shared vector codes', () => {
             writer.publish(append.live);
             parentPort.postMessage(null);
           } else {
-            parentPort.postMessage(CodesReader.attach(handle).nearest(query, probed, 30));
+            parentPort.postMessage(CodesReader.attach(handle).nearest(query, probed, 30).rowids);
           }
         });
       });`, { eval: true, workerData: { module } });
@@ -198,7 +289,7 @@ describe('shared vector codes', () => {
     });
     try {
       const here = CodesReader.attach(handle)!;
-      assert.deepEqual(await ask({ handle, query, probed }), here.nearest(query, probed, 30));
+      assert.deepEqual(await ask({ handle, query, probed }), here.nearest(query, probed, 30)!.rowids);
       // The other thread appends a vector to the shared store: this thread sees it at once.
       const twin = Float32Array.from(query);
       assert.equal(here.size, vectors.length);
@@ -210,7 +301,7 @@ describe('shared vector codes', () => {
       assert.equal(reader.size, 1);
       await ask({ handle: shared, append: { rowid: 77, cell: 10, vector: twin, live: 2 } });
       assert.equal(reader.size, 2, 'the append made in the other thread is visible here');
-      assert.equal(reader.nearest(query, [10], 1)![0], 77);
+      assert.equal(reader.nearest(query, [10], 1)!.rowids[0], 77);
     } finally {
       await worker.terminate();
     }
@@ -432,7 +523,7 @@ describe('shared codes over a SQLite file: built in the background, handed to re
     } }) as Db;
     const result = refreshVectorCodes(racy, ns.a, new VectorCells(background, ns.a), heldBy('a')!, 64 * 2 ** 20, 0);
     const cellsAll = writer.prepare('SELECT cell FROM vector_cells').pluck().all() as number[];
-    const inStore = CodesReader.attach(result.handle!)!.nearest(await vectorOf(text), cellsAll, 100000)!.includes(rowid);
+    const inStore = CodesReader.attach(result.handle!)!.nearest(await vectorOf(text), cellsAll, 100000)!.rowids.includes(rowid);
     const seq = writer.prepare('SELECT vector_seq FROM memories WHERE rowid = ?').pluck().get(rowid) as number;
     assert.ok(inStore || seq > result.handle!.seq, 'row neither in the store nor above the watermark');
   });

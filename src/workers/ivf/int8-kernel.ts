@@ -4,9 +4,15 @@
 // (~0.3 µs); this kernel costs ~20 ns. It is assembled here from its opcodes (a few dozen)
 // rather than shipped as a binary or compiled by a toolchain, so the package needs nothing new.
 //
-// scan(query, codes, count, stride, out): for each of `count` codes of `stride` bytes from
-// byte address `codes` (stride a multiple of 16), out[i] = Σ query[d] · code[d] as int32, where
-// `query` holds `stride` int16 values, each within queryLimit(stride) so that Σ cannot overflow.
+// above(query, codes, count, stride, out, scales, threshold) → found: for each of `count` codes
+// of `stride` bytes from byte address `codes` (stride a multiple of 16), the int32 dot product
+// Σ query[d] · code[d] — `query` holds `stride` int16 values, each within queryLimit(stride) so
+// that Σ cannot overflow — times the code's float32 scale (from byte address `scales`), as
+// float64 as JavaScript multiplies them. Only the codes scoring above `threshold` are written,
+// from `out`, as 16-byte records (int32 position in the run, then at +8 the float64 score); it
+// returns how many. The caller passes the lowest score of its full top-n, so almost nothing
+// crosses back to JavaScript once the best cells have been scanned (a JS loop over every score
+// cost as much as the dot products). A NaN score (a NaN scale, or 0 × ∞) is never above.
 
 const uleb = (n: number): number[] => {
   const out: number[] = [];
@@ -26,12 +32,15 @@ const get = (local: number) => [0x20, local];
 const set = (local: number) => [0x21, local];
 const tee = (local: number) => [0x22, local];
 
-const [QUERY, CODE, COUNT, STRIDE, OUT, QUERY_AT, CODE_END, SUM] = [0, 1, 2, 3, 4, 5, 6, 7];
+// Parameters, then locals: four i32, one f64, one v128.
+const [QUERY, CODE, COUNT, STRIDE, OUT, SCALES, THRESHOLD, QUERY_AT, CODE_END, J, FOUND, SCORE, SUM] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12];
 const I32 = 0x7f;
+const F64 = 0x7c;
 const V128 = 0x7b;
 const OP = {
-  block: [0x02, 0x40], loop: [0x03, 0x40], end: 0x0b, brIf: 0x0d, i32Eqz: 0x45, i32LtU: 0x49,
-  i32Add: 0x6a, i32Sub: 0x6b, i32Const: 0x41, i32Store: 0x36,
+  block: [0x02, 0x40], loop: [0x03, 0x40], if: [0x04, 0x40], end: 0x0b, brIf: 0x0d, i32Eqz: 0x45, i32LtU: 0x49,
+  i32Add: 0x6a, i32Sub: 0x6b, i32Shl: 0x74, i32Const: 0x41, i32Store: 0x36,
+  f32Load: 0x2a, f64Store: 0x39, f64ConvertI32S: 0xb7, f64PromoteF32: 0xbb, f64Mul: 0xa2, f64Gt: 0x64,
   v128Load: 0x00, load8x8s: 0x01, v128Const: 0x0c, extractLane: 0x1b, i32x4Add: 174, dotI16: 186,
 };
 /** Eight int8 code values widened to int16, times eight query values, summed pairwise into four int32 lanes. */
@@ -40,6 +49,7 @@ const dotEight = (codeOffset: number, queryOffset: number) => [
   ...simd(OP.dotI16), ...simd(OP.i32x4Add),
 ];
 const lane = (i: number) => [...get(SUM), ...simd(OP.extractLane, i)];
+const recordAt = [...get(OUT), ...get(FOUND), OP.i32Const, 4, OP.i32Shl, OP.i32Add];
 const body = [
   ...OP.block, ...get(COUNT), OP.i32Eqz, OP.brIf, 0,
   ...OP.loop,
@@ -52,72 +62,34 @@ const body = [
   ...get(CODE), OP.i32Const, 16, OP.i32Add, ...tee(CODE),
   ...get(CODE_END), OP.i32LtU, OP.brIf, 0,
   OP.end,
-  ...get(OUT), ...lane(0), ...lane(1), OP.i32Add, ...lane(2), OP.i32Add, ...lane(3), OP.i32Add, OP.i32Store, 2, 0,
-  ...get(OUT), OP.i32Const, 4, OP.i32Add, ...set(OUT),
+  ...lane(0), ...lane(1), OP.i32Add, ...lane(2), OP.i32Add, ...lane(3), OP.i32Add, OP.f64ConvertI32S,
+  ...get(SCALES), ...get(J), OP.i32Const, 2, OP.i32Shl, OP.i32Add, OP.f32Load, 2, 0, OP.f64PromoteF32,
+  OP.f64Mul, ...tee(SCORE), ...get(THRESHOLD), OP.f64Gt,
+  ...OP.if,
+  ...recordAt, ...get(J), OP.i32Store, 2, 0,
+  ...recordAt, ...get(SCORE), OP.f64Store, 3, 8,
+  ...get(FOUND), OP.i32Const, 1, OP.i32Add, ...set(FOUND),
+  OP.end,
+  ...get(J), OP.i32Const, 1, OP.i32Add, ...set(J),
   ...get(COUNT), OP.i32Const, 1, OP.i32Sub, ...tee(COUNT), OP.brIf, 0,
   OP.end,
   OP.end,
+  ...get(FOUND),
   OP.end,
 ];
-/**
- * above(query, codes, count, stride, out, scales, threshold) → found: the int8 scan with the
- * selection in the kernel. Each code's int32 dot product times its float32 scale (as float64, as
- * JavaScript multiplies them) is kept only when above `threshold`: written at `out` as 16-byte
- * records (int32 position in the run, float64 score). Returns how many were written. The caller
- * passes the lowest score of its full top-n, so almost nothing crosses back to JavaScript once
- * the best cells have been scanned (a JS loop over every score cost as much as the dot products).
- */
-const [SCALES, THRESHOLD, A_QUERY_AT, A_CODE_END, A_J, A_FOUND, A_SCORE, A_SUM] = [5, 6, 7, 8, 9, 10, 11, 12];
-const F64 = 0x7c;
-const F = {
-  if: [0x04, 0x40], i32Shl: 0x74, f32Load: 0x2a, f64Store: 0x39, f64ConvertI32S: 0xb7, f64PromoteF32: 0xbb, f64Mul: 0xa2, f64Gt: 0x64,
-};
-const aboveDot = (codeOffset: number, queryOffset: number) => [
-  ...get(CODE), ...simd(OP.load8x8s, 3, codeOffset), ...get(A_QUERY_AT), ...simd(OP.v128Load, 4, queryOffset),
-  ...simd(OP.dotI16), ...simd(OP.i32x4Add),
-];
-const aboveLane = (i: number) => [...get(A_SUM), ...simd(OP.extractLane, i)];
-const recordAt = [...get(OUT), ...get(A_FOUND), OP.i32Const, 4, F.i32Shl, OP.i32Add];
-const aboveBody = [
-  ...OP.block, ...get(COUNT), OP.i32Eqz, OP.brIf, 0,
-  ...OP.loop,
-  ...simd(OP.v128Const, ...new Array<number>(16).fill(0)), ...set(A_SUM),
-  ...get(QUERY), ...set(A_QUERY_AT),
-  ...get(CODE), ...get(STRIDE), OP.i32Add, ...set(A_CODE_END),
-  ...OP.loop,
-  ...get(A_SUM), ...aboveDot(0, 0), ...aboveDot(8, 16), ...set(A_SUM),
-  ...get(A_QUERY_AT), OP.i32Const, 32, OP.i32Add, ...set(A_QUERY_AT),
-  ...get(CODE), OP.i32Const, 16, OP.i32Add, ...tee(CODE),
-  ...get(A_CODE_END), OP.i32LtU, OP.brIf, 0,
-  OP.end,
-  ...aboveLane(0), ...aboveLane(1), OP.i32Add, ...aboveLane(2), OP.i32Add, ...aboveLane(3), OP.i32Add, F.f64ConvertI32S,
-  ...get(SCALES), ...get(A_J), OP.i32Const, 2, F.i32Shl, OP.i32Add, F.f32Load, 2, 0, F.f64PromoteF32,
-  F.f64Mul, ...tee(A_SCORE), ...get(THRESHOLD), F.f64Gt,
-  ...F.if,
-  ...recordAt, ...get(A_J), OP.i32Store, 2, 0,
-  ...recordAt, ...get(A_SCORE), F.f64Store, 3, 8,
-  ...get(A_FOUND), OP.i32Const, 1, OP.i32Add, ...set(A_FOUND),
-  OP.end,
-  ...get(A_J), OP.i32Const, 1, OP.i32Add, ...set(A_J),
-  ...get(COUNT), OP.i32Const, 1, OP.i32Sub, ...tee(COUNT), OP.brIf, 0,
-  OP.end,
-  OP.end,
-  ...get(A_FOUND),
-  OP.end,
-];
-const code = (body: number[], v128Locals: number, i32Locals = 2, f64Locals = 0) => {
-  const bytes = [...vector([[i32Locals, I32], ...(f64Locals ? [[f64Locals, F64]] : []), [v128Locals, V128]]), ...body];
+const code = (body: number[]) => {
+  const bytes = [...vector([[4, I32], [1, F64], [1, V128]]), ...body];
   return [...uleb(bytes.length), ...bytes];
 };
 /** Shared linear memory imported as env.memory: limits flag 3 = has a maximum, shared; 1 to 65,536 pages (4 GiB). */
 const SHARED_MEMORY_IMPORT = [...name('env'), ...name('memory'), 0x02, 0x03, ...uleb(1), ...uleb(65536)];
 const MODULE_BYTES = new Uint8Array([
   0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-  ...section(1, vector([[0x60, 5, I32, I32, I32, I32, I32, 0], [0x60, 7, I32, I32, I32, I32, I32, I32, F64, 1, I32]])),
+  ...section(1, vector([[0x60, 7, I32, I32, I32, I32, I32, I32, F64, 1, I32]])),
   ...section(2, vector([SHARED_MEMORY_IMPORT])),
-  ...section(3, vector([[0], [1]])),
-  ...section(7, vector([[...name('scan'), 0x00, 0], [...name('above'), 0x00, 1]])),
-  ...section(10, [...uleb(2), ...code(body, 1), ...code(aboveBody, 1, 4, 1)]),
+  ...section(3, vector([[0]])),
+  ...section(7, vector([[...name('above'), 0x00, 0]])),
+  ...section(10, [...uleb(1), ...code(body)]),
 ]);
 
 // The few WebAssembly types used (the project's TypeScript libs do not declare the global).
@@ -175,12 +147,10 @@ export const strideFor = (dimensions: number) => Math.ceil(dimensions / 16) * 16
  * is cheap, the memory is not copied).
  */
 export class Int8Kernel {
-  private readonly scan: (query: number, code: number, count: number, stride: number, out: number) => void;
   private readonly aboveScan: (query: number, code: number, count: number, stride: number, out: number, scales: number, threshold: number) => number;
 
   private constructor(readonly stride: number, module: WasmModule, memory: WasmMemory) {
     const { exports } = new Wasm.Instance(module, { env: { memory } });
-    this.scan = exports.scan as Int8Kernel['scan'];
     this.aboveScan = exports.above as Int8Kernel['aboveScan'];
   }
 
@@ -196,17 +166,9 @@ export class Int8Kernel {
   }
 
   /**
-   * Int32 dot products of the int16 query at byte address `queryAt` with `count` codes from
-   * byte address `codesAt`, written as int32 from byte address `outAt`.
-   */
-  dots(queryAt: number, codesAt: number, count: number, outAt: number): void {
-    if (count > 0) this.scan(queryAt, codesAt, count, this.stride, outAt);
-  }
-
-  /**
-   * The codes among `count` from `codesAt` whose dot product with the query times their scale
-   * (float32s from `scalesAt`) is above `threshold`: written from `outAt` as 16-byte records
-   * (int32 position in the run, then at +8 the float64 score); returns how many.
+   * The codes among `count` from `codesAt` whose dot product with the int16 query at `queryAt`
+   * times their scale (float32s from `scalesAt`) is above `threshold`: written from `outAt` as
+   * 16-byte records (int32 position in the run, then at +8 the float64 score); returns how many.
    */
   above(queryAt: number, codesAt: number, count: number, scalesAt: number, threshold: number, outAt: number): number {
     return count > 0 ? this.aboveScan(queryAt, codesAt, count, this.stride, outAt, scalesAt, threshold) : 0;

@@ -26,8 +26,19 @@ export interface CodedVector {
 
 /** Threads that may scan one store at the same moment, each with its own scratch. */
 const READER_SLOTS = 64;
-/** Codes scored per kernel call: a slot's scores hold this many. */
-const SCORE_RUN = 2048;
+/**
+ * Codes scored per kernel call, at most: a slot holds a record (16 bytes) for each, since the
+ * first call of a scan may find every code above its threshold (−∞). A store's run is its mean
+ * cell rounded up to a power of two, within these bounds (scoreRunFor), so most cells take one
+ * call and a small store's 64 slots stay small: at 2,048 for every store, the scratch was 2 MiB,
+ * +24% on a 20k × 256-d store. Any run gives the same shortlist (the kernel keeps what the heap
+ * would take); only the number of calls changes.
+ */
+const SCORE_RUN_MIN = 256;
+const SCORE_RUN_MAX = 2048;
+/** A store's run: its mean cell (capacity over cell slots), rounded up to a power of two, within the bounds. */
+export const scoreRunFor = (capacity: number, cellSlots: number) =>
+  Math.min(SCORE_RUN_MAX, Math.max(SCORE_RUN_MIN, 2 ** Math.ceil(Math.log2(Math.max(1, capacity / cellSlots)))));
 /** Int32 header fields. */
 const COUNT = 0;
 const ORDERED = 1;
@@ -49,6 +60,8 @@ interface Layout {
   rangesAt: number;
   slotsAt: number;
   slotBytes: number;
+  /** Codes scored per kernel call (scoreRunFor). */
+  scoreRun: number;
   rowidsAt: number;
   scalesAt: number;
   cellsAt: number;
@@ -62,12 +75,13 @@ function layoutOf(dimensions: number, capacity: number, cellSlots: number): Layo
   const slotsAt = align(rangesAt + 12 * cellSlots, 16);
   // A slot: the query as int16, then the scores of one run (16-byte records: position and
   // float64 score of the codes above the threshold).
-  const slotBytes = align(2 * stride + 16 * SCORE_RUN, 16);
+  const scoreRun = scoreRunFor(capacity, cellSlots);
+  const slotBytes = align(2 * stride + 16 * scoreRun, 16);
   const rowidsAt = align(slotsAt + READER_SLOTS * slotBytes, 16);
   const scalesAt = rowidsAt + 8 * capacity;
   const cellsAt = scalesAt + 4 * capacity;
   const codesAt = align(cellsAt + 4 * capacity, 16);
-  return { stride, rangesAt, slotsAt, slotBytes, rowidsAt, scalesAt, cellsAt, codesAt, bytes: codesAt + capacity * stride };
+  return { stride, rangesAt, slotsAt, slotBytes, scoreRun, rowidsAt, scalesAt, cellsAt, codesAt, bytes: codesAt + capacity * stride };
 }
 
 /** Bytes a store for `count` vectors of `dimensions` over `cellSlots` cells takes (budgeting before a build). */
@@ -200,6 +214,17 @@ export class CodesWriter {
   }
 }
 
+/** A scan's shortlist. */
+export interface Shortlist {
+  /** Best first by the codes' scores. */
+  rowids: number[];
+  /**
+   * The cosine with the query of the lowest code kept (by its code), when the probed cells held
+   * at least n codes, so more could be had; −∞ when they held fewer (a wider scan adds nothing).
+   */
+  lastSimilarity(): number;
+}
+
 /** A reader's side of a store: its own kernel instance over the shared memory. */
 export class CodesReader {
   private readonly v: Views;
@@ -245,9 +270,9 @@ export class CodesReader {
    * Rowids of up to `n` vectors in `cells` most similar to `query` by their codes, best first
    * (approximate: a shortlist for an exact re-rank); null when every scratch slot is taken.
    */
-  nearest(query: Float32Array, cells: readonly number[], n: number): number[] | null {
+  nearest(query: Float32Array, cells: readonly number[], n: number): Shortlist | null {
     const count = this.size;
-    if (query.length !== this.handle.dimensions || n <= 0 || count === 0) return [];
+    if (query.length !== this.handle.dimensions || n <= 0 || count === 0) return { rowids: [], lastSimilarity: () => -Infinity };
     const slot = this.takeSlot();
     if (slot < 0) return null;
     Atomics.add(this.v.header, SCANS, 1);
@@ -260,11 +285,12 @@ export class CodesReader {
       const top = new TopScores(n);
       // The kernel keeps only the codes above the lowest of the n best so far: JavaScript sees
       // a few hundred of the ~300k scores, and offers them in scan order, as a loop over all would.
-      const positions = new Int32Array(buffer, scoresAt, 4 * SCORE_RUN);
-      const found = new Float64Array(buffer, scoresAt, 2 * SCORE_RUN);
+      const { scoreRun } = layout;
+      const positions = new Int32Array(buffer, scoresAt, 4 * scoreRun);
+      const found = new Float64Array(buffer, scoresAt, 2 * scoreRun);
       const take = (from: number, to: number, wanted: ((i: number) => boolean) | null) => {
-        for (let start = from; start < to; start += SCORE_RUN) {
-          const run = Math.min(SCORE_RUN, to - start);
+        for (let start = from; start < to; start += scoreRun) {
+          const run = Math.min(scoreRun, to - start);
           const above = this.kernel.above(queryAt, layout.codesAt + start * layout.stride, run, layout.scalesAt + 4 * start, top.threshold, scoresAt);
           for (let k = 0; k < above; k++) {
             const i = start + positions[4 * k];
@@ -281,10 +307,27 @@ export class CodesReader {
         const probed = new Set(cells);
         take(this.ordered, count, (i) => probed.has(this.v.cells[i]));
       }
-      return top.indexes().map((i) => this.v.rowids[i]);
+      const last = top.lowest;
+      // Worked out only when asked (a short re-rank): the codes it reads never change.
+      return { rowids: top.indexes().map((i) => this.v.rowids[i]), lastSimilarity: () => (last < 0 ? -Infinity : this.similarity(query, last)) };
     } finally {
       Atomics.store(this.v.header, SLOT_LOCKS + slot, 0);
     }
+  }
+
+  /** Cosine of `query` with code `i` as stored (int8: within a few thousandths of the vector's own, docs/vector-codes.md). */
+  private similarity(query: Float32Array, i: number): number {
+    const at = i * this.v.layout.stride;
+    let product = 0;
+    let codeNorm = 0;
+    let queryNorm = 0;
+    for (let d = 0; d < query.length; d++) {
+      const c = this.v.codes[at + d];
+      product += query[d] * c;
+      codeNorm += c * c;
+      queryNorm += query[d] * query[d];
+    }
+    return product / Math.sqrt(codeNorm * queryNorm);
   }
 
   private takeSlot(): number {
@@ -358,6 +401,11 @@ class TopScores {
     }
     this.score[i] = score;
     this.index[i] = index;
+  }
+
+  /** The index with the lowest score once n are held (the next to leave); −1 before. */
+  get lowest(): number {
+    return this.size < this.n ? -1 : this.index[0];
   }
 
   /** Scores at or below this cannot enter (−∞ until n are held). */

@@ -24,7 +24,7 @@
 import { unmapped, type Db } from '../../shared/db.js';
 import { prepareOnce } from '../../shared/connection-statements.js';
 import { float32FromBlob } from '../../shared/meta.js';
-import { CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle } from '../ivf/vector-codes.js';
+import { CodesReader, CodesWriter, codeBytesFor, headroom, type CodedVector, type CodesRefresh, type SharedCodesHandle, type Shortlist } from '../ivf/vector-codes.js';
 import { retiredCell, trueCellSql } from '../../shared/sql-schema.js';
 import type { VectorCells } from './ivf-cells.js';
 import type { RecallCodes } from '../port/candidates.js';
@@ -198,17 +198,18 @@ export class NamespaceVectorCodes {
 
   /**
    * Up to `n` candidates for the exact re-rank: the store's shortlist, widened by the share of
-   * dead vectors it holds, and the vectors attached after it in the probed cells. Null when
-   * recall should scan vec0 (more vectors attached since the store than FRESH_MAX, or no scratch slot free).
+   * dead vectors it holds, and the vectors attached after it in the probed cells (`lastSimilarity`:
+   * the store's, see Shortlist). Null when recall should scan vec0 (more vectors attached since
+   * the store than FRESH_MAX, or no scratch slot free).
    */
-  shortlist(reader: CodesReader, namespaceId: number, query: Float32Array, probed: number[], n: number): number[] | null {
+  shortlist(reader: CodesReader, namespaceId: number, query: Float32Array, probed: number[], n: number): Shortlist | null {
     const fresh = this.fresh.all(namespaceId, reader.handle.seq);
     if (fresh.length > FRESH_MAX) return null;
     const wanted = Math.min(4 * n, Math.ceil(n * reader.deadRatio));
     const near = reader.nearest(query, probed, wanted);
     if (!near) return null;
     const cells = new Set(probed);
-    for (const row of fresh) if (cells.has(row.cell)) near.push(row.rowid);
+    for (const row of fresh) if (cells.has(row.cell)) near.rowids.push(row.rowid);
     return near;
   }
 }

@@ -15,6 +15,8 @@ import { statementPerLimits } from '../../shared/literal-statements.js';
 import { blobOf, float32FromBlob } from '../../shared/meta.js';
 import type { VectorCells } from './ivf-cells.js';
 import type { NamespaceVectorCodes } from './vector-codes.js';
+import type { CodesReader } from '../ivf/vector-codes.js';
+import type { StageTimings } from '../../shared/protocol/pool.js';
 import { retiredCell } from '../../shared/sql-schema.js';
 import { timed } from '../port/timing.js';
 import { LARGE_ENTITY, type Proposal, type RecallContext } from '../port/candidates.js';
@@ -41,6 +43,23 @@ const MAX_K = 4096;
  */
 const SHORTLIST_MARGIN = 1.2;
 const SHORTLIST_MIN = 60;
+/**
+ * Codes of memories deleted or re-embedded since the store was built stay in it until its next
+ * full build; the re-rank reads the file, so they come back as nothing (or far away). When they
+ * crowd near a query they can take most of the shortlist's places: a re-rank that returned fewer
+ * than k close rows while the scan's last code kept still looked close (so the probed cells hold
+ * more close codes) lost rows to them, and looks again over twice the shortlist, up to this many
+ * codes; past it vec0, which holds no dead vector, answers.
+ */
+const SHORTLIST_WIDEST = MAX_K;
+/**
+ * How far above the closeness floor (WEAK_SIMILARITY) the last code kept must look before a
+ * short re-rank is put down to dead codes. An int8 code's cosine with a query differs from its
+ * vector's by a few thousandths (docs/vector-codes.md): with this margin a shortlist without dead
+ * codes never widens (every row it holds comes back close), and a query with few close neighbours,
+ * whose shortlist runs past them, does not widen either.
+ */
+const CODE_COSINE_MARGIN = 0.05;
 
 export class VectorSignal implements RetrievalSignal {
   readonly name = 'vector';
@@ -151,14 +170,9 @@ export class VectorSignal implements RetrievalSignal {
     const timings = ctx.timings ?? {};
     const cells = timed(timings, 'vector_probe', () => (codes ? this.cells.probeForCodes(queryVector) : this.cells.probe(queryVector)));
     const knn = (k: number) => {
-      // The stage is recorded only when the codes answered: a fallback to vec0 is vec0's time.
-      const started = performance.now();
-      const shortlist = codes ? this.codes!.shortlist(codes, this.namespaceId, queryVector, cells, Math.max(SHORTLIST_MIN, Math.ceil(k * SHORTLIST_MARGIN))) : null;
-      if (shortlist) timings.vector_codes = (timings.vector_codes ?? 0) + (performance.now() - started);
-      const close = shortlist
-        ? timed(timings, 'vector_rerank', () => this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist) }))
-        // Without codes, or when the file holds more new rows than the store's watermark allows: vec0.
-        : this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(vecCells(codes ? this.cells.probe(queryVector) : cells, ctx)) });
+      const close = (codes ? this.closestByCodes(codes, queryVector, cells, k, params, timings) : null)
+        // Without codes, or when the codes cannot answer (see closestByCodes): vec0.
+        ?? this.knn(k).all({ ...params, nsKey: BigInt(this.namespaceId), cells: JSON.stringify(vecCells(codes ? this.cells.probe(queryVector) : cells, ctx)) });
       return { close, hits: close.filter((n) => n.kept).slice(0, ctx.depth) };
     };
     // With codes, a wider look also shortlists more rows for the exact re-rank, so it may find
@@ -169,6 +183,30 @@ export class VectorSignal implements RetrievalSignal {
     // probe found, since an exact scan there costs ~0.3 µs per vector.
     if (hits.length < ctx.depth && ctx.filter.types !== null && cells.length === 1) return this.grade(this.exact(ctx.depth).all(params));
     return this.grade(hits);
+  }
+
+  /**
+   * The k closest rows of the probed cells by the codes: a shortlist of max(SHORTLIST_MIN, 1.2k)
+   * codes re-ranked exactly, looked at again twice as wide while dead codes took the places of
+   * close rows (SHORTLIST_WIDEST). Null when vec0 must answer: more rows attached since the store
+   * than it reads beside it, no scratch slot free, or dead codes past the widest shortlist.
+   */
+  private closestByCodes(reader: CodesReader, query: Float32Array, cells: number[], k: number, params: Record<string, unknown>, timings: StageTimings): Neighbour[] | null {
+    // The stage is recorded only when the codes answered: a fallback to vec0 is vec0's time.
+    let scanning = 0;
+    for (let n = Math.max(SHORTLIST_MIN, Math.ceil(k * SHORTLIST_MARGIN)); ; n = Math.min(SHORTLIST_WIDEST, 2 * n)) {
+      const started = performance.now();
+      const shortlist = this.codes!.shortlist(reader, this.namespaceId, query, cells, n);
+      scanning += performance.now() - started;
+      if (!shortlist) return null;
+      const close = timed(timings, 'vector_rerank', () => this.rerank(k).all({ ...params, rowids: JSON.stringify(shortlist.rowids) }));
+      const lost = close.length < k && shortlist.lastSimilarity() >= WEAK_SIMILARITY + CODE_COSINE_MARGIN;
+      if (!lost) {
+        timings.vector_codes = (timings.vector_codes ?? 0) + scanning;
+        return close;
+      }
+      if (n >= SHORTLIST_WIDEST) return null;
+    }
   }
 
   /**
