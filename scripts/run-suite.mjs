@@ -1,163 +1,180 @@
 // The test runner behind `npm test` (scripts/test.mjs) and `npm run test:postgres`
-// (scripts/test-postgres.mjs): node:test's run() over the SQLite suite and, at the same time, the
-// HTTP suite on PostgreSQL, each a pool of files started slowest first.
+// (scripts/test-postgres.mjs): the SQLite suite and the HTTP suite on PostgreSQL in one pool of
+// test files, each file a `node --test-reporter=tap <file>` process of its own (as `node --test`
+// runs them), the slowest files first, each in a session of its own.
 //
-// Why both at once: most files spend much of their time waiting (service start-ups, child
-// processes, PostgreSQL, timers), and one suite after the other ended each in a tail where one
-// long file ran alone. Why slowest first: `node --test` sorts the files by name, which started
-// the longest files (postgres-*, online-restore) half-way through; started first, they overlap
-// the many short ones. Each suite's report is printed whole (the PostgreSQL one after the
-// SQLite one, kept until then), with its own totals.
+// Why one pool: most files spend much of their time waiting (service start-ups, child processes,
+// PostgreSQL, timers); the suites one after the other each ended in a tail where one long file ran
+// alone. Why slowest first: `node --test` sorts the files by name, which started the longest ones
+// (postgres-*, online-restore) half-way through. Why a session per file: Linux's autogroup shares
+// the CPU between sessions first, and the service's writer thread runs 10 nice levels below its
+// process (src/writer/thread.ts) — meant to yield to that process's own recalls. With every file in
+// one session, it yielded to the other files' services too: a writer that was runnable got 0.6 % of
+// a core, and postgres-deletion's restore of 2,051 rows (a few round trips to PostgreSQL a row)
+// took minutes instead of seconds. Each service now competes with its own threads, as on a machine
+// or in a cgroup of its own.
 //
 // The PostgreSQL runs: a private primary and a `pg_basebackup -R` replica (test/support/postgres.ts)
-// for the whole run; each file runs through a two-line wrapper (in a temp folder) that sets
-// TEST_BACKEND=postgres before importing it, so startTestService gives each service a fresh
-// database there and reads recall from the replica (test/support/test-backend.ts). The SQLite
-// files see the clusters' URLs in their env but read them only under TEST_BACKEND.
-import { run } from 'node:test';
-import { spec, tap } from 'node:test/reporters';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// for the whole run; those files run with TEST_BACKEND=postgres, so startTestService gives each
+// service a fresh database there and reads recall from the replica (test/support/test-backend.ts).
+//
+// Each file's report (TAP) is printed whole when it ends, under a line naming it; the totals of
+// each suite and every failing test follow at the end.
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { postgresUnavailable, startPrimary, startReplica } from '../dist/test/support/postgres.js';
 
 const TEST_DIR = fileURLToPath(new URL('../dist/test/', import.meta.url));
 
-/**
- * Files at once in each pool (docs/testing.md, "CI time": measured on 2 cores).
- * TEST_CONCURRENCY and TEST_POSTGRES_CONCURRENCY override them.
- */
-export const CONCURRENCY = { sqlite: 3, postgres: 2 };
+/** Files at once (docs/testing.md, "CI time": measured on 2 cores). TEST_CONCURRENCY overrides it. */
+export const CONCURRENCY = 4;
 
 /**
- * The longest files, longest first, from the per-file times each run prints at its end (the SQLite
- * suite's and the PostgreSQL one's together: a name counts for both); every other file follows in
- * name order. Only the order depends on this list: a file missing from it still runs.
+ * The longest files, longest first (`pg:` = on PostgreSQL), from the per-file times each run
+ * prints at its end; every other file follows, SQLite before PostgreSQL, in name order. Only the
+ * order depends on this list: a file missing from it still runs.
  */
 const SLOWEST_FIRST = [
-  'postgres-deletion', 'postgres-job-locks', 'postgres-failover', 'online-restore', 'early-answer', 'deletion-races',
-  'entity-exclusion', 'postgres-read-your-writes', 'http-edges', 'backfill-under-recall-load', 'deletion-chunked',
+  'postgres-deletion', 'postgres-job-locks', 'pg:bulk-import', 'pg:backfill-under-recall-load', 'pg:http-edges', 'postgres-failover',
+  'deletion-races', 'postgres-read-your-writes', 'http-edges', 'entity-exclusion', 'early-answer', 'online-restore', 'pg:endpoints',
+  'pg:auth-rate-limit', 'backfill-under-recall-load', 'pg:entity-forget', 'console-browser', 'durability', 'deletion-chunked',
+  'entity-forget', 'cli-misc', 'auth-rate-limit',
 ];
 
-const order = (names) => {
-  const rank = (name) => (SLOWEST_FIRST.includes(name) ? SLOWEST_FIRST.indexOf(name) : SLOWEST_FIRST.length);
-  return [...names].sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
-};
-
+const SUITES = { sqlite: 'SQLite', postgres: 'HTTP suite on PostgreSQL' };
+const labelOf = (file) => (file.backend === 'postgres' ? `pg:${file.name}` : file.name);
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
-/**
- * One pool: runs `files` ({ name, path }) `concurrency` at a time, writing its report through
- * `write`; resolves to its tally, failures and per-file times.
- */
-async function pool(title, files, concurrency, signal, write) {
-  const started = Date.now();
-  const names = new Map(files.map((file) => [file.path, file.name]));
-  const tally = { pass: 0, fail: 0, skipped: 0, todo: 0 };
+/** The totals node's TAP reporter prints at the end of a file (`# pass 12`). */
+function totals(tap) {
+  const count = (name) => Number(new RegExp(`^# ${name} (\\d+)$`, 'm').exec(tap)?.[1] ?? 0);
+  return { tests: count('tests'), pass: count('pass'), fail: count('fail'), cancelled: count('cancelled'), skipped: count('skipped'), todo: count('todo') };
+}
+
+/** The failing tests of a file's TAP report, nested names joined by ' > ' (not TODO ones). */
+function failures(tap) {
+  const path = [];
   const failed = [];
-  /** name -> [dequeued, last result]: the test events carry the path of the module that declared the test. */
-  const spans = new Map();
-  const nameOf = (path) => names.get(path) ?? path.slice(path.lastIndexOf('/') + 1).replace(/\.test\.js$/, '');
-  const stream = run({ files: files.map((file) => file.path), concurrency, signal });
-  stream.on('test:dequeue', (data) => {
-    if (data.nesting === 0 && data.name === data.file) spans.set(nameOf(data.file), [Date.now(), Date.now()]);
-  });
-  for (const type of ['test:pass', 'test:fail']) {
-    stream.on(type, (data) => {
-      const name = nameOf(data.file ?? '');
-      const span = spans.get(name);
-      if (span) span[1] = Date.now();
-      if (data.details?.type === 'suite') return;
-      if (type === 'test:fail' && data.todo === undefined) {
-        tally.fail++;
-        failed.push(`${title} ${name}: ${data.name}`);
-      } else if (data.todo !== undefined) tally.todo++;
-      else if (data.skip !== undefined) tally.skipped++;
-      else tally.pass++;
-    });
+  for (const line of tap.split('\n')) {
+    const subtest = /^( *)# Subtest: (.*)$/.exec(line);
+    if (subtest) path[subtest[1].length / 4] = subtest[2];
+    const result = /^( *)not ok \d+ - (.*)$/.exec(line);
+    if (result && !/ # TODO\b/.test(result[2])) {
+      const depth = result[1].length / 4;
+      failed.push([...path.slice(0, depth), result[2]].join(' > '));
+    }
   }
-  const reported = stream.compose(process.stdout.isTTY ? new spec() : tap);
-  for await (const chunk of reported) write(chunk);
-  return { title, tally, failed, spans, ms: Date.now() - started };
+  // A suite fails with its tests: keep only the innermost names.
+  return failed.filter((name) => !failed.some((other) => other !== name && other.startsWith(`${name} > `)));
+}
+
+/** Runs one test file in a session of its own; resolves to its report, exit code and wall time. */
+function runFile(file, env, children) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(process.execPath, ['--test-reporter=tap', file.path], {
+      detached: true, // setsid(): the session (and process group) of its own
+      env: file.backend === 'postgres' ? { ...env, TEST_BACKEND: 'postgres' } : env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.add(child);
+    let tap = '';
+    let errors = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk) => (tap += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk) => (errors += chunk));
+    child.once('error', (error) => (errors += `${error.stack}\n`));
+    child.once('close', (code, signal) => {
+      children.delete(child);
+      resolve({ file, tap, errors, code: code ?? 1, signal, ms: Date.now() - started });
+    });
+  });
 }
 
 /**
  * Runs `sqlite` and `postgres` (test file names without `.test.js`) and resolves to the exit code:
- * 0 when no test failed. The PostgreSQL runs are skipped with a message where PostgreSQL cannot
+ * 0 when every file passed. The PostgreSQL runs are skipped with a message where PostgreSQL cannot
  * start (a failure under POSTGRES_REQUIRED=1: postgresUnavailable throws).
  */
 export async function runSuite({ sqlite = [], postgres = [] }) {
   const started = Date.now();
-  const concurrency = {
-    sqlite: Number(process.env.TEST_CONCURRENCY) || CONCURRENCY.sqlite,
-    postgres: Number(process.env.TEST_POSTGRES_CONCURRENCY) || CONCURRENCY.postgres,
-  };
+  const concurrency = Number(process.env.TEST_CONCURRENCY) || CONCURRENCY;
   let primary = null;
   let replica = null;
-  let wrappers = null;
   const stopClusters = async () => {
     await replica?.stop();
     await primary?.stop();
-    if (wrappers) rmSync(wrappers, { recursive: true, force: true });
   };
-  const abort = new AbortController();
-  // A Ctrl-C reaches the whole process group, but a supervisor's SIGTERM (a CI timeout) reaches
-  // only this process: end the test files' processes, then stop both clusters whatever happens.
+  const children = new Set();
+  // The files run in sessions of their own, out of reach of a Ctrl-C to this one, and a
+  // supervisor's SIGTERM (a CI timeout) reaches only this process: pass either on to every file's
+  // process group, then stop both clusters whatever happens.
   for (const signal of ['SIGINT', 'SIGTERM']) {
     process.once(signal, () => {
-      abort.abort();
+      for (const child of children) {
+        try { process.kill(-child.pid, signal); } catch { /* gone */ }
+      }
       void stopClusters().then(() => process.exit(130));
     });
   }
 
-  const pools = [];
+  const env = { ...process.env };
+  if (postgres.length > 0) {
+    const unavailable = postgresUnavailable(); // throws under POSTGRES_REQUIRED=1 (.ci/run)
+    if (unavailable) {
+      console.log(`# HTTP suite on PostgreSQL skipped: ${unavailable}`);
+      postgres = [];
+    } else {
+      primary = await startPrimary();
+      replica = await startReplica(primary);
+      env.TEST_POSTGRES_URL = primary.url;
+      env.TEST_POSTGRES_READ_URL = replica.url;
+      console.log(`# HTTP suite on PostgreSQL: primary :${primary.port}, replica :${replica.port}`);
+    }
+  }
+  const files = [
+    ...sqlite.map((name) => ({ name, backend: 'sqlite' })),
+    ...postgres.map((name) => ({ name, backend: 'postgres' })),
+  ].map((file) => ({ ...file, path: join(TEST_DIR, `${file.name}.test.js`) }));
+  const rank = (file) => {
+    const at = SLOWEST_FIRST.indexOf(labelOf(file));
+    return at === -1 ? SLOWEST_FIRST.length : at;
+  };
+  const sqliteFirst = (file) => (file.backend === 'sqlite' ? 0 : 1);
+  files.sort((a, b) => rank(a) - rank(b) || sqliteFirst(a) - sqliteFirst(b) || a.name.localeCompare(b.name));
+  console.log(`# ${files.length} test files (SQLite ${sqlite.length}, PostgreSQL ${postgres.length}), ${concurrency} at a time, slowest first, each in a session of its own`);
+
+  const results = [];
   try {
-    if (postgres.length > 0) {
-      const unavailable = postgresUnavailable(); // throws under POSTGRES_REQUIRED=1 (.ci/run)
-      if (unavailable) {
-        console.log(`# HTTP suite on PostgreSQL skipped: ${unavailable}`);
-        postgres = [];
-      } else {
-        primary = await startPrimary();
-        replica = await startReplica(primary);
-        process.env.TEST_POSTGRES_URL = primary.url;
-        process.env.TEST_POSTGRES_READ_URL = replica.url;
-        wrappers = mkdtempSync(join(tmpdir(), 'memrt-on-postgres-'));
+    const queue = [...files];
+    const worker = async () => {
+      for (let file = queue.shift(); file; file = queue.shift()) {
+        const result = await runFile(file, env, children);
+        results.push(result);
+        const { tap, errors, code, signal, ms } = result;
+        process.stdout.write(`# ${'-'.repeat(20)} ${labelOf(file)}: ${code === 0 ? 'ok' : `FAILED (exit ${signal ?? code})`}, ${seconds(ms)}\n${tap}${tap.endsWith('\n') || tap === '' ? '' : '\n'}`);
+        if (errors) process.stdout.write(`${errors.replace(/\n$/, '').replace(/^/gm, '# stderr: ')}\n`);
       }
-    }
-    const wrapped = order(postgres).map((name) => {
-      const path = join(wrappers, `${name}.test.mjs`);
-      const target = pathToFileURL(join(TEST_DIR, `${name}.test.js`)).href;
-      writeFileSync(path, `process.env.TEST_BACKEND = 'postgres';\nawait import(${JSON.stringify(target)});\n`);
-      return { name, path };
-    });
-    const direct = order(sqlite).map((name) => ({ name, path: join(TEST_DIR, `${name}.test.js`) }));
-    if (direct.length > 0) console.log(`# SQLite: ${direct.length} files, ${concurrency.sqlite} at a time, slowest first`);
-    if (wrapped.length > 0) {
-      console.log(`# HTTP suite on PostgreSQL: primary :${primary.port}, replica :${replica.port}, ${wrapped.length} files, ${concurrency.postgres} at a time`
-        + `${direct.length > 0 ? ' beside the SQLite suite (its report follows that one)' : ''}`);
-    }
-    // The SQLite report goes out as it comes; the PostgreSQL one waits for it, then follows live.
-    let held = direct.length > 0 ? [] : null;
-    const live = (chunk) => process.stdout.write(chunk);
-    // A pool whose runner itself failed counts as a failure; the other pool still runs to its end.
-    const settle = (title, running) => running.catch((error) => ({ title, tally: { pass: 0, fail: 1, skipped: 0, todo: 0 }, failed: [`${title}: the runner failed: ${error?.stack ?? error}`], spans: new Map(), ms: 0 }));
-    const sqliteRun = direct.length > 0 ? settle('SQLite', pool('SQLite', direct, concurrency.sqlite, abort.signal, live)) : null;
-    const postgresRun = wrapped.length > 0 ? settle('PostgreSQL', pool('PostgreSQL', wrapped, concurrency.postgres, abort.signal, (chunk) => (held ? held.push(chunk) : live(chunk)))) : null;
-    if (sqliteRun) pools.push(await sqliteRun);
-    if (held) for (const chunk of held) live(chunk);
-    held = null;
-    if (postgresRun) pools.push(await postgresRun);
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
   } finally {
     await stopClusters();
   }
 
   const failed = [];
-  for (const { title, tally, failed: failures, spans, ms } of pools) {
-    const slowest = [...spans].map(([name, [first, last]]) => [name, last - first]).sort((a, b) => b[1] - a[1]).slice(0, 15);
-    console.log(`# ${title}: ${tally.pass} pass, ${tally.fail} fail, ${tally.skipped} skipped, ${tally.todo} todo, ${seconds(ms)}; slowest files: ${slowest.map(([name, span]) => `${name} ${seconds(span)}`).join(', ')}`);
-    failed.push(...failures);
+  for (const backend of ['sqlite', 'postgres']) {
+    const mine = results.filter((r) => r.file.backend === backend);
+    if (mine.length === 0) continue;
+    const sum = { tests: 0, pass: 0, fail: 0, cancelled: 0, skipped: 0, todo: 0 };
+    for (const r of mine) {
+      const t = totals(r.tap);
+      for (const key of Object.keys(sum)) sum[key] += t[key];
+      const names = failures(r.tap);
+      for (const name of names) failed.push(`${labelOf(r.file)}: ${name}`);
+      if (r.code !== 0 && names.length === 0) failed.push(`${labelOf(r.file)}: exited with ${r.signal ?? `code ${r.code}`}`);
+    }
+    const slowest = [...mine].sort((a, b) => b.ms - a.ms).slice(0, 15).map((r) => `${r.file.name} ${seconds(r.ms)}`).join(', ');
+    console.log(`# ${SUITES[backend]}: ${mine.length} files, ${sum.tests} tests, ${sum.pass} pass, ${sum.fail} fail, ${sum.cancelled} cancelled, ${sum.skipped} skipped, ${sum.todo} todo; slowest files: ${slowest}`);
   }
   for (const line of failed) console.log(`# FAILED ${line}`);
   console.log(`# ${failed.length === 0 ? 'passed' : 'FAILED'} in ${seconds(Date.now() - started)}`);
