@@ -31,18 +31,27 @@ const TEST_DIR = fileURLToPath(new URL('../dist/test/', import.meta.url));
 export const CONCURRENCY = 4;
 
 /**
- * The longest files, longest first (`pg:` = on PostgreSQL), from the per-file times a full run
- * prints (2026-11-27, 2 cores shared at load 25-40); every other file follows, SQLite before
- * PostgreSQL, in name order. Only the order depends on this list: a file missing from it still runs.
+ * The longest files, longest first (`pg:` = on PostgreSQL): those of 35 s or more in the per-file
+ * times a full run prints (2026-11-27 on 0d706c2, 2 cores shared at load 7-28). Every other file
+ * follows, SQLite before PostgreSQL, in name order. Only the order depends on this list: a file
+ * missing from it still runs (a new long file belongs here, or it may start last and run alone).
  */
 const SLOWEST_FIRST = [
-  'postgres-deletion', 'pg:http-edges', 'postgres-job-locks', 'pg:backfill-under-recall-load', 'deletion-races', 'postgres-failover',
-  'backfill-under-recall-load', 'http-edges', 'deletion-chunked', 'early-answer', 'postgres-read-your-writes', 'pg:bulk-import',
-  'mcp', 'entity-exclusion', 'event-time', 'pg:auth-rate-limit', 'durability', 'entity-forget', 'auth-rate-limit', 'cli-misc',
-  'errors', 'python-client', 'open-exposure', 'cli-restore', 'keys-file', 'cli-migrate',
+  'postgres-two-nodes', 'postgres-failover', 'backfill-under-recall-load', 'postgres-deletion',
+  'pg:http-edges', 'postgres-job-locks', 'http-edges', 'early-answer', 'deletion-races',
+  'python-client', 'deletion-chunked', 'pg:auth-rate-limit', 'pg:event-time', 'pg:errors',
+  'durability', 'postgres-read-your-writes', 'pg:mcp', 'entity-exclusion', 'mcp', 'event-time',
+  'entity-forget', 'pg:python-client', 'auth-rate-limit', 'recall-fusion', 'cli-misc',
+  'console-browser', 'pg:recall-unique-word', 'open-exposure', 'pg:backfill-under-recall-load',
+  'pg:bulk-import', 'recall-unique-word', 'online-restore', 'cli-restore',
+  'tenant-lexical-statistics', 'errors', 'cli-export-import', 'pg:concurrency',
+  'event-time-export', 'store-contract', 'fuzz', 'use-static-embedder', 'pg:keys-file',
+  'pg:endpoints', 'vector-index', 'pg:entity-forget', 'instance-lock', 'client-package',
+  'read-port-contract', 'snapshot-writer', 'pg:client', 'endpoints',
 ];
 
 const SUITES = { sqlite: 'SQLite', postgres: 'HTTP suite on PostgreSQL' };
+const BACKENDS = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 const labelOf = (file) => (file.backend === 'postgres' ? `pg:${file.name}` : file.name);
 const seconds = (ms) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -170,8 +179,9 @@ export async function runSuite({ sqlite = [], postgres = [] }) {
       const t = totals(r.tap);
       for (const key of Object.keys(sum)) sum[key] += t[key];
       const names = failures(r.tap);
-      for (const name of names) failed.push(`${labelOf(r.file)}: ${name}`);
-      if (r.code !== 0 && names.length === 0) failed.push(`${labelOf(r.file)}: exited with ${r.signal ?? `code ${r.code}`}`);
+      const where = `[${BACKENDS[backend]}] ${r.file.name}`;
+      for (const name of names) failed.push(`${where}: ${name}`);
+      if (r.code !== 0 && names.length === 0) failed.push(`${where}: exited with ${r.signal ?? `code ${r.code}`}`);
     }
     const slowest = [...mine].sort((a, b) => b.ms - a.ms).slice(0, 15).map((r) => `${r.file.name} ${seconds(r.ms)}`).join(', ');
     console.log(`# ${SUITES[backend]}: ${mine.length} files, ${sum.tests} tests, ${sum.pass} pass, ${sum.fail} fail, ${sum.cancelled} cancelled, ${sum.skipped} skipped, ${sum.todo} todo; slowest files: ${slowest}`);
