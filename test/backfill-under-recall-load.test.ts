@@ -2,9 +2,14 @@
 // the background lane at SCHED_IDLE, which gets no CPU a normal thread wants: under sustained
 // recall load it stalled and the backlog only drained once the load stopped
 // (core/jobs/embedding-backfill.ts: the floor). The service is pinned to one core with one recall
-// thread and eight recalls always in flight, so that core is never idle, on any machine. Progress
+// thread and 16 recalls always in flight, so that core is never idle, on any machine: that many so
+// the service still has recalls queued while the test process itself waits for a core on a loaded
+// box (with 8, a full run under `node --test`, every file in one session, at load ~20 once saw the
+// background lane drain the backlog in the gaps, the floor never needed). Progress
 // is asserted (the backlog reaches zero while the recalls go on, the floor's counter moved),
-// never a speed: the test's timeout is the only clock. A second write after the first backlog
+// never a speed: the test's timeout is the only clock (600 s: ~40 s alone on a quiet box, but the
+// service is pinned to one core, whose share it splits with every other busy process there — 240 s
+// ran out in a full run beside other work at load 40). A second write after the first backlog
 // drained is embedded too: the starved round may still be open then, and the floor goes on
 // until it settles (without that, the second backlog waited ~60 s for the idle thread).
 import { spawnSync } from 'node:child_process';
@@ -17,9 +22,10 @@ import { get, post, tempDir } from './support/service.js';
 import { backendEnv } from './support/test-backend.js';
 
 const tasksetMissing = spawnSync('taskset', ['--version'], { stdio: 'ignore' }).status !== 0;
+const IN_FLIGHT = 16;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-test('under recalls that keep every core of the service busy, the embedding backlog still drains', { skip: tasksetMissing ? 'needs taskset (util-linux)' : false, timeout: 240_000 }, async () => {
+test('under recalls that keep every core of the service busy, the embedding backlog still drains', { skip: tasksetMissing ? 'needs taskset (util-linux)' : false, timeout: 600_000 }, async () => {
   // The default embedder (USE-lite): a batch is real CPU work, as in production.
   const node = await spawnService({
     ...(await backendEnv()),
@@ -33,8 +39,8 @@ test('under recalls that keep every core of the service busy, the embedding back
   const byFloor = () => metric('memory_runtime_embedding_floor_vectors_total');
   let recalls = 0;
   let stop = false;
-  const load = Promise.all(Array.from({ length: 8 }, async (_, worker) => {
-    for (let i = worker; !stop; i += 8) {
+  const load = Promise.all(Array.from({ length: IN_FLIGHT }, async (_, worker) => {
+    for (let i = worker; !stop; i += IN_FLIGHT) {
       // Each query new: no cached query vector, so every recall embeds its query (real CPU).
       const r = await post(node.base, '/v1/recall', { query: `what does member ${i % 40} keep in shed ${i.toString(36)} of the garden`, limit: 5 });
       assert.equal(r.status, 200, JSON.stringify(r.body));

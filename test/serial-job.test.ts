@@ -73,6 +73,31 @@ test('a failed background run is reported; a delayed poke from onError retries i
   assert.equal(runs, 2, 'the retry ran before idle() resolved');
 });
 
+test('retryAfter from onError is armed before the run poked during the failing one starts (poke(delay) adds nothing then)', async () => {
+  let fail!: () => void;
+  const failing = new Promise<void>((resolve) => { fail = resolve; });
+  const retryWaitingAtStart: boolean[] = [];
+  const job: SerialJob<void> = new SerialJob<void>({
+    work: async () => {
+      retryWaitingAtStart.push(job.delayedPokeWaiting);
+      if (retryWaitingAtStart.length === 1) {
+        await failing;
+        throw new Error('endpoint down');
+      }
+    },
+    onError: () => job.retryAfter(20),
+  });
+  const keepAlive = setInterval(() => {}, 1_000);
+  job.poke();
+  await sleep(5);
+  job.poke(); // a write while the first run is in flight: queued behind it
+  fail();
+  await job.idle();
+  clearInterval(keepAlive);
+  // The queued run saw the retry waiting (a backfill skips it), and the retry ran after it.
+  assert.deepEqual(retryWaitingAtStart, [false, true, false]);
+});
+
 test('a failed run() rejects to its caller, is not reported, and the next run still happens', async () => {
   const { job, seen, release } = gated((run) => run === 1);
   const first = job.run();

@@ -40,7 +40,10 @@ export class FakeLlm {
   dropNext = 0;
   /** Inputs matching this make /embeddings answer 400, like a text over the model's limit. */
   rejectEmbeddingOf: RegExp | null = null;
-  /** /embeddings requests whose input matches this wait unanswered until `releaseEmbeddings` (a slow endpoint, on cue). */
+  /**
+   * /embeddings requests whose input matches this wait unanswered until `releaseEmbeddings` (a slow
+   * endpoint, on cue), then are answered (or refused: rejectEmbeddingOf) as any other.
+   */
   holdEmbeddingsOf: RegExp | null = null;
   private heldEmbeddings: { inputs: string[]; answer: () => void }[] = [];
   /** Requests held by a 'hang' reply, until `release()` or close. */
@@ -123,12 +126,14 @@ export class FakeLlm {
       return;
     }
     const inputs: string[] = Array.isArray(body?.input) ? body.input : [body?.input];
+    // Held first: a held request is answered by the rules in force when it is released (a refusal
+    // that arrives on cue).
+    if (this.holdEmbeddingsOf && inputs.some((input) => this.holdEmbeddingsOf!.test(String(input)))) {
+      await new Promise<void>((answer) => this.heldEmbeddings.push({ inputs: inputs.map(String), answer }));
+    }
     if (this.rejectEmbeddingOf && inputs.some((input) => this.rejectEmbeddingOf!.test(String(input)))) {
       res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"input too long"}}');
       return;
-    }
-    if (this.holdEmbeddingsOf && inputs.some((input) => this.holdEmbeddingsOf!.test(String(input)))) {
-      await new Promise<void>((answer) => this.heldEmbeddings.push({ inputs: inputs.map(String), answer }));
     }
     const vectors = await new HashingEmbedder(this.embeddingDimensions).embed(inputs.map(String));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({

@@ -87,12 +87,16 @@ export class EmbeddingBackfill {
     private readonly floorAllowed = true,
   ) {
     this.job = new SerialJob({
-      // A run poked before the last one failed would start at once, inside the back-off: skip it.
+      // A run poked before the last one failed (writes while it ran) would start at once, inside
+      // the back-off: skip it. The retry reads the whole backlog, so it covers those writes.
       work: (trigger) => (this.retryWaiting ? Promise.resolve() : this.drain(trigger)),
       onError: (error) => {
         // The embedder may be an unreachable endpoint: rows stay BM25-recallable; try again later.
+        // retryAfter, not poke(RETRY_MS): a poke adds no timer while that queued run waits, and the
+        // queued run started at once — with writes streaming in, every failure was followed by
+        // another, and the endpoint saw no back-off at all.
         log.warn({ reason: error.message }, 'embedding backlog failed; will retry');
-        this.job.poke(RETRY_MS);
+        this.job.retryAfter(RETRY_MS);
       },
     });
     // On a cluster other nodes' writes do not poke this node: the holder looks for them, and the
@@ -119,7 +123,9 @@ export class EmbeddingBackfill {
   /**
    * A run failed and its retry waits RETRY_MS: writes must not start runs early — with the
    * embedder down, each would fail once more and log once more. The retry reads the whole
-   * backlog, so it covers what they wrote. (The job's only delayed poke is the retry.)
+   * backlog, so it covers what they wrote. (The job's only delayed poke is the retry.) A run poked
+   * while the failing one ran is queued behind it, and starts only after onError armed the retry
+   * (SerialJob reports a run before the next one starts): it finds the retry waiting and is skipped.
    */
   private get retryWaiting(): boolean {
     return this.job.delayedPokeWaiting;

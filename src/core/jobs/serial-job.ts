@@ -4,11 +4,12 @@
 // itself. Three ways to start a run:
 //   run()    — queued behind the others; its result or error goes to the caller;
 //   poke()   — "something changed": coalesces, since one run not yet started sees every change
-//              made before it starts; optionally after a delay (a debounce, or a retry);
+//              made before it starts; optionally after a delay (a debounce); retryAfter() is
+//              the delayed poke of a failed run's back-off;
 //   every(ms) — on a schedule, re-armed only when the run ends, so a slow run delays the next
 //              instead of piling up.
 // Poked and scheduled runs report to onResult/onError (a background failure is logged, not
-// thrown). stop() ends the schedule and pokes; it does not cancel a run in progress.
+// thrown), before the next run starts. stop() ends the schedule and pokes; it does not cancel a run in progress.
 
 /** What started a run. */
 export type RunTrigger = 'run' | 'poke' | 'schedule';
@@ -78,6 +79,21 @@ export class SerialJob<T> {
       void this.inBackground('poke', () => { this.pokeQueued = false; });
       return;
     }
+    this.delayPoke(delayMs);
+  }
+
+  /**
+   * A poke after `delayMs` (a failed run's back-off), armed even while a poked run waits to start:
+   * that run was asked for before the failure, and a work that skips runs while
+   * `delayedPokeWaiting` skips it; without the timer nothing would run after it. (poke(delayMs)
+   * adds nothing then: the queued run sees every change, which is right for a debounce.)
+   */
+  retryAfter(delayMs: number): void {
+    if (this.isStopped) return;
+    this.delayPoke(delayMs);
+  }
+
+  private delayPoke(delayMs: number): void {
     if (this.pokeTimer) return;
     this.pokeTimer = setTimeout(() => {
       this.pokeTimer = null;
