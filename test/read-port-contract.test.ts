@@ -198,7 +198,16 @@ function contract(name: string, open: () => Promise<ReadPort>, options: { skip?:
       assert.equal(episode.id, episodeId);
       assert.equal(episode.ended_at, null);
       assert.deepEqual((await port.participants(episodeId)).map((p) => p.name), ['ava', 'guide-bot']);
-      assert.deepEqual((await port.transcript(episodeId)).map((turn) => turn.role), ['user', 'assistant', 'user']);
+      const transcript = await port.recentTranscript(episodeId, 1_000);
+      assert.deepEqual(transcript.turns.map((turn) => turn.role), ['user', 'assistant', 'user']);
+      assert.deepEqual(transcript.earlierRoles, []);
+      // 'I will book the ferry then' (26) and 'Lisbon, finally! The trams are lovely.' (38) fit 64 characters.
+      const recent = await port.recentTranscript(episodeId, 64);
+      assert.deepEqual(recent.turns.map((turn) => turn.content), ['Lisbon, finally! The trams are lovely.', 'I will book the ferry then']);
+      assert.deepEqual(recent.earlierRoles, ['user']);
+      // The newest turn is read whatever its length.
+      assert.deepEqual((await port.recentTranscript(episodeId, 1)).turns.map((turn) => turn.role), ['user']);
+      assert.deepEqual(await port.recentTranscript('no-such-episode', 1_000), { turns: [], earlierRoles: [] });
       assert.deepEqual([...(await port.episodeStarts([episodeId, 'missing'])).keys()], [episodeId]);
       assert.equal(await port.unembeddedCount(), 0);
       assert.deepEqual(await port.unembedded(10), []);

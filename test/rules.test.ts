@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { extractByRules, MAX_RULE_TEXT_CHARS, turnsWithinBudget, type TranscriptTurn } from '../src/workers/extraction/rules.js';
 import { rulesOrNothing } from '../src/workers/extraction/episode.js';
 import { voicesOf } from '../src/workers/extraction/speakers.js';
+import { firstRecentTurn } from '../src/workers/port/recent-transcript.js';
 import { thirdPerson } from '../src/workers/extraction/third-person.js';
 import { SYSTEM_PROMPT, userMessage } from '../src/workers/extraction/prompt.js';
 import { parseExtraction } from '../src/workers/extraction/parse.js';
@@ -222,6 +223,28 @@ describe('tier-1 rules: bounded work per episode', () => {
     const [only] = turnsWithinBudget([{ role: 'user', content: 'I live in Oslo.' }, { role: 'user', content: giant }]);
     assert.ok(only!.content.length <= MAX_RULE_TEXT_CHARS && only!.content.endsWith('.'));
     assert.equal(only!.index, 1);
+  });
+
+  test('the turns before those read still say whom "you" means (their roles only)', () => {
+    const group = [person('ana'), person('bea'), person('guide', 'agent')];
+    const steps = [{ role: 'assistant', content: '1. Open your router settings. 2. Tap Wi-Fi.' }];
+    // Bea spoke last before the agent's turn: the steps are hers, read or not.
+    assert.deepEqual(facts([{ role: 'ana', content: 'Hi.' }, { role: 'bea', content: 'Help me.' }, ...steps], group),
+      ["procedural: 1. Open bea's router settings", 'procedural: 2. Tap Wi-Fi']);
+    assert.deepEqual(extractByRules(steps, group, null, ['ana', 'bea']).map((m) => `${m.entities[0]}: ${m.content}`),
+      ["bea: 1. Open bea's router settings", 'bea: 2. Tap Wi-Fi']);
+    assert.deepEqual(extractByRules(steps, group, null, ['bea', 'ana']).map((m) => m.entities[0]), ['ana', 'ana']);
+  });
+
+  test('the turns read: back from the newest while they fit the budget, the newest whatever its length', () => {
+    const sizes = (...chars: number[]) => chars.map((n, seq) => ({ seq, role: 'user', chars: n }));
+    assert.equal(firstRecentTurn(sizes(10, 20, 30), 60), 0);
+    assert.equal(firstRecentTurn(sizes(10, 20, 30), 59), 1);
+    assert.equal(firstRecentTurn(sizes(10, 20, 30), 49), 2);
+    assert.equal(firstRecentTurn(sizes(10, 20, 100), 50), 2, 'the newest alone, over the budget');
+    // A small turn behind one that does not fit is not read: the turns read are contiguous.
+    assert.equal(firstRecentTurn(sizes(1, 100, 10), 50), 2);
+    assert.equal(firstRecentTurn([], 50), 0);
   });
 
   test('rules that throw give no memories and say why, instead of failing the end', () => {

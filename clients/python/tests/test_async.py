@@ -163,6 +163,26 @@ class Transport(AsyncCase):
         self.assertEqual(len(stand_in.requests), 2)
         self.assertGreaterEqual(stand_in.requests[1][0] - stand_in.requests[0][0], 0.95)
 
+    async def test_which_503s_are_retried(self) -> None:
+        # As the sync client: a write is not sent again after a 503 that may follow its commit;
+        # a read is, and a write after a 503 sent before anything was done.
+        cases = (
+            ("remember", '{"error":"restarting","code":"WRITER_UNAVAILABLE"}', 1),
+            ("remember", '{"error":"busy","code":"SERVER_BUSY"}', 2),
+            ("recall", '{"error":"restarting","code":"WRITER_UNAVAILABLE"}', 2),
+        )
+        for method, body, requests in cases:
+            stand_in = StandIn([json_reply(503, body, ("Retry-After", "0")), json_reply(200, "{}")])
+            self.addCleanup(stand_in.close)
+            client = AsyncMemoryClient(stand_in.url)
+            send = client.remember("e", "f") if method == "remember" else client.recall("q")
+            if requests == 1:
+                with self.assertRaises(MemoryRuntimeError):
+                    await send
+            else:
+                self.assertEqual(await send, {})
+            self.assertEqual(len(stand_in.requests), requests, (method, body))
+
     async def test_no_retry_when_turned_off(self) -> None:
         stand_in = StandIn([json_reply(429, '{"error":"slow"}', ("Retry-After", "0")), json_reply(200, "{}")])
         self.addCleanup(stand_in.close)

@@ -113,6 +113,56 @@ class Retries(unittest.TestCase):
                 MemoryClient(stand_in.url, max_retries=0).health()
             self.assertEqual((caught.exception.status, caught.exception.retry_after), (503, None), value)
 
+    def test_a_write_is_not_retried_after_a_503_that_may_follow_its_commit(self) -> None:
+        # WRITER_UNAVAILABLE (the writer died, perhaps after committing) and DATABASE_UNAVAILABLE
+        # (the connection lost during COMMIT) can follow a stored write, and a 503 without a code
+        # (a proxy's) says nothing: sent again, a write could be stored twice.
+        writes = {
+            "remember": lambda c: c.remember("e", "f"),
+            "remember_batch": lambda c: c.remember_batch([{"entity": "e", "fact": "f"}]),
+            "start_episode": lambda c: c.start_episode(["e"]),
+            "import_episode": lambda c: c.import_episode(["e"], [{"role": "user", "content": "hi"}]),
+            "add_message": lambda c: c.add_message("ep", "user", "hi"),
+            "end_episode": lambda c: c.end_episode("ep"),
+            "consolidate": lambda c: c.consolidate(),
+        }
+        for code in ("WRITER_UNAVAILABLE", "DATABASE_UNAVAILABLE", None):
+            body = '{"error":"no"}' if code is None else '{"error":"no","code":"%s"}' % code
+            for name, send in writes.items():
+                stand_in = self.stand_in(json_reply(503, body, ("Retry-After", "0")), json_reply(200, "{}"))
+                with self.assertRaises(MemoryRuntimeError) as caught:
+                    send(MemoryClient(stand_in.url))
+                self.assertEqual((caught.exception.status, caught.exception.code), (503, code), name)
+                self.assertEqual(len(stand_in.requests), 1, f"{name} after {code}")
+
+    def test_a_write_is_retried_after_a_503_sent_before_anything_was_done(self) -> None:
+        # Admission control (SERVER_BUSY), draining (SHUTTING_DOWN) and a consolidation run that
+        # never started (CONSOLIDATION_BUSY) refuse before the request did anything.
+        for code, send in (("SERVER_BUSY", lambda c: c.remember("e", "f")), ("SHUTTING_DOWN", lambda c: c.add_message("ep", "user", "hi")),
+                           ("CONSOLIDATION_BUSY", lambda c: c.consolidate())):
+            stand_in = self.stand_in(json_reply(503, '{"error":"not now","code":"%s"}' % code, ("Retry-After", "0")), json_reply(200, '{"id":"x"}'))
+            self.assertEqual(send(MemoryClient(stand_in.url)), {"id": "x"}, code)
+            self.assertEqual(len(stand_in.requests), 2, code)
+
+    def test_reads_and_idempotent_calls_are_retried_after_any_503(self) -> None:
+        calls = {
+            "health": lambda c: c.health(), "stats": lambda c: c.stats(), "recall": lambda c: c.recall("q"),
+            "recall_grouped": lambda c: c.recall_grouped("q"), "inspect": lambda c: c.inspect("e"),
+            "list_entities": lambda c: c.list_entities(), "memory_history": lambda c: c.memory_history("m"),
+            "create_entity": lambda c: c.create_entity("e"), "forget": lambda c: c.forget("e"),
+            "forget_memory": lambda c: c.forget_memory("m"), "restore_snapshot": lambda c: c.restore_snapshot("s"),
+        }
+        for name, send in calls.items():
+            for body in ('{"error":"restarting","code":"WRITER_UNAVAILABLE"}', '{"error":"no primary","code":"DATABASE_UNAVAILABLE"}', "proxy says no"):
+                stand_in = self.stand_in(json_reply(503, body, ("Retry-After", "0")), json_reply(200, "{}"))
+                self.assertEqual(send(MemoryClient(stand_in.url)), {}, f"{name} after {body}")
+                self.assertEqual(len(stand_in.requests), 2, f"{name} after {body}")
+
+    def test_a_write_is_retried_after_a_429(self) -> None:
+        stand_in = self.stand_in(json_reply(429, '{"error":"slow"}', ("Retry-After", "0")), json_reply(201, '{"id":"x"}'))
+        self.assertEqual(MemoryClient(stand_in.url).add_message("ep", "user", "hi"), {"id": "x"})
+        self.assertEqual(len(stand_in.requests), 2)
+
     def test_a_retried_request_is_sent_again_whole(self) -> None:
         stand_in = self.stand_in(json_reply(429, '{"error":"slow"}', ("Retry-After", "0")), json_reply(201, '{"id":"x"}'))
         MemoryClient(stand_in.url, api_key="k").remember("e", "the fact")

@@ -7,7 +7,8 @@ import type { ExtractedMemory } from '../../shared/protocol/writer.js';
 import type { EntityRecord, Outcome } from '../../shared/schemas.js';
 import type { ReadPort } from '../port/read-port.js';
 import type { LlmExtractor } from './llm.js';
-import { extractByRules, outcomeAdjusted, type TranscriptTurn } from './rules.js';
+import { extractByRules, MAX_RULE_TEXT_CHARS, outcomeAdjusted, type TranscriptTurn } from './rules.js';
+import { MAX_TRANSCRIPT_CHARS } from './prompt.js';
 import { subjectOf } from './speakers.js';
 
 type RuleExtractor = typeof extractByRules;
@@ -24,8 +25,14 @@ export function rulesOrNothing(rules: RuleExtractor, ...args: Parameters<RuleExt
   }
 }
 
+/**
+ * The text `end` reads: the rules' budget, which holds the LLM prompt's too (its turns are the
+ * newest within MAX_TRANSCRIPT_CHARS, its newest turn whole, as here).
+ */
+export const EPISODE_READ_CHARS = Math.max(MAX_RULE_TEXT_CHARS, MAX_TRANSCRIPT_CHARS);
+
 export async function extractEpisode(
-  store: Pick<ReadPort, 'episode' | 'participants' | 'transcript'>,
+  store: Pick<ReadPort, 'episode' | 'participants' | 'recentTranscript'>,
   llm: LlmExtractor,
   episodeId: string,
   outcome: Outcome | null,
@@ -35,14 +42,16 @@ export async function extractEpisode(
   if (!episode) throw fail.episodeNotFound(episodeId);
   if (episode.ended_at !== null) throw fail.episodeEnded(episodeId);
   const participants = await store.participants(episodeId);
-  const turns = await store.transcript(episodeId);
-  return { ...(await extractTurns(llm, participants, turns, outcome, rules)), sourceIds: turns.map((turn) => turn.id) };
+  // Older turns' text is never loaded: a transcript of any length costs `end` a bounded read.
+  const { turns, earlierRoles } = await store.recentTranscript(episodeId, EPISODE_READ_CHARS);
+  // The turns read are the ones a racing delete is checked against (WriteStore.endEpisode).
+  return { ...(await extractTurns(llm, participants, turns, outcome, rules, earlierRoles)), sourceIds: turns.map((turn) => turn.id) };
 }
 
 /** What extraction makes of a conversation, stored (end) or about to be (episodes/import). */
 export async function extractTurns(
   llm: LlmExtractor, participants: EntityRecord[], turns: TranscriptTurn[], outcome: Outcome | null,
-  rules: RuleExtractor = extractByRules,
+  rules: RuleExtractor = extractByRules, earlierRoles: readonly string[] = [],
 ): Promise<Omit<PoolResults['prepareEpisodeEnd'], 'sourceIds'>> {
   const subject = subjectOf(participants);
   // Nothing was said: there is nothing to extract, and no reason to call a model.
@@ -50,7 +59,7 @@ export async function extractTurns(
 
   const reply = await llm.extract({ subject: subject.name, participants: participants.map((p) => p.name), outcome, turns });
   if (!reply.ok) {
-    const { memories, failure } = rulesOrNothing(rules, turns, participants, outcome);
+    const { memories, failure } = rulesOrNothing(rules, turns, participants, outcome, earlierRoles);
     const fallbackReason = failure === undefined ? reply.reason : `${reply.reason}; the rules failed too (${failure}), nothing extracted`;
     return { memories, extractor: 'rules', fallbackReason };
   }

@@ -78,13 +78,19 @@ function sentencesOf(content: string): Token[][] {
   return out;
 }
 
-export function extractByRules(turns: TranscriptTurn[], participants: EntityRecord[], outcome: Outcome | null): ExtractedMemory[] {
+/**
+ * `earlierRoles`: the roles of the turns before `turns` that were not read (`end` reads only the
+ * most recent turns' text): who spoke last before a turn decides whom its "you" means.
+ */
+export function extractByRules(
+  turns: TranscriptTurn[], participants: EntityRecord[], outcome: Outcome | null, earlierRoles: readonly string[] = [],
+): ExtractedMemory[] {
   const out = new Map<string, ExtractedMemory>();
   const add = (memory: ExtractedMemory) => {
     const key = contentKey(memory.content);
     if (key.length > 0 && !out.has(key)) out.set(key, memory);
   };
-  const voices = voicesOf(turns, participants);
+  const voices = voicesOf([...earlierRoles.map((role) => ({ role })), ...turns], participants).slice(earlierRoles.length);
   for (const { index, content } of turnsWithinBudget(turns)) {
     const { speaker, addressee, fromAgent } = voices[index];
     for (const sentence of sentencesOf(content)) {

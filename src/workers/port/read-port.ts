@@ -12,6 +12,7 @@ import type { SnapshotSummary, StoredSnapshotChunk } from '../../shared/snapshot
 import type { Centroids } from '../../shared/protocol/writer.js';
 import type { EpisodeRow, HistoryRows, MemoryRow } from './rows.js';
 import type { CandidateFilter, CandidateRow, Proposal, RecallContext } from './candidates.js';
+import type { RecentTranscript } from './recent-transcript.js';
 
 /**
  * The reads of one recall, all from one consistent snapshot (so the IVF cells probed and the
@@ -112,7 +113,8 @@ export interface ReadPort {
   episodes(query: ValidatedListEpisodes): Promise<ListEpisodesResult>;
   episode(id: string): Promise<EpisodeRow | undefined>;
   episodeStarts(ids: string[]): Promise<Map<string, number>>;
-  transcript(episodeId: string): Promise<{ id: string; role: string; content: string }[]>;
+  /** What `end` extracts from: the most recent turns within `budgetChars` (recent-transcript.ts). */
+  recentTranscript(episodeId: string, budgetChars: number): Promise<RecentTranscript>;
   participants(episodeId: string): Promise<EntityRecord[]>;
   /** Memories still waiting for a vector, oldest first (or newest first: the backfill's floor). */
   unembedded(limit: number, newestFirst?: boolean): Promise<{ rowid: number; content: string }[]>;

@@ -93,7 +93,7 @@ export class SqliteReadPort implements ReadPort {
   episodes(query: Parameters<ReadStore['episodes']>[0]) { return this.inTurn(() => this.store.episodes(query)); }
   episode(id: string) { return this.inTurn(() => this.store.episode(id)); }
   episodeStarts(ids: string[]) { return this.inTurn(() => this.store.episodeStarts(ids)); }
-  transcript(episodeId: string) { return this.inTurn(() => this.store.transcript(episodeId)); }
+  recentTranscript(episodeId: string, budgetChars: number) { return this.inTurn(() => this.store.recentTranscript(episodeId, budgetChars)); }
   participants(episodeId: string) { return this.inTurn(() => this.store.participants(episodeId)); }
   unembedded(limit: number, newestFirst?: boolean) { return this.inTurn(() => this.store.unembedded(limit, newestFirst)); }
   unembeddedCount() { return this.inTurn(() => this.store.unembeddedCount()); }

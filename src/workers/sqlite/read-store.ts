@@ -4,6 +4,7 @@ import { onConnection } from '../../shared/connection-statements.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
 import type { EntityKind, EntityRecord, ValidatedListEntities, ValidatedListEpisodes, ListEntitiesResult, ListEpisodesResult, StatsResult } from '../../shared/schemas.js';
 import { ResponseBudget } from '../port/response-budget.js';
+import { firstRecentTurn, type RecentTranscript, type TranscriptRow, type TurnSize } from '../port/recent-transcript.js';
 import { episodeSummaries, HISTORY_LINKS, type EpisodeListRow, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
@@ -41,8 +42,11 @@ export class ReadStore {
         'SELECT id, started_at, last_activity_at, ended_at FROM episodes WHERE id = ? AND namespace_id = ?'),
       episodeStarts: db.prepare<[string], { id: string; started_at: number }>(
         'SELECT id, started_at FROM episodes WHERE id IN (SELECT value FROM json_each(?))'),
-      transcript: db.prepare<[string], { id: string; role: string; content: string }>(
-        "SELECT id, role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
+      // length() counts the characters in SQLite itself: no turn's text reaches JavaScript here.
+      turnSizes: db.prepare<[string], TurnSize>(
+        "SELECT seq, role, length(content) AS chars FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
+      turnsFrom: db.prepare<[string, number, number], TranscriptRow>(
+        "SELECT id, role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' AND seq BETWEEN ? AND ? ORDER BY seq"),
       unembedded: statementPerLimits<[number], { rowid: number; content: string }>(db, (limit) =>
         `SELECT rowid, content FROM memories WHERE namespace_id = ? AND embedded = 0 ORDER BY rowid LIMIT ${limit}`),
       unembeddedNewest: statementPerLimits<[number], { rowid: number; content: string }>(db, (limit) =>
@@ -132,8 +136,15 @@ export class ReadStore {
     return new Map(this.s.episodeStarts.all(JSON.stringify(ids)).map((row) => [row.id, row.started_at]));
   }
 
-  transcript(episodeId: string): { id: string; role: string; content: string }[] {
-    return this.s.transcript.all(episodeId);
+  recentTranscript(episodeId: string, budgetChars: number): RecentTranscript {
+    const sizes = this.s.turnSizes.all(episodeId);
+    if (sizes.length === 0) return { turns: [], earlierRoles: [] };
+    const first = firstRecentTurn(sizes, budgetChars);
+    return {
+      // Up to the newest turn counted: one added since is not read (the sizes did not include it).
+      turns: this.s.turnsFrom.all(episodeId, sizes[first].seq, sizes[sizes.length - 1].seq),
+      earlierRoles: sizes.slice(0, first).map((turn) => turn.role),
+    };
   }
 
   /** Memories still waiting for a vector, oldest first. */

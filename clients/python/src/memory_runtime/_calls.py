@@ -16,6 +16,14 @@ class Route:
     path: str
     #: The route takes a Memory-Position (recall): the furthest one this client saw is sent.
     takes_position: bool = False
+    #: Sending it twice does what sending it once does (a read, a create-or-get, a delete, a
+    #: restore that skips what is present): it may be sent again after any 503 (_protocol.py).
+    #: GET and DELETE are so by their method.
+    idempotent: bool = False
+
+    @property
+    def repeatable(self) -> bool:
+        return self.idempotent or self.method in ("GET", "DELETE")
 
 
 #: Each operation's route, as the service declares it (src/shared/operations/ in its repository;
@@ -23,17 +31,17 @@ class Route:
 ROUTES: Dict[str, Route] = {
     "health": Route("GET", "/v1/health"),
     "stats": Route("GET", "/v1/stats"),
-    "create_entity": Route("POST", "/v1/entities"),
+    "create_entity": Route("POST", "/v1/entities", idempotent=True),
     "list_entities": Route("GET", "/v1/entities"),
     "list_episodes": Route("GET", "/v1/episodes"),
     "forget": Route("DELETE", "/v1/entities/{entity_name}"),
-    "inspect": Route("POST", "/v1/inspect"),
+    "inspect": Route("POST", "/v1/inspect", idempotent=True),
     "remember": Route("POST", "/v1/remember"),
     "remember_batch": Route("POST", "/v1/remember/batch"),
     "memory_history": Route("GET", "/v1/memories/{memory_id}/history"),
     "forget_memory": Route("DELETE", "/v1/memories/{memory_id}"),
-    "recall": Route("POST", "/v1/recall", takes_position=True),
-    "recall_grouped": Route("POST", "/v1/recall_grouped", takes_position=True),
+    "recall": Route("POST", "/v1/recall", takes_position=True, idempotent=True),
+    "recall_grouped": Route("POST", "/v1/recall_grouped", takes_position=True, idempotent=True),
     "consolidate": Route("POST", "/v1/consolidate"),
     "start_episode": Route("POST", "/v1/episodes/start"),
     "import_episode": Route("POST", "/v1/episodes/import"),
@@ -41,7 +49,7 @@ ROUTES: Dict[str, Route] = {
     "end_episode": Route("POST", "/v1/episodes/{id}/end"),
     "list_snapshots": Route("GET", "/v1/snapshots"),
     "list_namespaces": Route("GET", "/v1/namespaces"),
-    "restore_snapshot": Route("POST", "/v1/snapshots/{snapshot_id}/restore"),
+    "restore_snapshot": Route("POST", "/v1/snapshots/{snapshot_id}/restore", idempotent=True),
 }
 
 

@@ -29,9 +29,18 @@ DEFAULT_MAX_RETRY_DELAY = 10.0
 POSITION_HEADER = "Memory-Position"
 _WAL_POSITION = re.compile(r"^([0-9A-Fa-f]{1,8})/([0-9A-Fa-f]{1,8})$")
 
-# Answers that say "not now" before anything was done: the rate limit, and a service that is
-# draining, restarting its writer or busy. Anything else is final.
+# Answers that say "not now": the rate limit, and a service that is draining, busy, restarting
+# its writer or without a PostgreSQL primary. Anything else is final.
 RETRIED_STATUSES = (429, 503)
+
+#: The 503s the service sends before the request did anything: admission control (in-flight
+#: request or body caps), draining for shutdown (refused at the door, or its write never reached
+#: the writer), and a consolidation run that never started. The other 503s can follow a commit —
+#: WRITER_UNAVAILABLE (the writer thread died, perhaps after committing), DATABASE_UNAVAILABLE
+#: (the connection lost during COMMIT) — and a 503 without a code (a proxy's) says nothing, so a
+#: request that is not idempotent (remember, a message, end...) is not sent again after those:
+#: it could be stored twice. A 429 is always refused at the door.
+NOTHING_DONE_503_CODES = frozenset({"SERVER_BUSY", "SHUTTING_DOWN", "CONSOLIDATION_BUSY"})
 
 
 def wal_position(text: str) -> Optional[int]:
@@ -155,11 +164,13 @@ class Settings:
                 code = parsed["code"]
         raise MemoryRuntimeError(message, answer.status, code, parse_retry_after(answer.headers.get("retry-after")), request_id)
 
-    def retry_delay(self, error: MemoryRuntimeError, attempt: int) -> Optional[float]:
+    def retry_delay(self, call: Call, error: MemoryRuntimeError, attempt: int) -> Optional[float]:
         """Seconds to wait before attempt ``attempt + 1``, or None to give up and raise.
         The server's Retry-After is honoured exactly; one longer than ``max_retry_delay`` is not
         waited out (the caller decides, with ``error.retry_after``)."""
         if error.status not in RETRIED_STATUSES or attempt >= self.max_retries:
+            return None
+        if error.status == 503 and error.code not in NOTHING_DONE_503_CODES and not ROUTES[call.operation].repeatable:
             return None
         delay = error.retry_after if error.retry_after is not None else 0.5 * 2 ** attempt
         return None if delay > self.max_retry_delay else delay

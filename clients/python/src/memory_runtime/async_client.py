@@ -148,7 +148,7 @@ class AsyncMemoryClient:
             try:
                 return settings.result(call, answer)
             except MemoryRuntimeError as error:
-                delay = settings.retry_delay(error, attempt)
+                delay = settings.retry_delay(call, error, attempt)
                 if delay is None:
                     raise
             await asyncio.sleep(delay)

@@ -25,7 +25,9 @@ class MemoryClient:
     ``timeout`` (seconds) bounds each attempt of a call, from connecting to the last byte of the
     answer. A 429 or 503 answer is retried up to ``max_retries`` times (0: never), after the
     server's Retry-After when it gives one (at most ``max_retry_delay`` seconds; a longer one is
-    raised at once with ``error.retry_after``), else after 0.5 s, 1 s, 2 s...
+    raised at once with ``error.retry_after``), else after 0.5 s, 1 s, 2 s... A call that is not
+    idempotent (remember, a message, end...) is sent again after a 503 only when its code says
+    nothing was done (SERVER_BUSY, SHUTTING_DOWN, CONSOLIDATION_BUSY), never twice stored.
     """
 
     def __init__(
@@ -163,7 +165,7 @@ class MemoryClient:
             try:
                 return settings.result(call, answer)
             except MemoryRuntimeError as error:
-                delay = settings.retry_delay(error, attempt)
+                delay = settings.retry_delay(call, error, attempt)
                 if delay is None:
                     raise
             time.sleep(delay)
