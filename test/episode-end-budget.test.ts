@@ -95,6 +95,16 @@ describe('end of an episode of 40 turns of 100,000 characters', () => {
     assert.ok(read.has(everything.at(-1)!.id) && !read.has(everything[0]!.id));
   });
 
+  test('a turn holding a NUL is not counted short (SQLite length() stops at the NUL)', async () => {
+    const { episode_id } = (await post(t.base, '/v1/episodes/start', { participants: ['ana'] })).body;
+    for (let i = 0; i < 30; i++) {
+      assert.equal((await post(t.base, `/v1/episodes/${episode_id}/message`, { role: 'user', content: `\0${bigTurn(i).slice(1)}` })).status, 200);
+    }
+    const { port: watched, chars } = counting(port);
+    await extractEpisode(watched, llm, episode_id, null);
+    assert.ok(chars() <= MAX_RULE_TEXT_CHARS + MAX_CONTENT_LENGTH + 10_000, `read ${chars()} characters`);
+  });
+
   test('answers 200 {memories_created, extraction_tier} and stores the newest statements', async () => {
     const episodeId = await bigEpisode();
     const ended = await post(t.base, `/v1/episodes/${episodeId}/end`, {});

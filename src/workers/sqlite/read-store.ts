@@ -43,8 +43,11 @@ export class ReadStore {
       episodeStarts: db.prepare<[string], { id: string; started_at: number }>(
         'SELECT id, started_at FROM episodes WHERE id IN (SELECT value FROM json_each(?))'),
       // length() counts the characters in SQLite itself: no turn's text reaches JavaScript here.
+      // It stops at a NUL, which SQLite stores (PostgreSQL refuses it): a turn holding one is
+      // counted by its bytes instead (never fewer than its characters), so it cannot pass for short.
       turnSizes: db.prepare<[string], TurnSize>(
-        "SELECT seq, role, length(content) AS chars FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq"),
+        `SELECT seq, role, CASE WHEN instr(content, char(0)) > 0 THEN length(CAST(content AS BLOB)) ELSE length(content) END AS chars
+          FROM memories WHERE episode_id = ? AND memory_type = 'episodic' ORDER BY seq`),
       turnsFrom: db.prepare<[string, number, number], TranscriptRow>(
         "SELECT id, role, content FROM memories WHERE episode_id = ? AND memory_type = 'episodic' AND seq BETWEEN ? AND ? ORDER BY seq"),
       unembedded: statementPerLimits<[number], { rowid: number; content: string }>(db, (limit) =>
