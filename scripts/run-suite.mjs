@@ -78,6 +78,13 @@ function failures(tap) {
   return failed.filter((name) => !failed.some((other) => other !== name && other.startsWith(`${name} > `)));
 }
 
+/**
+ * A file that runs longer than this is stopped (its whole process group) and fails: a hang (a
+ * service left keeping the event loop alive) must not hold CI until its own time limit. The
+ * slowest file takes ~3 min on a loaded CI box; TEST_FILE_TIMEOUT_S overrides.
+ */
+const FILE_TIMEOUT_MS = (Number(process.env.TEST_FILE_TIMEOUT_S) || 1200) * 1000;
+
 /** Runs one test file in a session of its own; resolves to its report, exit code and wall time. */
 function runFile(file, env, children) {
   return new Promise((resolve) => {
@@ -90,10 +97,19 @@ function runFile(file, env, children) {
     children.add(child);
     let tap = '';
     let errors = '';
+    const killGroup = (signal) => {
+      try { process.kill(-child.pid, signal); } catch { /* gone */ }
+    };
+    const timeout = setTimeout(() => {
+      errors += `timed out after ${FILE_TIMEOUT_MS / 1000} s (TEST_FILE_TIMEOUT_S): stopped\n`;
+      killGroup('SIGTERM');
+      setTimeout(() => killGroup('SIGKILL'), 10_000).unref();
+    }, FILE_TIMEOUT_MS);
     child.stdout.setEncoding('utf8').on('data', (chunk) => (tap += chunk));
     child.stderr.setEncoding('utf8').on('data', (chunk) => (errors += chunk));
     child.once('error', (error) => (errors += `${error.stack}\n`));
     child.once('close', (code, signal) => {
+      clearTimeout(timeout);
       children.delete(child);
       resolve({ file, tap, errors, code: code ?? 1, signal, ms: Date.now() - started });
     });
@@ -115,15 +131,17 @@ export async function runSuite({ sqlite = [], postgres = [] }) {
     await primary?.stop();
   };
   const children = new Set();
+  const queue = [];
   // The files run in sessions of their own, out of reach of a Ctrl-C to this one, and a
-  // supervisor's SIGTERM (a CI timeout) reaches only this process: pass either on to every file's
-  // process group, then stop both clusters whatever happens.
-  for (const signal of ['SIGINT', 'SIGTERM']) {
+  // supervisor's SIGTERM (a CI timeout) reaches only this process: start no further file, pass
+  // the signal on to every running file's process group, then stop both clusters whatever happens.
+  for (const [signal, exitCode] of [['SIGINT', 130], ['SIGTERM', 143]]) {
     process.once(signal, () => {
+      queue.length = 0;
       for (const child of children) {
         try { process.kill(-child.pid, signal); } catch { /* gone */ }
       }
-      void stopClusters().then(() => process.exit(130));
+      void stopClusters().then(() => process.exit(exitCode));
     });
   }
 
@@ -155,7 +173,7 @@ export async function runSuite({ sqlite = [], postgres = [] }) {
 
   const results = [];
   try {
-    const queue = [...files];
+    queue.push(...files);
     const worker = async () => {
       for (let file = queue.shift(); file; file = queue.shift()) {
         const result = await runFile(file, env, children);
