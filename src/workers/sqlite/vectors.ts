@@ -48,10 +48,13 @@ const SHORTLIST_MIN = 60;
  * full build; the re-rank reads the file, so they come back as nothing (or far away). When they
  * crowd near a query they can take most of the shortlist's places: a re-rank that returned fewer
  * than k close rows while the scan's last code kept still looked close (so the probed cells hold
- * more close codes) lost rows to them, and looks again over twice the shortlist, up to this many
- * codes; past it vec0, which holds no dead vector, answers.
+ * more close codes) lost rows to them, and looks again over a shortlist sized from the live share
+ * the last one had (at least twice as wide), up to this many codes and LOOKS_WITH_CODES looks;
+ * past either vec0, which holds no dead vector, answers. Sizing from the live share keeps a
+ * cluster of dead codes from costing a scan per doubling (8 scans and ~12k re-ranked rows before).
  */
 const SHORTLIST_WIDEST = MAX_K;
+const LOOKS_WITH_CODES = 3;
 /**
  * How far above the closeness floor (WEAK_SIMILARITY) the last code kept must look before a
  * short re-rank is put down to dead codes. An int8 code's cosine with a query differs from its
@@ -187,14 +190,15 @@ export class VectorSignal implements RetrievalSignal {
 
   /**
    * The k closest rows of the probed cells by the codes: a shortlist of max(SHORTLIST_MIN, 1.2k)
-   * codes re-ranked exactly, looked at again twice as wide while dead codes took the places of
+   * codes re-ranked exactly, looked at again wider (from the live share it had) while dead codes took the places of
    * close rows (SHORTLIST_WIDEST). Null when vec0 must answer: more rows attached since the store
    * than it reads beside it, no scratch slot free, or dead codes past the widest shortlist.
    */
   private closestByCodes(reader: CodesReader, query: Float32Array, cells: number[], k: number, params: Record<string, unknown>, timings: StageTimings): Neighbour[] | null {
     // The stage is recorded only when the codes answered: a fallback to vec0 is vec0's time.
     let scanning = 0;
-    for (let n = Math.max(SHORTLIST_MIN, Math.ceil(k * SHORTLIST_MARGIN)); ; n = Math.min(SHORTLIST_WIDEST, 2 * n)) {
+    let n = Math.max(SHORTLIST_MIN, Math.ceil(k * SHORTLIST_MARGIN));
+    for (let look = 1; ; look++) {
       const started = performance.now();
       const shortlist = this.codes!.shortlist(reader, this.namespaceId, query, cells, n);
       scanning += performance.now() - started;
@@ -205,7 +209,9 @@ export class VectorSignal implements RetrievalSignal {
         timings.vector_codes = (timings.vector_codes ?? 0) + scanning;
         return close;
       }
-      if (n >= SHORTLIST_WIDEST) return null;
+      if (n >= SHORTLIST_WIDEST || look === LOOKS_WITH_CODES) return null;
+      // `close.length` of the n codes were live and close: as many again as k needs, with the margin.
+      n = Math.min(SHORTLIST_WIDEST, Math.max(2 * n, Math.ceil((n * k * SHORTLIST_MARGIN) / Math.max(1, close.length))));
     }
   }
 
