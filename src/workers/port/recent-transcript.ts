@@ -38,3 +38,20 @@ export function firstRecentTurn(sizes: readonly TurnSize[], budget: number): num
   }
   return first;
 }
+
+/** Which turns to read whole: seq `fromSeq` to `toSeq`, and the roles before them. */
+export interface RecentRead {
+  fromSeq: number;
+  toSeq: number;
+  earlierRoles: string[];
+}
+
+/**
+ * What to read of a transcript whose turns measure `sizes` (oldest first): null when it has none.
+ * Up to the newest turn counted: one added since is not read (the sizes did not include it).
+ */
+export function recentRead(sizes: readonly TurnSize[], budget: number): RecentRead | null {
+  if (sizes.length === 0) return null;
+  const first = firstRecentTurn(sizes, budget);
+  return { fromSeq: sizes[first].seq, toSeq: sizes[sizes.length - 1].seq, earlierRoles: sizes.slice(0, first).map((turn) => turn.role) };
+}

@@ -22,7 +22,7 @@ import { checkSnapshotRows, listSnapshotRows, readSnapshotRows, snapshotMemoryRo
 import { decayCandidates, newestEpisodicRowid, promotionCandidates, promotionWatermark } from './consolidation.js';
 import { listDeletion, listMemoryDeletion } from './deletion-snapshot.js';
 import type { PrimaryWatch } from './primary-watch.js';
-import { firstRecentTurn, type RecentTranscript, type TranscriptRow, type TurnSize } from '../port/recent-transcript.js';
+import { recentRead, type RecentTranscript, type TranscriptRow, type TurnSize } from '../port/recent-transcript.js';
 
 export interface PostgresReadOptions {
   minSimilarity: number;
@@ -188,13 +188,12 @@ export class PostgresReadPort implements ReadPort {
     // length() counts the characters in the database: no turn's text is sent for it.
     const sizes = [...await this.sql<TurnSize[]>`SELECT seq, role, length(content) AS chars FROM memories
       WHERE episode_id = ${episodeId} AND memory_type = 'episodic' ORDER BY seq`];
-    if (sizes.length === 0) return { turns: [], earlierRoles: [] };
-    const first = firstRecentTurn(sizes, budgetChars);
-    // Up to the newest turn counted: one added since is not read (the sizes did not include it).
+    const read = recentRead(sizes, budgetChars);
+    if (!read) return { turns: [], earlierRoles: [] };
     const turns = [...await this.sql<TranscriptRow[]>`SELECT id, role, content FROM memories
-      WHERE episode_id = ${episodeId} AND memory_type = 'episodic' AND seq BETWEEN ${sizes[first].seq} AND ${sizes[sizes.length - 1].seq}
+      WHERE episode_id = ${episodeId} AND memory_type = 'episodic' AND seq BETWEEN ${read.fromSeq} AND ${read.toSeq}
       ORDER BY seq`];
-    return { turns, earlierRoles: sizes.slice(0, first).map((turn) => turn.role) };
+    return { turns, earlierRoles: read.earlierRoles };
   }
 
   async participants(episodeId: string) {

@@ -4,7 +4,7 @@ import { onConnection } from '../../shared/connection-statements.js';
 import { statementPerLimits } from '../../shared/literal-statements.js';
 import type { EntityKind, EntityRecord, ValidatedListEntities, ValidatedListEpisodes, ListEntitiesResult, ListEpisodesResult, StatsResult } from '../../shared/schemas.js';
 import { ResponseBudget } from '../port/response-budget.js';
-import { firstRecentTurn, type RecentTranscript, type TranscriptRow, type TurnSize } from '../port/recent-transcript.js';
+import { recentRead, type RecentTranscript, type TranscriptRow, type TurnSize } from '../port/recent-transcript.js';
 import { episodeSummaries, HISTORY_LINKS, type EpisodeListRow, type EpisodeRow, type HistoryRows, type MemoryRow } from '../port/rows.js';
 
 export const MEMORY_COLUMNS = `m.rowid AS rowid, m.id, m.content, m.memory_type, m.confidence, m.stability,
@@ -140,14 +140,9 @@ export class ReadStore {
   }
 
   recentTranscript(episodeId: string, budgetChars: number): RecentTranscript {
-    const sizes = this.s.turnSizes.all(episodeId);
-    if (sizes.length === 0) return { turns: [], earlierRoles: [] };
-    const first = firstRecentTurn(sizes, budgetChars);
-    return {
-      // Up to the newest turn counted: one added since is not read (the sizes did not include it).
-      turns: this.s.turnsFrom.all(episodeId, sizes[first].seq, sizes[sizes.length - 1].seq),
-      earlierRoles: sizes.slice(0, first).map((turn) => turn.role),
-    };
+    const read = recentRead(this.s.turnSizes.all(episodeId), budgetChars);
+    if (!read) return { turns: [], earlierRoles: [] };
+    return { turns: this.s.turnsFrom.all(episodeId, read.fromSeq, read.toSeq), earlierRoles: read.earlierRoles };
   }
 
   /** Memories still waiting for a vector, oldest first. */
