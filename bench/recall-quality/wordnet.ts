@@ -151,13 +151,7 @@ export const isLookupWord = (word: string): boolean => /^[a-z]{3,}$/.test(word);
  */
 export function hypernymWords(wn: WordNet, tokens: string[], levels: number, senses: Senses, keep: (word: string) => boolean): string[] {
   const own = new Set(tokens);
-  const start = tokens.filter((t) => isLookupWord(t) && keep(t)).flatMap((t) => wn.synsets(t, senses));
-  const words = new Set<string>();
-  for (const s of wn.hypernyms(start, levels)) for (const lemma of wn.lemmas(s)) {
-    const head = lemmaHead(lemma);
-    if (isLookupWord(head) && keep(head) && !own.has(head)) words.add(head);
-  }
-  return [...words];
+  return headsReached(wn, wn.hypernyms(startSynsets(wn, tokens, senses, keep), levels), own, keep);
 }
 
 /**
@@ -166,9 +160,18 @@ export function hypernymWords(wn: WordNet, tokens: string[], levels: number, sen
  */
 export function hyponymWords(wn: WordNet, terms: string[], levels: number, senses: Senses, keep: (word: string) => boolean): string[] {
   const own = new Set(terms.flatMap((t) => [t, ...wn.baseForms(t)]));
-  const start = terms.filter((t) => isLookupWord(t) && keep(t)).flatMap((t) => wn.synsets(t, senses));
+  return headsReached(wn, wn.hyponyms(startSynsets(wn, terms, senses, keep), levels), own, keep);
+}
+
+/** The synsets of the words WordNet is asked about. */
+function startSynsets(wn: WordNet, words: string[], senses: Senses, keep: (word: string) => boolean) {
+  return words.filter((w) => isLookupWord(w) && keep(w)).flatMap((w) => wn.synsets(w, senses));
+}
+
+/** The heads of the lemmas of the synsets a walk reached, less `own` words and those `keep` refuses. */
+function headsReached(wn: WordNet, reached: Iterable<number>, own: Set<string>, keep: (word: string) => boolean): string[] {
   const words = new Set<string>();
-  for (const s of wn.hyponyms(start, levels)) for (const lemma of wn.lemmas(s)) {
+  for (const s of reached) for (const lemma of wn.lemmas(s)) {
     const head = lemmaHead(lemma);
     if (isLookupWord(head) && keep(head) && !own.has(head)) words.add(head);
   }
